@@ -1,0 +1,35 @@
+# Strata: the commands a new user runs. Each installs what is missing, then
+# configures and builds into build/.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all setup configure build test bench demo format clean
+
+all: build
+
+setup:
+	@bash scripts/setup.sh
+
+configure: setup
+	@test -f $(BUILD)/build.ninja || cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS)
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: configure
+	@bash scripts/setup.sh --bench
+	cmake --build $(BUILD) -j $(JOBS)
+	bash scripts/bench.sh $(BUILD)
+
+demo: build
+	bash scripts/demo.sh $(BUILD)
+
+format:
+	clang-format -i $$(git ls-files '*.h' '*.cpp')
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Strata needs to build, test and benchmark.
+# Idempotent: it asks apt only for what is missing and runs `apt-get update`
+# only when something is. Uses sudo when not root.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache git pkg-config
+  libtorch-dev libgloo-dev libopenblas0-pthread
+  libgtest-dev libgmock-dev libbenchmark-dev
+  iproute2 procps
+)
+if [[ "${1:-}" == "--bench" ]]; then
+  # The benchmarks compare against PyTorch's own Python stack.
+  packages+=(python3-torch)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "setup: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
