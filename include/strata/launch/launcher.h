@@ -1,0 +1,42 @@
+// `strata launch`: start the workers of one node, watch them, tear them down.
+//
+// runLauncher blocks until the job ends and returns the exit code for the
+// launcher process: 0 when every worker exited 0, 1 when a worker failed
+// (after restarts ran out), 2 for bad options, 128+N after signal N.
+// When a worker exits non-zero or dies of a signal, the others are stopped
+// within kStopGrace (SIGTERM, then SIGKILL) and the failed rank, its exit code
+// or signal and its last lines of stderr are printed. A worker that stalls is
+// caught by its peers' communication timeout: they fail, and the job is torn
+// down the same way. The launcher never waits on anything without a deadline.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace strata {
+
+struct LaunchOptions {
+  long long nprocPerNode = 1;
+  long long nnodes = 1;
+  long long nodeRank = 0;
+  std::string masterAddr = "127.0.0.1";
+  long long masterPort = 0;  // 0: pick a free port (single node only)
+  long long maxRestarts = 0;
+  double timeoutSeconds = 300;  // exported to workers as STRATA_TIMEOUT
+  std::string jobToken;         // exported as STRATA_JOB_TOKEN; default from the environment
+  long long threadsPerWorker = 1;
+  std::vector<std::string> command;
+};
+
+constexpr std::chrono::seconds kStopGrace{3};
+constexpr int kStderrLinesKept = 20;
+
+// Parses `strata launch` arguments (after the subcommand). Throws FlagError
+// naming the bad flag or value. Sets *helpRequested and returns defaults on --help.
+LaunchOptions parseLaunchArgs(const std::vector<std::string>& args, bool* helpRequested);
+std::string launchHelp();
+
+int runLauncher(const LaunchOptions& options);
+
+}  // namespace strata

@@ -1,0 +1,86 @@
+// A communicator: collectives and point-to-point messages within one group
+// of ranks, behind a backend-neutral interface (Gloo and NCCL today, MPI next).
+//
+// Blocking: every `foo()` is `fooAsync()->wait()`. Every wait is bounded by the
+// communicator's timeout and throws TimeoutError naming the operation, the
+// group and (for point-to-point) the peer; a peer that died surfaces as
+// PeerError with the same names. recvTensor throws ProtocolError for a
+// malformed or absurd header before allocating anything.
+//
+// Ranks passed to and returned from a communicator are ranks within its group.
+// Collectives must be called by every member in the same order.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace strata {
+
+enum class ReduceOp { kSum, kAvg, kMax, kMin };
+
+// A started operation.
+class Work {
+ public:
+  virtual ~Work() = default;
+  // Blocks until the operation completes, at most the communicator's timeout.
+  // Throws TimeoutError or PeerError naming the operation and group.
+  virtual void wait() = 0;
+};
+using WorkHandle = std::unique_ptr<Work>;
+
+struct CommOptions {
+  std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+  // recvTensor refuses headers announcing more elements than this (2^31 by
+  // default: 8 GiB of float32), so a corrupt peer cannot make us allocate.
+  int64_t maxRecvElements = int64_t{1} << 31;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // A readable name for messages, e.g. "tp[pp=0,dp=1]".
+  virtual const std::string& name() const = 0;
+  // Global rank of each member, indexed by group rank.
+  virtual const std::vector<int>& globalRanks() const = 0;
+  virtual const char* backend() const = 0;
+  virtual const CommOptions& options() const = 0;
+
+  virtual WorkHandle allReduceAsync(at::Tensor& tensor, ReduceOp op = ReduceOp::kSum) = 0;
+  virtual WorkHandle broadcastAsync(at::Tensor& tensor, int root) = 0;
+  // Y = [X_0; X_1; ...; X_{n-1}]: output.size(0) == size() * input.size(0).
+  virtual WorkHandle allGatherAsync(at::Tensor& output, const at::Tensor& input) = 0;
+  // Y_r = reduce_i X_i[r*k : (r+1)*k] with k = output.size(0) and
+  // input.size(0) == size() * k.
+  virtual WorkHandle reduceScatterAsync(at::Tensor& output, const at::Tensor& input,
+                                        ReduceOp op = ReduceOp::kSum) = 0;
+  virtual WorkHandle sendAsync(const at::Tensor& tensor, int peer, int tag) = 0;
+  virtual WorkHandle recvAsync(at::Tensor& tensor, int peer, int tag) = 0;
+  // Blocks until every member arrives, at most the timeout.
+  virtual void barrier() = 0;
+
+  void allReduce(at::Tensor& tensor, ReduceOp op = ReduceOp::kSum);
+  void broadcast(at::Tensor& tensor, int root);
+  void allGather(at::Tensor& output, const at::Tensor& input);
+  void reduceScatter(at::Tensor& output, const at::Tensor& input, ReduceOp op = ReduceOp::kSum);
+  void send(const at::Tensor& tensor, int peer, int tag = 0);
+  void recv(at::Tensor& tensor, int peer, int tag = 0);
+
+  // Point-to-point for a tensor whose shape the receiver does not know: a
+  // TensorHeader goes first, then the payload, both with `tag`.
+  WorkHandle sendTensorAsync(const at::Tensor& tensor, int peer, int tag = 0);
+  void sendTensor(const at::Tensor& tensor, int peer, int tag = 0);
+  // Blocks for the header, validates it, allocates, then blocks for the payload.
+  at::Tensor recvTensor(int peer, int tag = 0, at::Device device = at::kCPU);
+
+  // "rank 3 (global 7) of tp[pp=1,dp=1]" — for messages.
+  std::string describePeer(int peer) const;
+};
+
+}  // namespace strata

@@ -1,0 +1,41 @@
+// The errors Strata raises. Every message names the thing that went wrong:
+// the flag, the factor, the operation and its group or peer.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace strata {
+
+// Base of every Strata error.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Bad configuration or environment, detected before any communication, so
+// every rank raises the same error.
+class ConfigError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A blocking call ran past its deadline.
+class TimeoutError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A peer went away (exited, crashed, closed its connection).
+class PeerError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A peer sent something malformed or absurd.
+class ProtocolError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace strata

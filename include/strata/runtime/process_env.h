@@ -1,0 +1,35 @@
+// This process's place in the job, from torchrun-compatible variables.
+//
+// RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
+// plus STRATA_JOB_TOKEN and STRATA_RESTART_ATTEMPT (torchrun's
+// TORCHELASTIC_RESTART_COUNT is read too). With none set the process is a job
+// of one. Parsing throws ConfigError naming the variable and its value; it
+// never blocks.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace strata {
+
+struct ProcessEnv {
+  int rank = 0;
+  int worldSize = 1;
+  int localRank = 0;
+  int localWorldSize = 1;
+  std::string masterAddr = "127.0.0.1";
+  int masterPort = 29500;
+  std::string jobToken;  // empty: no token
+  int restartAttempt = 0;
+  // True when a launcher already hosts the rendezvous store, so rank 0 joins
+  // as a client instead of serving it (set by `strata launch`).
+  bool storeHostedByLauncher = false;
+
+  // Looks variables up with `lookup` (std::getenv by default, a map in tests).
+  using Lookup = std::function<std::optional<std::string>(const std::string&)>;
+  static ProcessEnv fromEnvironment();
+  static ProcessEnv fromLookup(const Lookup& lookup);
+};
+
+}  // namespace strata

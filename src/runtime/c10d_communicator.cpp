@@ -1,0 +1,294 @@
+#include "c10d_communicator.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <functional>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+
+#include "strata/runtime/error.h"
+#include "strata/runtime/timeouts.h"
+#include "torch_compat.h"
+
+namespace strata {
+namespace {
+
+bool looksLikeTimeout(const std::string& message) {
+  std::string lower = message;
+  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  return lower.find("timed out") != std::string::npos || lower.find("timeout") != std::string::npos;
+}
+
+// Rethrows a backend failure as TimeoutError or PeerError whose message names
+// the operation, where it ran, and the deadline.
+[[noreturn]] void rethrowNamed(const std::exception& cause, const std::string& what,
+                               std::chrono::milliseconds timeout) {
+  std::string detail = cause.what();
+  if (auto newline = detail.find('\n'); newline != std::string::npos) detail.resize(newline);
+  if (looksLikeTimeout(detail)) {
+    throw TimeoutError(what + " timed out after " + describeDuration(timeout) +
+                       " (a peer stalled or never arrived; raise --timeout / STRATA_TIMEOUT if "
+                       "the work is legitimately slow): " +
+                       detail);
+  }
+  throw PeerError(what + " failed (a peer exited or closed its connection): " + detail);
+}
+
+class C10dWork : public Work {
+ public:
+  C10dWork(c10::intrusive_ptr<c10d::Work> work, std::string what, std::chrono::milliseconds timeout,
+           std::vector<at::Tensor> keepAlive, std::function<void()> onDone)
+      : work_(std::move(work)),
+        what_(std::move(what)),
+        timeout_(timeout),
+        keepAlive_(std::move(keepAlive)),
+        onDone_(std::move(onDone)) {}
+
+  void wait() override {
+    if (done_) return;
+    try {
+      work_->wait(timeout_);
+    } catch (const std::exception& e) {
+      rethrowNamed(e, what_, timeout_);
+    }
+    done_ = true;
+    if (onDone_) onDone_();
+  }
+
+ private:
+  c10::intrusive_ptr<c10d::Work> work_;
+  std::string what_;
+  std::chrono::milliseconds timeout_;
+  std::vector<at::Tensor> keepAlive_;  // buffers the backend reads or writes until done
+  std::function<void()> onDone_;
+  bool done_ = false;
+};
+
+c10d::ReduceOp toC10d(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kMax:
+      return c10d::ReduceOp::MAX;
+    case ReduceOp::kMin:
+      return c10d::ReduceOp::MIN;
+    case ReduceOp::kSum:
+    case ReduceOp::kAvg:  // Gloo has no average: sum, then divide on completion
+      return c10d::ReduceOp::SUM;
+  }
+  return c10d::ReduceOp::SUM;
+}
+
+class C10dCommunicator : public Communicator {
+ public:
+  C10dCommunicator(GroupSpec spec, c10::intrusive_ptr<compat::C10dBackend> backend)
+      : spec_(std::move(spec)), backend_(std::move(backend)) {}
+
+  int rank() const override { return spec_.rank; }
+  int size() const override { return static_cast<int>(spec_.globalRanks.size()); }
+  const std::string& name() const override { return spec_.name; }
+  const std::vector<int>& globalRanks() const override { return spec_.globalRanks; }
+  const char* backend() const override { return spec_.backend == "nccl" ? "nccl" : "gloo"; }
+  const CommOptions& options() const override { return spec_.options; }
+
+  WorkHandle allReduceAsync(at::Tensor& tensor, ReduceOp op) override {
+    requireContiguous(tensor, "all_reduce");
+    checkAverageable(tensor, op, "all_reduce");
+    std::vector<at::Tensor> tensors{tensor};
+    c10d::AllreduceOptions opts;
+    opts.reduceOp = toC10d(op);
+    opts.timeout = spec_.options.timeout;
+    return wrap(backend_->allreduce(tensors, opts), "all_reduce", tensors, averageIf(op, tensor));
+  }
+
+  WorkHandle broadcastAsync(at::Tensor& tensor, int root) override {
+    requireContiguous(tensor, "broadcast");
+    checkPeer(root, "broadcast root");
+    std::vector<at::Tensor> tensors{tensor};
+    c10d::BroadcastOptions opts;
+    opts.rootRank = root;
+    opts.timeout = spec_.options.timeout;
+    return wrap(backend_->broadcast(tensors, opts), "broadcast from " + describePeer(root),
+                tensors);
+  }
+
+  WorkHandle allGatherAsync(at::Tensor& output, const at::Tensor& input) override {
+    requireContiguous(output, "all_gather");
+    checkStacked(output, input, "all_gather", "output", "input");
+    at::Tensor source = input.contiguous();
+    std::vector<at::Tensor> chunks = output.chunk(size(), 0);
+    std::vector<std::vector<at::Tensor>> outputs{chunks};
+    std::vector<at::Tensor> inputs{source};
+    c10d::AllgatherOptions opts;
+    opts.timeout = spec_.options.timeout;
+    std::vector<at::Tensor> keep = chunks;
+    keep.push_back(source);
+    return wrap(backend_->allgather(outputs, inputs, opts), "all_gather", keep);
+  }
+
+  WorkHandle reduceScatterAsync(at::Tensor& output, const at::Tensor& input, ReduceOp op) override {
+    requireContiguous(output, "reduce_scatter");
+    checkStacked(input, output, "reduce_scatter", "input", "output");
+    checkAverageable(output, op, "reduce_scatter");
+    // Gloo has no reduce-scatter: an all-to-all hands every rank the k rows
+    // each peer holds for it, which it then reduces locally. Each rank sends
+    // (n-1)/n of its input, the same volume as a ring reduce-scatter.
+    at::Tensor source = input.contiguous();
+    at::Tensor received = at::empty_like(source);
+    std::vector<int64_t> noSplits;
+    c10d::AllToAllOptions opts;
+    opts.timeout = spec_.options.timeout;
+    int n = size();
+    auto reduceLocally = [output, received, n, op]() mutable {
+      std::vector<int64_t> stacked{n};
+      for (int64_t d : output.sizes()) stacked.push_back(d);
+      at::Tensor parts = received.view(stacked);
+      if (op == ReduceOp::kMax) {
+        output.copy_(std::get<0>(parts.max(0)));
+      } else if (op == ReduceOp::kMin) {
+        output.copy_(std::get<0>(parts.min(0)));
+      } else {
+        at::sum_out(output, parts, {0});
+        if (op == ReduceOp::kAvg) output.div_(n);
+      }
+    };
+    return wrap(backend_->alltoall_base(received, source, noSplits, noSplits, opts),
+                "reduce_scatter", {source, received}, reduceLocally);
+  }
+
+  WorkHandle sendAsync(const at::Tensor& tensor, int peer, int tag) override {
+    checkPeer(peer, "send to");
+    std::vector<at::Tensor> tensors{tensor.contiguous()};
+    return wrap(backend_->send(tensors, peer, tag), "send to " + describePeer(peer), tensors);
+  }
+
+  WorkHandle recvAsync(at::Tensor& tensor, int peer, int tag) override {
+    requireContiguous(tensor, "recv");
+    checkPeer(peer, "recv from");
+    std::vector<at::Tensor> tensors{tensor};
+    return wrap(backend_->recv(tensors, peer, tag), "recv from " + describePeer(peer), tensors);
+  }
+
+  void barrier() override {
+    c10d::BarrierOptions opts;
+    opts.timeout = spec_.options.timeout;
+    wrap(backend_->barrier(opts), "barrier", {})->wait();
+  }
+
+ private:
+  WorkHandle wrap(c10::intrusive_ptr<c10d::Work> work, const std::string& op,
+                  std::vector<at::Tensor> keepAlive, std::function<void()> onDone = {}) {
+    return std::make_unique<C10dWork>(std::move(work), op + " on group " + describeGroup(),
+                                      spec_.options.timeout, std::move(keepAlive),
+                                      std::move(onDone));
+  }
+
+  std::function<void()> averageIf(ReduceOp op, at::Tensor tensor) const {
+    if (op != ReduceOp::kAvg) return {};
+    int n = size();
+    return [tensor, n]() mutable { tensor.div_(n); };
+  }
+
+  std::string describeGroup() const {
+    std::string text = spec_.name + " (global ranks ";
+    for (size_t i = 0; i < spec_.globalRanks.size(); ++i) {
+      text += (i ? "," : "") + std::to_string(spec_.globalRanks[i]);
+    }
+    return text + ")";
+  }
+
+  void requireContiguous(const at::Tensor& tensor, const char* op) const {
+    if (!tensor.is_contiguous()) {
+      throw Error(std::string(op) + " on group " + spec_.name +
+                  " needs a contiguous tensor to write into");
+    }
+  }
+
+  void checkAverageable(const at::Tensor& tensor, ReduceOp op, const char* what) const {
+    if (op == ReduceOp::kAvg && !tensor.is_floating_point()) {
+      throw Error(std::string(what) + " on group " + spec_.name +
+                  ": averaging needs a floating-point tensor");
+    }
+  }
+
+  void checkPeer(int peer, const char* what) const {
+    if (peer < 0 || peer >= size()) {
+      throw Error(std::string(what) + " rank " + std::to_string(peer) + ": group " + spec_.name +
+                  " has ranks [0, " + std::to_string(size()) + ")");
+    }
+  }
+
+  // `big` must be `small` stacked size() times along dimension 0.
+  void checkStacked(const at::Tensor& big, const at::Tensor& small, const char* op,
+                    const char* bigName, const char* smallName) const {
+    bool ok = big.dim() == small.dim() && big.dim() > 0 && big.scalar_type() == small.scalar_type();
+    for (int64_t d = 1; ok && d < big.dim(); ++d) ok = big.size(d) == small.size(d);
+    ok = ok && big.size(0) == small.size(0) * size();
+    if (!ok) {
+      throw Error(std::string(op) + " on group " + spec_.name + ": " + bigName + " " +
+                  c10::str(big.sizes()) + " must be " + smallName + " " + c10::str(small.sizes()) +
+                  " stacked " + std::to_string(size()) + " times along dimension 0, same dtype");
+    }
+  }
+
+  GroupSpec spec_;
+  c10::intrusive_ptr<compat::C10dBackend> backend_;
+};
+
+c10::intrusive_ptr<compat::C10dBackend> createGloo(const GroupSpec& spec,
+                                                   const c10::intrusive_ptr<c10d::Store>& store) {
+  auto options = c10d::ProcessGroupGloo::Options::create(spec.options.timeout);
+  if (const char* iface = std::getenv("GLOO_SOCKET_IFNAME"); iface && *iface) {
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(iface));
+  } else {
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(spec.localAddress));
+  }
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(
+      store, spec.rank, static_cast<int>(spec.globalRanks.size()), options);
+}
+
+#ifdef STRATA_WITH_NCCL
+c10::intrusive_ptr<compat::C10dBackend> createNccl(const GroupSpec& spec,
+                                                   const c10::intrusive_ptr<c10d::Store>& store) {
+  auto options = c10d::ProcessGroupNCCL::Options::create();
+  options->timeout = spec.options.timeout;
+  return c10::make_intrusive<c10d::ProcessGroupNCCL>(
+      store, spec.rank, static_cast<int>(spec.globalRanks.size()), options);
+}
+#endif
+
+}  // namespace
+
+bool ncclCompiledIn() {
+#ifdef STRATA_WITH_NCCL
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<Communicator> createC10dCommunicator(const GroupSpec& spec,
+                                                     const c10::intrusive_ptr<c10d::Store>& store) {
+  auto groupStore = c10::make_intrusive<c10d::PrefixStore>("group/" + spec.name, store);
+  c10::intrusive_ptr<compat::C10dBackend> backend;
+  try {
+    if (spec.backend == "gloo") {
+      backend = createGloo(spec, groupStore);
+    } else if (spec.backend == "nccl") {
+#ifdef STRATA_WITH_NCCL
+      backend = createNccl(spec, groupStore);
+#else
+      throw ConfigError(
+          "backend 'nccl' requested but this Strata was built against a LibTorch without "
+          "CUDA/NCCL; use --backend gloo or rebuild with a CUDA LibTorch");
+#endif
+    } else {
+      throw ConfigError("unknown communication backend '" + spec.backend + "' (known: gloo, nccl)");
+    }
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    rethrowNamed(e, "connecting group " + spec.name, spec.options.timeout);
+  }
+  return std::make_unique<C10dCommunicator>(spec, std::move(backend));
+}
+
+}  // namespace strata

@@ -1,0 +1,148 @@
+#include "strata/runtime/layout.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "strata/runtime/error.h"
+
+namespace strata {
+
+const char* dimName(Dim dim) {
+  switch (dim) {
+    case Dim::kPipeline:
+      return "pp";
+    case Dim::kData:
+      return "dp";
+    case Dim::kContext:
+      return "cp";
+    case Dim::kTensor:
+      return "tp";
+  }
+  return "?";
+}
+
+int ParallelDegrees::of(Dim dim) const {
+  switch (dim) {
+    case Dim::kPipeline:
+      return pp;
+    case Dim::kData:
+      return dp;
+    case Dim::kContext:
+      return cp;
+    case Dim::kTensor:
+      return tp;
+  }
+  return 1;
+}
+
+int Coord::of(Dim dim) const {
+  switch (dim) {
+    case Dim::kPipeline:
+      return pp;
+    case Dim::kData:
+      return dp;
+    case Dim::kContext:
+      return cp;
+    case Dim::kTensor:
+      return tp;
+  }
+  return 0;
+}
+
+bool Coord::operator==(const Coord& other) const {
+  return pp == other.pp && dp == other.dp && cp == other.cp && tp == other.tp;
+}
+
+namespace {
+
+std::string factors(const ParallelDegrees& d) {
+  std::ostringstream out;
+  out << "pp " << d.pp << " x dp " << d.dp;
+  if (d.cp != 1) out << " x cp " << d.cp;
+  out << " x tp " << d.tp;
+  return out.str();
+}
+
+void setCoord(Coord& coord, Dim dim, int value) {
+  switch (dim) {
+    case Dim::kPipeline:
+      coord.pp = value;
+      break;
+    case Dim::kData:
+      coord.dp = value;
+      break;
+    case Dim::kContext:
+      coord.cp = value;
+      break;
+    case Dim::kTensor:
+      coord.tp = value;
+      break;
+  }
+}
+
+}  // namespace
+
+ParallelLayout::ParallelLayout(int worldSize, ParallelDegrees degrees)
+    : worldSize_(worldSize), degrees_(degrees) {
+  std::string bad;
+  for (Dim dim : kAllDims) {
+    if (degrees.of(dim) < 1) {
+      bad += std::string(bad.empty() ? "" : ", ") + dimName(dim) + " " +
+             std::to_string(degrees.of(dim));
+    }
+  }
+  if (!bad.empty()) {
+    throw ConfigError("every parallel degree must be at least 1, got " + bad + " (layout " +
+                      factors(degrees) + ")");
+  }
+  if (worldSize < 1) {
+    throw ConfigError("world size must be at least 1, got " + std::to_string(worldSize));
+  }
+  if (degrees.product() != worldSize) {
+    throw ConfigError("world size " + std::to_string(worldSize) + " != " + factors(degrees) +
+                      " = " + std::to_string(degrees.product()));
+  }
+}
+
+int ParallelLayout::rankOf(const Coord& c) const {
+  const ParallelDegrees& d = degrees_;
+  return c.tp + d.tp * (c.cp + d.cp * (c.dp + d.dp * c.pp));
+}
+
+Coord ParallelLayout::coordOf(int rank) const {
+  if (rank < 0 || rank >= worldSize_) {
+    throw ConfigError("rank " + std::to_string(rank) + " is outside [0, " +
+                      std::to_string(worldSize_) + ")");
+  }
+  const ParallelDegrees& d = degrees_;
+  Coord c;
+  c.tp = rank % d.tp;
+  rank /= d.tp;
+  c.cp = rank % d.cp;
+  rank /= d.cp;
+  c.dp = rank % d.dp;
+  c.pp = rank / d.dp;
+  return c;
+}
+
+std::vector<int> ParallelLayout::groupRanks(Dim dim, int rank) const {
+  Coord coord = coordOf(rank);
+  std::vector<int> ranks;
+  for (int i = 0; i < degree(dim); ++i) {
+    setCoord(coord, dim, i);
+    ranks.push_back(rankOf(coord));
+  }
+  return ranks;
+}
+
+std::vector<std::vector<int>> ParallelLayout::allGroups(Dim dim) const {
+  std::vector<std::vector<int>> groups;
+  for (int rank = 0; rank < worldSize_; ++rank) {
+    if (coordOf(rank).of(dim) == 0) groups.push_back(groupRanks(dim, rank));
+  }
+  return groups;
+}
+
+std::string ParallelLayout::describe() const { return factors(degrees_); }
+
+}  // namespace strata

@@ -1,0 +1,68 @@
+#include "strata/runtime/process_env.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "strata/runtime/error.h"
+
+namespace strata {
+namespace {
+
+int parseInt(const ProcessEnv::Lookup& lookup, const std::string& name, int fallback, int min,
+             int max) {
+  std::optional<std::string> text = lookup(name);
+  if (!text || text->empty()) return fallback;
+  errno = 0;
+  char* end = nullptr;
+  long value = std::strtol(text->c_str(), &end, 10);
+  if (errno != 0 || *end != '\0' || value < min || value > max) {
+    throw ConfigError(name + " must be an integer in [" + std::to_string(min) + ", " +
+                      std::to_string(max) + "], got '" + *text + "'");
+  }
+  return static_cast<int>(value);
+}
+
+}  // namespace
+
+ProcessEnv ProcessEnv::fromLookup(const Lookup& lookup) {
+  constexpr int kMaxInt = 1 << 30;
+  ProcessEnv env;
+  env.worldSize = parseInt(lookup, "WORLD_SIZE", 1, 1, kMaxInt);
+  env.rank = parseInt(lookup, "RANK", 0, -kMaxInt, kMaxInt);
+  if (env.rank < 0 || env.rank >= env.worldSize) {
+    throw ConfigError("RANK " + std::to_string(env.rank) + " is outside [0, WORLD_SIZE " +
+                      std::to_string(env.worldSize) + ")");
+  }
+  env.localWorldSize =
+      parseInt(lookup, "LOCAL_WORLD_SIZE", env.worldSize == 1 ? 1 : env.worldSize, 1, kMaxInt);
+  env.localRank = parseInt(lookup, "LOCAL_RANK", env.rank % env.localWorldSize, 0, kMaxInt);
+  if (env.localRank >= env.localWorldSize) {
+    throw ConfigError("LOCAL_RANK " + std::to_string(env.localRank) +
+                      " is outside [0, LOCAL_WORLD_SIZE " + std::to_string(env.localWorldSize) +
+                      ")");
+  }
+  std::optional<std::string> addr = lookup("MASTER_ADDR");
+  if (env.worldSize > 1 && (!addr || addr->empty())) {
+    throw ConfigError("WORLD_SIZE is " + std::to_string(env.worldSize) +
+                      " but MASTER_ADDR is not set: every rank must know where rank 0's "
+                      "rendezvous store listens (run under `strata launch`, or set MASTER_ADDR "
+                      "and MASTER_PORT)");
+  }
+  if (addr && !addr->empty()) env.masterAddr = *addr;
+  env.masterPort = parseInt(lookup, "MASTER_PORT", env.masterPort, 1, 65535);
+  if (auto token = lookup("STRATA_JOB_TOKEN")) env.jobToken = *token;
+  int torchrunAttempt = parseInt(lookup, "TORCHELASTIC_RESTART_COUNT", 0, 0, kMaxInt);
+  env.restartAttempt = parseInt(lookup, "STRATA_RESTART_ATTEMPT", torchrunAttempt, 0, kMaxInt);
+  env.storeHostedByLauncher = parseInt(lookup, "STRATA_LAUNCHER_STORE", 0, 0, 1) == 1;
+  return env;
+}
+
+ProcessEnv ProcessEnv::fromEnvironment() {
+  return fromLookup([](const std::string& name) -> std::optional<std::string> {
+    const char* value = std::getenv(name.c_str());
+    if (!value) return std::nullopt;
+    return std::string(value);
+  });
+}
+
+}  // namespace strata

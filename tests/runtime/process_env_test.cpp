@@ -1,0 +1,79 @@
+#include "strata/runtime/process_env.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "strata/runtime/error.h"
+#include "strata/runtime/timeouts.h"
+
+namespace strata {
+namespace {
+
+ProcessEnv parse(const std::map<std::string, std::string>& vars) {
+  return ProcessEnv::fromLookup([&](const std::string& name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  });
+}
+
+std::string errorOf(const std::map<std::string, std::string>& vars) {
+  try {
+    parse(vars);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ProcessEnv, NothingSetIsAJobOfOne) {
+  ProcessEnv env = parse({});
+  EXPECT_EQ(env.rank, 0);
+  EXPECT_EQ(env.worldSize, 1);
+  EXPECT_EQ(env.localWorldSize, 1);
+  EXPECT_TRUE(env.jobToken.empty());
+}
+
+TEST(ProcessEnv, ReadsTorchrunVariables) {
+  ProcessEnv env = parse({{"RANK", "5"},
+                          {"WORLD_SIZE", "8"},
+                          {"LOCAL_RANK", "1"},
+                          {"LOCAL_WORLD_SIZE", "4"},
+                          {"MASTER_ADDR", "10.0.0.1"},
+                          {"MASTER_PORT", "29600"},
+                          {"TORCHELASTIC_RESTART_COUNT", "2"},
+                          {"STRATA_JOB_TOKEN", "secret"}});
+  EXPECT_EQ(env.rank, 5);
+  EXPECT_EQ(env.worldSize, 8);
+  EXPECT_EQ(env.localRank, 1);
+  EXPECT_EQ(env.localWorldSize, 4);
+  EXPECT_EQ(env.masterAddr, "10.0.0.1");
+  EXPECT_EQ(env.masterPort, 29600);
+  EXPECT_EQ(env.restartAttempt, 2);
+  EXPECT_EQ(env.jobToken, "secret");
+}
+
+TEST(ProcessEnv, BadValuesNameTheVariable) {
+  EXPECT_EQ(errorOf({{"RANK", "4"}, {"WORLD_SIZE", "4"}, {"MASTER_ADDR", "x"}}),
+            "RANK 4 is outside [0, WORLD_SIZE 4)");
+  EXPECT_NE(errorOf({{"RANK", "-1"}, {"WORLD_SIZE", "4"}, {"MASTER_ADDR", "x"}})
+                .find("RANK -1 is outside"),
+            std::string::npos);
+  EXPECT_NE(errorOf({{"WORLD_SIZE", "2"}}).find("MASTER_ADDR is not set"), std::string::npos);
+  EXPECT_NE(errorOf({{"WORLD_SIZE", "two"}}).find("WORLD_SIZE must be an integer"),
+            std::string::npos);
+  EXPECT_NE(errorOf({{"WORLD_SIZE", "0"}}).find("WORLD_SIZE"), std::string::npos);
+  EXPECT_NE(errorOf({{"MASTER_PORT", "70000"}}).find("MASTER_PORT"), std::string::npos);
+  EXPECT_NE(errorOf({{"LOCAL_RANK", "3"}, {"LOCAL_WORLD_SIZE", "2"}}).find("LOCAL_RANK 3"),
+            std::string::npos);
+}
+
+TEST(Timeouts, FromSecondsValidates) {
+  EXPECT_EQ(Timeouts::fromSeconds(1.5).collective.count(), 1500);
+  EXPECT_THROW(Timeouts::fromSeconds(0), ConfigError);
+  EXPECT_THROW(Timeouts::fromSeconds(-3), ConfigError);
+}
+
+}  // namespace
+}  // namespace strata

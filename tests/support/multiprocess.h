@@ -1,0 +1,54 @@
+// Runs a test body in N real processes on loopback.
+//
+// The test binary re-executes itself once per rank with a filter that selects
+// the current test (never fork() after LibTorch threads exist). Each child
+// sees RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (a free port) and
+// STRATA_TIMEOUT, runs only the matching runInProcesses() body and exits.
+// The parent gathers every rank's exit status and output, kills the others as
+// soon as one fails, and kills everything after `timeout`.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "strata/util/subprocess.h"
+
+namespace strata::testing {
+
+struct RankContext {
+  int rank = 0;
+  int worldSize = 1;
+};
+
+struct MultiProcessOptions {
+  std::chrono::seconds timeout{180};
+  double commTimeoutSeconds = 60;
+  bool killOthersOnFailure = true;
+  std::map<std::string, std::string> env;  // extra variables for every rank
+  // Per-rank extra variables.
+  std::function<std::map<std::string, std::string>(int rank)> rankEnv;
+};
+
+struct RankResult {
+  ExitStatus exit;
+  bool timedOut = false;  // still running at the deadline and killed
+  std::string output;     // stdout and stderr together
+};
+
+// Runs body on every rank and returns the raw results; asserts nothing.
+std::vector<RankResult> runInProcessesRaw(int worldSize,
+                                          const std::function<void(const RankContext&)>& body,
+                                          const MultiProcessOptions& options = {});
+
+// Runs body on every rank; a failing, crashing or hanging rank fails the test
+// with its output.
+void runInProcesses(int worldSize, const std::function<void(const RankContext&)>& body,
+                    const MultiProcessOptions& options = {});
+
+// A TCP port on 127.0.0.1 that was free a moment ago.
+int freePort();
+
+}  // namespace strata::testing
