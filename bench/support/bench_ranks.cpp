@@ -1,0 +1,81 @@
+#include "bench_ranks.h"
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "strata/util/subprocess.h"
+
+namespace strata::bench {
+namespace {
+
+int freeLoopbackPort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t length = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+}  // namespace
+
+bool spawnRanksIfParent(int worldSize, char** argv, const std::map<std::string, std::string>& env,
+                        std::chrono::seconds timeout) {
+  if (std::getenv("RANK")) return false;
+  int port = freeLoopbackPort();
+  std::vector<pid_t> pids;
+  for (int rank = 0; rank < worldSize; ++rank) {
+    SpawnSpec spec;
+    spec.argv.push_back(currentExecutable());
+    for (char** a = argv + 1; *a; ++a) spec.argv.push_back(*a);
+    spec.setEnv = env;
+    spec.setEnv["RANK"] = std::to_string(rank);
+    spec.setEnv["WORLD_SIZE"] = std::to_string(worldSize);
+    spec.setEnv["LOCAL_RANK"] = std::to_string(rank);
+    spec.setEnv["LOCAL_WORLD_SIZE"] = std::to_string(worldSize);
+    spec.setEnv["MASTER_ADDR"] = "127.0.0.1";
+    spec.setEnv["MASTER_PORT"] = std::to_string(port);
+    spec.setEnv["OMP_NUM_THREADS"] = "1";
+    pids.push_back(spawnProcess(spec));
+  }
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string failure;
+  std::vector<bool> done(worldSize, false);
+  for (int left = worldSize; left > 0;) {
+    for (int rank = 0; rank < worldSize; ++rank) {
+      if (done[rank]) continue;
+      if (auto status = pollExit(pids[rank])) {
+        done[rank] = true;
+        --left;
+        if (!status->success() && failure.empty()) {
+          failure = "benchmark rank " + std::to_string(rank) + " failed with " + status->describe();
+        }
+      }
+    }
+    bool late = std::chrono::steady_clock::now() > deadline;
+    if (late && failure.empty()) failure = "benchmark ranks ran past their time limit";
+    if (!failure.empty()) {
+      for (int rank = 0; rank < worldSize; ++rank) {
+        if (!done[rank]) kill(pids[rank], SIGKILL);
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!failure.empty()) throw std::runtime_error(failure);
+  return true;
+}
+
+void emitJson(const std::string& jsonObject) { std::cout << jsonObject << std::endl; }
+
+}  // namespace strata::bench

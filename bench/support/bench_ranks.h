@@ -1,0 +1,23 @@
+// Multi-process benchmarks: the benchmark binary re-executes itself once per rank.
+//
+// spawnRanksIfParent(n, argv) returns true in the parent after every rank has
+// exited 0 (it throws std::runtime_error naming a rank that failed or ran past
+// `timeout`); it returns false in a rank, which then reads RANK / WORLD_SIZE
+// from its environment like any worker. Each rank gets OMP_NUM_THREADS=1 and
+// the extra variables in `env`.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+
+namespace strata::bench {
+
+bool spawnRanksIfParent(int worldSize, char** argv,
+                        const std::map<std::string, std::string>& env = {},
+                        std::chrono::seconds timeout = std::chrono::seconds(900));
+
+// Prints one result as a JSON line on stdout (the format `make bench` collects).
+void emitJson(const std::string& jsonObject);
+
+}  // namespace strata::bench

@@ -1,0 +1,33 @@
+// Schedule generators by name, for the CLI and the planner.
+//
+// Names: "gpipe", "1f1b", "interleaved-1f1b", "zb-h1". generate() throws
+// ScheduleError listing the known names for an unknown one, naming the value
+// when virtualStages is given to a schedule that has none, and whatever the
+// generator itself throws (generators.h). A new schedule is a new generator
+// plus one entry in registry.cpp.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "strata/schedule/schedule.h"
+
+namespace strata::schedule {
+
+struct GeneratorOptions {
+  int ranks = 1;
+  int microbatches = 1;
+  int virtualStages = 1;  // model chunks per rank; only interleaved schedules take more than 1
+};
+
+struct GeneratorInfo {
+  std::string name;
+  std::string summary;
+  bool takesVirtualStages = false;
+};
+
+const std::vector<GeneratorInfo>& knownGenerators();
+std::vector<std::string> generatorNames();
+Schedule generate(const std::string& name, const GeneratorOptions& options);
+
+}  // namespace strata::schedule

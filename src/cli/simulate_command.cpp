@@ -1,0 +1,162 @@
+#include "simulate_command.h"
+
+#include <climits>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+#include "strata/schedule/chrome_trace.h"
+#include "strata/schedule/registry.h"
+#include "strata/schedule/schedule_text.h"
+#include "strata/schedule/simulator.h"
+#include "strata/schedule/svg.h"
+#include "strata/schedule/text_grid.h"
+#include "strata/util/flags.h"
+
+namespace strata {
+namespace {
+
+namespace sched = strata::schedule;
+
+struct SimulateOptions {
+  std::string scheduleName = "1f1b";
+  std::string file, svgPath, tracePath;
+  long long ranks = 4, microbatches = 8, virtualStages = 1;
+  double forwardCost = 1, backwardCost = 2, inputCost = 1, weightCost = 1, latency = 0;
+  bool printText = false;
+};
+
+void addFlags(FlagSet& flags, SimulateOptions& o) {
+  std::string names;
+  for (const std::string& name : sched::generatorNames())
+    names += (names.empty() ? "" : ", ") + name;
+  flags.addString("schedule", &o.scheduleName, "schedule to generate: " + names);
+  flags.addInt("ranks", &o.ranks, "pipeline ranks", 1);
+  flags.addInt("microbatches", &o.microbatches, "microbatches per step", 1);
+  flags.addInt("virtual-stages", &o.virtualStages, "model chunks per rank (interleaved-1f1b)", 1);
+  flags.addString("file", &o.file, "read the schedule from this file instead of generating one");
+  flags.addDouble("forward-cost", &o.forwardCost,
+                  "forward time of one microbatch through one rank's layers (split evenly over "
+                  "its stages)");
+  flags.addDouble("backward-cost", &o.backwardCost, "full backward (B) time, likewise");
+  flags.addDouble("input-cost", &o.inputCost,
+                  "input-gradient (I) time; half of --backward-cost unless set");
+  flags.addDouble("weight-cost", &o.weightCost,
+                  "weight-gradient (W) time; half of --backward-cost unless set");
+  flags.addDouble("latency", &o.latency, "point-to-point latency between ranks");
+  flags.addString("svg", &o.svgPath, "write an SVG timeline to this path");
+  flags.addString("trace", &o.tracePath, "write Chrome-trace JSON to this path");
+  flags.addBool("text", &o.printText, "also print the schedule in its text file format");
+}
+
+void checkFlags(const FlagSet& flags, const ParsedArgs& parsed, const SimulateOptions& o) {
+  if (!parsed.positional.empty()) {
+    throw FlagError(flags.command() + ": unexpected argument '" + parsed.positional.front() + "'");
+  }
+  if (!o.file.empty()) {
+    for (const char* name : {"schedule", "ranks", "microbatches", "virtual-stages"}) {
+      if (flags.wasSet(name)) {
+        throw FlagError(flags.command() + ": --" + name + " conflicts with --file, which " +
+                        "gives the schedule, its ranks and its microbatches");
+      }
+    }
+  }
+  for (const long long value : {o.ranks, o.microbatches, o.virtualStages}) {
+    if (value > INT_MAX)
+      throw FlagError(flags.command() + ": " + std::to_string(value) + " is too large");
+  }
+}
+
+sched::Schedule buildSchedule(const SimulateOptions& o) {
+  if (!o.file.empty()) return sched::readScheduleFile(o.file);
+  return sched::generate(o.scheduleName,
+                         {static_cast<int>(o.ranks), static_cast<int>(o.microbatches),
+                          static_cast<int>(o.virtualStages)});
+}
+
+// Costs are given for a rank's whole share of the model, so schedules with
+// more stages per rank are compared on the same model: each stage gets an
+// equal part of its rank's cost.
+sched::CostModel buildCosts(const FlagSet& flags, const SimulateOptions& o,
+                            const sched::Schedule& schedule) {
+  const double input = flags.wasSet("input-cost") ? o.inputCost : o.backwardCost / 2;
+  const double weight = flags.wasSet("weight-cost") ? o.weightCost : o.backwardCost / 2;
+  sched::CostModel costs;
+  costs.latency = o.latency;
+  for (int stage = 0; stage < schedule.stages(); ++stage) {
+    const double share = 1.0 / schedule.stagesOn(schedule.rankOf(stage)).size();
+    costs.perStage.push_back(
+        {o.forwardCost * share, o.backwardCost * share, input * share, weight * share});
+  }
+  return costs;
+}
+
+void printSummary(std::ostream& out, const sched::SimulationResult& result) {
+  out << "makespan " << result.makespan << "\n";
+  char line[128];
+  std::snprintf(line, sizeof(line), "%-6s %12s %12s %8s %11s\n", "rank", "busy", "idle", "bubble",
+                "peak stash");
+  out << line;
+  for (std::size_t rank = 0; rank < result.ranks.size(); ++rank) {
+    const sched::RankSummary& r = result.ranks[rank];
+    std::snprintf(line, sizeof(line), "%-6zu %12.6g %12.6g %7.2f%% %11d\n", rank, r.busy, r.idle,
+                  100 * r.bubbleFraction, r.peakStash);
+    out << line;
+  }
+  std::snprintf(line, sizeof(line), "mean bubble %.2f%%, worst %.2f%%, peak stash %d\n",
+                100 * result.meanBubbleFraction(), 100 * result.maxBubbleFraction(),
+                result.maxPeakStash());
+  out << line;
+}
+
+void writeFile(const std::string& path, const std::string& contents) {
+  std::ofstream file(path);
+  file << contents;
+  if (!file) throw std::runtime_error("cannot write '" + path + "'");
+}
+
+void run(const FlagSet& flags, const SimulateOptions& o) {
+  const sched::Schedule schedule = buildSchedule(o);
+  const sched::SimulationResult result = sched::simulate(schedule, buildCosts(flags, o, schedule));
+  const std::string title = o.file.empty() ? o.scheduleName : o.file;
+  std::cout << title << ": " << schedule.ranks() << " ranks, " << schedule.stages() << " stages, "
+            << schedule.microbatches() << " microbatches\n\n";
+  const sched::Timeline timeline = sched::toTimeline(result);
+  std::cout << sched::renderTimeGrid(timeline) << "\n";
+  printSummary(std::cout, result);
+  if (o.printText) std::cout << "\n" << sched::formatSchedule(schedule);
+  if (!o.svgPath.empty()) writeFile(o.svgPath, sched::renderSvg(timeline, title));
+  if (!o.tracePath.empty()) writeFile(o.tracePath, sched::toChromeTrace(timeline));
+}
+
+}  // namespace
+
+int simulateCommand(const std::vector<std::string>& args) {
+  SimulateOptions options;
+  FlagSet flags("strata simulate",
+                "Validate a pipeline schedule and simulate its timing: bubble and peak "
+                "activation stash per rank.");
+  addFlags(flags, options);
+  ParsedArgs parsed;
+  try {
+    parsed = flags.parse(args);
+    checkFlags(flags, parsed, options);
+  } catch (const FlagError& error) {
+    std::cerr << error.what() << "\n";
+    return 2;
+  }
+  if (parsed.helpRequested) {
+    std::cout << flags.help();
+    return 0;
+  }
+  try {
+    run(flags, options);
+  } catch (const std::exception& error) {
+    std::cerr << "strata simulate: " << error.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace strata

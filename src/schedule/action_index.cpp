@@ -1,0 +1,86 @@
+#include "action_index.h"
+
+namespace strata::schedule {
+
+ActionIndex::ActionIndex(const Schedule& schedule) {
+  for (int rank = 0; rank < schedule.ranks(); ++rank) {
+    const auto& actions = schedule.actions(rank);
+    for (int step = 0; step < static_cast<int>(actions.size()); ++step) {
+      const Slot slot{rank, step};
+      const auto [it, inserted] = slots_.emplace(actions[step], slot);
+      if (!inserted) duplicates_.emplace_back(slot, it->second);
+    }
+  }
+}
+
+std::optional<Slot> ActionIndex::find(const Action& action) const {
+  const auto it = slots_.find(action);
+  if (it == slots_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<Action> inputsOf(const Action& action, const Schedule& schedule,
+                             const ActionIndex& index) {
+  const int stage = action.stage;
+  const int mb = action.microbatch;
+  switch (action.kind) {
+    case ActionKind::kForward:
+      if (stage == 0) return {};
+      return {{stage - 1, ActionKind::kForward, mb}};
+    case ActionKind::kBackward:
+    case ActionKind::kBackwardInput: {
+      std::vector<Action> inputs{{stage, ActionKind::kForward, mb}};
+      if (stage + 1 < schedule.stages()) {
+        const Action splitGradient{stage + 1, ActionKind::kBackwardInput, mb};
+        inputs.push_back(index.contains(splitGradient)
+                             ? splitGradient
+                             : Action{stage + 1, ActionKind::kBackward, mb});
+      }
+      return inputs;
+    }
+    case ActionKind::kBackwardWeight:
+      return {{stage, ActionKind::kBackwardInput, mb}};
+  }
+  return {};
+}
+
+bool BlockingRun::finished(const Schedule& schedule) const {
+  for (int rank = 0; rank < schedule.ranks(); ++rank) {
+    if (next[rank] < static_cast<int>(schedule.actions(rank).size())) return false;
+  }
+  return true;
+}
+
+namespace {
+
+bool inputsReady(const Action& action, const Schedule& schedule, const ActionIndex& index,
+                 const BlockingRun& run) {
+  for (const Action& input : inputsOf(action, schedule, index)) {
+    const std::optional<Slot> slot = index.find(input);
+    if (!slot || !run.hasRun(*slot)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+BlockingRun runBlocking(const Schedule& schedule, const ActionIndex& index) {
+  BlockingRun run;
+  run.next.assign(schedule.ranks(), 0);
+  for (bool progressed = true; progressed;) {
+    progressed = false;
+    for (int rank = 0; rank < schedule.ranks(); ++rank) {
+      const auto& actions = schedule.actions(rank);
+      int& step = run.next[rank];
+      while (step < static_cast<int>(actions.size()) &&
+             inputsReady(actions[step], schedule, index, run)) {
+        run.order.push_back({rank, step});
+        ++step;
+        progressed = true;
+      }
+    }
+  }
+  return run;
+}
+
+}  // namespace strata::schedule

@@ -1,0 +1,102 @@
+#include "strata/schedule/generators.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "strata/schedule/error.h"
+#include "strata/schedule/registry.h"
+#include "strata/schedule/validator.h"
+
+namespace strata::schedule {
+namespace {
+
+void expectValid(const Schedule& schedule, const std::string& what) {
+  try {
+    validate(schedule);
+  } catch (const ValidationError& error) {
+    ADD_FAILURE() << what << ": " << error.what();
+  }
+}
+
+TEST(Generators, SingleChunkSchedulesValidateForManySizes) {
+  for (int ranks = 1; ranks <= 8; ++ranks) {
+    for (int microbatches = 1; microbatches <= 3 * ranks + 1; ++microbatches) {
+      const std::string what = "p=" + std::to_string(ranks) + " m=" + std::to_string(microbatches);
+      expectValid(gpipe(ranks, microbatches), "gpipe " + what);
+      expectValid(oneFOneB(ranks, microbatches), "1f1b " + what);
+      expectValid(zeroBubbleH1(ranks, microbatches), "zb-h1 " + what);
+    }
+  }
+}
+
+TEST(Generators, InterleavedValidatesForManySizes) {
+  for (int ranks = 1; ranks <= 6; ++ranks) {
+    for (int groups = 1; groups <= 4; ++groups) {
+      for (int chunks = 1; chunks <= 4; ++chunks) {
+        const int microbatches = groups * ranks;
+        const Schedule schedule = interleavedOneFOneB(ranks, microbatches, chunks);
+        EXPECT_EQ(schedule.stages(), ranks * chunks);
+        expectValid(schedule, "interleaved p=" + std::to_string(ranks) + " m=" +
+                                  std::to_string(microbatches) + " v=" + std::to_string(chunks));
+      }
+    }
+  }
+}
+
+TEST(Generators, EveryActionAppearsOnceAndOnItsRank) {
+  const Schedule schedule = zeroBubbleH1(4, 8);
+  EXPECT_EQ(schedule.actionCount(), 4u * 8u * 3u);
+  for (int rank = 0; rank < 4; ++rank) {
+    for (const Action& action : schedule.actions(rank)) EXPECT_EQ(action.stage, rank);
+  }
+}
+
+TEST(Generators, InterleavedNeedsWholeGroupsOfMicrobatches) {
+  try {
+    interleavedOneFOneB(4, 6, 2);
+    FAIL() << "accepted 6 microbatches on 4 ranks";
+  } catch (const ScheduleError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("6 microbatches on 4 ranks"), std::string::npos) << message;
+  }
+}
+
+TEST(Generators, RejectNonPositiveSizes) {
+  EXPECT_THROW(gpipe(0, 4), ScheduleError);
+  EXPECT_THROW(oneFOneB(2, 0), ScheduleError);
+  EXPECT_THROW(interleavedOneFOneB(2, 2, 0), ScheduleError);
+  EXPECT_THROW(zeroBubbleH1(-1, 2), ScheduleError);
+}
+
+TEST(Registry, GeneratesEveryKnownSchedule) {
+  EXPECT_EQ(generatorNames(),
+            (std::vector<std::string>{"gpipe", "1f1b", "interleaved-1f1b", "zb-h1"}));
+  for (const GeneratorInfo& info : knownGenerators()) {
+    const Schedule schedule = generate(info.name, {4, 8, info.takesVirtualStages ? 2 : 1});
+    expectValid(schedule, info.name);
+    EXPECT_EQ(schedule.stages(), info.takesVirtualStages ? 8 : 4);
+  }
+}
+
+TEST(Registry, UnknownNameListsKnownOnes) {
+  try {
+    generate("zb-v", {4, 8, 1});
+    FAIL() << "accepted zb-v";
+  } catch (const ScheduleError& error) {
+    EXPECT_STREQ(error.what(),
+                 "unknown schedule 'zb-v'; known schedules: gpipe, 1f1b, interleaved-1f1b, zb-h1");
+  }
+}
+
+TEST(Registry, VirtualStagesOnlyForInterleaved) {
+  try {
+    generate("1f1b", {4, 8, 2});
+    FAIL() << "accepted virtual stages for 1f1b";
+  } catch (const ScheduleError& error) {
+    EXPECT_NE(std::string(error.what()).find("virtual stages 2"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace strata::schedule
