@@ -28,9 +28,10 @@ void installSignalHandlers() {
   signal(SIGPIPE, SIG_IGN);
 }
 
-// After a worker reports a timeout, peers in the same collective report theirs
-// within moments; whoever is still running after this window is the suspect.
-constexpr std::chrono::milliseconds kTimeoutSettle{1500};
+// When one worker fails, its peers usually fail moments later because of it
+// (connection reset, timeout). The launcher waits this long before stopping
+// everyone, so it can tell the cause from the echoes.
+constexpr std::chrono::milliseconds kFailureSettle{1500};
 
 struct Attempt {
   int number = 0;
@@ -69,19 +70,52 @@ std::vector<WorkerSpec> workerSpecs(const LaunchOptions& o, const Attempt& attem
   return specs;
 }
 
-std::string describeFailure(const WorkerGroup& group, int failed,
-                            const std::vector<int>& suspects) {
-  const WorkerState& w = group.workers()[failed];
+bool stderrMentions(const WorkerState& w, const char* text) {
+  for (const std::string& line : w.lastStderr) {
+    if (line.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// A failure caused by another worker's failure: Strata's communicator says so
+// in its message.
+bool isEcho(const WorkerState& w) {
+  return stderrMentions(w, "timed out") || stderrMentions(w, "a peer exited");
+}
+
+// The failure to blame: the first that is not an echo of another, else the first.
+int primaryFailure(const WorkerGroup& group, const std::vector<int>& failures) {
+  for (int i : failures) {
+    if (!isEcho(group.workers()[i])) return i;
+  }
+  return failures.front();
+}
+
+std::string describeFailure(const WorkerGroup& group, const std::vector<int>& failures) {
+  int primary = primaryFailure(group, failures);
+  const WorkerState& w = group.workers()[primary];
   double seconds = std::chrono::duration<double>(w.endedAt - w.startedAt).count();
   std::ostringstream out;
+  out.precision(3);
   out << "strata launch: rank " << w.spec.globalRank << " (local rank " << w.spec.localRank
       << ") failed with " << w.exit->describe() << " after " << seconds << " s";
-  if (!suspects.empty()) {
-    out << "\nstrata launch: it timed out waiting for peers; still running then, so likely "
-           "stalled:";
-    for (int s : suspects) {
-      out << " rank " << group.workers()[s].spec.globalRank
-          << (group.isStopped(s) ? " (stopped by a signal)" : "");
+  if (failures.size() > 1) {
+    out << "\nstrata launch: also failed, most likely because of it:";
+    for (int i : failures) {
+      if (i != primary) out << " rank " << group.workers()[i].spec.globalRank;
+    }
+  }
+  if (isEcho(w)) {
+    std::string stalled;
+    for (size_t i = 0; i < group.workers().size(); ++i) {
+      if (group.workers()[i].exit) continue;
+      stalled += " rank " + std::to_string(group.workers()[i].spec.globalRank);
+      if (group.isStopped(static_cast<int>(i))) stalled += " (stopped by a signal)";
+    }
+    if (!stalled.empty()) {
+      out << "\nstrata launch: it waited in vain for peers; still running then, so likely "
+             "stalled:"
+          << stalled;
     }
   }
   if (!w.lastStderr.empty()) {
@@ -91,54 +125,38 @@ std::string describeFailure(const WorkerGroup& group, int failed,
   return out.str();
 }
 
-bool mentionsTimeout(const WorkerState& w) {
-  for (const std::string& line : w.lastStderr) {
-    if (line.find("timed out") != std::string::npos) return true;
-  }
-  return false;
-}
-
 enum class Outcome { kSuccess, kWorkerFailed, kSignalled };
 
 // Runs one attempt to its end. Every wait in here is bounded: pump() by its
 // argument, the stop by kStopGrace, then SIGKILL.
 Outcome superviseAttempt(WorkerGroup& group, std::string* report) {
   using Clock = std::chrono::steady_clock;
-  std::optional<int> failed;
+  std::vector<int> failures;
   std::optional<Clock::time_point> stopAt, killAt;
   int forwarded = 0;
   while (group.anyRunning()) {
     for (int i : group.pump(std::chrono::milliseconds(50))) {
-      if (!failed && !group.workers()[i].exit->success()) {
-        failed = i;
-        bool timedOut = mentionsTimeout(group.workers()[i]);
-        stopAt = Clock::now() + (timedOut ? kTimeoutSettle : std::chrono::milliseconds(0));
-      }
+      if (group.workers()[i].exit->success()) continue;
+      failures.push_back(i);
+      if (!stopAt) stopAt = Clock::now() + kFailureSettle;
     }
     if (gReceivedSignal && forwarded != gReceivedSignal) {
       forwarded = gReceivedSignal;
       group.signalAll(forwarded);
       killAt = Clock::now() + kStopGrace;
     }
-    if (stopAt && Clock::now() >= *stopAt && !killAt) {
-      std::vector<int> suspects;
-      if (mentionsTimeout(group.workers()[*failed])) {
-        for (size_t i = 0; i < group.workers().size(); ++i) {
-          if (!group.workers()[i].exit) suspects.push_back(static_cast<int>(i));
-        }
-      }
-      *report = describeFailure(group, *failed, suspects);
+    bool settled = stopAt && (Clock::now() >= *stopAt || failures.size() == group.workers().size());
+    if (settled && !killAt) {
+      *report = describeFailure(group, failures);
       group.signalAll(SIGTERM);
       killAt = Clock::now() + kStopGrace;
     }
     if (killAt && Clock::now() >= *killAt) group.killAll();
   }
   if (gReceivedSignal) return Outcome::kSignalled;
-  if (failed) {
-    if (report->empty()) *report = describeFailure(group, *failed, {});
-    return Outcome::kWorkerFailed;
-  }
-  return Outcome::kSuccess;
+  if (failures.empty()) return Outcome::kSuccess;
+  if (report->empty()) *report = describeFailure(group, failures);
+  return Outcome::kWorkerFailed;
 }
 
 }  // namespace

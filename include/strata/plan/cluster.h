@@ -1,0 +1,61 @@
+// The machines a plan runs on: nodes of identical devices joined by two kinds
+// of link (inside a node, between nodes).
+//
+// Bandwidths are bytes per second that ONE device can push in ONE direction
+// while every other device of its node does the same; that is the figure a
+// ring collective or a point-to-point transfer sees when all groups of a
+// parallel dimension communicate at once. clusterPreset() and
+// loadClusterFile() throw PlanError for an unknown preset (listing the known
+// ones), an unreadable file, an unknown key, or a value that is not a positive
+// number, naming the file, line and key.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace strata::plan {
+
+enum class Dtype { Fp32, Bf16 };  // Bf16 also stands for fp16: same peak on these devices
+
+struct DeviceSpec {
+  std::string name;
+  double peakFp32Flops = 0;     // dense, no sparsity
+  double peakBf16Flops = 0;     // dense tensor-core peak, no sparsity
+  double memoryBytes = 0;       // usable device memory
+  double memoryBandwidth = 0;   // bytes/s, bounds the optimizer step
+  double matmulEfficiency = 0;  // achieved / peak for transformer layers
+};
+
+struct Link {
+  double bandwidth = 0;  // bytes/s per device, one direction
+  double latency = 0;    // seconds per message (the alpha of alpha-beta)
+};
+
+struct Cluster {
+  std::string name;
+  int nodes = 1;
+  int devicesPerNode = 1;
+  DeviceSpec device;
+  Link intraNode;
+  Link interNode;
+
+  int totalDevices() const { return nodes * devicesPerNode; }
+  double peakFlops(Dtype dtype) const;
+  // FLOP/s a device achieves on transformer layers: peak x efficiency.
+  double achievedFlops(Dtype dtype) const;
+};
+
+std::vector<std::string> clusterPresetNames();
+Cluster clusterPreset(const std::string& name);
+
+// `key = value` lines; `#` starts a comment. `preset = NAME` (first) starts
+// from a preset; the other keys override it. Keys and units:
+//   name, preset, nodes, devices_per_node, device,
+//   peak_fp32_tflops, peak_bf16_tflops, memory_gib, memory_bandwidth_gbytes_per_s,
+//   matmul_efficiency (0..1],
+//   intra_node_gbytes_per_s, intra_node_latency_us,
+//   inter_node_gbytes_per_s, inter_node_latency_us
+Cluster parseClusterText(const std::string& text, const std::string& source);
+Cluster loadClusterFile(const std::string& path);
+
+}  // namespace strata::plan

@@ -1,0 +1,86 @@
+// Predicts one training iteration of a layout: time (with its breakdown),
+// memory per device, throughput and time to train.
+//
+// Time. Every pipeline stage holds layers / (pp * v) transformer layers when
+// that divides, otherwise the balanced partitioner's cut (partition.h); the
+// first stage also holds the embedding, the last the logits. A layer's forward on a
+// tensor-parallel rank takes FLOPs / tp / (peak x efficiency), plus its
+// element-wise work (layer norms, softmax, GeLU, dropout), bound by memory
+// bandwidth: 2 x its activation bytes (memory.h) / device memory bandwidth,
+// plus its two tensor-parallel all-reduces of b*s*h 16-bit values; its backward twice the
+// compute and two more all-reduces; full recompute adds one more forward to
+// the backward. These per-stage costs, and the point-to-point time of one
+// activation (b*s*h*2/tp bytes, each tp rank sending its slice) as the hand-off
+// latency, feed the schedule simulator (strata/schedule/simulator.h), whose
+// makespan is the pipeline time. The data-parallel gradient all-reduce is
+// bucketed and starts during the last micro-batch's backward: it hides behind
+// one micro-batch's backward through the rank's layers, the rest is exposed.
+// ZeRO-3 re-gathers parameters for every micro-batch's forward and backward and
+// reduce-scatters its gradients, prefetched so that only the part longer than
+// that micro-batch's compute is exposed. The optimizer step streams 32 bytes
+// per optimizer-owned parameter through device memory.
+//
+// A layout fits in memory when its busiest rank needs at most 90% of the
+// device's memory; the rest is left to the CUDA context, allocator
+// fragmentation and communication buffers, which are not itemised.
+// evaluateLayout() throws PlanError when the layout does not fit the job
+// (see checkLayout); memory over the device's capacity is reported, not thrown.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "strata/plan/cluster.h"
+#include "strata/plan/layout.h"
+#include "strata/plan/memory.h"
+#include "strata/plan/model_desc.h"
+
+namespace strata::plan {
+
+struct TrainingJob {
+  ModelDesc model;
+  Cluster cluster;
+  int globalBatch = 1;  // sequences per iteration
+  double tokens = 0;    // tokens to train on, for days-to-train; 0 = not asked
+  Dtype dtype = Dtype::Bf16;
+  Precision precision;
+  bool allowCrossNodeTp = false;  // tp groups larger than a node
+  bool evenStages = false;        // require layers % (pp * v) == 0
+};
+
+// Why `layout` cannot run `job`, or "" when it can: devices, at least one
+// layer per stage (and layers divisible by pp * v if evenStages), heads by tp, the global batch by
+// mb * dp, the schedule's own rules (interleaved needs v > 1 and micro-batches a multiple of pp),
+// tp within a node unless allowed.
+std::string checkLayout(const TrainingJob& job, const Layout& layout);
+
+struct TimeBreakdown {
+  double compute = 0;    // forward + backward FLOPs of the busiest rank
+  double recompute = 0;  // the extra forward of full recompute
+  double tpComm = 0;     // tensor-parallel collectives, on the critical path
+  double bubble = 0;     // pipeline idle time incl. point-to-point waits
+  double dpExposed = 0;  // data-parallel (and ZeRO) traffic not hidden
+  double optimizer = 0;
+  double total() const { return compute + recompute + tpComm + bubble + dpExposed + optimizer; }
+  double exposedComm() const { return tpComm + dpExposed; }
+};
+
+struct Estimate {
+  Layout layout;
+  int microBatches = 0;
+  double iterationSeconds = 0;
+  TimeBreakdown time;
+  MemoryBreakdown memory;  // the rank that needs the most
+  int peakStash = 0;       // stage-micro-batches the busiest-memory rank keeps
+  bool fitsMemory = false;
+  double samplesPerSecond = 0;
+  double tokensPerSecond = 0;
+  double modelFlopsPerDevice = 0;     // achieved, without recompute (MFU's numerator)
+  double hardwareFlopsPerDevice = 0;  // achieved, counting recompute (Megatron's teraFLOP/s)
+  double mfu = 0;
+  double daysToTrain = 0;  // 0 when the job gives no token count
+};
+
+Estimate evaluateLayout(const TrainingJob& job, const Layout& layout);
+
+}  // namespace strata::plan

@@ -1,0 +1,59 @@
+// The `strata` command: one binary, one subcommand per job.
+#include <functional>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "launch_command.h"
+#include "plan_command.h"
+#include "simulate_command.h"
+
+namespace {
+
+struct Subcommand {
+  std::function<int(const std::vector<std::string>&)> run;
+  const char* summary;
+};
+
+const std::map<std::string, Subcommand>& subcommands() {
+  static const std::map<std::string, Subcommand> table = {
+      {"launch", {strata::launchCommand, "start and supervise the workers of a job on this node"}},
+      {"simulate",
+       {[](const std::vector<std::string>& a) { return strata::simulateCommand(a); },
+        "validate and time a pipeline schedule; draw its timeline"}},
+      {"plan",
+       {[](const std::vector<std::string>& a) { return strata::planCommand(a); },
+        "choose a parallel layout for a model on a cluster and predict time to train"}},
+  };
+  return table;
+}
+
+void printUsage(std::ostream& out) {
+  out << "usage: strata COMMAND [flags]   (strata COMMAND --help for its flags)\n\ncommands:\n";
+  for (const auto& [name, command] : subcommands()) {
+    out << "  " << name << std::string(12 - name.size(), ' ') << command.summary << "\n";
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    printUsage(args.empty() ? std::cerr : std::cout);
+    return args.empty() ? 2 : 0;
+  }
+  auto it = subcommands().find(args[0]);
+  if (it == subcommands().end()) {
+    std::cerr << "strata: unknown command '" << args[0] << "'\n\n";
+    printUsage(std::cerr);
+    return 2;
+  }
+  try {
+    return it->second.run(std::vector<std::string>(args.begin() + 1, args.end()));
+  } catch (const std::exception& e) {
+    std::cerr << "strata " << args[0] << ": " << e.what() << std::endl;
+    return 1;
+  }
+}

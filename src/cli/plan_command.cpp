@@ -1,0 +1,209 @@
+#include "plan_command.h"
+
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "strata/plan/errors.h"
+#include "strata/plan/search.h"
+#include "strata/schedule/error.h"
+#include "strata/util/flags.h"
+
+namespace strata {
+namespace {
+
+using plan::Estimate;
+
+struct PlanOptions {
+  std::string model = "gpt2-small", cluster = "cpu-local", clusterFile, layout;
+  long long nodes = 0, globalBatch = 8, seqLen = 0, top = 5;
+  double tokens = 0, efficiency = 0;
+  bool explain = false, json = false, allowCrossNodeTp = false, evenStages = false;
+};
+
+void addFlags(FlagSet& flags, PlanOptions& o) {
+  auto list = [](const std::vector<std::string>& names) {
+    std::string s;
+    for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+    return s;
+  };
+  flags.addString("model", &o.model, "model preset: " + list(plan::modelPresetNames()));
+  flags.addString("cluster", &o.cluster, "cluster preset: " + list(plan::clusterPresetNames()));
+  flags.addString("cluster-file", &o.clusterFile, "cluster description file (overrides --cluster)");
+  flags.addInt("nodes", &o.nodes, "nodes to use (0: the cluster's own count)", 0);
+  flags.addInt("global-batch", &o.globalBatch, "sequences per iteration", 1);
+  flags.addInt("seq-len", &o.seqLen, "sequence length (0: the model preset's)", 0);
+  flags.addDouble("tokens", &o.tokens, "tokens to train on, for days to train (e.g. 300e9)");
+  flags.addInt("top", &o.top, "layouts to print", 1);
+  flags.addString("layout", &o.layout,
+                  "predict this one layout, e.g. pp8,tp8,dp24,mb1,1f1b,zero1,recompute,sp "
+                  "(dp defaults to what the devices leave)");
+  flags.addDouble("efficiency", &o.efficiency,
+                  "achieved fraction of peak FLOP/s (0: the cluster's calibrated value)");
+  flags.addBool("allow-cross-node-tp", &o.allowCrossNodeTp, "let tp groups span nodes");
+  flags.addBool("even-stages", &o.evenStages,
+                "require layers to divide by pp x v (otherwise stages are cut by the balanced "
+                "partitioner)");
+  flags.addBool("explain", &o.explain, "show where the best layout's time and memory go");
+  flags.addBool("json", &o.json, "print one JSON object per layout instead of a table");
+}
+
+plan::TrainingJob makeJob(const PlanOptions& o) {
+  plan::TrainingJob job;
+  job.model = plan::modelPreset(o.model);
+  if (o.seqLen > 0) job.model.seqLen = static_cast<int>(o.seqLen);
+  job.cluster =
+      o.clusterFile.empty() ? plan::clusterPreset(o.cluster) : plan::loadClusterFile(o.clusterFile);
+  if (o.nodes > 0) job.cluster.nodes = static_cast<int>(o.nodes);
+  if (o.efficiency < 0 || o.efficiency > 1)
+    throw plan::PlanError("--efficiency is a fraction of peak in (0, 1], got " +
+                          std::to_string(o.efficiency));
+  if (o.efficiency > 0) job.cluster.device.matmulEfficiency = o.efficiency;
+  job.globalBatch = static_cast<int>(o.globalBatch);
+  job.tokens = o.tokens;
+  job.allowCrossNodeTp = o.allowCrossNodeTp;
+  job.evenStages = o.evenStages;
+  return job;
+}
+
+plan::Layout fixedLayout(const PlanOptions& o, const plan::TrainingJob& job) {
+  plan::Layout layout = plan::parseLayout(o.layout);
+  bool dpGiven = ("," + o.layout).find(",dp") != std::string::npos;
+  if (!dpGiven) layout.dp = std::max(1, job.cluster.totalDevices() / (layout.pp * layout.tp));
+  return layout;
+}
+
+double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
+
+std::string fmt(const char* format, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, value);
+  return buf;
+}
+
+void printJson(std::ostream& out, int rank, const Estimate& e) {
+  out << "{\"rank\":" << rank << ",\"layout\":\"" << plan::toString(e.layout)
+      << "\",\"micro_batches\":" << e.microBatches
+      << ",\"iteration_s\":" << fmt("%.6g", e.iterationSeconds)
+      << ",\"samples_per_s\":" << fmt("%.6g", e.samplesPerSecond)
+      << ",\"tokens_per_s\":" << fmt("%.6g", e.tokensPerSecond)
+      << ",\"model_tflops_per_device\":" << fmt("%.6g", e.modelFlopsPerDevice / 1e12)
+      << ",\"hardware_tflops_per_device\":" << fmt("%.6g", e.hardwareFlopsPerDevice / 1e12)
+      << ",\"mfu\":" << fmt("%.4f", e.mfu)
+      << ",\"memory_gib\":" << fmt("%.3f", gib(e.memory.total()))
+      << ",\"days_to_train\":" << fmt("%.4g", e.daysToTrain)
+      << ",\"compute_s\":" << fmt("%.6g", e.time.compute)
+      << ",\"recompute_s\":" << fmt("%.6g", e.time.recompute)
+      << ",\"bubble_s\":" << fmt("%.6g", e.time.bubble)
+      << ",\"tp_comm_s\":" << fmt("%.6g", e.time.tpComm)
+      << ",\"dp_exposed_s\":" << fmt("%.6g", e.time.dpExposed)
+      << ",\"optimizer_s\":" << fmt("%.6g", e.time.optimizer) << "}\n";
+}
+
+void printRow(std::ostream& out, int rank, const Estimate& e) {
+  char line[256];
+  std::snprintf(line, sizeof line, "%3d  %-46s %10.2f %11.0f %8.1f %6.1f%% %9.1f %9.1f\n", rank,
+                plan::toString(e.layout).c_str(), e.samplesPerSecond, e.tokensPerSecond,
+                e.modelFlopsPerDevice / 1e12, 100 * e.mfu, gib(e.memory.total()), e.daysToTrain);
+  out << line;
+}
+
+void printExplain(std::ostream& out, const Estimate& e, const plan::TrainingJob& job) {
+  const plan::TimeBreakdown& t = e.time;
+  auto part = [&](const char* name, double s) {
+    out << "    " << name << fmt("%10.3f s", s)
+        << fmt("  (%5.1f%%)\n", 100 * s / e.iterationSeconds);
+  };
+  out << "\nwhy " << plan::toString(e.layout) << ": one iteration of " << e.microBatches
+      << " micro-batches takes " << fmt("%.3f s", e.iterationSeconds)
+      << " on the busiest pipeline rank:\n";
+  part("compute            ", t.compute);
+  part("recompute          ", t.recompute);
+  part("pipeline bubble    ", t.bubble);
+  part("tp communication   ", t.tpComm);
+  part("dp comm (exposed)  ", t.dpExposed);
+  part("optimizer step     ", t.optimizer);
+  out << "  memory per device: parameters " << fmt("%.2f", gib(e.memory.parameters))
+      << " GiB, gradients " << fmt("%.2f", gib(e.memory.gradients)) << " GiB, optimizer "
+      << fmt("%.2f", gib(e.memory.optimizer)) << " GiB, activations "
+      << fmt("%.2f", gib(e.memory.activations)) << " GiB (peak stash " << e.peakStash
+      << " stage-micro-batches); total " << fmt("%.2f", gib(e.memory.total())) << " of "
+      << fmt("%.0f", gib(job.cluster.device.memoryBytes)) << " GiB"
+      << (e.fitsMemory ? "" : "  -- DOES NOT FIT") << "\n";
+  out << "  hardware FLOP/s per device (counting recompute): "
+      << fmt("%.1f TFLOP/s\n", e.hardwareFlopsPerDevice / 1e12);
+}
+
+void printReport(std::ostream& out, const PlanOptions& o, const plan::TrainingJob& job,
+                 const std::vector<Estimate>& best, const std::string& header) {
+  if (o.json) {
+    for (size_t i = 0; i < best.size(); ++i) printJson(out, static_cast<int>(i) + 1, best[i]);
+    return;
+  }
+  out << header;
+  out << "  #  layout                                          samples/s    tokens/s  TFLOP/s"
+         "    MFU  mem GiB      days\n";
+  for (size_t i = 0; i < best.size(); ++i) printRow(out, static_cast<int>(i) + 1, best[i]);
+  if (o.explain && !best.empty()) printExplain(out, best.front(), job);
+}
+
+std::string describe(const plan::TrainingJob& job) {
+  std::ostringstream s;
+  s << "strata plan: " << job.model.name << " ("
+    << fmt("%.1fB", plan::parameterCount(job.model) / 1e9) << " parameters, seq "
+    << job.model.seqLen << ") on " << job.cluster.nodes << " x " << job.cluster.name << " ("
+    << job.cluster.totalDevices() << " x " << job.cluster.device.name << "), global batch "
+    << job.globalBatch << "\n";
+  return s.str();
+}
+
+int run(const PlanOptions& o, std::ostream& out) {
+  plan::TrainingJob job = makeJob(o);
+  if (!o.layout.empty()) {
+    Estimate e = plan::evaluateLayout(job, fixedLayout(o, job));
+    printReport(out, o, job, {e}, describe(job));
+    return 0;
+  }
+  plan::SearchOptions options;
+  options.top = static_cast<int>(o.top);
+  plan::SearchResult result = plan::searchLayouts(job, options);
+  std::string header = describe(job) + std::to_string(result.considered) + " layouts considered, " +
+                       std::to_string(result.valid) + " valid, " + std::to_string(result.fitting) +
+                       " fit in memory\n";
+  printReport(out, o, job, result.best, header);
+  return 0;
+}
+
+}  // namespace
+
+int planCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  PlanOptions o;
+  FlagSet flags("strata plan",
+                "Choose the parallel layout (pp x tp x dp, schedule, micro-batch, ZeRO, "
+                "recompute) of a GPT model on a cluster and predict its throughput, memory "
+                "per device and days to train.");
+  addFlags(flags, o);
+  try {
+    ParsedArgs parsed = flags.parse(args);
+    if (parsed.helpRequested) {
+      out << flags.help();
+      return 0;
+    }
+    if (!parsed.positional.empty())
+      throw FlagError("strata plan: unexpected argument '" + parsed.positional.front() + "'");
+    return run(o, out);
+  } catch (const FlagError& e) {
+    err << e.what() << "\n";  // already names the command
+    return 2;
+  } catch (const std::invalid_argument& e) {
+    // PlanError and ScheduleError both derive from invalid_argument.
+    err << "strata plan: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+int planCommand(const std::vector<std::string>& args) {
+  return planCommand(args, std::cout, std::cerr);
+}
+
+}  // namespace strata

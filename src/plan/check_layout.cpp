@@ -1,0 +1,67 @@
+// The rules a layout must satisfy before it is timed; each reason names the
+// values so a user sees at once what to change.
+#include <algorithm>
+
+#include "strata/plan/cost_model.h"
+#include "strata/schedule/registry.h"
+
+namespace strata::plan {
+namespace {
+
+std::string str(long long v) { return std::to_string(v); }
+
+std::string checkSchedule(const Layout& l, int microBatches) {
+  std::vector<std::string> names = schedule::generatorNames();
+  if (std::find(names.begin(), names.end(), l.schedule) == names.end()) {
+    std::string known;
+    for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+    return "unknown schedule '" + l.schedule + "'; known schedules: " + known;
+  }
+  bool interleaved = l.schedule == "interleaved-1f1b";
+  if (!interleaved && l.virtualStages != 1)
+    return "schedule " + l.schedule + " runs one stage per rank, but v is " + str(l.virtualStages) +
+           " (use interleaved-1f1b)";
+  if (interleaved && l.virtualStages < 2)
+    return "interleaved-1f1b needs v >= 2 model chunks per rank, got v " + str(l.virtualStages);
+  if (interleaved && microBatches % l.pp != 0)
+    return "interleaved-1f1b needs the micro-batch count (" + str(microBatches) +
+           ") to be a multiple of pp " + str(l.pp);
+  return "";
+}
+
+}  // namespace
+
+std::string checkLayout(const TrainingJob& job, const Layout& l) {
+  const ModelDesc& m = job.model;
+  const Cluster& c = job.cluster;
+  if (l.pp < 1 || l.tp < 1 || l.dp < 1 || l.virtualStages < 1 || l.microBatch < 1)
+    return "pp, tp, dp, v and mb must all be at least 1 in " + toString(l);
+  if (l.devices() != c.totalDevices())
+    return "pp " + str(l.pp) + " x tp " + str(l.tp) + " x dp " + str(l.dp) + " = " +
+           str(l.devices()) + " devices, but the cluster has " + str(c.nodes) + " nodes x " +
+           str(c.devicesPerNode) + " = " + str(c.totalDevices());
+  int stages = l.pp * l.virtualStages;
+  if (m.layers < stages)
+    return str(m.layers) + " layers cannot fill pp " + str(l.pp) + " x v " + str(l.virtualStages) +
+           " = " + str(stages) + " stages of at least one layer";
+  if (job.evenStages && m.layers % stages != 0)
+    return str(m.layers) + " layers do not divide into pp " + str(l.pp) + " x v " +
+           str(l.virtualStages) + " = " + str(stages) + " equal stages";
+  if (m.heads % l.tp != 0 || m.ffn % l.tp != 0)
+    return "tp " + str(l.tp) + " does not divide the " + str(m.heads) + " heads and ffn " +
+           str(m.ffn);
+  if (l.tp > c.devicesPerNode && !job.allowCrossNodeTp)
+    return "tp " + str(l.tp) + " exceeds the " + str(c.devicesPerNode) +
+           " devices of a node (tensor parallelism needs the intra-node link)";
+  if (job.globalBatch % (l.microBatch * l.dp) != 0)
+    return "global batch " + str(job.globalBatch) + " is not a multiple of mb " +
+           str(l.microBatch) + " x dp " + str(l.dp) + " = " + str(l.microBatch * l.dp);
+  if (l.zeroStage > 1 && l.pp > 1)
+    return "ZeRO-" + str(l.zeroStage) +
+           " shards gradients, which pipeline accumulation over micro-batches keeps whole; "
+           "use zero0 or zero1 with pp " +
+           str(l.pp);
+  return checkSchedule(l, l.microBatches(job.globalBatch));
+}
+
+}  // namespace strata::plan

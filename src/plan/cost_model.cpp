@@ -1,0 +1,163 @@
+#include "strata/plan/cost_model.h"
+
+#include <algorithm>
+
+#include "stage_costs.h"
+#include "strata/plan/comm.h"
+#include "strata/plan/errors.h"
+#include "strata/schedule/registry.h"
+
+namespace strata::plan {
+namespace {
+
+// Bytes the optimizer step moves per parameter it owns: read bf16 weight and
+// gradient (4), read and write the fp32 master, momentum and variance (24),
+// write the bf16 weight back (2), rounded up for the gradient-norm pass.
+constexpr double kOptimizerBytesPerParam = 32;
+// Device memory left for the CUDA context, allocator fragmentation and
+// communication buffers, which the accounting below does not itemise.
+constexpr double kUsableMemoryFraction = 0.9;
+
+// Time one micro-batch spends on a rank's stages: {forward + backward, backward}.
+std::pair<double, double> rankMicroBatchSeconds(const StagePlan& plan, int rank, int pp) {
+  double both = 0, backward = 0;
+  for (size_t s = rank; s < plan.stages.size(); s += pp) {
+    both += plan.stages[s].costs.forward + plan.stages[s].costs.backward;
+    backward += plan.stages[s].costs.backward;
+  }
+  return {both, backward};
+}
+
+// Data-parallel traffic left on the critical path (see cost_model.h).
+double exposedDataParallel(const TrainingJob& job, const Layout& l, const StagePlan& plan, int rank,
+                           int microBatches) {
+  if (l.dp == 1) return 0;
+  const Link& link = groupLink(job.cluster, l.tp, l.dp);
+  double params = plan.rankParams[rank];
+  double grads = params * job.precision.gradBytes;
+  double weights = params * job.precision.weightBytes;
+  auto [perMicroBatch, backward] = rankMicroBatchSeconds(plan, rank, l.pp);
+  if (l.zeroStage >= 3) {
+    double traffic =
+        2 * allGatherSeconds(weights, l.dp, link) + reduceScatterSeconds(grads, l.dp, link);
+    return microBatches * std::max(0.0, traffic - perMicroBatch);
+  }
+  double traffic = l.zeroStage == 0 ? allReduceSeconds(grads, l.dp, link)
+                                    : reduceScatterSeconds(grads, l.dp, link) +
+                                          allGatherSeconds(weights, l.dp, link);
+  return std::max(0.0, traffic - backward);
+}
+
+MemoryBreakdown rankMemory(const TrainingJob& job, const Layout& l, const StagePlan& plan, int rank,
+                           int stash) {
+  const ModelDesc& m = job.model;
+  MemoryBreakdown mem = modelStateBytes(plan.rankParams[rank], l.dp, l.zeroStage, job.precision);
+  double perLayer = stashedActivationBytes(m, l.microBatch, l.tp, l.sequenceParallel, l.recompute);
+  mem.activations = stash * plan.rankMaxLayers[rank] * perLayer;
+  if (l.recompute)
+    mem.activations += workingActivationBytes(m, l.microBatch, l.tp, l.sequenceParallel);
+  // The last stage also holds one micro-batch's fp32 logits for the loss.
+  if (rank == (static_cast<int>(plan.stages.size()) - 1) % l.pp)
+    mem.activations += 4.0 * l.microBatch * m.seqLen * m.vocab / l.tp;
+  return mem;
+}
+
+void fillBreakdown(Estimate& e, const StagePlan& plan, const PipelineTiming& timing, int rank) {
+  const Layout& l = e.layout;
+  for (size_t s = rank; s < plan.stages.size(); s += l.pp) {
+    e.time.compute += e.microBatches * plan.stages[s].compute;
+    e.time.recompute += e.microBatches * plan.stages[s].recompute;
+    e.time.tpComm += e.microBatches * plan.stages[s].tpComm;
+  }
+  e.time.bubble = timing.makespan - timing.busy[rank];
+}
+
+void fillThroughput(Estimate& e, const TrainingJob& job) {
+  const ModelDesc& m = job.model;
+  double devices = e.layout.devices();
+  e.samplesPerSecond = job.globalBatch / e.iterationSeconds;
+  e.tokensPerSecond = e.samplesPerSecond * m.seqLen;
+  e.modelFlopsPerDevice = trainingFlops(m, job.globalBatch, false) / e.iterationSeconds / devices;
+  e.hardwareFlopsPerDevice =
+      trainingFlops(m, job.globalBatch, e.layout.recompute) / e.iterationSeconds / devices;
+  e.mfu = e.modelFlopsPerDevice / job.cluster.peakFlops(job.dtype);
+  e.daysToTrain = job.tokens > 0 ? job.tokens / e.tokensPerSecond / 86400 : 0;
+}
+
+}  // namespace
+
+schedule::Schedule buildSchedule(const Layout& l, int microBatches) {
+  schedule::GeneratorOptions options;
+  options.ranks = l.pp;
+  options.microbatches = microBatches;
+  options.virtualStages = l.virtualStages;
+  return schedule::generate(l.schedule, options);
+}
+
+PipelineTiming timePipeline(const schedule::Schedule& pipeline, const StagePlan& plan) {
+  schedule::CostModel costs;
+  for (const StageTime& stage : plan.stages) costs.perStage.push_back(stage.costs);
+  costs.latency = plan.p2pSeconds;
+  schedule::SimulationResult sim = schedule::simulate(pipeline, costs);
+  PipelineTiming timing;
+  timing.makespan = sim.makespan;
+  for (const schedule::RankSummary& rank : sim.ranks) {
+    timing.busy.push_back(rank.busy);
+    timing.stash.push_back(rank.peakStash);
+  }
+  return timing;
+}
+
+MemoryBreakdown peakRankMemory(const TrainingJob& job, const Layout& layout, const StagePlan& plan,
+                               const std::vector<int>& stash, int* peakStash) {
+  MemoryBreakdown peak;
+  for (int r = 0; r < layout.pp; ++r) {
+    MemoryBreakdown mem = rankMemory(job, layout, plan, r, stash[r]);
+    if (mem.total() > peak.total()) {
+      peak = mem;
+      if (peakStash) *peakStash = stash[r];
+    }
+  }
+  return peak;
+}
+
+double largestModelStateBytes(const TrainingJob& job, const Layout& l, const StagePlan& plan) {
+  double params = *std::max_element(plan.rankParams.begin(), plan.rankParams.end());
+  return modelStateBytes(params, l.dp, l.zeroStage, job.precision).total();
+}
+
+bool fitsDevice(const TrainingJob& job, double bytes) {
+  return bytes <= kUsableMemoryFraction * job.cluster.device.memoryBytes;
+}
+
+Estimate estimateFrom(const TrainingJob& job, const Layout& layout, const StagePlan& plan,
+                      const PipelineTiming& timing) {
+  Estimate e;
+  e.layout = layout;
+  e.microBatches = layout.microBatches(job.globalBatch);
+  int busiest = static_cast<int>(std::max_element(timing.busy.begin(), timing.busy.end()) -
+                                 timing.busy.begin());
+  fillBreakdown(e, plan, timing, busiest);
+  for (int r = 0; r < layout.pp; ++r)
+    e.time.dpExposed =
+        std::max(e.time.dpExposed, exposedDataParallel(job, layout, plan, r, e.microBatches));
+  e.memory = peakRankMemory(job, layout, plan, timing.stash, &e.peakStash);
+  double ownedParams = *std::max_element(plan.rankParams.begin(), plan.rankParams.end()) /
+                       (layout.zeroStage >= 1 ? layout.dp : 1);
+  e.time.optimizer = ownedParams * kOptimizerBytesPerParam / job.cluster.device.memoryBandwidth;
+  e.iterationSeconds = timing.makespan + e.time.dpExposed + e.time.optimizer;
+  e.fitsMemory = fitsDevice(job, e.memory.total());
+  fillThroughput(e, job);
+  return e;
+}
+
+Estimate evaluateLayout(const TrainingJob& job, const Layout& layout) {
+  job.model.validate();
+  if (std::string why = checkLayout(job, layout); !why.empty()) throw PlanError(why);
+  StagePlan plan = planStages(job, layout);
+  PipelineTiming timing =
+      timePipeline(buildSchedule(layout, layout.microBatches(job.globalBatch)), plan);
+  return estimateFrom(job, layout, plan, timing);
+}
+
+}  // namespace strata::plan

@@ -1,0 +1,84 @@
+#include "strata/plan/layout.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <sstream>
+#include <vector>
+
+#include "strata/plan/errors.h"
+
+namespace strata::plan {
+namespace {
+
+// Reads the positive integer after `prefix` in `item`, e.g. "pp8" -> 8.
+bool numberAfter(const std::string& item, const std::string& prefix, int* out) {
+  if (item.rfind(prefix, 0) != 0 || item.size() == prefix.size()) return false;
+  std::string digits = item.substr(prefix.size());
+  for (char c : digits)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  *out = std::atoi(digits.c_str());
+  return true;
+}
+
+const std::vector<std::string>& scheduleNames() {
+  static const std::vector<std::string> names = {"gpipe", "1f1b", "interleaved-1f1b", "zb-h1"};
+  return names;
+}
+
+void applyItem(Layout& layout, const std::string& item) {
+  int value = 0;
+  if (numberAfter(item, "pp", &value)) {
+    layout.pp = value;
+  } else if (numberAfter(item, "tp", &value)) {
+    layout.tp = value;
+  } else if (numberAfter(item, "dp", &value)) {
+    layout.dp = value;
+  } else if (numberAfter(item, "mb", &value)) {
+    layout.microBatch = value;
+  } else if (numberAfter(item, "v", &value)) {
+    layout.virtualStages = value;
+  } else if (numberAfter(item, "zero", &value) && value <= 3) {
+    layout.zeroStage = value;
+    return;
+  } else if (item == "recompute") {
+    layout.recompute = true;
+    return;
+  } else if (item == "sp") {
+    layout.sequenceParallel = true;
+    return;
+  } else {
+    for (const std::string& name : scheduleNames()) {
+      if (item == name) {
+        layout.schedule = name;
+        return;
+      }
+    }
+    throw PlanError("layout item '" + item +
+                    "' is not one of ppN, tpN, dpN, mbN, vN, zero0..zero3, recompute, sp, "
+                    "gpipe, 1f1b, interleaved-1f1b, zb-h1");
+  }
+  if (value < 1) throw PlanError("layout item '" + item + "' must be at least 1");
+}
+
+}  // namespace
+
+Layout parseLayout(const std::string& text) {
+  Layout layout;
+  std::istringstream items(text);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    if (!item.empty()) applyItem(layout, item);
+  }
+  return layout;
+}
+
+std::string toString(const Layout& layout) {
+  std::ostringstream out;
+  out << "pp" << layout.pp << ",tp" << layout.tp << ",dp" << layout.dp << ",mb" << layout.microBatch
+      << ",v" << layout.virtualStages << "," << layout.schedule << ",zero" << layout.zeroStage;
+  if (layout.recompute) out << ",recompute";
+  if (layout.sequenceParallel) out << ",sp";
+  return out.str();
+}
+
+}  // namespace strata::plan

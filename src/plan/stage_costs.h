@@ -1,0 +1,50 @@
+// Internal: per-stage time and memory of a layout, the inputs of the schedule
+// simulator and of the memory model. Formulas are in cost_model.h.
+#pragma once
+
+#include <vector>
+
+#include "strata/plan/cost_model.h"
+#include "strata/schedule/simulator.h"
+
+namespace strata::plan {
+
+// One stage's per-micro-batch seconds, split by cause.
+struct StageTime {
+  double compute = 0;          // forward + backward FLOPs
+  double recompute = 0;        // the extra forward of full recompute
+  double tpComm = 0;           // tensor-parallel collectives
+  schedule::StageCosts costs;  // what the simulator sees
+};
+
+struct StagePlan {
+  std::vector<StageTime> stages;   // pp * v stages, stage s on rank s % pp
+  std::vector<double> rankParams;  // parameters per rank (already / tp)
+  std::vector<int> rankMaxLayers;  // the most layers any stage of the rank holds
+  double p2pSeconds = 0;           // one activation hand-off between ranks
+};
+
+StagePlan planStages(const TrainingJob& job, const Layout& layout);
+
+// What the schedule simulator says about a layout's pipeline. The ZeRO stage
+// does not change it, so the search shares one timing between ZeRO variants.
+struct PipelineTiming {
+  double makespan = 0;
+  std::vector<double> busy;  // per rank
+  std::vector<int> stash;    // peak stage-micro-batches per rank
+};
+
+schedule::Schedule buildSchedule(const Layout& layout, int microBatches);
+PipelineTiming timePipeline(const schedule::Schedule& pipeline, const StagePlan& plan);
+Estimate estimateFrom(const TrainingJob& job, const Layout& layout, const StagePlan& plan,
+                      const PipelineTiming& timing);
+// The memory of the rank that needs the most, given each rank's peak stash
+// (from the simulator, or from schedule::peakStash without timing it).
+MemoryBreakdown peakRankMemory(const TrainingJob& job, const Layout& layout, const StagePlan& plan,
+                               const std::vector<int>& stash, int* peakStash = nullptr);
+// The largest model state (parameters, gradients, optimizer) of any rank: a
+// lower bound of its memory that needs no schedule.
+double largestModelStateBytes(const TrainingJob& job, const Layout& layout, const StagePlan& plan);
+bool fitsDevice(const TrainingJob& job, double bytes);
+
+}  // namespace strata::plan

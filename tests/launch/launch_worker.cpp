@@ -1,0 +1,50 @@
+// A worker for the launcher's tests. Its first argument picks a behaviour;
+// the rank named by FAIL_RANK misbehaves, the others do honest collectives.
+#include <signal.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "strata/runtime/world.h"
+
+namespace {
+
+int failRank() {
+  const char* text = std::getenv("FAIL_RANK");
+  return text ? std::atoi(text) : -1;
+}
+
+void allReduceOnce(strata::World& world) {
+  torch::Tensor t = torch::ones({4});
+  world.comm().allReduce(t);
+  std::cout << "sum " << t[0].item<float>() << std::endl;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string mode = argc > 1 ? argv[1] : "ok";
+  auto world = strata::World::init();
+  world->comm().barrier();
+  bool misbehave = world->rank() == failRank();
+  if (mode == "exit" && misbehave) {
+    std::cerr << "worker gives up on purpose" << std::endl;
+    return 3;
+  }
+  if (mode == "sigkill" && misbehave) raise(SIGKILL);
+  if (mode == "stall" && misbehave) raise(SIGSTOP);
+  if (mode == "attempt") {
+    std::cout << "attempt " << world->env().restartAttempt << std::endl;
+    if (world->env().restartAttempt == 0 && misbehave) return 1;
+  }
+  if (mode == "sleep") {
+    std::cout << "sleeping" << std::endl;
+    std::this_thread::sleep_for(std::chrono::minutes(5));
+  }
+  allReduceOnce(*world);
+  return 0;
+}

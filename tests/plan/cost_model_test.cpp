@@ -1,0 +1,135 @@
+#include "strata/plan/cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include "strata/plan/errors.h"
+
+namespace strata::plan {
+namespace {
+
+// A cluster with round numbers, so that times can be checked by hand.
+Cluster roundCluster(int nodes, int devicesPerNode) {
+  Cluster c;
+  c.name = "round";
+  c.nodes = nodes;
+  c.devicesPerNode = devicesPerNode;
+  c.device = {"dev", 1e12, 1e12, 1e12, 1e18, 0.5};  // memory bandwidth ~ free
+  c.intraNode = {1e11, 0};
+  c.interNode = {1e10, 0};
+  return c;
+}
+
+TrainingJob roundJob(int nodes, int devicesPerNode, int batch) {
+  TrainingJob job;
+  // Vocabulary 8: the logits are negligible, all stages cost the same.
+  job.model = {"toy", 8, 1024, 16, 4096, 8, 1024};
+  job.cluster = roundCluster(nodes, devicesPerNode);
+  job.globalBatch = batch;
+  return job;
+}
+
+TEST(CostModel, SingleDeviceTimeIsFlopsOverAchievedRate) {
+  TrainingJob job = roundJob(1, 1, 4);
+  Estimate e = evaluateLayout(job, parseLayout("pp1,tp1,dp1,mb1"));
+  double seconds = trainingFlops(job.model, 4, false) / 0.5e12;
+  EXPECT_NEAR(e.time.compute, seconds, 1e-6 * seconds);
+  EXPECT_NEAR(e.iterationSeconds, seconds, 1e-6 * seconds);
+  EXPECT_EQ(e.time.bubble, 0);
+  EXPECT_NEAR(e.modelFlopsPerDevice, 0.5e12, 1e6);
+  EXPECT_NEAR(e.mfu, 0.5, 1e-6);
+}
+
+TEST(CostModel, PipelineBubbleComesFromTheSimulator) {
+  // 4 stages, 8 micro-batches of 1F1B with equal stages: the bubble is
+  // (p - 1) stage-micro-batch times: (p-1)/m of the compute.
+  TrainingJob job = roundJob(1, 4, 8);
+  Estimate e = evaluateLayout(job, parseLayout("pp4,tp1,dp1,mb1,1f1b"));
+  EXPECT_NEAR(e.time.bubble / e.time.compute, 3.0 / 8.0, 1e-3);
+  Estimate zb = evaluateLayout(job, parseLayout("pp4,tp1,dp1,mb1,zb-h1"));
+  EXPECT_LT(zb.time.bubble, e.time.bubble);
+  Estimate interleaved = evaluateLayout(job, parseLayout("pp4,tp1,dp1,mb1,v2,interleaved-1f1b"));
+  EXPECT_LT(interleaved.time.bubble, e.time.bubble);
+}
+
+TEST(CostModel, ActivationMemoryFollowsTheSchedulesStash) {
+  TrainingJob job = roundJob(1, 4, 16);
+  Estimate gpipe = evaluateLayout(job, parseLayout("pp4,mb1,gpipe"));
+  Estimate oneF = evaluateLayout(job, parseLayout("pp4,mb1,1f1b"));
+  EXPECT_EQ(gpipe.peakStash, 16);  // every micro-batch
+  EXPECT_EQ(oneF.peakStash, 4);    // p on the first stage
+  EXPECT_NEAR(gpipe.memory.activations / oneF.memory.activations, 4.0, 0.01);
+  EXPECT_DOUBLE_EQ(gpipe.memory.optimizer, oneF.memory.optimizer);
+}
+
+TEST(CostModel, RecomputeTradesTimeForMemory) {
+  TrainingJob job = roundJob(1, 2, 8);
+  Estimate plain = evaluateLayout(job, parseLayout("pp2,mb1"));
+  Estimate redo = evaluateLayout(job, parseLayout("pp2,mb1,recompute"));
+  EXPECT_LT(redo.memory.activations, plain.memory.activations / 4);
+  EXPECT_GT(redo.iterationSeconds, plain.iterationSeconds);
+  // The extra forward is a third of the transformer layers' compute.
+  EXPECT_NEAR(redo.time.recompute / redo.time.compute, 1.0 / 3.0, 0.01);
+  EXPECT_GT(redo.hardwareFlopsPerDevice, redo.modelFlopsPerDevice);
+}
+
+TEST(CostModel, ZeroStagesShrinkModelState) {
+  TrainingJob job = roundJob(1, 8, 8);
+  double previous = 1e300;
+  for (int zero = 0; zero <= 3; ++zero) {
+    Layout l = parseLayout("dp8,mb1");
+    l.zeroStage = zero;
+    Estimate e = evaluateLayout(job, l);
+    double state = e.memory.parameters + e.memory.gradients + e.memory.optimizer;
+    EXPECT_LT(state, previous) << "zero " << zero;
+    previous = state;
+  }
+}
+
+TEST(CostModel, TensorParallelAcrossNodesIsSlower) {
+  TrainingJob job = roundJob(2, 4, 8);
+  job.allowCrossNodeTp = true;
+  Estimate inside = evaluateLayout(job, parseLayout("tp4,dp2"));
+  Estimate across = evaluateLayout(job, parseLayout("tp8,dp1"));
+  EXPECT_GT(across.time.tpComm / across.microBatches, 4 * inside.time.tpComm / inside.microBatches);
+}
+
+TEST(CostModel, UnevenLayersUseTheBalancedPartitioner) {
+  TrainingJob job = roundJob(1, 3, 6);  // 8 layers on 3 stages: 3, 3, 2 or similar
+  Estimate e = evaluateLayout(job, parseLayout("pp3,mb1"));
+  EXPECT_GT(e.iterationSeconds, 0);
+  job.evenStages = true;
+  EXPECT_NE(checkLayout(job, parseLayout("pp3,mb1")).find("8 layers do not divide"),
+            std::string::npos);
+}
+
+TEST(CostModel, CheckLayoutNamesTheValues) {
+  TrainingJob job = roundJob(2, 4, 12);
+  EXPECT_EQ(checkLayout(job, parseLayout("pp2,tp4,dp2")),
+            "pp 2 x tp 4 x dp 2 = 16 devices, but the cluster has 2 nodes x 4 = 8");
+  EXPECT_NE(checkLayout(job, parseLayout("tp8,dp1")).find("exceeds the 4 devices of a node"),
+            std::string::npos);
+  TrainingJob sixHeads = job;
+  sixHeads.model.heads = 6;
+  EXPECT_NE(checkLayout(sixHeads, parseLayout("tp4,dp2")).find("tp 4 does not divide the 6 heads"),
+            std::string::npos);
+  EXPECT_NE(checkLayout(job, parseLayout("pp1,tp1,dp8")).find("global batch 12"),
+            std::string::npos);
+  EXPECT_NE(checkLayout(job, parseLayout("pp2,tp1,dp4,zero2")).find("ZeRO-2"), std::string::npos);
+  EXPECT_NE(checkLayout(job, parseLayout("pp2,tp4,v2,1f1b")).find("use interleaved-1f1b"),
+            std::string::npos);
+  EXPECT_NE(checkLayout(job, parseLayout("pp8,mb1,v2,interleaved-1f1b")).find("8 layers cannot"),
+            std::string::npos);
+  EXPECT_THROW(evaluateLayout(job, parseLayout("pp1,tp1,dp8")), PlanError);
+}
+
+TEST(Layout, TextFormRoundTrips) {
+  Layout l = parseLayout("pp8,tp8,dp24,mb2,v2,interleaved-1f1b,zero1,recompute,sp");
+  EXPECT_EQ(toString(l), "pp8,tp8,dp24,mb2,v2,interleaved-1f1b,zero1,recompute,sp");
+  EXPECT_EQ(toString(parseLayout(toString(l))), toString(l));
+  EXPECT_THROW(parseLayout("pp0"), PlanError);
+  EXPECT_THROW(parseLayout("pp8,foo"), PlanError);
+  EXPECT_THROW(parseLayout("zero4"), PlanError);
+}
+
+}  // namespace
+}  // namespace strata::plan
