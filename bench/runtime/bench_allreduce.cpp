@@ -1,0 +1,72 @@
+// All-reduce bandwidth on 2 local ranks, against this machine's single-thread
+// memcpy bandwidth measured in the same run (the ceiling a loopback all-reduce
+// of one thread per rank can approach).
+//
+// Prints one JSON line per message size:
+// {"bench":"allreduce","ranks":2,"bytes":...,"algbw_gbps":...,"busbw_gbps":...,"memcpy_gbps":...}
+// algbw = bytes / time; busbw = algbw * 2(n-1)/n (the bytes each rank's links
+// carry in a ring all-reduce, so sizes and rank counts compare).
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <vector>
+
+#include "bench_ranks.h"
+#include "strata/runtime/world.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+// Best-of-10 single-thread copy of 64 MiB, in GB/s (bytes copied per second).
+double memcpyGbps() {
+  const size_t bytes = size_t{64} << 20;
+  std::vector<char> from(bytes, 1), to(bytes, 0);
+  double best = 1e9;
+  for (int i = 0; i < 10; ++i) {
+    auto start = Clock::now();
+    std::memcpy(to.data(), from.data(), bytes);
+    best = std::min(best, seconds(start));
+    from[i] = to[bytes - 1 - i];  // keep the copies observable
+  }
+  return bytes / best / 1e9;
+}
+
+double timeAllReduce(strata::Communicator& comm, int64_t bytes) {
+  torch::Tensor t = torch::ones({bytes / 4});
+  int iterations = static_cast<int>(std::clamp<int64_t>((int64_t{512} << 20) / bytes, 5, 200));
+  for (int i = 0; i < 3; ++i) comm.allReduce(t);
+  comm.barrier();
+  auto start = Clock::now();
+  for (int i = 0; i < iterations; ++i) comm.allReduce(t);
+  return seconds(start) / iterations;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (strata::bench::spawnRanksIfParent(2, argv)) return 0;
+  auto world = strata::World::init();
+  torch::set_num_threads(1);
+  double copy = world->rank() == 0 ? memcpyGbps() : 0;
+  world->comm().barrier();
+  int n = world->size();
+  for (int64_t bytes = 4096; bytes <= (int64_t{64} << 20); bytes *= 4) {
+    double t = timeAllReduce(world->comm(), bytes);
+    if (world->rank() != 0) continue;
+    double algbw = bytes / t / 1e9;
+    std::ostringstream line;
+    line << "{\"bench\":\"allreduce\",\"ranks\":" << n << ",\"bytes\":" << bytes
+         << ",\"algbw_gbps\":" << algbw << ",\"busbw_gbps\":" << algbw * 2 * (n - 1) / n
+         << ",\"memcpy_gbps\":" << copy << "}";
+    strata::bench::emitJson(line.str());
+  }
+  return 0;
+}
