@@ -1,0 +1,244 @@
+// Pipeline benchmarks: two processes (one thread each) train an MLP with
+// GPipe, 1F1B and ZB-H1 (8 micro-batches) and compare with
+//  - ideal_s: the simulator's makespan for the schedule fed with the compute
+//    durations measured in this same run, zero communication cost;
+//  - one process training the same model on the same global batch (measured
+//    by the parent before it starts the ranks).
+// Then peak stashed activations of GPipe vs 1F1B, and an equal-count cut vs
+// the profiled automatic cut of a model with one layer 10x heavier.
+// Set STRATA_TRACE_DIR to also write measured and simulated 1F1B timelines
+// (SVG and Chrome trace) side by side.
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "bench_ranks.h"
+#include "strata/pipeline/pipeline.h"
+#include "strata/pipeline/trace.h"
+#include "strata/runtime/world.h"
+#include "strata/schedule/chrome_trace.h"
+#include "strata/schedule/registry.h"
+#include "strata/schedule/simulator.h"
+#include "strata/schedule/svg.h"
+
+namespace {
+
+using namespace strata;
+using namespace strata::pipeline;
+
+constexpr int kRanks = 2;
+constexpr int kMicrobatches = 8;
+constexpr int64_t kWidth = 1024;
+constexpr int64_t kHeavyWidth = 512;
+constexpr int64_t kMicrobatchRows = 64;
+constexpr int64_t kBatch = kMicrobatches * kMicrobatchRows;
+constexpr int kWarmupSteps = 1;
+constexpr int kTimedSteps = 3;
+constexpr char kSerialVar[] = "STRATA_BENCH_SERIAL_S";
+
+using Clock = std::chrono::steady_clock;
+
+// 8 Linear(1024, 1024) with ReLU between: 15 layers, cut 8 + 7 (4 Linear each).
+torch::nn::Sequential makeMlp() {
+  torch::manual_seed(0);
+  torch::nn::Sequential model;
+  for (int i = 0; i < 8; ++i) {
+    if (i) model->push_back(torch::nn::ReLU());
+    model->push_back(torch::nn::Linear(kWidth, kWidth));
+  }
+  return model;
+}
+
+// x = tanh(W x) applied `repeats` times: layer 0 costs ten times the others.
+struct RepeatedLinearImpl : torch::nn::Module {
+  RepeatedLinearImpl(int64_t width, int repeats)
+      : linear(register_module("linear", torch::nn::Linear(width, width))), repeats(repeats) {}
+  torch::Tensor forward(torch::Tensor x) {
+    for (int i = 0; i < repeats; ++i) x = torch::tanh(linear(x));
+    return x;
+  }
+  torch::nn::Linear linear;
+  int repeats;
+};
+TORCH_MODULE(RepeatedLinear);
+
+torch::nn::Sequential makeHeavyFirstModel() {
+  torch::manual_seed(0);
+  torch::nn::Sequential model;
+  for (int i = 0; i < 8; ++i) model->push_back(RepeatedLinear(kHeavyWidth, i == 0 ? 10 : 1));
+  return model;
+}
+
+torch::Tensor mse(const torch::Tensor& y, const torch::Tensor& t) { return torch::mse_loss(y, t); }
+
+double seconds(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string fixed(double value, int digits = 6) {
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(digits);
+  out << value;
+  return out.str();
+}
+
+// The parent's baseline: one process, one thread, the whole batch per step.
+double serialStepSeconds() {
+  torch::set_num_threads(1);
+  torch::nn::Sequential model = makeMlp();
+  torch::optim::SGD optimizer(model->parameters(), 0.01);
+  torch::Tensor x = torch::randn({kBatch, kWidth}), t = torch::randn({kBatch, kWidth});
+  double total = 0;
+  for (int step = 0; step < kWarmupSteps + kTimedSteps; ++step) {
+    Clock::time_point start = Clock::now();
+    optimizer.zero_grad();
+    mse(model->forward(x), t).backward();
+    optimizer.step();
+    if (step >= kWarmupSteps) total += seconds(start);
+  }
+  return total / kTimedSteps;
+}
+
+struct Measured {
+  double stepSeconds = 0;          // mean over timed steps of the slowest rank's step
+  std::vector<TraceEvent> events;  // every rank's timed steps, on pp rank 0
+  int64_t peakStashBytes = 0;      // largest over ranks
+};
+
+// Trains `model` (input and output [rows, width]) with `options`.
+Measured runTimed(torch::nn::Sequential model, int64_t width, const ParallelGroups& groups,
+                  PipelineOptions options) {
+  options.trace = true;
+  Pipeline pipe(model, groups, options);
+  if (groups.pp->rank() == 0) std::cerr << options.schedule << " cut:\n" << pipe.partitionTable();
+  torch::optim::SGD optimizer(pipe.parameters(), 0.01);
+  torch::Tensor x = torch::randn({kBatch, width}), t = torch::randn({kBatch, width});
+  Measured measured;
+  std::vector<TraceEvent> mine;
+  for (int step = 0; step < kWarmupSteps + kTimedSteps; ++step) {
+    groups.pp->barrier();
+    Clock::time_point start = Clock::now();
+    optimizer.zero_grad();
+    pipe.step(x, t, mse);
+    optimizer.step();
+    at::Tensor elapsed = torch::full({1}, seconds(start), torch::kFloat64);
+    groups.pp->allReduce(elapsed, ReduceOp::kMax);
+    if (step < kWarmupSteps) continue;
+    measured.stepSeconds += elapsed.item<double>() / kTimedSteps;
+    const std::vector<TraceEvent>& events = pipe.lastStep().events;
+    mine.insert(mine.end(), events.begin(), events.end());
+    measured.peakStashBytes = std::max(measured.peakStashBytes, pipe.lastStep().peakStashBytes);
+  }
+  at::Tensor peak = torch::full({1}, measured.peakStashBytes, torch::kInt64);
+  groups.pp->allReduce(peak, ReduceOp::kMax);
+  measured.peakStashBytes = peak.item<int64_t>();
+  measured.events = gatherEvents(*groups.pp, mine);
+  return measured;
+}
+
+// Every timed step records the same number of events per rank, in order, so
+// step k is the k-th equal slice of each rank's events.
+std::vector<TraceEvent> stepSlice(const std::vector<TraceEvent>& events, int step) {
+  std::vector<std::vector<TraceEvent>> perRank(kRanks);
+  for (const TraceEvent& e : events) perRank[e.rank].push_back(e);
+  std::vector<TraceEvent> window;
+  for (const std::vector<TraceEvent>& rankEvents : perRank) {
+    std::size_t n = rankEvents.size() / kTimedSteps;
+    window.insert(window.end(), rankEvents.begin() + step * n, rankEvents.begin() + (step + 1) * n);
+  }
+  return window;
+}
+
+// Mean over timed steps and ranks of 1 - busy / step span.
+double measuredBubble(const std::vector<TraceEvent>& events) {
+  double sum = 0;
+  for (int step = 0; step < kTimedSteps; ++step) {
+    for (double bubble : measuredBubbleFractions(stepSlice(events, step), kRanks)) sum += bubble;
+  }
+  return sum / (kTimedSteps * kRanks);
+}
+
+void writeTimelines(const schedule::Timeline& measured, const schedule::Timeline& simulated) {
+  const char* dir = std::getenv("STRATA_TRACE_DIR");
+  if (!dir) return;
+  std::string base = std::string(dir) + "/pipeline_1f1b_";
+  std::ofstream(base + "measured.svg") << schedule::renderSvg(measured, "1F1B measured (ms)");
+  std::ofstream(base + "simulated.svg") << schedule::renderSvg(simulated, "1F1B simulated (s)");
+  std::ofstream(base + "measured.json") << schedule::toChromeTrace(measured, 1000);
+  std::ofstream(base + "simulated.json") << schedule::toChromeTrace(simulated, 1e6);
+}
+
+void benchSchedules(const ParallelGroups& groups, double serialSeconds) {
+  bool root = groups.pp->rank() == 0;
+  for (const char* name : {"gpipe", "1f1b", "zb-h1"}) {
+    PipelineOptions options;
+    options.schedule = name;
+    options.microbatches = kMicrobatches;
+    Measured measured = runTimed(makeMlp(), kWidth, groups, options);
+    if (!root) continue;
+    schedule::Schedule plan = schedule::generate(name, {kRanks, kMicrobatches, 1});
+    schedule::CostModel costs;
+    costs.perStage = measuredStageCosts(measured.events, plan.stages());
+    schedule::SimulationResult ideal = schedule::simulate(plan, costs);
+    double bubble = measuredBubble(measured.events);
+    bench::emitJson(
+        std::string("{\"bench\":\"pipeline_efficiency\",\"schedule\":\"") + name + "\",\"pp\":" +
+        std::to_string(kRanks) + ",\"microbatches\":" + std::to_string(kMicrobatches) +
+        ",\"measured_s\":" + fixed(measured.stepSeconds) + ",\"ideal_s\":" + fixed(ideal.makespan) +
+        ",\"efficiency\":" + fixed(ideal.makespan / measured.stepSeconds, 3) +
+        ",\"speedup_vs_1proc\":" + fixed(serialSeconds / measured.stepSeconds, 3) + "}");
+    bench::emitJson(std::string("{\"bench\":\"pipeline_bubble\",\"schedule\":\"") + name +
+                    "\",\"simulated\":" + fixed(ideal.meanBubbleFraction(), 3) +
+                    ",\"measured\":" + fixed(bubble, 3) + "}");
+    if (std::string(name) != "zb-h1") {
+      bench::emitJson(std::string("{\"bench\":\"pipeline_memory\",\"schedule\":\"") + name +
+                      "\",\"microbatches\":" + std::to_string(kMicrobatches) +
+                      ",\"peak_activation_bytes\":" + std::to_string(measured.peakStashBytes) +
+                      "}");
+    }
+    if (std::string(name) == "1f1b") {
+      std::vector<TraceEvent> lastStep = stepSlice(measured.events, kTimedSteps - 1);
+      writeTimelines(toTimeline(lastStep, kRanks, earliestStart(lastStep)),
+                     schedule::toTimeline(ideal));
+    }
+  }
+}
+
+void benchPartition(const ParallelGroups& groups) {
+  for (bool automatic : {false, true}) {
+    PipelineOptions options;
+    options.schedule = "1f1b";
+    options.microbatches = kMicrobatches;
+    options.autoPartition = automatic;
+    options.profileInput = torch::randn({kMicrobatchRows, kHeavyWidth});
+    Measured measured = runTimed(makeHeavyFirstModel(), kHeavyWidth, groups, options);
+    if (groups.pp->rank() != 0) continue;
+    bench::emitJson(std::string("{\"bench\":\"partition_balance\",\"method\":\"") +
+                    (automatic ? "auto" : "equal") +
+                    "\",\"step_s\":" + fixed(measured.stepSeconds) + "}");
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (!std::getenv("RANK")) {
+    std::map<std::string, std::string> env{{kSerialVar, fixed(serialStepSeconds())}};
+    bench::spawnRanksIfParent(kRanks, argv, env, std::chrono::seconds(600));
+    return 0;
+  }
+  torch::set_num_threads(1);
+  auto world = World::init();
+  ParallelDegrees degrees;
+  degrees.pp = kRanks;
+  ParallelGroups groups = world->parallelGroups(ParallelLayout(world->size(), degrees));
+  benchSchedules(groups, std::atof(std::getenv(kSerialVar)));
+  benchPartition(groups);
+  return 0;
+}

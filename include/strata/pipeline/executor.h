@@ -1,0 +1,109 @@
+// The executor: runs ANY validated schedule (schedule/) for the stages one
+// process owns, with autograd and point-to-point messages.
+//
+//   F  stage s, micro-batch m: take the input (stage 0 slices the batch, the
+//      others receive the previous stage's output), run the stage, stash what
+//      backward needs, post the output to stage s+1 (or, on the last stage,
+//      compute loss_m = lossFn(y_m, t_m) / M).
+//   B  receive dL/dy_m from stage s+1, backpropagate through the stage
+//      (weight gradients accumulate in .grad), post dL/dx_m to stage s-1.
+//   I  the input-gradient half of B: dL/dx_m only, sent on at once.
+//   W  the weight-gradient half of B, run later to fill pipeline bubbles.
+//
+// Since sum_m mean(l(y_m, t_m)) / M = mean over the whole batch (equal
+// micro-batches), the accumulated gradients equal full-batch training; the
+// caller steps its optimizer after step() returns (the flush).
+//
+// Blocking: step() blocks on receives from peers and on the final waits for
+// its posted sends, every one bounded by the communicator's timeout
+// (TimeoutError/PeerError naming op and peer). The construction throws
+// ConfigError for a schedule that fails validation or does not fit the
+// stages given; step() throws ConfigError, before any communication, when the
+// batch (which every rank passes, with the same shape) does not split into
+// `microbatches` equal micro-batches.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "strata/pipeline/stage.h"
+#include "strata/pipeline/trace.h"
+#include "strata/runtime/communicator.h"
+#include "strata/schedule/schedule.h"
+
+namespace strata::pipeline {
+
+// loss = lossFn(output, target), reduced by mean over the micro-batch.
+using LossFn = std::function<at::Tensor(const at::Tensor& output, const at::Tensor& target)>;
+
+struct ExecutorOptions {
+  // Stage indices whose forward runs under no-grad, keeping only the stage
+  // input; backward recomputes the forward with grad first (activation
+  // checkpointing: memory of one input instead of every layer's output, for
+  // one extra forward). The recompute replays the layers as they are, so it
+  // assumes deterministic layers: dropout would draw a different mask.
+  std::vector<int> checkpointStages;
+  bool trace = false;  // record a TraceEvent per action and per wait
+};
+
+struct StepResult {
+  // Mean loss over the batch. Known on every rank: the last stage's rank
+  // broadcasts it over the pp group (one scalar per step).
+  double loss = 0;
+  // Peak bytes of activations held in this rank's stash during the step.
+  int64_t peakStashBytes = 0;
+  std::vector<TraceEvent> events;  // when tracing
+};
+
+class StageLinks;
+
+class Executor {
+ public:
+  // Multi-process: this process is rank pp.rank() of the schedule and owns
+  // `stages` (those of schedule.stagesOn(pp.rank()), any order).
+  Executor(schedule::Schedule schedule, std::vector<Stage>& stages,
+           std::shared_ptr<Communicator> pp, ExecutorOptions options = {});
+  // In-process: one process owns every stage (each on its own device) and runs
+  // all ranks' actions in one order that respects every dependency.
+  Executor(schedule::Schedule schedule, std::vector<Stage>& stages, ExecutorOptions options = {});
+  ~Executor();
+
+  StepResult step(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn);
+
+  const schedule::Schedule& schedule() const { return schedule_; }
+
+ private:
+  struct Stashed;
+  struct StepState;
+
+  void adoptStages(std::vector<Stage>& stages, const std::vector<int>& expected);
+  void runAction(const schedule::Action& action, StepState& state);
+  // Runs `receive`, recording the time as a wait for a peer.
+  template <typename Receive>
+  at::Tensor waitFor(const schedule::Action& action, StepState& state, Receive receive);
+  void forward(const schedule::Action& action, StepState& state);
+  void backward(const schedule::Action& action, StepState& state);
+  void backwardInput(const schedule::Action& action, StepState& state);
+  void backwardWeight(const schedule::Action& action, StepState& state);
+  at::Tensor receiveOutputGrad(const schedule::Action& action, const Stashed& stashed,
+                               StepState& state);
+  void ensureOutput(const schedule::Action& action, Stashed& stashed, const StepState& state);
+  void sendInputGrad(const schedule::Action& action, const at::Tensor& grad, StepState& state);
+  Stage& stage(int index);
+  bool isLast(int stage) const { return stage == schedule_.stages() - 1; }
+
+  schedule::Schedule schedule_;
+  std::map<int, Stage*> stages_;
+  std::vector<schedule::Action> order_;
+  std::vector<bool> checkpoint_;
+  std::unique_ptr<StageLinks> links_;
+  std::shared_ptr<Communicator> pp_;
+  ExecutorOptions options_;
+  int rank_ = 0;  // this process's pp rank; unused in-process, where every stage is local
+};
+
+}  // namespace strata::pipeline

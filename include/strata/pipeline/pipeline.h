@@ -1,0 +1,97 @@
+// Pipeline: a torch::nn::Sequential turned into a pipelined trainer.
+//
+//   auto world = strata::World::init();
+//   auto groups = world->parallelGroups(strata::ParallelLayout(world->size(), {/*pp=*/4}));
+//   strata::pipeline::PipelineOptions opts;
+//   opts.schedule = "1f1b";
+//   opts.microbatches = 8;
+//   strata::pipeline::Pipeline pipe(model, groups, opts);
+//   torch::optim::SGD optimizer(pipe.parameters(), 0.1);
+//   for (...) {
+//     optimizer.zero_grad();
+//     double loss = pipe.step(input, target, lossFn);  // the whole batch, on every rank
+//     optimizer.step();                                  // after the flush
+//   }
+//
+// Every rank builds the same model (same seed) and keeps only its stages;
+// parameters() are the ones this rank trains. The in-process form takes one
+// device per pipeline rank instead of groups and runs every stage in this
+// process, moving activations and gradients between devices itself.
+//
+// Cutting: layersPerStage when given, else a profiled cost-balanced cut when
+// autoPartition, else layer counts as even as possible. Stages = pipeline
+// ranks x virtualStages. Construction throws ConfigError, on every rank alike
+// and before any communication, for an unknown schedule, a schedule/size
+// combination it rejects, fewer layers than stages, bad counts, or
+// autoPartition without profileInput; with autoPartition it blocks on one
+// all-reduce of the measured times over the pp group. step() blocks and
+// throws as Executor::step (executor.h). Only the pp dimension of the groups
+// is used: dp and tp are the business of their own components.
+#pragma once
+
+#include <torch/nn/modules/container/sequential.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "strata/pipeline/executor.h"
+#include "strata/pipeline/profiler.h"
+#include "strata/pipeline/stage.h"
+#include "strata/plan/partition.h"
+#include "strata/runtime/world.h"
+
+namespace strata::pipeline {
+
+struct PipelineOptions {
+  std::string schedule = "1f1b";  // any name of schedule::generatorNames()
+  int microbatches = 1;
+  int virtualStages = 1;  // model chunks per rank (interleaved schedules)
+
+  std::vector<int> layersPerStage;  // explicit cut, one count per stage
+  bool autoPartition = false;       // profile the layers and balance the cut
+  at::Tensor profileInput;          // one sample micro-batch for the profile
+  ProfileOptions profile;
+  double memoryLimitBytes = plan::kNoMemoryLimit;  // per stage, for autoPartition
+
+  bool checkpointActivations = false;  // recompute every stage's forward in backward
+  std::vector<int> checkpointStages;   // or only these stages
+  bool trace = false;                  // keep TraceEvents of every step (lastStep())
+
+  at::Device device = at::kCPU;  // multi-process: the device of this rank's stages
+};
+
+class Pipeline {
+ public:
+  // Multi-process: one pipeline rank per member of groups.pp.
+  Pipeline(torch::nn::Sequential model, const ParallelGroups& groups, PipelineOptions options = {});
+  // In-process: devices[r] holds the stages of pipeline rank r.
+  Pipeline(torch::nn::Sequential model, std::vector<at::Device> devices,
+           PipelineOptions options = {});
+  ~Pipeline();
+
+  // One training step over the whole batch: forward and backward of every
+  // micro-batch per the schedule, gradients accumulated in .grad. Returns the
+  // batch's mean loss, on every rank.
+  double step(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn);
+
+  std::vector<at::Tensor> parameters() const;  // of this process's stages
+  const std::vector<Stage>& stages() const { return stages_; }
+  const schedule::Schedule& schedule() const { return executor_->schedule(); }
+  // Every stage's layers, with predicted time and memory when profiled.
+  const plan::Partition& partition() const { return partition_; }
+  std::string partitionTable() const { return formatPartition(partition_); }
+  const StepResult& lastStep() const { return lastStep_; }
+
+ private:
+  Pipeline(torch::nn::Sequential model, int ranks, std::shared_ptr<Communicator> pp,
+           std::vector<at::Device> devices, PipelineOptions options);
+
+  PipelineOptions options_;
+  plan::Partition partition_;
+  std::vector<Stage> stages_;
+  std::unique_ptr<Executor> executor_;
+  StepResult lastStep_;
+};
+
+}  // namespace strata::pipeline

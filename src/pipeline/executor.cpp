@@ -1,0 +1,317 @@
+#include "strata/pipeline/executor.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include "stage_links.h"
+#include "strata/runtime/error.h"
+#include "strata/schedule/error.h"
+#include "strata/schedule/simulator.h"
+#include "strata/schedule/validator.h"
+
+namespace strata::pipeline {
+namespace {
+
+using schedule::Action;
+using schedule::ActionKind;
+
+double nowSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void validateOrThrow(const schedule::Schedule& schedule) {
+  try {
+    schedule::validate(schedule);
+  } catch (const schedule::ScheduleError& error) {
+    throw ConfigError(std::string("pipeline schedule rejected: ") + error.what());
+  }
+}
+
+// Every rank's actions merged into one order that respects every dependency:
+// the simulator's start times under unit costs. A consumer starts no earlier
+// than its producer ends, and every cost is positive, so sorting by start
+// puts producers first; ties are independent actions.
+std::vector<Action> dependencyOrder(const schedule::Schedule& schedule) {
+  schedule::SimulationResult timed = schedule::simulate(schedule, schedule::CostModel{});
+  std::vector<schedule::TimedAction> actions = timed.actions;
+  std::stable_sort(actions.begin(), actions.end(),
+                   [](const schedule::TimedAction& a, const schedule::TimedAction& b) {
+                     return a.start < b.start || (a.start == b.start && a.rank < b.rank);
+                   });
+  std::vector<Action> order;
+  for (const schedule::TimedAction& timedAction : actions) order.push_back(timedAction.action);
+  return order;
+}
+
+void accumulateGrad(at::Tensor& parameter, const at::Tensor& grad) {
+  if (!grad.defined()) return;
+  if (parameter.grad().defined()) {
+    parameter.mutable_grad().add_(grad);
+  } else {
+    parameter.mutable_grad() = grad.detach().clone();
+  }
+}
+
+int64_t bytesOf(const at::Tensor& tensor) { return tensor.numel() * tensor.element_size(); }
+
+}  // namespace
+
+// What a (stage, micro-batch) keeps between its forward and its backward.
+struct Executor::Stashed {
+  at::Tensor input;       // x_m [b, ...]; a leaf requiring grad on stages > 0
+  at::Tensor target;      // t_m, last stage only (its recompute needs it)
+  at::Tensor output;      // y_m, or loss_m on the last stage; undefined while checkpointed
+  at::Tensor outputGrad;  // dL/dy_m, kept from I until W
+  int64_t bytes = 0;      // activation bytes this entry holds
+};
+
+struct Executor::StepState {
+  std::vector<at::Tensor> inputs;   // M micro-batches of the input, [B/M, ...] each
+  std::vector<at::Tensor> targets;  // M micro-batches of the target
+  const LossFn* lossFn = nullptr;
+  std::map<std::pair<int, int>, Stashed> stash;  // keyed by (stage, micro-batch)
+  double lossSum = 0;
+  int64_t stashBytes = 0;
+  int64_t peakStashBytes = 0;
+  double actionStart = 0;  // moved past every wait, so actions time compute only
+  std::vector<TraceEvent> events;
+
+  void hold(Stashed& entry, int64_t bytes) {
+    entry.bytes = bytes;
+    stashBytes += bytes;
+    peakStashBytes = std::max(peakStashBytes, stashBytes);
+  }
+  void release(const std::pair<int, int>& key) {
+    stashBytes -= stash.at(key).bytes;
+    stash.erase(key);
+  }
+};
+
+Executor::Executor(schedule::Schedule schedule, std::vector<Stage>& stages,
+                   std::shared_ptr<Communicator> pp, ExecutorOptions options)
+    : schedule_(std::move(schedule)), pp_(std::move(pp)), options_(std::move(options)) {
+  if (!pp_) throw ConfigError("pipeline executor: the multi-process form needs a pp communicator");
+  if (pp_->size() != schedule_.ranks()) {
+    throw ConfigError("pipeline schedule has " + std::to_string(schedule_.ranks()) +
+                      " ranks but the pp group " + pp_->name() + " has " +
+                      std::to_string(pp_->size()));
+  }
+  rank_ = pp_->rank();
+  validateOrThrow(schedule_);
+  adoptStages(stages, schedule_.stagesOn(rank_));
+  order_ = schedule_.actions(rank_);
+}
+
+Executor::Executor(schedule::Schedule schedule, std::vector<Stage>& stages, ExecutorOptions options)
+    : schedule_(std::move(schedule)), options_(std::move(options)) {
+  validateOrThrow(schedule_);
+  std::vector<int> everyStage(schedule_.stages());
+  for (int s = 0; s < schedule_.stages(); ++s) everyStage[s] = s;
+  adoptStages(stages, everyStage);
+  order_ = dependencyOrder(schedule_);
+}
+
+void Executor::adoptStages(std::vector<Stage>& stages, const std::vector<int>& expected) {
+  for (Stage& stage : stages) stages_[stage.index()] = &stage;
+  std::vector<int> given;
+  for (const auto& entry : stages_) given.push_back(entry.first);
+  if (given != expected || given.size() != stages.size()) {
+    throw ConfigError("pipeline rank " + std::to_string(rank_) + " was given " +
+                      std::to_string(stages.size()) + " stages, not the " +
+                      std::to_string(expected.size()) + " the schedule places on it");
+  }
+  checkpoint_.assign(schedule_.stages(), false);
+  for (int stage : options_.checkpointStages) {
+    if (stage < 0 || stage >= schedule_.stages()) {
+      throw ConfigError("checkpoint stage " + std::to_string(stage) + " is outside [0, " +
+                        std::to_string(schedule_.stages()) + ")");
+    }
+    checkpoint_[stage] = true;
+  }
+  links_ = std::make_unique<StageLinks>(schedule_, rank_, pp_);
+}
+
+Executor::~Executor() = default;
+
+Stage& Executor::stage(int index) { return *stages_.at(index); }
+
+StepResult Executor::step(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn) {
+  int m = schedule_.microbatches();
+  if (!input.defined() || !target.defined() || input.dim() == 0 || target.dim() == 0) {
+    throw ConfigError("pipeline step needs a defined input and target with a batch dimension");
+  }
+  int64_t batch = input.size(0);
+  if (batch < m || batch % m != 0 || target.size(0) != batch) {
+    throw ConfigError("pipeline step: batch of " + std::to_string(batch) + " inputs and " +
+                      std::to_string(target.size(0)) + " targets does not split into " +
+                      std::to_string(m) + " equal micro-batches");
+  }
+  StepState state;
+  state.inputs = input.chunk(m, 0);
+  state.targets = target.chunk(m, 0);
+  state.lossFn = &lossFn;
+  for (const Action& action : order_) runAction(action, state);
+  links_->flush();
+
+  StepResult result;
+  result.loss = state.lossSum;
+  if (pp_ && pp_->size() > 1) {
+    at::Tensor loss = torch::full({1}, state.lossSum, torch::kFloat64);
+    pp_->broadcast(loss, schedule_.rankOf(schedule_.stages() - 1));
+    result.loss = loss.item<double>();
+  }
+  result.peakStashBytes = state.peakStashBytes;
+  result.events = std::move(state.events);
+  return result;
+}
+
+void Executor::runAction(const Action& action, StepState& state) {
+  state.actionStart = nowSeconds();
+  switch (action.kind) {
+    case ActionKind::kForward:
+      forward(action, state);
+      break;
+    case ActionKind::kBackward:
+      backward(action, state);
+      break;
+    case ActionKind::kBackwardInput:
+      backwardInput(action, state);
+      break;
+    case ActionKind::kBackwardWeight:
+      backwardWeight(action, state);
+      break;
+  }
+  if (options_.trace) {
+    int row = schedule_.rankOf(action.stage);
+    state.events.push_back(TraceEvent{row, action, false, state.actionStart, nowSeconds()});
+  }
+}
+
+template <typename Receive>
+at::Tensor Executor::waitFor(const Action& action, StepState& state, Receive receive) {
+  double start = nowSeconds();
+  at::Tensor tensor = receive();
+  state.actionStart = nowSeconds();
+  if (options_.trace) {
+    int row = schedule_.rankOf(action.stage);
+    state.events.push_back(TraceEvent{row, action, true, start, state.actionStart});
+  }
+  return tensor;
+}
+
+// F: y_m = stage(x_m); the last stage turns it into loss_m = lossFn(y_m, t_m) / M.
+void Executor::forward(const Action& action, StepState& state) {
+  int s = action.stage;
+  Stage& current = stage(s);
+  Stashed entry;
+  if (s == 0) {
+    entry.input = state.inputs[action.microbatch].to(current.device());
+  } else {
+    at::Tensor received = waitFor(action, state, [&] {
+      return links_->recvActivation(s - 1, action.microbatch, current.device());
+    });
+    // A fresh leaf: its .grad is dL/dx_m, the message for the previous stage.
+    entry.input = received.detach().requires_grad_(true);
+  }
+  if (isLast(s)) entry.target = state.targets[action.microbatch].to(current.device());
+
+  int64_t activationBytes = 0;
+  at::Tensor output;
+  if (checkpoint_[s]) {
+    torch::NoGradGuard noGrad;
+    output = current.forward(entry.input);
+    activationBytes = bytesOf(entry.input);
+  } else {
+    output = current.forward(entry.input, &activationBytes);
+  }
+  if (isLast(s)) {
+    output = (*state.lossFn)(output, entry.target) / schedule_.microbatches();
+    state.lossSum += output.item<double>();
+  } else {
+    links_->send(output, s, action.microbatch, Flow::kActivation);
+  }
+  if (!checkpoint_[s]) entry.output = output;
+  auto key = std::make_pair(s, action.microbatch);
+  state.hold(state.stash[key] = std::move(entry), activationBytes);
+}
+
+// Recomputes a checkpointed stage's forward with grad enabled.
+void Executor::ensureOutput(const Action& action, Stashed& stashed, const StepState& state) {
+  if (stashed.output.defined()) return;
+  torch::AutoGradMode withGrad(true);
+  at::Tensor output = stage(action.stage).forward(stashed.input);
+  if (isLast(action.stage)) {
+    output = (*state.lossFn)(output, stashed.target) / schedule_.microbatches();
+  }
+  stashed.output = output;
+}
+
+// B: dL/dx_m and the weight gradients in one backward pass.
+void Executor::backward(const Action& action, StepState& state) {
+  auto key = std::make_pair(action.stage, action.microbatch);
+  Stashed& entry = state.stash.at(key);
+  ensureOutput(action, entry, state);
+  at::Tensor grad = receiveOutputGrad(action, entry, state);
+  // A first stage of parameter-free layers produces nothing to differentiate.
+  if (entry.output.requires_grad()) {
+    torch::autograd::backward({entry.output}, {grad});
+  }
+  if (action.stage > 0) sendInputGrad(action, entry.input.grad(), state);
+  state.release(key);
+}
+
+// I: only dL/dx_m = (dy_m/dx_m)^T dL/dy_m, sent on at once because the previous
+// stage waits for it. retain_graph keeps the saved activations for W, so the
+// stash stays until W; W then walks the graph again from y_m to the weights,
+// recomputing the activation gradients inside the stage (the price of the
+// split: about one extra input-gradient pass per stage, traded for filling
+// bubbles with W).
+void Executor::backwardInput(const Action& action, StepState& state) {
+  auto key = std::make_pair(action.stage, action.microbatch);
+  Stashed& entry = state.stash.at(key);
+  ensureOutput(action, entry, state);
+  entry.outputGrad = receiveOutputGrad(action, entry, state);
+  if (action.stage == 0 || !entry.output.requires_grad()) return;
+  at::Tensor inputGrad = torch::autograd::grad({entry.output}, {entry.input}, {entry.outputGrad},
+                                               /*retain_graph=*/true)[0];
+  sendInputGrad(action, inputGrad, state);
+}
+
+// W: dL/dw = (dy_m/dw)^T dL/dy_m, accumulated into every parameter's .grad.
+void Executor::backwardWeight(const Action& action, StepState& state) {
+  auto key = std::make_pair(action.stage, action.microbatch);
+  Stashed& entry = state.stash.at(key);
+  std::vector<at::Tensor> parameters = stage(action.stage).parameters();
+  if (!parameters.empty() && entry.output.requires_grad()) {
+    std::vector<at::Tensor> grads =
+        torch::autograd::grad({entry.output}, parameters, {entry.outputGrad},
+                              /*retain_graph=*/false, /*create_graph=*/false,
+                              /*allow_unused=*/true);
+    for (std::size_t i = 0; i < parameters.size(); ++i) accumulateGrad(parameters[i], grads[i]);
+  }
+  state.release(key);
+}
+
+// dL/dy_m from the next stage; undefined on the last stage, whose output is
+// the scalar loss (autograd then seeds it with 1).
+at::Tensor Executor::receiveOutputGrad(const Action& action, const Stashed& stashed,
+                                       StepState& state) {
+  if (isLast(action.stage)) return at::Tensor();
+  return waitFor(action, state, [&] {
+    return links_->recvGradient(action.stage + 1, action.microbatch, stashed.output);
+  });
+}
+
+void Executor::sendInputGrad(const Action& action, const at::Tensor& grad, StepState& state) {
+  // A stage whose input did not influence its output sends zeros, so the
+  // previous stage still gets the message it waits for.
+  at::Tensor message =
+      grad.defined() ? grad
+                     : at::zeros_like(state.stash.at({action.stage, action.microbatch}).input);
+  links_->send(message, action.stage, action.microbatch, Flow::kGradient);
+}
+
+}  // namespace strata::pipeline

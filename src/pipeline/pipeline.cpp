@@ -1,0 +1,143 @@
+#include "strata/pipeline/pipeline.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+
+#include "strata/pipeline/split.h"
+#include "strata/plan/errors.h"
+#include "strata/runtime/error.h"
+#include "strata/schedule/error.h"
+#include "strata/schedule/registry.h"
+#include "strata/schedule/stash.h"
+
+namespace strata::pipeline {
+namespace {
+
+schedule::Schedule makeSchedule(const PipelineOptions& options, int ranks) {
+  try {
+    return schedule::generate(options.schedule,
+                              {ranks, options.microbatches, options.virtualStages});
+  } catch (const schedule::ScheduleError& error) {
+    throw ConfigError("pipeline schedule '" + options.schedule + "' with " + std::to_string(ranks) +
+                      " ranks, " + std::to_string(options.microbatches) + " microbatches, " +
+                      std::to_string(options.virtualStages) + " virtual stages: " + error.what());
+  }
+}
+
+// Measured times differ a little from rank to rank; the average is the same
+// everywhere, so every rank computes the same cut.
+void averageOverGroup(std::vector<LayerProfile>& profiles, Communicator* pp) {
+  if (!pp || pp->size() == 1) return;
+  at::Tensor times = torch::empty({static_cast<int64_t>(profiles.size()), 2}, torch::kFloat64);
+  for (std::size_t i = 0; i < profiles.size(); ++i) {
+    times[i][0] = profiles[i].forwardSeconds;
+    times[i][1] = profiles[i].backwardSeconds;
+  }
+  pp->allReduce(times, ReduceOp::kAvg);
+  for (std::size_t i = 0; i < profiles.size(); ++i) {
+    profiles[i].forwardSeconds = times[i][0].item<double>();
+    profiles[i].backwardSeconds = times[i][1].item<double>();
+  }
+}
+
+plan::Partition profiledPartition(const LayerList& layers, const schedule::Schedule& schedule,
+                                  const PipelineOptions& options, Communicator* pp) {
+  if (!options.profileInput.defined()) {
+    throw ConfigError("autoPartition needs PipelineOptions::profileInput, a sample micro-batch");
+  }
+  std::vector<LayerProfile> profiles =
+      profileLayers(layers, options.profileInput, options.device, options.profile);
+  averageOverGroup(profiles, pp);
+  std::vector<int> stashPeaks = schedule::peakStash(schedule).perStage;
+  int stashed = *std::max_element(stashPeaks.begin(), stashPeaks.end());
+  try {
+    return plan::partitionBalanced(toLayerCosts(profiles, stashed), schedule.stages(),
+                                   options.memoryLimitBytes);
+  } catch (const plan::PlanError& error) {
+    throw ConfigError(std::string("automatic partitioning failed: ") + error.what());
+  }
+}
+
+// Decides the cut. Every check that can fail runs before the profile's
+// all-reduce, so a bad configuration fails alike on every rank.
+plan::Partition choosePartition(const LayerList& layers, const schedule::Schedule& schedule,
+                                const PipelineOptions& options, Communicator* pp) {
+  int numLayers = static_cast<int>(layers.size());
+  std::vector<plan::LayerCost> unmeasured(numLayers);
+  if (!options.layersPerStage.empty()) {
+    if (static_cast<int>(options.layersPerStage.size()) != schedule.stages()) {
+      throw ConfigError("layersPerStage has " + std::to_string(options.layersPerStage.size()) +
+                        " counts, but the schedule has " + std::to_string(schedule.stages()) +
+                        " stages");
+    }
+    checkCounts(options.layersPerStage, numLayers);
+    return plan::partitionByCounts(unmeasured, options.layersPerStage);
+  }
+  std::vector<int> even = evenCounts(numLayers, schedule.stages());
+  if (options.autoPartition) return profiledPartition(layers, schedule, options, pp);
+  return plan::partitionByCounts(unmeasured, even);
+}
+
+std::vector<int> checkpointedStages(const PipelineOptions& options, int stages) {
+  if (!options.checkpointActivations) return options.checkpointStages;
+  std::vector<int> all(stages);
+  for (int s = 0; s < stages; ++s) all[s] = s;
+  return all;
+}
+
+}  // namespace
+
+Pipeline::Pipeline(torch::nn::Sequential model, const ParallelGroups& groups,
+                   PipelineOptions options)
+    : Pipeline(std::move(model), groups.pp->size(), groups.pp, {}, std::move(options)) {}
+
+Pipeline::Pipeline(torch::nn::Sequential model, std::vector<at::Device> devices,
+                   PipelineOptions options)
+    : Pipeline(std::move(model), static_cast<int>(devices.size()), nullptr, devices,
+               std::move(options)) {}
+
+Pipeline::Pipeline(torch::nn::Sequential model, int ranks, std::shared_ptr<Communicator> pp,
+                   std::vector<at::Device> devices, PipelineOptions options)
+    : options_(std::move(options)) {
+  if (ranks < 1) throw ConfigError("the in-process pipeline needs at least one device");
+  LayerList layers = layersOf(model);
+  schedule::Schedule plan = makeSchedule(options_, ranks);
+  partition_ = choosePartition(layers, plan, options_, pp.get());
+
+  int stages = plan.stages();
+  std::vector<at::Device> stageDevices(stages, options_.device);
+  std::vector<bool> keep(stages, true);
+  for (int s = 0; s < stages; ++s) {
+    if (pp) {
+      keep[s] = plan.rankOf(s) == pp->rank();
+    } else {
+      stageDevices[s] = devices[plan.rankOf(s)];
+    }
+  }
+  stages_ = splitByCounts(layers, partition_.counts(), stageDevices, keep);
+
+  ExecutorOptions executorOptions;
+  executorOptions.checkpointStages = checkpointedStages(options_, stages);
+  executorOptions.trace = options_.trace;
+  executor_ = pp ? std::make_unique<Executor>(plan, stages_, pp, executorOptions)
+                 : std::make_unique<Executor>(plan, stages_, executorOptions);
+}
+
+Pipeline::~Pipeline() = default;
+
+double Pipeline::step(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn) {
+  lastStep_ = executor_->step(input, target, lossFn);
+  return lastStep_.loss;
+}
+
+std::vector<at::Tensor> Pipeline::parameters() const {
+  std::vector<at::Tensor> result;
+  for (const Stage& stage : stages_) {
+    std::vector<at::Tensor> own = stage.parameters();
+    result.insert(result.end(), own.begin(), own.end());
+  }
+  return result;
+}
+
+}  // namespace strata::pipeline

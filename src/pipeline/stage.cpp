@@ -1,0 +1,37 @@
+#include "strata/pipeline/stage.h"
+
+#include <torch/torch.h>
+
+#include "strata/runtime/error.h"
+
+namespace strata::pipeline {
+
+Stage::Stage(int index, int firstLayer, LayerList layers, at::Device device)
+    : index_(index), firstLayer_(firstLayer), layers_(std::move(layers)), device_(device) {
+  if (layers_.empty()) {
+    throw ConfigError("pipeline stage " + std::to_string(index) + " has no layers");
+  }
+  for (torch::nn::AnyModule& layer : layers_) layer.ptr()->to(device_);
+}
+
+at::Tensor Stage::forward(const at::Tensor& input, int64_t* activationBytes) const {
+  at::Tensor x = input;
+  for (const torch::nn::AnyModule& layer : layers_) {
+    // AnyModule::forward is not const; the module it points to is shared.
+    x = const_cast<torch::nn::AnyModule&>(layer).forward(x);
+    if (activationBytes) *activationBytes += x.numel() * x.element_size();
+  }
+  return x;
+}
+
+std::vector<at::Tensor> Stage::parameters() const {
+  std::vector<at::Tensor> result;
+  for (const torch::nn::AnyModule& layer : layers_) {
+    for (const at::Tensor& parameter : layer.ptr()->parameters()) {
+      if (parameter.requires_grad()) result.push_back(parameter);
+    }
+  }
+  return result;
+}
+
+}  // namespace strata::pipeline

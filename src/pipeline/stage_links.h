@@ -1,0 +1,59 @@
+// How activations and gradients travel between stages: to a stage of this
+// process through a local mailbox (moved to the receiving stage's device), to
+// a stage of another rank over the pp communicator.
+//
+// Every message is keyed by (sending stage, micro-batch, flow); the key is
+// also the point-to-point tag, so messages never match the wrong receive.
+// Sends are posted asynchronously and waited for in flush(), which is when
+// their buffers may be released. recv blocks (bounded by the communicator's
+// timeout); a local message that was never sent is a ProtocolError, which a
+// validated schedule never triggers.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <map>
+#include <memory>
+#include <tuple>
+#include <vector>
+
+#include "strata/runtime/communicator.h"
+#include "strata/schedule/schedule.h"
+
+namespace strata::pipeline {
+
+enum class Flow { kActivation = 0, kGradient = 1 };
+
+class StageLinks {
+ public:
+  // `pp` may be null when every stage lives in this process.
+  StageLinks(const schedule::Schedule& schedule, int rank, std::shared_ptr<Communicator> pp);
+
+  // Activations go to fromStage + 1, gradients to fromStage - 1.
+  void send(const at::Tensor& tensor, int fromStage, int microbatch, Flow flow);
+  // An activation, whose shape the receiver does not know: header + payload.
+  at::Tensor recvActivation(int fromStage, int microbatch, at::Device device);
+  // A gradient, shaped like the output it belongs to: payload only.
+  at::Tensor recvGradient(int fromStage, int microbatch, const at::Tensor& like);
+  // Waits for every posted send.
+  void flush();
+
+ private:
+  using Key = std::tuple<int, int, int>;
+  int toStage(int fromStage, Flow flow) const;
+  bool isLocal(int stage) const;
+  int tagOf(int fromStage, int microbatch, Flow flow) const;
+  at::Tensor takeLocal(const Key& key);
+
+  const schedule::Schedule& schedule_;
+  int rank_;
+  std::shared_ptr<Communicator> pp_;
+  std::map<Key, at::Tensor> mailbox_;
+  struct PendingSend {
+    WorkHandle work;
+    at::Tensor buffer;  // kept alive until the send completes
+  };
+  std::vector<PendingSend> pending_;
+};
+
+}  // namespace strata::pipeline

@@ -1,0 +1,172 @@
+// The in-process path (every stage in this process, each on its own device;
+// all on the CPU here), cutting, errors, automatic partitioning and traces.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "pipeline_fixtures.h"
+#include "strata/pipeline/pipeline.h"
+#include "strata/pipeline/profiler.h"
+#include "strata/pipeline/split.h"
+#include "strata/pipeline/trace.h"
+#include "strata/runtime/error.h"
+#include "strata/schedule/chrome_trace.h"
+#include "strata/schedule/svg.h"
+
+namespace strata::pipeline::testing {
+namespace {
+
+std::vector<at::Device> cpus(int n) { return std::vector<at::Device>(n, at::kCPU); }
+
+TEST(PipelineSplit, CountsCoverEveryLayerOnce) {
+  EXPECT_EQ(evenCounts(9, 4), (std::vector<int>{3, 2, 2, 2}));
+  torch::nn::Sequential model = makeMlp(kSeed);
+  LayerList layers = layersOf(model);
+  std::vector<Stage> stages = splitByCounts(layers, {2, 3, 4}, cpus(3), {true, false, true});
+  ASSERT_EQ(stages.size(), 2u);
+  EXPECT_EQ(stages[0].firstLayer(), 0);
+  EXPECT_EQ(stages[1].index(), 2);
+  EXPECT_EQ(stages[1].firstLayer(), 5);
+  EXPECT_EQ(stages[1].numLayers(), 4);
+  // The stage shares the model's module: no copy.
+  EXPECT_EQ(stages[1].layers()[0].ptr().get(), model->ptr(5).get());
+}
+
+TEST(PipelineSplit, DevicePerLayerGroupsRuns) {
+  at::Device a("cpu"), b("meta");
+  DevicePlacement placement = placementFromLayerDevices({a, a, b, b, b, a});
+  EXPECT_EQ(placement.layersPerStage, (std::vector<int>{2, 3, 1}));
+  EXPECT_EQ(placement.stageDevices, (std::vector<at::Device>{a, b, a}));
+}
+
+TEST(PipelineSplit, BadCutsAreConfigErrors) {
+  EXPECT_THROW(evenCounts(3, 4), ConfigError);
+  EXPECT_THROW(checkCounts({2, 0, 7}, 9), ConfigError);
+  EXPECT_THROW(checkCounts({2, 2}, 9), ConfigError);
+  PipelineOptions options;
+  options.schedule = "gpipe";
+  EXPECT_THROW(Pipeline(makeMlp(kSeed, 3), cpus(4), options), ConfigError);
+  options.layersPerStage = {4, 4};
+  EXPECT_THROW(Pipeline(makeMlp(kSeed), cpus(2), options), ConfigError);
+  options.layersPerStage = {9};
+  EXPECT_THROW(Pipeline(makeMlp(kSeed), cpus(2), options), ConfigError);
+}
+
+TEST(PipelineOptionsCheck, BadScheduleOrBatchIsConfigError) {
+  PipelineOptions options;
+  options.schedule = "no-such-schedule";
+  EXPECT_THROW(Pipeline(makeMlp(kSeed), cpus(2), options), ConfigError);
+  options.schedule = "interleaved-1f1b";
+  options.virtualStages = 2;
+  options.microbatches = 3;  // not a multiple of 2 ranks
+  EXPECT_THROW(Pipeline(makeMlp(kSeed), cpus(2), options), ConfigError);
+  options.schedule = "1f1b";
+  options.virtualStages = 1;
+  options.microbatches = 4;
+  Pipeline pipe(makeMlp(kSeed), cpus(2), options);
+  auto [x, t] = batchFor(0, 6);
+  EXPECT_THROW(pipe.step(x, t, mseLoss), ConfigError);
+  options.autoPartition = true;
+  EXPECT_THROW(Pipeline(makeMlp(kSeed), cpus(2), options), ConfigError);
+}
+
+TEST(PipelineInProcess, MatchesSerialForEverySchedule) {
+  for (int p : {2, 3, 4}) {
+    for (const Config& config : matrixFor(p)) {
+      int64_t batch = 2 * config.microbatches;
+      Trained serial = trainSerial(kSeed, batch);
+      torch::nn::Sequential model = makeMlp(kSeed);
+      Pipeline pipe(model, cpus(p), config.options());
+      Trained piped = trainPipelined(pipe, model, batch);
+      expectMatchesSerial(pipe, piped, serial, "in-process " + config.describe(p));
+    }
+  }
+}
+
+TEST(PipelineInProcess, CheckpointingStashesOnlyStageInputs) {
+  PipelineOptions options;
+  options.schedule = "gpipe";
+  options.microbatches = 4;
+  auto [x, t] = batchFor(0, 8);
+  Pipeline plain(makeMlp(kSeed), cpus(2), options);
+  plain.step(x, t, mseLoss);
+  options.checkpointActivations = true;
+  Pipeline checkpointed(makeMlp(kSeed), cpus(2), options);
+  checkpointed.step(x, t, mseLoss);
+  // GPipe stashes all 4 micro-batches of both stages: 4 x 2 inputs of [2, 6]
+  // floats when checkpointed, every layer output otherwise.
+  EXPECT_EQ(checkpointed.lastStep().peakStashBytes, 4 * 2 * 2 * kWidth * 4);
+  EXPECT_GT(plain.lastStep().peakStashBytes, 2 * checkpointed.lastStep().peakStashBytes);
+}
+
+// Layer 0 runs its Linear ten times, the others once.
+struct RepeatedLinearImpl : torch::nn::Module {
+  RepeatedLinearImpl(int64_t width, int repeats)
+      : linear(register_module("linear", torch::nn::Linear(width, width))), repeats(repeats) {}
+  torch::Tensor forward(torch::Tensor x) {
+    for (int i = 0; i < repeats; ++i) x = torch::tanh(linear(x));
+    return x;
+  }
+  torch::nn::Linear linear;
+  int repeats;
+};
+TORCH_MODULE(RepeatedLinear);
+
+torch::nn::Sequential heavyFirstModel() {
+  torch::manual_seed(kSeed);
+  torch::nn::Sequential model;
+  for (int i = 0; i < 8; ++i) model->push_back(RepeatedLinear(64, i == 0 ? 10 : 1));
+  return model;
+}
+
+TEST(PipelineAutoPartition, BeatsEqualCountsOnAHeavyLayer) {
+  torch::nn::Sequential model = heavyFirstModel();
+  torch::Tensor sample = torch::randn({256, 64});
+  std::vector<plan::LayerCost> costs =
+      toLayerCosts(profileLayers(layersOf(model), sample, at::kCPU), 1);
+  plan::Partition equal = plan::partitionByCounts(costs, evenCounts(8, 2));
+  plan::Partition balanced = plan::partitionBalanced(costs, 2);
+  EXPECT_LT(balanced.slowestSeconds(), equal.slowestSeconds())
+      << "equal:\n"
+      << formatPartition(equal) << "auto:\n"
+      << formatPartition(balanced);
+
+  // The Pipeline's automatic cut trains like the serial model.
+  PipelineOptions options;
+  options.microbatches = 2;
+  options.autoPartition = true;
+  options.profileInput = sample.narrow(0, 0, 4);
+  options.profile.repetitions = 2;
+  Pipeline pipe(model, cpus(2), options);
+  EXPECT_EQ(pipe.partition().stages.size(), 2u);
+  EXPECT_NE(pipe.partitionTable().find("slowest stage"), std::string::npos);
+  for (const at::Tensor& parameter : model->parameters()) EXPECT_FALSE(parameter.grad().defined());
+}
+
+TEST(PipelineTrace, RecordsEveryActionAndRenders) {
+  PipelineOptions options;
+  options.schedule = "zb-h1";
+  options.microbatches = 4;
+  options.trace = true;
+  Pipeline pipe(makeMlp(kSeed), cpus(2), options);
+  auto [x, t] = batchFor(0, 8);
+  pipe.step(x, t, mseLoss);
+  const std::vector<TraceEvent>& events = pipe.lastStep().events;
+  int actions = 0;
+  for (const TraceEvent& e : events) actions += e.isWait ? 0 : 1;
+  EXPECT_EQ(actions, static_cast<int>(pipe.schedule().actionCount()));
+  schedule::Timeline timeline = toTimeline(events, 2, earliestStart(events));
+  std::string svg = schedule::renderSvg(timeline, "measured");
+  std::size_t blocks = 0;
+  for (std::size_t at = svg.find("class=\"action\""); at != std::string::npos;
+       at = svg.find("class=\"action\"", at + 1)) {
+    ++blocks;
+  }
+  EXPECT_EQ(blocks, events.size());
+  EXPECT_NE(schedule::toChromeTrace(timeline).find("\"1W3\""), std::string::npos);
+  std::vector<schedule::StageCosts> costs = measuredStageCosts(events, 2);
+  EXPECT_GT(costs[1].forward, 0);
+  EXPECT_GT(costs[1].backwardWeight, 0);
+}
+
+}  // namespace
+}  // namespace strata::pipeline::testing
