@@ -1,0 +1,54 @@
+// Column-parallel linear layer: Y = XA + b with A split by columns,
+// A = [A_1 ... A_p], b = [b_1 ... b_p]; rank r computes Y_r = X A_r + b_r.
+//
+// Parameters (torch Linear convention, weight = A^T): weight [out/p, in] is
+// rows [r*out/p, (r+1)*out/p) of the serial weight, bias [out/p] likewise.
+//
+// Input: [s, b, in] replicated, or [s/p, b, in] under sequence parallel (then
+// all-gathered along the sequence first). Output: [s, b, out/p], or the full
+// [s, b, out] with gatherOutput.
+//
+// The constructor throws ConfigError when out is not divisible by tp; forward
+// blocks in the tp collectives (see comm_ops.h).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <torch/nn/module.h>
+#include <torch/nn/pimpl.h>
+
+#include <memory>
+
+#include "strata/runtime/communicator.h"
+#include "strata/tensor_parallel/init.h"
+#include "strata/tensor_parallel/sharding.h"
+
+namespace strata::tensor_parallel {
+
+struct ColumnParallelLinearOptions {
+  int64_t inFeatures = 0;
+  int64_t outFeatures = 0;
+  bool bias = true;
+  bool gatherOutput = false;
+  bool sequenceParallel = false;
+  InitOptions init;
+};
+
+class ColumnParallelLinearImpl : public torch::nn::Module, public ShardedModule {
+ public:
+  ColumnParallelLinearImpl(const ColumnParallelLinearOptions& options,
+                           std::shared_ptr<Communicator> tp);
+
+  at::Tensor forward(const at::Tensor& x);
+  int64_t shardDim(const std::string& name) const override;
+  const ColumnParallelLinearOptions& options() const { return options_; }
+
+  at::Tensor weight;  // [out/p, in]
+  at::Tensor bias;    // [out/p], undefined without bias
+
+ private:
+  ColumnParallelLinearOptions options_;
+  std::shared_ptr<Communicator> tp_;
+};
+TORCH_MODULE(ColumnParallelLinear);
+
+}  // namespace strata::tensor_parallel

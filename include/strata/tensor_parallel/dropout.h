@@ -1,0 +1,49 @@
+// Dropout whose masks are a pure function of (seed, call number, position),
+// so that a tensor-parallel run draws exactly the masks of the serial run:
+//   - replicated regions: one mask for the whole tensor from one generator;
+//     every tp rank draws the same mask (same seed, same shape).
+//   - head-sharded regions (attention probabilities): one generator per
+//     global head, seeded from (seed, call, head); each rank draws only its
+//     own heads, so masks differ across ranks and match serial head by head.
+//   - sequence-sharded regions (sequence parallel): the full-sequence mask is
+//     drawn as in the replicated case and each rank keeps its own rows, so
+//     masks differ across ranks and match serial. This costs p times the
+//     random numbers of the local slice; LibTorch's CPU generator
+//     (mt19937) cannot jump ahead to a row.
+// Each training-mode call advances the call number, identically on every
+// rank as long as every rank runs the same forward passes.
+//
+// Nothing here communicates. Throws ConfigError for p outside [0, 1).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+#include "strata/runtime/communicator.h"
+
+namespace strata::tensor_parallel {
+
+class SeededDropout {
+ public:
+  SeededDropout(double p, uint64_t seed);
+
+  double p() const { return p_; }
+
+  // x: any shape; the same mask on every rank.
+  at::Tensor replicated(const at::Tensor& x, bool training);
+  // x: rows [r*n, (r+1)*n) of dim 0 of a [p*n, ...] tensor, r = tp.rank().
+  at::Tensor sequenceSharded(const at::Tensor& x, bool training, const Communicator& tp);
+  // x: slices [first, first + x.size(dim)) of the global units along `dim`.
+  at::Tensor unitSharded(const at::Tensor& x, int64_t dim, int64_t first, bool training);
+
+ private:
+  uint64_t nextCallSeed();
+  at::Tensor applyMask(const at::Tensor& x, const at::Tensor& keep) const;
+
+  double p_;
+  uint64_t seed_;
+  uint64_t calls_ = 0;
+};
+
+}  // namespace strata::tensor_parallel

@@ -1,0 +1,56 @@
+// Tensor-parallel causal self-attention, heads split across tp ranks.
+//
+// QKV is one column-parallel projection hidden -> 3 * hidden whose output
+// features are laid out head-major, [heads, 3 (q, k, v), headDim], so rank r
+// holds whole heads [r*H/p, (r+1)*H/p) with their q, k and v. Each rank runs
+// scaled dot-product attention over its heads,
+//   O_h = dropout(softmax(Q_h K_h^T / sqrt(d) + causal mask)) V_h,
+// and the output projection is row-parallel over the concatenated heads.
+//
+// Input/output [s, b, hidden], or [s/p, b, hidden] under sequence parallel.
+// The constructor throws ConfigError when hidden is not divisible by heads,
+// or heads or hidden by tp; forward blocks in the tp collectives.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <torch/nn/module.h>
+#include <torch/nn/pimpl.h>
+
+#include <memory>
+
+#include "strata/tensor_parallel/column_parallel_linear.h"
+#include "strata/tensor_parallel/dropout.h"
+#include "strata/tensor_parallel/row_parallel_linear.h"
+
+namespace strata::tensor_parallel {
+
+struct ParallelSelfAttentionOptions {
+  int64_t hidden = 0;
+  int64_t heads = 0;
+  bool sequenceParallel = false;
+  double attentionDropout = 0.0;  // on the probabilities, masks per global head
+  InitOptions init;               // qkv, proj, dropout: sub-streams 0, 1, 2
+};
+
+class ParallelSelfAttentionImpl : public torch::nn::Module {
+ public:
+  ParallelSelfAttentionImpl(const ParallelSelfAttentionOptions& options,
+                            std::shared_ptr<Communicator> tp);
+
+  at::Tensor forward(const at::Tensor& x);
+
+  ColumnParallelLinear qkv{nullptr};  // hidden -> 3 * hidden / p
+  RowParallelLinear proj{nullptr};    // hidden / p -> hidden
+
+ private:
+  // q, k, v: [b, H/p, s, d] -> [b, H/p, s, d]
+  at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+
+  int64_t localHeads_;
+  int64_t headDim_;
+  int64_t firstHead_;
+  SeededDropout dropout_;
+};
+TORCH_MODULE(ParallelSelfAttention);
+
+}  // namespace strata::tensor_parallel

@@ -1,0 +1,58 @@
+// A pre-LN transformer block built from tensor-parallel layers:
+//   h = x + dropout(attention(LN1(x)))
+//   y = h + dropout(MLP(LN2(h)))
+// Without sequence parallel x, h and y are replicated [s, b, hidden] and
+// the residual dropout masks are the same on every rank. Under sequence
+// parallel they are sequence-sharded [s/p, b, hidden]: LayerNorms, residuals
+// and dropout run on each rank's rows, and the masks are the rows of the
+// serial mask (see dropout.h).
+//
+// The constructor throws ConfigError for sizes not divisible as the
+// sublayers require; forward blocks in the tp collectives.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <torch/nn/module.h>
+#include <torch/nn/pimpl.h>
+
+#include <memory>
+
+#include "strata/tensor_parallel/dropout.h"
+#include "strata/tensor_parallel/layer_norm.h"
+#include "strata/tensor_parallel/parallel_attention.h"
+#include "strata/tensor_parallel/parallel_mlp.h"
+
+namespace strata::tensor_parallel {
+
+struct ParallelTransformerBlockOptions {
+  int64_t hidden = 0;
+  int64_t heads = 0;
+  int64_t ffn = 0;
+  bool sequenceParallel = false;
+  double hiddenDropout = 0.0;     // on both residual branches
+  double attentionDropout = 0.0;  // on the attention probabilities
+  InitOptions init;               // attention, mlp, dropout: sub-streams 0, 1, 2
+};
+
+class ParallelTransformerBlockImpl : public torch::nn::Module {
+ public:
+  ParallelTransformerBlockImpl(const ParallelTransformerBlockOptions& options,
+                               std::shared_ptr<Communicator> tp);
+
+  at::Tensor forward(const at::Tensor& x);
+
+  ParallelLayerNorm ln1{nullptr};
+  ParallelSelfAttention attention{nullptr};
+  ParallelLayerNorm ln2{nullptr};
+  ParallelMLP mlp{nullptr};
+
+ private:
+  at::Tensor residualDropout(const at::Tensor& x);
+
+  bool sequenceParallel_;
+  std::shared_ptr<Communicator> tp_;
+  SeededDropout dropout_;
+};
+TORCH_MODULE(ParallelTransformerBlock);
+
+}  // namespace strata::tensor_parallel

@@ -1,0 +1,36 @@
+#include "strata/tensor_parallel/column_parallel_linear.h"
+
+#include <torch/torch.h>
+
+#include "collectives.h"
+#include "strata/tensor_parallel/comm_ops.h"
+
+namespace strata::tensor_parallel {
+
+ColumnParallelLinearImpl::ColumnParallelLinearImpl(const ColumnParallelLinearOptions& options,
+                                                   std::shared_ptr<Communicator> tp)
+    : options_(options), tp_(std::move(tp)) {
+  detail::requireDivisible(options.outFeatures, "ColumnParallelLinear output features", *tp_);
+  int parts = tp_->size();
+  // Serial weight [out, in]; this rank keeps rows [r*out/p, (r+1)*out/p).
+  at::Tensor full = seededNormal({options.outFeatures, options.inFeatures},
+                                 deriveSeed(options.init.seed, 0), options.init.weightStd);
+  weight = register_parameter("weight", shardOf(full, 0, tp_->rank(), parts));
+  if (options.bias) {
+    at::Tensor fullBias =
+        seededNormal({options.outFeatures}, deriveSeed(options.init.seed, 1), options.init.biasStd);
+    bias = register_parameter("bias", shardOf(fullBias, 0, tp_->rank(), parts));
+  }
+}
+
+at::Tensor ColumnParallelLinearImpl::forward(const at::Tensor& x) {
+  // x: [s, b, in] replicated, or [s/p, b, in] sequence-sharded.
+  at::Tensor input =
+      options_.sequenceParallel ? gatherFromSequenceRegion(x, *tp_) : copyToTensorRegion(x, *tp_);
+  at::Tensor y = at::linear(input, weight, bias);  // [s, b, out/p]
+  return options_.gatherOutput ? gatherFromTensorRegion(y, *tp_) : y;
+}
+
+int64_t ColumnParallelLinearImpl::shardDim(const std::string& name) const { return 0; }
+
+}  // namespace strata::tensor_parallel

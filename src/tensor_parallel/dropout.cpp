@@ -1,0 +1,60 @@
+#include "strata/tensor_parallel/dropout.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/torch.h>
+
+#include "strata/runtime/error.h"
+#include "strata/tensor_parallel/init.h"
+
+namespace strata::tensor_parallel {
+namespace {
+
+// keep ~ Bernoulli(1 - p), drawn from a generator seeded with `seed`.
+at::Tensor keepMask(at::IntArrayRef shape, double p, uint64_t seed) {
+  at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+  return at::empty(shape, at::TensorOptions().dtype(at::kFloat)).bernoulli_(1.0 - p, generator);
+}
+
+}  // namespace
+
+SeededDropout::SeededDropout(double p, uint64_t seed) : p_(p), seed_(seed) {
+  if (!(p >= 0.0 && p < 1.0)) {
+    throw ConfigError("dropout probability " + std::to_string(p) + " is outside [0, 1)");
+  }
+}
+
+uint64_t SeededDropout::nextCallSeed() { return deriveSeed(seed_, calls_++); }
+
+// y = x * keep / (1 - p), so E[y] = x.
+at::Tensor SeededDropout::applyMask(const at::Tensor& x, const at::Tensor& keep) const {
+  return x * keep.to(x.device(), x.scalar_type()) * (1.0 / (1.0 - p_));
+}
+
+at::Tensor SeededDropout::replicated(const at::Tensor& x, bool training) {
+  if (!training || p_ == 0.0) return x;
+  return applyMask(x, keepMask(x.sizes(), p_, nextCallSeed()));
+}
+
+at::Tensor SeededDropout::sequenceSharded(const at::Tensor& x, bool training,
+                                          const Communicator& tp) {
+  if (!training || p_ == 0.0) return x;
+  std::vector<int64_t> fullShape = x.sizes().vec();
+  fullShape[0] *= tp.size();
+  at::Tensor keep = keepMask(fullShape, p_, nextCallSeed());
+  return applyMask(x, keep.narrow(0, x.size(0) * tp.rank(), x.size(0)));
+}
+
+at::Tensor SeededDropout::unitSharded(const at::Tensor& x, int64_t dim, int64_t first,
+                                      bool training) {
+  if (!training || p_ == 0.0) return x;
+  uint64_t callSeed = nextCallSeed();
+  std::vector<int64_t> unitShape = x.sizes().vec();
+  unitShape.erase(unitShape.begin() + dim);
+  std::vector<at::Tensor> masks;
+  for (int64_t unit = 0; unit < x.size(dim); ++unit) {
+    masks.push_back(keepMask(unitShape, p_, deriveSeed(callSeed, first + unit)));
+  }
+  return applyMask(x, at::stack(masks, dim));
+}
+
+}  // namespace strata::tensor_parallel

@@ -1,0 +1,66 @@
+#include "strata/tensor_parallel/parallel_attention.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "collectives.h"
+#include "strata/runtime/error.h"
+
+namespace strata::tensor_parallel {
+namespace {
+
+// Checks every size before any layer is built, so every rank throws alike.
+void checkSizes(const ParallelSelfAttentionOptions& options, const Communicator& tp) {
+  if (options.heads <= 0 || options.hidden % options.heads != 0) {
+    throw ConfigError("ParallelSelfAttention hidden size " + std::to_string(options.hidden) +
+                      " is not divisible by the number of heads " + std::to_string(options.heads));
+  }
+  detail::requireDivisible(options.heads, "ParallelSelfAttention number of heads", tp);
+  detail::requireDivisible(options.hidden, "ParallelSelfAttention hidden size", tp);
+}
+
+}  // namespace
+
+ParallelSelfAttentionImpl::ParallelSelfAttentionImpl(const ParallelSelfAttentionOptions& options,
+                                                     std::shared_ptr<Communicator> tp)
+    : localHeads_((checkSizes(options, *tp), options.heads / tp->size())),
+      headDim_(options.hidden / options.heads),
+      firstHead_(localHeads_ * tp->rank()),
+      dropout_(options.attentionDropout, deriveSeed(options.init.seed, 2)) {
+  ColumnParallelLinearOptions fused;
+  fused.inFeatures = options.hidden;
+  fused.outFeatures = 3 * options.hidden;
+  fused.sequenceParallel = options.sequenceParallel;
+  fused.init = deriveInit(options.init, 0);
+  RowParallelLinearOptions out;
+  out.inFeatures = options.hidden;
+  out.outFeatures = options.hidden;
+  out.sequenceParallel = options.sequenceParallel;
+  out.init = deriveInit(options.init, 1);
+  qkv = register_module("qkv", ColumnParallelLinear(fused, tp));
+  proj = register_module("proj", RowParallelLinear(out, tp));
+}
+
+at::Tensor ParallelSelfAttentionImpl::forward(const at::Tensor& x) {
+  at::Tensor fused = qkv(x);  // [s, b, 3h/p], features [H/p, 3, d]
+  int64_t s = fused.size(0);
+  int64_t b = fused.size(1);
+  at::Tensor split = fused.view({s, b, localHeads_, 3, headDim_}).permute({3, 1, 2, 0, 4});
+  at::Tensor heads = attend(split[0], split[1], split[2]);  // [b, H/p, s, d]
+  at::Tensor merged = heads.permute({2, 0, 1, 3}).reshape({s, b, localHeads_ * headDim_});
+  return proj(merged);
+}
+
+at::Tensor ParallelSelfAttentionImpl::attend(const at::Tensor& q, const at::Tensor& k,
+                                             const at::Tensor& v) {
+  int64_t s = q.size(2);
+  // scores = Q K^T / sqrt(d): [b, H/p, s, s]; position i attends to j <= i.
+  at::Tensor scores = at::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(headDim_)));
+  at::Tensor future = at::ones({s, s}, q.options().dtype(at::kBool)).triu(1);
+  at::Tensor probs = at::softmax(scores.masked_fill(future, -INFINITY), -1);
+  probs = dropout_.unitSharded(probs, 1, firstHead_, is_training());
+  return at::matmul(probs, v);
+}
+
+}  // namespace strata::tensor_parallel

@@ -1,0 +1,42 @@
+#include "strata/tensor_parallel/row_parallel_linear.h"
+
+#include <torch/torch.h>
+
+#include "collectives.h"
+#include "strata/tensor_parallel/comm_ops.h"
+
+namespace strata::tensor_parallel {
+
+RowParallelLinearImpl::RowParallelLinearImpl(const RowParallelLinearOptions& options,
+                                             std::shared_ptr<Communicator> tp)
+    : options_(options), tp_(std::move(tp)) {
+  detail::requireDivisible(options.inFeatures, "RowParallelLinear input features", *tp_);
+  // Serial weight [out, in]; this rank keeps columns [r*in/p, (r+1)*in/p).
+  at::Tensor full = seededNormal({options.outFeatures, options.inFeatures},
+                                 deriveSeed(options.init.seed, 0), options.init.weightStd);
+  weight = register_parameter("weight", shardOf(full, 1, tp_->rank(), tp_->size()));
+  if (options.bias) {
+    bias = register_parameter("bias",
+                              seededNormal({options.outFeatures}, deriveSeed(options.init.seed, 1),
+                                           options.init.biasStd));
+  }
+}
+
+at::Tensor RowParallelLinearImpl::forward(const at::Tensor& x) {
+  at::Tensor input = options_.inputIsParallel ? x : scatterToTensorRegion(x, *tp_);
+  at::Tensor partial = at::linear(input, weight);  // [s, b, out], X_r A_r
+  if (!options_.sequenceParallel) {
+    at::Tensor y = reduceFromTensorRegion(partial, *tp_);  // sum_r X_r A_r
+    return options_.bias ? y + bias : y;
+  }
+  at::Tensor y = reduceScatterToSequenceRegion(partial, *tp_);  // [s/p, b, out]
+  // Each rank adds the bias to its own rows only, so its bias gradient is
+  // partial: copyToTensorRegion sums it over tp in backward.
+  return options_.bias ? y + copyToTensorRegion(bias, *tp_) : y;
+}
+
+int64_t RowParallelLinearImpl::shardDim(const std::string& name) const {
+  return name == "weight" ? 1 : kReplicated;
+}
+
+}  // namespace strata::tensor_parallel

@@ -1,0 +1,57 @@
+#include "strata/tensor_parallel/sharding.h"
+
+#include <torch/torch.h>
+
+#include "collectives.h"
+#include "strata/runtime/error.h"
+
+namespace strata::tensor_parallel {
+namespace {
+
+std::string qualify(const std::string& prefix, const std::string& name) {
+  return prefix.empty() ? name : prefix + "." + name;
+}
+
+// Qualified parameter name -> split dimension, for every parameter of root.
+std::map<std::string, int64_t> shardDims(const torch::nn::Module& root) {
+  std::map<std::string, int64_t> dims;
+  for (const auto& entry : root.named_modules()) {
+    const auto* sharded = dynamic_cast<const ShardedModule*>(entry.value().get());
+    for (const auto& param : entry.value()->named_parameters(/*recurse=*/false)) {
+      dims[qualify(entry.key(), param.key())] =
+          sharded ? sharded->shardDim(param.key()) : kReplicated;
+    }
+  }
+  return dims;
+}
+
+}  // namespace
+
+int64_t shardDimOf(const torch::nn::Module& root, const std::string& qualifiedName) {
+  auto dims = shardDims(root);
+  auto found = dims.find(qualifiedName);
+  if (found == dims.end()) {
+    throw ConfigError("module " + root.name() + " has no parameter " + qualifiedName);
+  }
+  return found->second;
+}
+
+std::vector<std::pair<std::string, at::Tensor>> gatherFullParameters(const torch::nn::Module& root,
+                                                                     Communicator& tp) {
+  auto dims = shardDims(root);
+  std::vector<std::pair<std::string, at::Tensor>> full;
+  for (const auto& param : root.named_parameters()) {
+    at::Tensor local = param.value().detach();
+    int64_t dim = dims.at(param.key());
+    if (dim == kReplicated || tp.size() == 1) {
+      full.emplace_back(param.key(), local.clone());
+      continue;
+    }
+    // Gather along dim 0 after moving `dim` to the front, then move it back.
+    at::Tensor gathered = detail::allGatherFirstDim(local.movedim(dim, 0), tp);
+    full.emplace_back(param.key(), gathered.movedim(0, dim).contiguous());
+  }
+  return full;
+}
+
+}  // namespace strata::tensor_parallel

@@ -1,0 +1,41 @@
+#include "strata/tensor_parallel/transformer_block.h"
+
+#include <torch/torch.h>
+
+namespace strata::tensor_parallel {
+ParallelTransformerBlockImpl::ParallelTransformerBlockImpl(
+    const ParallelTransformerBlockOptions& options, std::shared_ptr<Communicator> tp)
+    : sequenceParallel_(options.sequenceParallel),
+      tp_(tp),
+      dropout_(options.hiddenDropout, deriveSeed(options.init.seed, 2)) {
+  ParallelSelfAttentionOptions attn;
+  attn.hidden = options.hidden;
+  attn.heads = options.heads;
+  attn.sequenceParallel = options.sequenceParallel;
+  attn.attentionDropout = options.attentionDropout;
+  attn.init = deriveInit(options.init, 0);
+  ParallelMLPOptions ff;
+  ff.hidden = options.hidden;
+  ff.ffn = options.ffn;
+  ff.sequenceParallel = options.sequenceParallel;
+  ff.init = deriveInit(options.init, 1);
+  // Attention and MLP check their sizes before building anything.
+  attention = ParallelSelfAttention(attn, tp);
+  mlp = ParallelMLP(ff, tp);
+  ln1 = register_module("ln1", ParallelLayerNorm(options.hidden, options.sequenceParallel, tp));
+  register_module("attention", attention);
+  ln2 = register_module("ln2", ParallelLayerNorm(options.hidden, options.sequenceParallel, tp));
+  register_module("mlp", mlp);
+}
+
+at::Tensor ParallelTransformerBlockImpl::forward(const at::Tensor& x) {
+  at::Tensor h = x + residualDropout(attention(ln1(x)));
+  return h + residualDropout(mlp(ln2(h)));
+}
+
+at::Tensor ParallelTransformerBlockImpl::residualDropout(const at::Tensor& x) {
+  return sequenceParallel_ ? dropout_.sequenceSharded(x, is_training(), *tp_)
+                           : dropout_.replicated(x, is_training());
+}
+
+}  // namespace strata::tensor_parallel
