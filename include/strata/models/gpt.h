@@ -1,0 +1,62 @@
+// A GPT-style decoder built from tensor-parallel layers, as a list of layers a
+// pipeline can cut at block boundaries:
+//
+//   [GptEmbedding, ParallelTransformerBlock x layers, GptHead]
+//
+//   ids [b, s] (int64) -> embedding -> x [s, b, hidden] -> blocks -> head ->
+//   logits [s, b, vocab/tp] (this rank's vocabulary slice)
+//
+// Under sequence parallel the activations between layers are [s/tp, b, hidden].
+// gptLoss turns the head's logits and the targets [b, s] into the mean
+// cross-entropy without gathering the vocabulary (vocab_parallel_cross_entropy.h).
+//
+// Every rank builds every layer from the same seed, so tp shards and pipeline
+// stages hold exactly the weights of the one-process model. Construction throws
+// ConfigError naming the values (hidden, heads, ffn or vocabulary not divisible
+// by tp) and never communicates; forward blocks in the tp collectives.
+//
+// Tied embeddings: the head registers the embedding's weight tensor as its own
+// parameter "tied_weight" (so `parameters()` of the whole model lists it twice
+// — deduplicate before building an optimizer). When a pipeline puts the
+// embedding and the head on different ranks, each holds a copy; summing the
+// two copies' gradients between the first and last stage before every
+// optimizer step keeps them equal (the trainer does this).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <torch/nn/modules/container/sequential.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "strata/runtime/communicator.h"
+
+namespace strata::models {
+
+struct GptConfig {
+  int64_t layers = 4;
+  int64_t hidden = 256;
+  int64_t heads = 4;
+  int64_t ffn = 1024;
+  int64_t vocab = 256;
+  int64_t context = 128;
+  double dropout = 0.0;
+  bool tiedEmbeddings = false;  // LM head reuses the token embedding
+  bool sequenceParallel = false;
+  uint64_t seed = 1234;
+};
+
+// Parameters of the whole (unsharded) model, for FLOP counts and reports.
+int64_t gptParameterCount(const GptConfig& config);
+
+// Builds layers.size() + 2 modules: the embedding, the blocks, the head.
+torch::nn::Sequential buildGpt(const GptConfig& config, std::shared_ptr<Communicator> tp);
+
+// Names of the two registrations of the tied weight in buildGpt's model.
+constexpr const char* kTiedEmbeddingName = "embedding.tokens.weight";
+constexpr const char* kTiedHeadName = "head.tied_weight";
+
+// Mean next-token cross-entropy. logits [s, b, vocab/tp], targets [b, s].
+at::Tensor gptLoss(const at::Tensor& logits, const at::Tensor& targets, Communicator& tp);
+
+}  // namespace strata::models

@@ -1,0 +1,98 @@
+// Every option of `strata train`, with its default. The same options come
+// from a TOML file (config_file.h) and from command-line flags
+// (train_flags.h); configOptions() is the one table that names them all.
+//
+// Plain data: nothing here blocks or throws. validateConfig()
+// (validate_config.h) checks a config against a world size.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace strata::train {
+
+struct ModelConfig {
+  int64_t layers = 4;
+  int64_t hidden = 128;
+  int64_t heads = 4;
+  int64_t ffn = 512;      // feed-forward width
+  int64_t vocab = 256;    // >= 256 for the byte tokeniser
+  int64_t context = 128;  // longest sequence the position embedding covers
+  double dropout = 0.0;
+  bool tiedEmbeddings = true;  // LM head reuses the token embedding
+};
+
+struct ParallelConfig {
+  int64_t pp = 1;
+  int64_t dp = 1;
+  int64_t tp = 1;
+  std::string schedule = "1f1b";
+  int64_t virtualStages = 1;  // model chunks per pipeline rank (interleaved-1f1b)
+  bool zero = false;          // ZeRO-1: shard optimizer state over dp
+};
+
+struct OptimConfig {
+  int64_t steps = 300;
+  int64_t globalBatch = 16;  // sequences per optimizer step, over all replicas
+  int64_t microBatch = 4;    // sequences per pipeline micro-batch
+  int64_t seqLen = 128;
+  double lr = 1e-3;     // peak, reached after warmup
+  double minLr = 1e-4;  // floor of the cosine decay
+  int64_t warmupSteps = 30;
+  double weightDecay = 0.1;
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double eps = 1e-8;
+  double gradClip = 1.0;  // max global gradient norm; 0 turns clipping off
+  int64_t seed = 1234;
+  std::string precision = "fp32";  // "fp32" or "bf16" (autocast)
+  int64_t threads = 1;             // intra-op threads per worker
+  int64_t logEvery = 10;
+  int64_t evalEvery = 100;  // 0: only at the end
+  int64_t evalBatches = 4;
+  std::string outDir = "runs/gpt";  // metrics, loss curve, timeline
+};
+
+struct DataConfig {
+  std::string files;  // comma-separated UTF-8 files; empty: the generated corpus
+  int64_t corpusBytes = 1000000;
+  int64_t corpusSeed = 7;
+  double validationFraction = 0.05;
+  bool shuffle = true;
+};
+
+struct CheckpointConfig {
+  std::string dir;      // empty: no checkpoints
+  int64_t every = 0;    // steps between saves; 0: only at the end
+  bool resume = false;  // continue from the latest complete checkpoint in dir
+};
+
+struct TrainConfig {
+  ModelConfig model;
+  ParallelConfig parallel;
+  OptimConfig train;
+  DataConfig data;
+  CheckpointConfig checkpoint;
+
+  // data.files split at commas, empty entries dropped.
+  std::vector<std::string> dataFiles() const;
+  // global batch / (micro-batch x dp): micro-batches per step per replica.
+  int64_t microBatches() const;
+};
+
+// One option: its place in the file, its flag, and where it lives.
+struct ConfigOption {
+  const char* table;  // "model", "parallel", "train", "data", "checkpoint"
+  const char* key;    // TOML key, e.g. "global_batch"
+  const char* flag;   // command-line flag without "--", e.g. "global-batch"
+  const char* help;
+  std::variant<int64_t& (*)(TrainConfig&), double& (*)(TrainConfig&), bool& (*)(TrainConfig&),
+               std::string& (*)(TrainConfig&)>
+      field;
+};
+
+const std::vector<ConfigOption>& configOptions();
+
+}  // namespace strata::train

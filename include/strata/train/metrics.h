@@ -1,0 +1,45 @@
+// Per-step training metrics and the JSONL file they are appended to.
+//
+// One JSON object per line, keys in a fixed order, numbers written so they
+// read back exactly; fields not measured (NaN) are written as null. The
+// writer flushes after each line so a crashed run keeps every step it
+// reported. Blocks on file I/O only; throws Error naming the path when the
+// file cannot be opened or written.
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <limits>
+#include <string>
+
+namespace strata::train {
+
+constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
+
+struct StepMetrics {
+  int64_t step = 0;
+  double loss = kNotMeasured;            // training loss of this step
+  double validationLoss = kNotMeasured;  // only on evaluation steps
+  double lr = kNotMeasured;
+  double gradNorm = kNotMeasured;  // global, before clipping
+  double tokensPerSecond = kNotMeasured;
+  double mfu = kNotMeasured;  // model FLOP/s / peak FLOP/s, 0..1
+  double peakMemoryBytes = kNotMeasured;
+  double bubble = kNotMeasured;  // pipeline idle share, 0..1
+};
+
+// {"step":10,"loss":2.5,"val_loss":null,"lr":0.001,...}
+std::string toJsonLine(const StepMetrics& metrics);
+
+class MetricsWriter {
+ public:
+  // Truncates `path` unless `append` (a resumed run keeps its history).
+  explicit MetricsWriter(const std::string& path, bool append = false);
+  void write(const StepMetrics& metrics);
+
+ private:
+  std::string path_;
+  std::ofstream out_;
+};
+
+}  // namespace strata::train

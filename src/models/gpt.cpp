@@ -1,0 +1,175 @@
+#include "strata/models/gpt.h"
+
+#include <torch/torch.h>
+
+#include "strata/runtime/error.h"
+#include "strata/tensor_parallel/column_parallel_linear.h"
+#include "strata/tensor_parallel/comm_ops.h"
+#include "strata/tensor_parallel/dropout.h"
+#include "strata/tensor_parallel/init.h"
+#include "strata/tensor_parallel/layer_norm.h"
+#include "strata/tensor_parallel/transformer_block.h"
+#include "strata/tensor_parallel/vocab_parallel_cross_entropy.h"
+#include "strata/tensor_parallel/vocab_parallel_embedding.h"
+
+namespace strata::models {
+namespace tp = strata::tensor_parallel;
+namespace {
+
+// Seed sub-streams: every layer draws from its own, so adding a layer never
+// changes the weights of the others.
+enum Stream : uint64_t { kTokens = 1, kPositions = 2, kEmbeddingDropout = 3, kHead = 4 };
+uint64_t blockStream(int64_t index) { return 100 + static_cast<uint64_t>(index); }
+
+tp::InitOptions initFor(const GptConfig& c, uint64_t stream) {
+  tp::InitOptions init;
+  init.seed = tp::deriveSeed(c.seed, stream);
+  return init;
+}
+
+// Token plus learned position embeddings, then dropout.
+class GptEmbeddingImpl : public torch::nn::Module, public tp::ShardedModule {
+ public:
+  GptEmbeddingImpl(const GptConfig& c, std::shared_ptr<Communicator> tpComm)
+      : config_(c),
+        tp_(std::move(tpComm)),
+        dropout_(c.dropout, tp::deriveSeed(c.seed, kEmbeddingDropout)) {
+    tp::VocabParallelEmbeddingOptions options;
+    options.vocab = c.vocab;
+    options.hidden = c.hidden;
+    options.sequenceParallel = c.sequenceParallel;
+    options.init = initFor(c, kTokens);
+    tokens = register_module("tokens", tp::VocabParallelEmbedding(options, tp_));
+    positions = register_parameter(
+        "positions",
+        tp::seededNormal({c.context, c.hidden}, tp::deriveSeed(c.seed, kPositions), 0.02));
+  }
+
+  // ids [b, s] -> [s, b, hidden], or [s/tp, b, hidden] under sequence parallel.
+  at::Tensor forward(const at::Tensor& ids) {
+    int64_t s = ids.size(1);
+    if (s > config_.context) {
+      throw ConfigError("sequence length " + std::to_string(s) + " exceeds the model's context " +
+                        std::to_string(config_.context));
+    }
+    at::Tensor x = tokens->forward(ids.t().contiguous());  // [s or s/tp, b, hidden]
+    int64_t rows = x.size(0);
+    int64_t first = config_.sequenceParallel ? tp_->rank() * rows : 0;
+    x = x + positions.narrow(0, first, rows).unsqueeze(1);
+    return config_.sequenceParallel ? dropout_.sequenceSharded(x, is_training(), *tp_)
+                                    : dropout_.replicated(x, is_training());
+  }
+
+  int64_t shardDim(const std::string&) const override { return tp::kReplicated; }
+
+  tp::VocabParallelEmbedding tokens{nullptr};
+  at::Tensor positions;  // [context, hidden], replicated
+
+ private:
+  GptConfig config_;
+  std::shared_ptr<Communicator> tp_;
+  tp::SeededDropout dropout_;
+};
+TORCH_MODULE(GptEmbedding);
+
+// Final LayerNorm and the LM head Y = X W^T, W [vocab, hidden] split by rows
+// (the vocabulary) over tp, so logits stay split: [s, b, vocab/tp].
+class GptHeadImpl : public torch::nn::Module, public tp::ShardedModule {
+ public:
+  GptHeadImpl(const GptConfig& c, std::shared_ptr<Communicator> tpComm,
+              const tp::VocabParallelEmbedding& tiedTo)
+      : sequenceParallel_(c.sequenceParallel), tp_(std::move(tpComm)) {
+    norm = register_module("norm", tp::ParallelLayerNorm(c.hidden, c.sequenceParallel, tp_));
+    if (tiedTo) {
+      // The embedding's own tensor, registered here too so that the stage
+      // holding the head trains it when the pipeline puts the embedding
+      // elsewhere (see the header on keeping the two copies tied).
+      tiedWeight = register_parameter("tied_weight", tiedTo->weight);  // [vocab/tp, hidden]
+      return;
+    }
+    tp::ColumnParallelLinearOptions options;
+    options.inFeatures = c.hidden;
+    options.outFeatures = c.vocab;
+    options.bias = false;
+    options.sequenceParallel = c.sequenceParallel;
+    options.init = initFor(c, kHead);
+    lmHead = register_module("lm_head", tp::ColumnParallelLinear(options, tp_));
+  }
+
+  at::Tensor forward(const at::Tensor& x) {
+    at::Tensor h = norm->forward(x);
+    if (lmHead) return lmHead->forward(h);
+    // Tied: the same column-parallel product with the embedding's slice.
+    at::Tensor full =
+        sequenceParallel_ ? tp::gatherFromSequenceRegion(h, *tp_) : tp::copyToTensorRegion(h, *tp_);
+    return torch::matmul(full, tiedWeight.t());
+  }
+
+  int64_t shardDim(const std::string& name) const override {
+    return name == "tied_weight" ? 0 : tp::kReplicated;
+  }
+
+  tp::ParallelLayerNorm norm{nullptr};
+  tp::ColumnParallelLinear lmHead{nullptr};
+  at::Tensor tiedWeight;  // undefined unless tied
+
+ private:
+  bool sequenceParallel_;
+  std::shared_ptr<Communicator> tp_;
+};
+TORCH_MODULE(GptHead);
+
+void checkDivisible(const char* what, int64_t value, int tpSize) {
+  if (value % tpSize != 0) {
+    throw ConfigError(std::string(what) + " " + std::to_string(value) + " is not divisible by tp " +
+                      std::to_string(tpSize));
+  }
+}
+
+}  // namespace
+
+int64_t gptParameterCount(const GptConfig& c) {
+  int64_t perBlock = 4 * c.hidden * c.hidden + 4 * c.hidden     // attention: QKV and output
+                     + 2 * c.hidden * c.ffn + c.ffn + c.hidden  // MLP
+                     + 4 * c.hidden;                            // two LayerNorms
+  int64_t embeddings = c.vocab * c.hidden + c.context * c.hidden;
+  int64_t head = 2 * c.hidden + (c.tiedEmbeddings ? 0 : c.vocab * c.hidden);
+  return embeddings + c.layers * perBlock + head;
+}
+
+torch::nn::Sequential buildGpt(const GptConfig& c, std::shared_ptr<Communicator> tpComm) {
+  int tpSize = tpComm->size();
+  checkDivisible("hidden", c.hidden, tpSize);
+  checkDivisible("heads", c.heads, tpSize);
+  checkDivisible("ffn", c.ffn, tpSize);
+  checkDivisible("vocabulary", c.vocab, tpSize);
+  if (c.hidden % c.heads != 0) {
+    throw ConfigError("hidden " + std::to_string(c.hidden) + " is not divisible by heads " +
+                      std::to_string(c.heads));
+  }
+  torch::nn::Sequential model;
+  GptEmbedding embedding(c, tpComm);
+  model->push_back("embedding", embedding);
+  for (int64_t i = 0; i < c.layers; ++i) {
+    tp::ParallelTransformerBlockOptions options;
+    options.hidden = c.hidden;
+    options.heads = c.heads;
+    options.ffn = c.ffn;
+    options.sequenceParallel = c.sequenceParallel;
+    options.hiddenDropout = c.dropout;
+    options.attentionDropout = c.dropout;
+    options.init = initFor(c, blockStream(i));
+    model->push_back("block" + std::to_string(i), tp::ParallelTransformerBlock(options, tpComm));
+  }
+  tp::VocabParallelEmbedding tiedTo{nullptr};
+  if (c.tiedEmbeddings) tiedTo = embedding->tokens;
+  model->push_back("head", GptHead(c, tpComm, tiedTo));
+  return model;
+}
+
+at::Tensor gptLoss(const at::Tensor& logits, const at::Tensor& targets, Communicator& tpComm) {
+  // logits [s, b, V/tp]; targets [b, s] -> [s, b] to match.
+  return tp::vocabParallelCrossEntropy(logits, targets.t().contiguous(), tpComm).mean();
+}
+
+}  // namespace strata::models

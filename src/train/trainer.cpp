@@ -1,0 +1,251 @@
+#include "strata/train/trainer.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <set>
+
+#include "strata/data_parallel/data_parallel.h"
+#include "strata/models/gpt.h"
+#include "strata/pipeline/pipeline.h"
+#include "strata/pipeline/trace.h"
+#include "strata/runtime/error.h"
+#include "strata/tensor_parallel/sharding.h"
+#include "strata/train/checkpoint.h"
+#include "strata/train/config_file.h"
+#include "strata/train/corpus.h"
+#include "strata/train/grad_norm.h"
+#include "strata/train/optimizer.h"
+#include "strata/train/precision.h"
+#include "strata/train/text_dataset.h"
+#include "strata/train/tokenizer.h"
+#include "strata/train/validate_config.h"
+
+namespace strata::train {
+
+struct Trainer::State {
+  ParallelLayout layout;
+  ParallelGroups groups;
+  models::GptConfig gpt;
+  torch::nn::Sequential model;
+  std::unique_ptr<pipeline::Pipeline> pipeline;
+  std::vector<at::Tensor> parameters;  // this rank's, each once
+  std::vector<NormTerm> normTerms;
+  std::shared_ptr<Communicator> tiedGroup;  // first and last stage, when they share a weight
+  at::Tensor tiedWeight;
+  std::unique_ptr<data_parallel::DataParallel> dp;
+  std::unique_ptr<torch::optim::AdamW> optimizer;
+  std::unique_ptr<BatchReader> trainData;
+  std::unique_ptr<BatchReader> validationData;
+  pipeline::LossFn lossFn;
+};
+
+namespace {
+
+models::GptConfig gptConfigOf(const TrainConfig& c) {
+  models::GptConfig g;
+  g.layers = c.model.layers;
+  g.hidden = c.model.hidden;
+  g.heads = c.model.heads;
+  g.ffn = c.model.ffn;
+  g.vocab = c.model.vocab;
+  g.context = c.model.context;
+  g.dropout = c.model.dropout;
+  g.tiedEmbeddings = c.model.tiedEmbeddings;
+  g.seed = static_cast<uint64_t>(c.train.seed);
+  return g;
+}
+
+TokenSplit loadTokens(const TrainConfig& c) {
+  std::vector<std::string> files = c.dataFiles();
+  std::string text =
+      files.empty() ? generateCorpus(static_cast<uint64_t>(c.data.corpusSeed), c.data.corpusBytes)
+                    : readTextFiles(files);
+  std::vector<int64_t> ids = encodeBytes(text);
+  at::Tensor tokens = torch::tensor(ids, torch::kLong);
+  return splitTokens(tokens, c.data.validationFraction);
+}
+
+std::unique_ptr<BatchReader> makeReader(at::Tensor tokens, const std::string& name,
+                                        const TrainConfig& c, const Coord& coord, bool shuffle) {
+  ReaderOptions options;
+  options.globalBatch = c.train.globalBatch;
+  options.replicas = static_cast<int>(c.parallel.dp);
+  options.replica = coord.dp;
+  options.seed = static_cast<uint64_t>(c.train.seed);
+  options.shuffle = shuffle;
+  return std::make_unique<BatchReader>(WindowDataset(std::move(tokens), c.train.seqLen, name),
+                                       options);
+}
+
+bool contains(const std::set<c10::TensorImpl*>& set, const at::Tensor& t) {
+  return set.count(t.unsafeGetTensorImpl()) > 0;
+}
+
+}  // namespace
+
+Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
+    : config_(std::move(config)),
+      world_(std::move(world)),
+      lr_(LrScheduleOptions{config_.train.lr, config_.train.minLr, config_.train.warmupSteps,
+                            config_.train.steps}) {
+  validateConfig(config_, world_->size());
+  checkPrecisionSupported(config_.train.precision);
+  torch::manual_seed(static_cast<uint64_t>(config_.train.seed));
+  const ParallelConfig& p = config_.parallel;
+  ParallelLayout layout(
+      world_->size(), {static_cast<int>(p.pp), static_cast<int>(p.dp), 1, static_cast<int>(p.tp)});
+  state_ = std::make_unique<State>(State{layout, world_->parallelGroups(layout)});
+  State& s = *state_;
+  s.gpt = gptConfigOf(config_);
+  s.model = models::buildGpt(s.gpt, s.groups.tp);
+
+  pipeline::PipelineOptions options;
+  options.schedule = p.schedule;
+  options.microbatches = static_cast<int>(config_.microBatches());
+  options.virtualStages = static_cast<int>(p.virtualStages);
+  options.trace = true;
+  s.pipeline = std::make_unique<pipeline::Pipeline>(s.model, s.groups, options);
+
+  // This rank's parameters, each once (a tied weight is registered twice).
+  std::set<c10::TensorImpl*> owned, seen;
+  for (const at::Tensor& t : s.pipeline->parameters()) owned.insert(t.unsafeGetTensorImpl());
+  std::vector<data_parallel::NamedTensor> named;
+  bool lastStage = s.groups.coord.pp == s.layout.degree(Dim::kPipeline) - 1;
+  for (const auto& item : s.model->named_parameters()) {
+    const at::Tensor& t = item.value();
+    if (!contains(owned, t) || contains(seen, t)) continue;
+    seen.insert(t.unsafeGetTensorImpl());
+    bool tied = item.key() == models::kTiedEmbeddingName && s.gpt.tiedEmbeddings;
+    bool replicatedOverTp =
+        tensor_parallel::shardDimOf(*s.model, item.key()) == tensor_parallel::kReplicated;
+    bool counted = !(replicatedOverTp && s.groups.coord.tp != 0) &&
+                   !(tied && lastStage && s.groups.coord.pp != 0);
+    s.parameters.push_back(t);
+    s.normTerms.push_back({t, counted});
+    named.push_back({item.key(), t});
+    if (tied) s.tiedWeight = t;
+  }
+  int pp = s.layout.degree(Dim::kPipeline);
+  if (s.tiedWeight.defined() && pp > 1) {
+    Coord first = s.groups.coord, last = s.groups.coord;
+    first.pp = 0;
+    last.pp = pp - 1;
+    s.tiedGroup = world_->newGroup(
+        "tied[dp=" + std::to_string(first.dp) + ",tp=" + std::to_string(first.tp) + "]",
+        {s.layout.rankOf(first), s.layout.rankOf(last)});
+  }
+  if (s.layout.degree(Dim::kData) > 1) {
+    s.dp = std::make_unique<data_parallel::DataParallel>(named, *s.groups.dp);
+  }
+  s.optimizer = makeAdamW(s.parameters, config_.train);
+  s.lossFn = [tp = s.groups.tp](const at::Tensor& logits, const at::Tensor& target) {
+    return models::gptLoss(logits, target, *tp);
+  };
+  TokenSplit tokens = loadTokens(config_);
+  s.trainData = makeReader(tokens.train, "train", config_, s.groups.coord, config_.data.shuffle);
+  s.validationData = makeReader(tokens.validation, "validation", config_, s.groups.coord, false);
+}
+
+Trainer::~Trainer() = default;
+
+const ParallelLayout& Trainer::layout() const { return state_->layout; }
+const ParallelGroups& Trainer::groups() const { return state_->groups; }
+const pipeline::Pipeline& Trainer::pipeline() const { return *state_->pipeline; }
+int64_t Trainer::parameterCount() const { return models::gptParameterCount(state_->gpt); }
+
+double Trainer::runBatch(const Batch& batch) {
+  State& s = *state_;
+  PrecisionGuard precision(config_.train.precision);
+  if (!s.dp) return s.pipeline->step(batch.input, batch.target, s.lossFn);
+  // Micro-batches only accumulate; the whole sum is reduced once, after.
+  auto noSync = s.dp->noSync();
+  return s.pipeline->step(batch.input, batch.target, s.lossFn);
+}
+
+void Trainer::syncGradients() {
+  State& s = *state_;
+  if (s.tiedGroup) {
+    // d loss / d E = (embedding's part, first stage) + (head's part, last stage).
+    at::Tensor grad = s.tiedWeight.grad();
+    if (!grad.defined()) grad = s.tiedWeight.mutable_grad() = torch::zeros_like(s.tiedWeight);
+    s.tiedGroup->allReduce(grad);
+  }
+  if (s.dp) s.dp->finishGradientSync();
+}
+
+void Trainer::optimizerStep() {
+  lr_.apply(*state_->optimizer);
+  state_->optimizer->step();
+}
+
+StepReport Trainer::step() {
+  State& s = *state_;
+  auto start = std::chrono::steady_clock::now();
+  StepReport report;
+  report.lr = lr_.current();
+  if (s.dp) {
+    s.dp->zeroGrad();
+  } else {
+    s.optimizer->zero_grad();
+  }
+  double localLoss = runBatch(s.trainData->next());
+  syncGradients();
+  report.gradNorm = clipGradNorm(s.normTerms, config_.train.gradClip, *s.groups.tp, *s.groups.pp);
+  optimizerStep();
+  lr_.advance();
+  at::Tensor loss = torch::full({1}, localLoss, torch::kDouble);
+  s.groups.dp->allReduce(loss, ReduceOp::kAvg);
+  report.loss = loss.item<double>();
+  report.step = stepsDone();
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto& events = s.pipeline->lastStep().events;
+  std::vector<double> bubbles =
+      pipeline::measuredBubbleFractions(events, s.layout.degree(Dim::kPipeline));
+  int ppRank = s.groups.coord.pp;
+  report.bubble = ppRank < static_cast<int>(bubbles.size()) ? bubbles[ppRank] : 0;
+  return report;
+}
+
+double Trainer::evaluate(int64_t batches) {
+  State& s = *state_;
+  s.model->eval();
+  s.validationData->seek(DataPosition{});
+  double sum = 0;
+  for (int64_t i = 0; i < batches; ++i) {
+    sum += runBatch(s.validationData->next());
+  }
+  s.model->train();
+  if (s.dp) {
+    s.dp->zeroGrad();
+  } else {
+    s.optimizer->zero_grad();
+  }
+  at::Tensor loss = torch::full({1}, sum / static_cast<double>(batches), torch::kDouble);
+  s.groups.dp->allReduce(loss, ReduceOp::kAvg);
+  return loss.item<double>();
+}
+
+std::vector<pipeline::TraceEvent> Trainer::gatherLastTrace() const {
+  return pipeline::gatherEvents(*state_->groups.pp, state_->pipeline->lastStep().events);
+}
+
+void Trainer::saveCheckpoint() {
+  State& s = *state_;
+  RankState rank{s.model.ptr().get(), s.optimizer.get(), lr_.state(), s.trainData->position()};
+  train::saveCheckpoint(config_.checkpoint.dir, stepsDone(), s.layout, configToToml(config_), rank,
+                        world_->comm());
+}
+
+bool Trainer::resumeFromLatest() {
+  State& s = *state_;
+  std::optional<std::string> latest = findLatestComplete(config_.checkpoint.dir);
+  if (!latest) return false;
+  RankState rank{s.model.ptr().get(), s.optimizer.get(), {}, {}};
+  loadCheckpoint(*latest, s.layout, world_->rank(), rank);
+  lr_.restore(rank.lr);
+  s.trainData->seek(rank.data);
+  return true;
+}
+
+}  // namespace strata::train

@@ -1,0 +1,279 @@
+#include "strata/train/checkpoint.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "multiprocess.h"
+#include "strata/runtime/world.h"
+#include "strata/train/optimizer.h"
+#include "test_util.h"
+
+namespace strata::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A small model with an optimizer and a noisy loss, so the parameters, the
+// AdamW moments and the CPU generator all change every step.
+struct Trainee {
+  torch::nn::Sequential model;
+  std::unique_ptr<torch::optim::AdamW> optimizer;
+  LrState lr;
+  DataPosition data;
+
+  explicit Trainee(uint64_t seed) {
+    torch::manual_seed(seed);
+    model =
+        torch::nn::Sequential(torch::nn::Linear(4, 8), torch::nn::Tanh(), torch::nn::Linear(8, 2));
+    optimizer = makeAdamW(model->parameters(), OptimConfig{});
+  }
+  RankState state() { return {model.ptr().get(), optimizer.get(), lr, data}; }
+  void adopt(const RankState& restored) {
+    lr = restored.lr;
+    data = restored.data;
+  }
+  // One step on fixed inputs plus fresh noise from the default generator.
+  float step() {
+    torch::Tensor x = torch::linspace(-1, 1, 12).reshape({3, 4}) + 0.1 * torch::randn({3, 4});
+    torch::Tensor loss = model->forward(x).pow(2).mean();
+    optimizer->zero_grad();
+    loss.backward();
+    optimizer->step();
+    lr.step += 1;
+    data.batch += 1;
+    return loss.item<float>();
+  }
+};
+
+fs::path freshDir(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("strata_ckpt_" + name + std::to_string(getpid()));
+  fs::remove_all(dir);
+  return dir;
+}
+
+ParallelLayout oneRank() { return ParallelLayout(1, ParallelDegrees{}); }
+
+// What saveCheckpoint does on one rank, without a communicator.
+std::string saveSingle(const fs::path& dir, int64_t step, Trainee& trainee) {
+  std::string stepDir = stepDirectory(dir.string(), step);
+  fs::create_directories(stepDir);
+  ShardRecord shard = writeShard(stepDir, 0, trainee.state());
+  writeMetadataAndMarker(stepDir, {step, 1, ParallelDegrees{}, "[train]\nsteps = 9\n", {shard}});
+  return stepDir;
+}
+
+void expectSameParameters(torch::nn::Module& a, torch::nn::Module& b) {
+  auto pa = a.parameters(), pb = b.parameters();
+  ASSERT_EQ(pa.size(), pb.size());
+  for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(torch::equal(pa[i], pb[i])) << i;
+}
+
+TEST(Checkpoint, ResumedTrainingEqualsUninterrupted) {
+  fs::path dir = freshDir("roundtrip");
+  Trainee original(1);
+  for (int i = 0; i < 3; ++i) original.step();
+  std::string stepDir = saveSingle(dir, 3, original);
+  std::vector<float> uninterrupted;
+  for (int i = 0; i < 4; ++i) uninterrupted.push_back(original.step());
+
+  Trainee resumed(2);      // different initial weights, fresh optimizer
+  torch::manual_seed(99);  // and a different random stream
+  RankState state = resumed.state();
+  CheckpointInfo info = loadCheckpoint(stepDir, oneRank(), 0, state);
+  resumed.adopt(state);
+  EXPECT_EQ(info.step, 3);
+  EXPECT_EQ(info.configToml, "[train]\nsteps = 9\n");
+  EXPECT_EQ(resumed.lr.step, 3);
+  EXPECT_EQ(resumed.data, (DataPosition{0, 3}));
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(resumed.step(), uninterrupted[i]) << "step " << 3 + i;
+  expectSameParameters(*original.model, *resumed.model);
+  fs::remove_all(dir);
+}
+
+void flipByte(const std::string& path, size_t offset) {
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekg(static_cast<std::streamoff>(offset));
+  char byte = 0;
+  file.read(&byte, 1);
+  file.seekp(static_cast<std::streamoff>(offset));
+  byte = static_cast<char>(byte ^ 0x5a);
+  file.write(&byte, 1);
+}
+
+TEST(Checkpoint, CorruptedShardIsNamed) {
+  fs::path dir = freshDir("corrupt");
+  Trainee trainee(1);
+  std::string stepDir = saveSingle(dir, 5, trainee);
+  std::string shard = (fs::path(stepDir) / "rank-00000.pt").string();
+  flipByte(shard, fs::file_size(shard) / 2);
+  RankState state = trainee.state();
+  expectErrorNaming<CheckpointError>([&] { loadCheckpoint(stepDir, oneRank(), 0, state); },
+                                     {shard, "corrupt", "sha256 expected", "actual"});
+  fs::remove_all(dir);
+}
+
+TEST(Checkpoint, TruncatedShardIsNamed) {
+  fs::path dir = freshDir("truncated");
+  Trainee trainee(1);
+  std::string stepDir = saveSingle(dir, 5, trainee);
+  std::string shard = (fs::path(stepDir) / "rank-00000.pt").string();
+  auto size = fs::file_size(shard);
+  fs::resize_file(shard, size - 100);
+  RankState state = trainee.state();
+  expectErrorNaming<CheckpointError>(
+      [&] { loadCheckpoint(stepDir, oneRank(), 0, state); },
+      {shard, "truncated", "expected " + std::to_string(size) + " bytes",
+       "found " + std::to_string(size - 100)});
+  fs::remove_all(dir);
+}
+
+TEST(Checkpoint, TamperedMetadataIsNamed) {
+  fs::path dir = freshDir("metadata");
+  Trainee trainee(1);
+  std::string stepDir = saveSingle(dir, 5, trainee);
+  std::string metadata = (fs::path(stepDir) / "metadata.toml").string();
+  std::ofstream(metadata, std::ios::app) << "# edited\n";
+  expectErrorNaming<CheckpointError>([&] { readCheckpointInfo(stepDir); },
+                                     {metadata, "sha256 expected"});
+  fs::remove_all(dir);
+}
+
+TEST(Checkpoint, UnfinishedSavesAreNeverPicked) {
+  fs::path dir = freshDir("unfinished");
+  EXPECT_EQ(findLatestComplete(dir.string()), std::nullopt);  // no directory at all
+  Trainee trainee(1);
+  std::string complete = saveSingle(dir, 10, trainee);
+  // Killed after the metadata but before the marker.
+  std::string noMarker = saveSingle(dir, 20, trainee);
+  fs::remove(fs::path(noMarker) / "COMPLETE");
+  // Killed while ranks were still writing shards: no metadata, no marker, a
+  // temporary file left behind.
+  std::string midway = stepDirectory(dir.string(), 30);
+  fs::create_directories(midway);
+  writeShard(midway, 0, trainee.state());
+  std::ofstream(fs::path(midway) / "rank-00001.pt.tmp-12345") << "partial";
+  // Not checkpoints at all.
+  fs::create_directories(dir / "step-abc");
+  std::ofstream(dir / "step-000040") << "a file";
+
+  EXPECT_EQ(findLatestComplete(dir.string()), complete);
+  expectErrorNaming<CheckpointError>([&] { readCheckpointInfo(noMarker); },
+                                     {noMarker, "incomplete", "COMPLETE"});
+  fs::remove_all(dir);
+}
+
+TEST(Checkpoint, LatestCompleteStepWins) {
+  fs::path dir = freshDir("latest");
+  Trainee trainee(1);
+  saveSingle(dir, 9, trainee);
+  std::string newest = saveSingle(dir, 1000000, trainee);  // seven digits
+  saveSingle(dir, 99, trainee);
+  EXPECT_EQ(findLatestComplete(dir.string()), newest);
+  EXPECT_EQ(fs::path(newest).filename(), "step-1000000");
+  fs::remove_all(dir);
+}
+
+TEST(Checkpoint, LayoutMismatchIsNamed) {
+  fs::path dir = freshDir("layout");
+  Trainee trainee(1);
+  std::string stepDir = saveSingle(dir, 5, trainee);
+  RankState state = trainee.state();
+  ParallelDegrees twoWay;
+  twoWay.tp = 2;
+  expectErrorNaming<CheckpointError>(
+      [&] { loadCheckpoint(stepDir, ParallelLayout(2, twoWay), 0, state); },
+      {stepDir, "1 ranks", "tp 2"});
+  fs::remove_all(dir);
+}
+
+TEST(Checkpoint, ModelMismatchIsNamed) {
+  fs::path dir = freshDir("model");
+  Trainee trainee(1);
+  std::string stepDir = saveSingle(dir, 5, trainee);
+  torch::nn::Sequential other(torch::nn::Linear(4, 3));
+  auto optimizer = makeAdamW(other->parameters(), OptimConfig{});
+  RankState state{other.ptr().get(), optimizer.get(), {}, {}};
+  expectErrorNaming<CheckpointError>(
+      [&] { loadCheckpoint(stepDir, oneRank(), 0, state); },
+      {"rank-00000.pt", "does not fit", "'0.weight' has shape [8, 4]", "[3, 4] here"});
+  fs::remove_all(dir);
+}
+
+// Two ranks with different models save collectively, then each restores its
+// own shard; a second save of the same step replaces the first.
+void collectiveSave(const testing::RankContext& ctx, const std::string& dir) {
+  auto world = World::init();
+  ParallelDegrees degrees;
+  degrees.pp = 2;
+  ParallelLayout layout(2, degrees);
+  Trainee trainee(static_cast<uint64_t>(10 + ctx.rank));
+  trainee.step();
+  saveCheckpoint(dir, 7, layout, "config", trainee.state(), world->comm());
+  trainee.step();
+  saveCheckpoint(dir, 7, layout, "config", trainee.state(), world->comm());
+  std::optional<std::string> latest = findLatestComplete(dir);
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_EQ(*latest, stepDirectory(dir, 7));
+
+  Trainee restored(99);
+  RankState state = restored.state();
+  CheckpointInfo info = loadCheckpoint(*latest, layout, ctx.rank, state);
+  EXPECT_EQ(info.shards.size(), 2u);
+  EXPECT_EQ(info.degrees.pp, 2);
+  EXPECT_EQ(state.lr.step, 2);
+  expectSameParameters(*trainee.model, *restored.model);
+}
+
+TEST(Checkpoint, CollectiveSaveOnTwoRanks) {
+  // Ranks are re-executed processes: the parent picks the folder and passes it down.
+  const char* inherited = std::getenv("STRATA_TEST_CKPT_DIR");
+  std::string dir = inherited ? inherited : freshDir("collective").string();
+  testing::MultiProcessOptions options;
+  options.env["STRATA_TEST_CKPT_DIR"] = dir;
+  testing::runInProcesses(
+      2, [&](const testing::RankContext& ctx) { collectiveSave(ctx, dir); }, options);
+  if (!inherited) fs::remove_all(dir);
+}
+
+// Rank 1 joins saveCheckpoint's first barrier and writes its shard like a
+// real save, then dies before the checksum all-gather: rank 0 must fail with
+// a communication error, and the half-written step must stay invisible.
+void dieDuringSave(const testing::RankContext& ctx, const std::string& dir) {
+  auto world = World::init();
+  ParallelDegrees degrees;
+  degrees.dp = 2;
+  ParallelLayout layout(2, degrees);
+  Trainee trainee(1);
+  if (ctx.rank == 1) {
+    world->comm().barrier();
+    fs::create_directories(stepDirectory(dir, 5));
+    writeShard(stepDirectory(dir, 5), 1, trainee.state());
+    std::_Exit(3);
+  }
+  EXPECT_THROW(saveCheckpoint(dir, 5, layout, "", trainee.state(), world->comm()), Error);
+}
+
+TEST(Checkpoint, SaveKilledMidwayIsNeverPicked) {
+  const char* inherited = std::getenv("STRATA_TEST_CKPT_DIR");
+  std::string dir = inherited ? inherited : freshDir("killed").string();
+  testing::MultiProcessOptions options;
+  options.env["STRATA_TEST_CKPT_DIR"] = dir;
+  options.killOthersOnFailure = false;
+  options.commTimeoutSeconds = 20;
+  std::vector<testing::RankResult> results = testing::runInProcessesRaw(
+      2, [&](const testing::RankContext& ctx) { dieDuringSave(ctx, dir); }, options);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_TRUE(results[0].exit.success()) << results[0].output;
+  EXPECT_EQ(results[1].exit.code, 3) << results[1].output;
+  EXPECT_TRUE(fs::exists(fs::path(stepDirectory(dir, 5)) / "rank-00000.pt"));
+  EXPECT_TRUE(fs::exists(fs::path(stepDirectory(dir, 5)) / "rank-00001.pt"));
+  EXPECT_EQ(findLatestComplete(dir), std::nullopt);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace strata::train

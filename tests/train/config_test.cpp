@@ -1,0 +1,150 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "strata/train/config_file.h"
+#include "strata/train/toml.h"
+#include "strata/train/train_flags.h"
+#include "test_util.h"
+
+namespace strata::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(Toml, ParsesTheSupportedSubset) {
+  std::vector<TomlEntry> entries = parseToml(
+      "# a comment\n"
+      "top = 1\n"
+      "[model]\n"
+      "  layers = 12   # trailing comment\n"
+      "name = \"a \\\"quoted\\\" # not a comment\\n\"\n"
+      "path = 'C:\\raw'\n"
+      "lr = 3e-4\n"
+      "half = -0.5\n"
+      "big = 1_000_000\n"
+      "on = true\n"
+      "off = false\n",
+      "t.toml");
+  ASSERT_EQ(entries.size(), 9u);
+  EXPECT_EQ(entries[0].table, "");
+  EXPECT_EQ(std::get<int64_t>(entries[1].value), 12);
+  EXPECT_EQ(entries[1].table, "model");
+  EXPECT_EQ(entries[1].line, 4);
+  EXPECT_EQ(std::get<std::string>(entries[2].value), "a \"quoted\" # not a comment\n");
+  EXPECT_EQ(std::get<std::string>(entries[3].value), "C:\\raw");
+  EXPECT_DOUBLE_EQ(std::get<double>(entries[4].value), 3e-4);
+  EXPECT_DOUBLE_EQ(std::get<double>(entries[5].value), -0.5);
+  EXPECT_EQ(std::get<int64_t>(entries[6].value), 1000000);
+  EXPECT_TRUE(std::get<bool>(entries[7].value));
+  EXPECT_FALSE(std::get<bool>(entries[8].value));
+}
+
+TEST(Toml, ErrorsNameFileAndLine) {
+  expectErrorNaming([] { parseToml("[a]\nx = \"open\n", "f.toml"); }, {"f.toml:2", "unterminated"});
+  expectErrorNaming([] { parseToml("[a]\nx = 1\nx = 2\n", "f.toml"); }, {"f.toml:3", "a.x"});
+  expectErrorNaming([] { parseToml("[a]\n[a]\n", "f.toml"); }, {"f.toml:2", "[a]"});
+  expectErrorNaming([] { parseToml("x = [1, 2]\n", "f.toml"); }, {"f.toml:1", "arrays"});
+  expectErrorNaming([] { parseToml("x = yes\n", "f.toml"); }, {"f.toml:1", "'yes'"});
+  expectErrorNaming([] { parseToml("x = 1 2\n", "f.toml"); }, {"f.toml:1", "after the value"});
+  expectErrorNaming([] { parseToml("x 1\n", "f.toml"); }, {"f.toml:1", "'='"});
+  expectErrorNaming([] { parseToml("[a\n", "f.toml"); }, {"f.toml:1", "']'"});
+  expectErrorNaming([] { parseToml("x = 1.\n", "f.toml"); }, {"f.toml:1", "'1.'"});
+}
+
+TEST(ConfigFile, SetsNamedOptionsAndKeepsTheRest) {
+  TrainConfig config;
+  applyConfigToml(
+      "[model]\nlayers = 8\n[parallel]\npp = 2\nschedule = \"zb-h1\"\nzero = true\n"
+      "[train]\nlr = 1\n[data]\nfiles = \"a.txt,b.txt\"\n",
+      "run.toml", config);
+  EXPECT_EQ(config.model.layers, 8);
+  EXPECT_EQ(config.parallel.pp, 2);
+  EXPECT_EQ(config.parallel.schedule, "zb-h1");
+  EXPECT_TRUE(config.parallel.zero);
+  EXPECT_DOUBLE_EQ(config.train.lr, 1.0);  // an integer where a float is expected
+  EXPECT_EQ(config.dataFiles(), (std::vector<std::string>{"a.txt", "b.txt"}));
+  EXPECT_EQ(config.model.hidden, TrainConfig{}.model.hidden);
+}
+
+TEST(ConfigFile, UnknownKeysAndBadTypesAreNamed) {
+  TrainConfig config;
+  expectErrorNaming([&] { applyConfigToml("[model]\n\nlayer = 8\n", "run.toml", config); },
+                    {"run.toml:3", "unknown key 'layer'", "[model]", "layers"});
+  expectErrorNaming([&] { applyConfigToml("[modle]\nlayers = 8\n", "run.toml", config); },
+                    {"run.toml:2", "unknown key 'layers'", "[modle]", "unknown table"});
+  expectErrorNaming([&] { applyConfigToml("layers = 8\n", "run.toml", config); },
+                    {"run.toml:1", "outside any table"});
+  expectErrorNaming([&] { applyConfigToml("[model]\nlayers = 2.5\n", "run.toml", config); },
+                    {"run.toml:2", "model.layers", "integer", "2.5"});
+  expectErrorNaming([&] { applyConfigToml("[train]\nlr = \"fast\"\n", "run.toml", config); },
+                    {"run.toml:2", "train.lr", "\"fast\""});
+  expectErrorNaming([&] { applyConfigToml("[parallel]\nzero = 1\n", "run.toml", config); },
+                    {"run.toml:2", "parallel.zero", "true or false"});
+}
+
+TEST(ConfigFile, RoundTripsEveryOption) {
+  TrainConfig config;
+  config.model.layers = 6;
+  config.model.dropout = 0.125;
+  config.model.tiedEmbeddings = false;
+  config.parallel.schedule = "interleaved-1f1b";
+  config.train.lr = 3e-4;
+  config.train.minLr = 1.0 / 3.0;
+  config.data.files = "a \"b\".txt";
+  config.checkpoint.dir = "ckpt";
+  TrainConfig back;
+  applyConfigToml(configToToml(config), "written", back);
+  EXPECT_EQ(configToToml(back), configToToml(config));
+  EXPECT_EQ(back.train.minLr, config.train.minLr);  // exact, not approximately
+  EXPECT_EQ(back.data.files, config.data.files);
+  EXPECT_FALSE(back.model.tiedEmbeddings);
+}
+
+std::string writeConfig(const std::string& text) {
+  fs::path path = fs::temp_directory_path() / ("strata_cfg_" + std::to_string(getpid()) + ".toml");
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+TEST(TrainFlags, FlagsOverrideTheFile) {
+  std::string path = writeConfig("[parallel]\npp = 4\ntp = 2\n[train]\nlr = 0.01\nsteps = 9\n");
+  TrainArgs args = parseTrainArgs({"--config", path, "--tp", "1", "--lr=3e-4", "--no-shuffle"});
+  EXPECT_EQ(args.configPath, path);
+  EXPECT_EQ(args.config.parallel.pp, 4);  // from the file
+  EXPECT_EQ(args.config.parallel.tp, 1);  // flag beats file
+  EXPECT_DOUBLE_EQ(args.config.train.lr, 3e-4);
+  EXPECT_EQ(args.config.train.steps, 9);
+  EXPECT_FALSE(args.config.data.shuffle);
+  EXPECT_FALSE(args.helpRequested);
+  fs::remove(path);
+}
+
+TEST(TrainFlags, BadFlagsAreNamed) {
+  expectErrorNaming([] { parseTrainArgs({"--ppp", "2"}); }, {"--ppp"});
+  expectErrorNaming([] { parseTrainArgs({"--pp", "two"}); }, {"--pp", "two"});
+  expectErrorNaming([] { parseTrainArgs({"extra"}); }, {"'extra'"});
+  expectErrorNaming(
+      [] {
+        parseTrainArgs({"--config", "/nonexistent/x.toml"});
+      },
+      {"/nonexistent/x.toml"});
+}
+
+TEST(TrainFlags, HelpListsEveryOptionWithItsDefault) {
+  EXPECT_TRUE(parseTrainArgs({"--help"}).helpRequested);
+  std::string help = trainHelp();
+  for (const ConfigOption& option : configOptions()) {
+    std::string flag = std::string("--") + option.flag + " ";
+    EXPECT_NE(help.find(flag), std::string::npos) << flag;
+    EXPECT_NE(help.find("[" + std::string(option.table) + "] " + option.key), std::string::npos)
+        << option.key;
+  }
+  EXPECT_NE(help.find("--config"), std::string::npos);
+  EXPECT_NE(help.find("(default: 1f1b)"), std::string::npos);
+  EXPECT_NE(help.find("(default: 0.001)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace strata::train

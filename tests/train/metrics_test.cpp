@@ -1,0 +1,177 @@
+#include "strata/train/metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <vector>
+
+#include "strata/train/flops.h"
+#include "strata/train/loss_curve.h"
+#include "strata/train/memory.h"
+#include "strata/train/peak_flops.h"
+#include "strata/train/progress.h"
+
+namespace strata::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+StepMetrics sample() {
+  StepMetrics m;
+  m.step = 120;
+  m.loss = 2.3141;
+  m.lr = 8.1e-4;
+  m.gradNorm = 0.82;
+  m.tokensPerSecond = 12345;
+  m.mfu = 0.31;
+  m.peakMemoryBytes = 1 << 20;
+  m.bubble = 0.25;
+  return m;
+}
+
+TEST(Metrics, JsonLineHasEveryFieldAndNullForUnmeasured) {
+  EXPECT_EQ(toJsonLine(sample()),
+            "{\"step\":120,\"loss\":2.3141,\"val_loss\":null,\"lr\":0.00081,"
+            "\"grad_norm\":0.82,\"tokens_per_s\":12345,\"mfu\":0.31,"
+            "\"peak_memory_bytes\":1048576,\"bubble\":0.25}");
+}
+
+TEST(Metrics, WriterAppendsOneLinePerStep) {
+  fs::path path = fs::temp_directory_path() / ("strata_metrics_" + std::to_string(getpid()));
+  {
+    MetricsWriter writer(path.string());
+    StepMetrics m = sample();
+    writer.write(m);
+    m.step = 130;
+    writer.write(m);
+  }
+  {
+    MetricsWriter resumed(path.string(), /*append=*/true);
+    StepMetrics m = sample();
+    m.step = 140;
+    resumed.write(m);
+  }
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[2].rfind("{\"step\":140,", 0), 0u);
+  fs::remove(path);
+}
+
+TEST(Progress, FormatsDurationsAndEstimates) {
+  EXPECT_EQ(formatDuration(45), "45s");
+  EXPECT_EQ(formatDuration(187), "3m07s");
+  EXPECT_EQ(formatDuration(7500), "2h05m");
+  EXPECT_EQ(formatDuration(-1), "?");
+  EXPECT_DOUBLE_EQ(estimateRemainingSeconds(30, 100, 300), 60);
+  EXPECT_LT(estimateRemainingSeconds(30, 0, 300), 0);
+}
+
+TEST(Progress, PlainLinesOffATerminal) {
+  std::ostringstream out;
+  ProgressReporter progress(out, /*terminal=*/false, 300);
+  progress.report(sample(), 30.0);
+  progress.finish();
+  EXPECT_EQ(out.str(),
+            "step 120/300  loss 2.3141  lr 8.10e-04  grad 0.820  12.3k tok/s  mfu 31.0%  "
+            "ETA 45s\n");
+}
+
+TEST(Progress, BarRedrawsInPlaceOnATerminal) {
+  std::ostringstream out;
+  ProgressReporter progress(out, /*terminal=*/true, 300, /*firstStep=*/100);
+  progress.report(sample(), 10.0);  // 20 steps in 10 s, 180 to go
+  progress.finish();
+  EXPECT_EQ(out.str(),
+            "\r[########............]  120/300  loss 2.314  lr 8.1e-04  12.3k tok/s  ETA 1m30s"
+            "\033[K\n");
+}
+
+TEST(LossCurve, NiceTicksAreRound) {
+  EXPECT_EQ(niceTicks(0, 300, 7), (std::vector<double>{0, 50, 100, 150, 200, 250, 300}));
+  EXPECT_EQ(niceTicks(1.3, 5.6, 6), (std::vector<double>{1, 2, 3, 4, 5, 6}));
+}
+
+TEST(LossCurve, SvgHasAxesLabelsLegendAndBothSeries) {
+  LossCurve curve;
+  for (int step = 0; step <= 300; step += 10)
+    curve.train.push_back({step, 5.5 * std::exp(-step / 100.0) + 1});
+  curve.validation = {{100, 3.2}, {200, 1.9}, {300, 1.5}};
+  std::string svg = renderLossCurveSvg(curve);
+  EXPECT_EQ(svg.rfind("<svg xmlns='http://www.w3.org/2000/svg'", 0), 0u);
+  EXPECT_NE(svg.find(">step</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">loss (nats per token)</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">train</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">validation</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">300</text>"), std::string::npos);  // last x tick
+  EXPECT_EQ(std::count(svg.begin(), svg.end(), '\n') > 10, true);
+  std::regex polyline("<polyline");
+  EXPECT_EQ(
+      std::distance(std::sregex_iterator(svg.begin(), svg.end(), polyline), std::sregex_iterator()),
+      2);
+  EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+}
+
+TEST(LossCurve, EmptyCurveStillRenders) {
+  std::string svg = renderLossCurveSvg(LossCurve{});
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  EXPECT_EQ(svg.find("<polyline"), std::string::npos);
+}
+
+TEST(Flops, GptFormulaMatchesAHandCount) {
+  GptShape shape{2, 64, 256, 256, 32};
+  // N = 2 (4 * 64^2 + 2 * 64 * 256) + 64 * 256 = 2 (16384 + 32768) + 16384
+  EXPECT_EQ(gptMatmulParameters(shape), 114688);
+  // 6 N + 12 * 2 * 64 * 32
+  EXPECT_DOUBLE_EQ(gptTrainingFlopsPerToken(shape), 6.0 * 114688 + 49152);
+  EXPECT_DOUBLE_EQ(modelFlopsUtilization(1e6, 1e4, 1e11, 4), 0.025);
+}
+
+TEST(Memory, ParsesProcStatus) {
+  EXPECT_EQ(statusBytes("Name:\tx\nVmHWM:\t  2048 kB\nVmRSS:\t 1024 kB\n", "VmHWM"), 2048 * 1024);
+  EXPECT_EQ(statusBytes("VmRSS:\t 1024 kB\n", "VmHWM"), -1);
+  EXPECT_EQ(statusBytes("VmHWM:\t lots\n", "VmHWM"), -1);
+}
+
+TEST(Memory, HighWaterMarkSeesATouchedAllocation) {
+  int64_t before = peakResidentBytes();
+  ASSERT_GT(before, 0);
+  constexpr size_t kBytes = 128u << 20;
+  std::vector<char> block(kBytes, 1);  // value-initialised: every page touched
+  int64_t after = peakResidentBytes();
+  EXPECT_GE(after, static_cast<int64_t>(kBytes)) << "block of " << kBytes << " bytes, " << block[7];
+}
+
+TEST(PeakFlops, MeasuresOnceThenReadsTheCache) {
+  fs::path cache =
+      fs::temp_directory_path() / ("strata_peak_" + std::to_string(getpid())) / "peak-flops.toml";
+  int measured = 0;
+  auto fake = [&] { return ++measured * 1e11; };
+  PeakFlopsOptions options;
+  options.cachePath = cache.string();
+  EXPECT_DOUBLE_EQ(cachedPeakFlops(options, fake), 1e11);
+  EXPECT_DOUBLE_EQ(cachedPeakFlops(options, fake), 1e11);  // cached
+  EXPECT_EQ(measured, 1);
+  options.threads = 2;  // another key
+  EXPECT_DOUBLE_EQ(cachedPeakFlops(options, fake), 2e11);
+  options.threads = 1;
+  EXPECT_DOUBLE_EQ(cachedPeakFlops(options, fake), 1e11);
+  EXPECT_EQ(measured, 2);
+  std::ofstream(cache, std::ios::trunc) << "[broken\n";  // corrupt cache: measured afresh
+  EXPECT_DOUBLE_EQ(cachedPeakFlops(options, fake), 3e11);
+  EXPECT_DOUBLE_EQ(cachedPeakFlops(options, fake), 3e11);
+  fs::remove_all(cache.parent_path());
+}
+
+TEST(PeakFlops, MeasuresAPositiveRateAndNamesTheCpu) {
+  EXPECT_GT(measureMatmulFlops(64, 2, 1), 0);
+  EXPECT_NE(cpuModelName(), "");
+}
+
+}  // namespace
+}  // namespace strata::train

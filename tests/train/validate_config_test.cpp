@@ -1,0 +1,133 @@
+#include "strata/train/validate_config.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace strata::train {
+namespace {
+
+// pp 2 x dp 2 x tp 2 on 8 ranks, 4 micro-batches of 2 per replica.
+TrainConfig valid3d() {
+  TrainConfig c;
+  c.parallel.pp = 2;
+  c.parallel.dp = 2;
+  c.parallel.tp = 2;
+  c.model.layers = 4;
+  c.train.globalBatch = 16;
+  c.train.microBatch = 2;
+  return c;
+}
+
+void expectInvalid(const TrainConfig& config, int worldSize,
+                   const std::vector<std::string>& parts) {
+  expectErrorNaming([&] { validateConfig(config, worldSize); }, parts);
+}
+
+TEST(ValidateConfig, AcceptsValidLayouts) {
+  EXPECT_NO_THROW(validateConfig(TrainConfig{}, 1));
+  EXPECT_NO_THROW(validateConfig(valid3d(), 8));
+  TrainConfig interleaved = valid3d();
+  interleaved.parallel.schedule = "interleaved-1f1b";
+  interleaved.parallel.virtualStages = 2;
+  EXPECT_NO_THROW(validateConfig(interleaved, 8));
+}
+
+TEST(ValidateConfig, WorldSizeMustBeTheProduct) {
+  expectInvalid(valid3d(), 6, {"world size 6 != pp 2 x dp 2 x tp 2"});
+}
+
+TEST(ValidateConfig, LayersMustFillEveryStage) {
+  TrainConfig c = valid3d();
+  c.model.layers = 1;
+  expectInvalid(c, 8, {"model.layers 1", "pp 2"});
+  c = valid3d();
+  c.parallel.schedule = "interleaved-1f1b";
+  c.parallel.virtualStages = 4;
+  expectInvalid(c, 8, {"model.layers 4", "pp 2 x virtual stages 4 = 8"});
+}
+
+TEST(ValidateConfig, TensorParallelDividesHeadsHiddenFfnAndVocab) {
+  TrainConfig c = valid3d();
+  c.parallel.tp = 4;
+  c.parallel.dp = 1;
+  c.model.heads = 6;
+  c.model.hidden = 6 * 21;
+  c.model.ffn = 510;
+  c.model.vocab = 258;
+  expectInvalid(
+      c, 8,
+      {"model.heads 6 is not divisible by tp 4", "model.hidden 126 is not divisible by tp 4",
+       "model.ffn 510 is not divisible by tp 4", "model.vocab 258 is not divisible by tp 4"});
+  c = valid3d();
+  c.model.heads = 8;
+  c.model.hidden = 100;
+  expectInvalid(c, 8, {"model.hidden 100 is not divisible by model.heads 8"});
+}
+
+TEST(ValidateConfig, GlobalBatchSplitsIntoMicroBatchesAndReplicas) {
+  TrainConfig c = valid3d();
+  c.train.globalBatch = 10;
+  c.train.microBatch = 3;
+  expectInvalid(c, 8, {"train.global_batch 10", "micro_batch 3 x dp 2 = 6"});
+}
+
+TEST(ValidateConfig, InterleavedScheduleNeedsWholeGroupsOfMicroBatches) {
+  TrainConfig c = valid3d();
+  c.parallel.pp = 4;
+  c.parallel.tp = 1;
+  c.parallel.schedule = "interleaved-1f1b";
+  c.parallel.virtualStages = 2;
+  c.model.layers = 8;
+  c.train.globalBatch = 12;
+  c.train.microBatch = 2;  // 12 / (2 x 2) = 3 micro-batches on 4 stages
+  expectInvalid(
+      c, 8,
+      {"interleaved-1f1b", "3 micro-batches", "global batch 12", "micro_batch 2 x dp 2", "pp 4"});
+}
+
+TEST(ValidateConfig, ScheduleNamesAreChecked) {
+  TrainConfig c = valid3d();
+  c.parallel.schedule = "2f2b";
+  expectInvalid(c, 8, {"unknown schedule '2f2b'", "gpipe", "1f1b", "interleaved-1f1b", "zb-h1"});
+  c = valid3d();
+  c.parallel.virtualStages = 2;  // 1f1b has one stage per rank
+  expectInvalid(c, 8, {"schedule 1f1b", "virtual"});
+}
+
+TEST(ValidateConfig, SequenceMustFitTheContext) {
+  TrainConfig c;
+  c.train.seqLen = 256;
+  c.model.context = 128;
+  expectInvalid(c, 1, {"train.seq_len 256", "context 128"});
+}
+
+TEST(ValidateConfig, RangesAndChoices) {
+  TrainConfig c;
+  c.model.vocab = 100;
+  expectInvalid(c, 1, {"model.vocab 100", "256"});
+  c = TrainConfig{};
+  c.parallel.pp = 0;
+  c.train.lr = -1;
+  c.train.precision = "fp8";
+  c.data.validationFraction = 1.5;
+  expectInvalid(c, 1,
+                {"parallel.pp must be >= 1, got 0", "train.lr must be > 0, got -1", "fp8",
+                 "data.validation_fraction", "1.5"});
+  c = TrainConfig{};
+  c.checkpoint.resume = true;
+  expectInvalid(c, 1, {"checkpoint.resume needs checkpoint.dir"});
+}
+
+TEST(ValidateConfig, ListsEveryProblemAtOnce) {
+  TrainConfig c = valid3d();
+  c.model.heads = 3;
+  c.train.seqLen = 1000;
+  c.parallel.schedule = "zb";
+  std::vector<std::string> problems = configProblems(c, 4);
+  // world size, heads % tp, hidden % heads, seq_len, schedule name
+  EXPECT_EQ(problems.size(), 5u);
+}
+
+}  // namespace
+}  // namespace strata::train
