@@ -8,6 +8,7 @@
 #include "launch_command.h"
 #include "plan_command.h"
 #include "simulate_command.h"
+#include "train_command.h"
 
 namespace {
 
@@ -22,6 +23,8 @@ const std::map<std::string, Subcommand>& subcommands() {
       {"simulate",
        {[](const std::vector<std::string>& a) { return strata::simulateCommand(a); },
         "validate and time a pipeline schedule; draw its timeline"}},
+      {"train",
+       {strata::trainCommand, "train a GPT over any mix of pipeline, tensor and data parallel"}},
       {"plan",
        {[](const std::vector<std::string>& a) { return strata::planCommand(a); },
         "choose a parallel layout for a model on a cluster and predict time to train"}},

@@ -13,12 +13,10 @@
 #include "strata/tensor_parallel/sharding.h"
 #include "strata/train/checkpoint.h"
 #include "strata/train/config_file.h"
-#include "strata/train/corpus.h"
+#include "strata/train/data_source.h"
 #include "strata/train/grad_norm.h"
 #include "strata/train/optimizer.h"
 #include "strata/train/precision.h"
-#include "strata/train/text_dataset.h"
-#include "strata/train/tokenizer.h"
 #include "strata/train/validate_config.h"
 
 namespace strata::train {
@@ -56,28 +54,6 @@ models::GptConfig gptConfigOf(const TrainConfig& c) {
   return g;
 }
 
-TokenSplit loadTokens(const TrainConfig& c) {
-  std::vector<std::string> files = c.dataFiles();
-  std::string text =
-      files.empty() ? generateCorpus(static_cast<uint64_t>(c.data.corpusSeed), c.data.corpusBytes)
-                    : readTextFiles(files);
-  std::vector<int64_t> ids = encodeBytes(text);
-  at::Tensor tokens = torch::tensor(ids, torch::kLong);
-  return splitTokens(tokens, c.data.validationFraction);
-}
-
-std::unique_ptr<BatchReader> makeReader(at::Tensor tokens, const std::string& name,
-                                        const TrainConfig& c, const Coord& coord, bool shuffle) {
-  ReaderOptions options;
-  options.globalBatch = c.train.globalBatch;
-  options.replicas = static_cast<int>(c.parallel.dp);
-  options.replica = coord.dp;
-  options.seed = static_cast<uint64_t>(c.train.seed);
-  options.shuffle = shuffle;
-  return std::make_unique<BatchReader>(WindowDataset(std::move(tokens), c.train.seqLen, name),
-                                       options);
-}
-
 bool contains(const std::set<c10::TensorImpl*>& set, const at::Tensor& t) {
   return set.count(t.unsafeGetTensorImpl()) > 0;
 }
@@ -89,8 +65,12 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
       world_(std::move(world)),
       lr_(LrScheduleOptions{config_.train.lr, config_.train.minLr, config_.train.warmupSteps,
                             config_.train.steps}) {
+  // Everything that can be wrong with the config or the data is found here,
+  // on every rank alike, before the first collective.
   validateConfig(config_, world_->size());
   checkPrecisionSupported(config_.train.precision);
+  DataSplit data = makeDataSplit(config_);
+  torch::set_num_threads(static_cast<int>(config_.train.threads));
   torch::manual_seed(static_cast<uint64_t>(config_.train.seed));
   const ParallelConfig& p = config_.parallel;
   ParallelLayout layout(
@@ -142,9 +122,9 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
   s.lossFn = [tp = s.groups.tp](const at::Tensor& logits, const at::Tensor& target) {
     return models::gptLoss(logits, target, *tp);
   };
-  TokenSplit tokens = loadTokens(config_);
-  s.trainData = makeReader(tokens.train, "train", config_, s.groups.coord, config_.data.shuffle);
-  s.validationData = makeReader(tokens.validation, "validation", config_, s.groups.coord, false);
+  s.trainData = std::make_unique<BatchReader>(makeTrainReader(data, config_, s.groups.coord.dp));
+  s.validationData =
+      std::make_unique<BatchReader>(makeValidationReader(data, config_, s.groups.coord.dp));
 }
 
 Trainer::~Trainer() = default;
