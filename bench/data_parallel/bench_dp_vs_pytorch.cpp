@@ -1,0 +1,158 @@
+// Strata's data parallelism against PyTorch's DistributedDataParallel in
+// Python: the same MLP, batch, SGD step, one thread per rank, two ranks, Gloo
+// on loopback, launched the same way (one process per rank with the torchrun
+// variables). The two run alternately, twice each, in one run; each side's
+// best round counts. ratio = pytorch_step_s / strata_step_s (> 1: Strata is
+// faster).
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_env.h"
+#include "bench_ranks.h"
+#include "dp_bench_common.h"
+#include "strata/runtime/world.h"
+#include "strata/util/subprocess.h"
+
+namespace {
+
+using strata::bench::MlpShape;
+
+constexpr int kWarmupSteps = 3;
+constexpr int kRounds = 3;
+constexpr int kStepsPerRound = 4;
+constexpr int kAlternations = 2;
+constexpr std::chrono::seconds kRankTimeout{180};
+
+MlpShape shapeNamed(const std::string& name) {
+  return name == "small" ? strata::bench::smallMlp() : strata::bench::largeMlp();
+}
+
+// In a rank: time Strata's data parallel training; rank 0 writes the result.
+void runStrataRank(const std::string& model) {
+  using strata::bench::BenchTrainer;
+  torch::set_num_threads(1);
+  auto world = strata::World::init();
+  BenchTrainer trainer(shapeNamed(model), world->comm(), strata::bench::Sync::kOverlapped);
+  trainer.secondsPerStep(kWarmupSteps);
+  double total = 0;
+  for (int round = 0; round < kRounds; ++round) total += trainer.secondsPerStep(kStepsPerRound);
+  if (world->rank() == 0) std::ofstream(std::getenv("STRATA_BENCH_RESULT")) << total / kRounds;
+}
+
+double readSeconds(const std::string& path) {
+  double seconds = 0;
+  if (!(std::ifstream(path) >> seconds) || seconds <= 0) {
+    throw std::runtime_error("no timing in " + path);
+  }
+  return seconds;
+}
+
+double timeStrata(char* self, const std::string& model, const std::string& resultPath) {
+  std::string modelArg = model;
+  char* argv[] = {self, modelArg.data(), nullptr};
+  strata::bench::spawnRanksIfParent(2, argv, {{"STRATA_BENCH_RESULT", resultPath}});
+  return readSeconds(resultPath);
+}
+
+// Waits for every rank; kills them all when one fails or the deadline passes.
+void waitForRanks(const std::vector<pid_t>& pids, const std::string& what) {
+  auto deadline = std::chrono::steady_clock::now() + kRankTimeout;
+  std::vector<bool> done(pids.size(), false);
+  std::string failure;
+  for (size_t left = pids.size(); left > 0 && failure.empty();) {
+    for (size_t r = 0; r < pids.size(); ++r) {
+      if (done[r]) continue;
+      if (auto status = strata::pollExit(pids[r])) {
+        done[r] = true;
+        --left;
+        if (!status->success()) {
+          failure = what + " rank " + std::to_string(r) + " failed with " + status->describe();
+        }
+      }
+    }
+    if (failure.empty() && std::chrono::steady_clock::now() > deadline) {
+      failure = what + " ranks ran past " + std::to_string(kRankTimeout.count()) + " s";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (failure.empty()) return;
+  for (size_t r = 0; r < pids.size(); ++r) {
+    if (done[r]) continue;
+    kill(pids[r], SIGKILL);
+    strata::waitExit(pids[r]);
+  }
+  throw std::runtime_error(failure);
+}
+
+double timePytorch(const MlpShape& shape, const std::string& resultPath) {
+  int port = strata::bench::freeLoopbackPort();
+  std::string widths;
+  for (int64_t w : shape.widths) widths += (widths.empty() ? "" : ",") + std::to_string(w);
+  std::vector<pid_t> pids;
+  for (int rank = 0; rank < 2; ++rank) {
+    strata::SpawnSpec spec;
+    spec.argv = {"/usr/bin/python3",
+                 strata::bench::sourceDir() + "/scripts/bench_ddp_pytorch.py",
+                 "--widths",
+                 widths,
+                 "--batch",
+                 std::to_string(shape.batch),
+                 "--warmup",
+                 std::to_string(kWarmupSteps),
+                 "--rounds",
+                 std::to_string(kRounds),
+                 "--steps",
+                 std::to_string(kStepsPerRound),
+                 "--out",
+                 resultPath};
+    spec.setEnv = {{"RANK", std::to_string(rank)},
+                   {"WORLD_SIZE", "2"},
+                   {"LOCAL_RANK", std::to_string(rank)},
+                   {"LOCAL_WORLD_SIZE", "2"},
+                   {"MASTER_ADDR", "127.0.0.1"},
+                   {"MASTER_PORT", std::to_string(port)},
+                   {"OMP_NUM_THREADS", "1"}};
+    pids.push_back(strata::spawnProcess(spec));
+  }
+  waitForRanks(pids, "PyTorch DDP");
+  return readSeconds(resultPath);
+}
+
+void compare(char* self, const std::string& model) {
+  MlpShape shape = shapeNamed(model);
+  std::string resultPath = "/tmp/strata_bench_dp_vs_pytorch_" + std::to_string(getpid());
+  double strataBest = 1e9, pytorchBest = 1e9;
+  for (int i = 0; i < kAlternations; ++i) {
+    strataBest = std::min(strataBest, timeStrata(self, model, resultPath));
+    pytorchBest = std::min(pytorchBest, timePytorch(shape, resultPath));
+  }
+  std::remove(resultPath.c_str());
+  char json[256];
+  std::snprintf(json, sizeof(json),
+                "{\"bench\":\"ddp_vs_pytorch\",\"model\":\"%s\",\"strata_step_s\":%.5f,"
+                "\"pytorch_step_s\":%.5f,\"ratio\":%.3f}",
+                shape.name.c_str(), strataBest, pytorchBest, pytorchBest / strataBest);
+  strata::bench::emitJson(json);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (std::getenv("RANK")) {
+    runStrataRank(argc > 1 ? argv[1] : "small");
+    return 0;
+  }
+  compare(argv[0], "small");
+  compare(argv[0], "large");
+  return 0;
+}

@@ -1,0 +1,48 @@
+// ZeRO: optimizer state sharded over the data-parallel replicas.
+//
+// Ownership follows the bucket layout: rank r owns chunk r of every bucket of
+// the flattened parameters (bucket_layout.h), so it holds optimizer state for
+// about 1/R of the elements, and under ZeRO-2 each bucket's reduce-scatter can
+// start during backward like an all-reduce would.
+//
+// The stage follows the DataParallel's reduction: GradientReduction::kAllReduce
+// gives ZeRO-1 (full averaged gradients, sharded state), kReduceScatter gives
+// ZeRO-2 (each rank receives only its averaged gradient chunks).
+//
+// step() is a collective: it finishes the gradient sync, updates this rank's
+// chunks, then all-gathers the updated parameters into every replica. Each
+// wait is bounded by the communicator's timeout (TimeoutError / PeerError).
+// Every parameter takes part in every step (one with no gradient counts as
+// zero gradient).
+#pragma once
+
+#include <memory>
+
+#include "strata/data_parallel/data_parallel.h"
+#include "strata/data_parallel/flat_optimizer.h"
+
+namespace strata::data_parallel {
+
+class ZeroOptimizer {
+ public:
+  // `dp` must outlive this object.
+  ZeroOptimizer(DataParallel& dp, std::unique_ptr<FlatOptimizer> optimizer);
+
+  void step();
+  // Zeroes the gradients (dp.zeroGrad()).
+  void zeroGrad();
+  // 1 or 2.
+  int stage() const;
+  // Optimizer state held by this rank.
+  int64_t stateBytes() const { return optimizer_->stateBytes(); }
+
+ private:
+  void gatherParameters();
+  void scatterParameters();
+
+  DataParallel& dp_;
+  std::unique_ptr<FlatOptimizer> optimizer_;
+  at::Tensor flatParams_;  // [layout.totalNumel()], same layout as the gradients
+};
+
+}  // namespace strata::data_parallel

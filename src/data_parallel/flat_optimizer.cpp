@@ -1,0 +1,105 @@
+#include "strata/data_parallel/flat_optimizer.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <string>
+
+#include "strata/runtime/error.h"
+
+namespace strata::data_parallel {
+namespace {
+
+void requirePositive(double value, const char* name) {
+  if (!(value > 0))
+    throw ConfigError(std::string(name) + " must be > 0, got " + std::to_string(value));
+}
+
+void requireNonNegative(double value, const char* name) {
+  if (!(value >= 0)) {
+    throw ConfigError(std::string(name) + " must be >= 0, got " + std::to_string(value));
+  }
+}
+
+void requireUnitInterval(double value, const char* name) {
+  if (!(value >= 0 && value < 1)) {
+    throw ConfigError(std::string(name) + " must be in [0, 1), got " + std::to_string(value));
+  }
+}
+
+int64_t bytesOf(const std::vector<at::Tensor>& tensors) {
+  int64_t bytes = 0;
+  for (const at::Tensor& t : tensors) bytes += t.numel() * t.element_size();
+  return bytes;
+}
+
+}  // namespace
+
+FlatAdamW::FlatAdamW(AdamWConfig config) : config_(config) {
+  requirePositive(config.lr, "AdamW lr");
+  requirePositive(config.eps, "AdamW eps");
+  requireUnitInterval(config.beta1, "AdamW beta1");
+  requireUnitInterval(config.beta2, "AdamW beta2");
+  requireNonNegative(config.weightDecay, "AdamW weight decay");
+}
+
+void FlatAdamW::allocate(const std::vector<int64_t>& segmentNumels, const at::TensorOptions& type) {
+  for (int64_t n : segmentNumels) {
+    expAvg_.push_back(torch::zeros({n}, type));
+    expAvgSq_.push_back(torch::zeros({n}, type));
+  }
+}
+
+void FlatAdamW::update(size_t segment, at::Tensor& param, const at::Tensor& grad) {
+  torch::NoGradGuard noGrad;
+  at::Tensor& m = expAvg_[segment];
+  at::Tensor& v = expAvgSq_[segment];
+  if (config_.weightDecay != 0) param.mul_(1 - config_.lr * config_.weightDecay);
+  double biasCorrection1 = 1 - std::pow(config_.beta1, step_);
+  double biasCorrection2 = 1 - std::pow(config_.beta2, step_);
+  m.mul_(config_.beta1).add_(grad, 1 - config_.beta1);
+  v.mul_(config_.beta2).addcmul_(grad, grad, 1 - config_.beta2);
+  at::Tensor denom = (v.sqrt() / std::sqrt(biasCorrection2)).add_(config_.eps);
+  param.addcdiv_(m, denom, -config_.lr / biasCorrection1);
+}
+
+int64_t FlatAdamW::stateBytes() const { return bytesOf(expAvg_) + bytesOf(expAvgSq_); }
+
+FlatSgd::FlatSgd(SgdConfig config) : config_(config) {
+  requirePositive(config.lr, "SGD lr");
+  requireNonNegative(config.momentum, "SGD momentum");
+  requireNonNegative(config.weightDecay, "SGD weight decay");
+  requireNonNegative(config.dampening, "SGD dampening");
+  if (config.nesterov && (config.momentum <= 0 || config.dampening != 0)) {
+    throw ConfigError("SGD Nesterov momentum needs momentum > 0 and dampening 0, got momentum " +
+                      std::to_string(config.momentum) + " and dampening " +
+                      std::to_string(config.dampening));
+  }
+}
+
+void FlatSgd::allocate(const std::vector<int64_t>& segmentNumels, const at::TensorOptions& type) {
+  if (config_.momentum == 0) return;
+  for (int64_t n : segmentNumels) momentum_.push_back(torch::zeros({n}, type));
+  started_.assign(segmentNumels.size(), 0);
+}
+
+void FlatSgd::update(size_t segment, at::Tensor& param, const at::Tensor& grad) {
+  torch::NoGradGuard noGrad;
+  at::Tensor direction = grad;
+  if (config_.weightDecay != 0) direction = direction.add(param, config_.weightDecay);
+  if (config_.momentum != 0) {
+    at::Tensor& buffer = momentum_[segment];
+    if (!started_[segment]) {
+      buffer.copy_(direction);
+      started_[segment] = 1;
+    } else {
+      buffer.mul_(config_.momentum).add_(direction, 1 - config_.dampening);
+    }
+    direction = config_.nesterov ? direction.add(buffer, config_.momentum) : buffer;
+  }
+  param.add_(direction, -config_.lr);
+}
+
+int64_t FlatSgd::stateBytes() const { return bytesOf(momentum_); }
+
+}  // namespace strata::data_parallel

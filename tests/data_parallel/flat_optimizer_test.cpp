@@ -1,0 +1,100 @@
+// The flat-shard updates equal LibTorch's optimizers, operation for operation,
+// even when the flat vector is cut into segments that straddle parameters.
+#include "strata/data_parallel/flat_optimizer.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "strata/runtime/error.h"
+
+namespace strata::data_parallel {
+namespace {
+
+constexpr int kSteps = 6;
+
+std::vector<torch::Tensor> makeParams() {
+  torch::manual_seed(3);
+  return {torch::randn({4, 5}).requires_grad_(), torch::randn({7}).requires_grad_(),
+          torch::randn({2, 3}).requires_grad_()};
+}
+
+// Runs `reference` on whole parameters and `flat` on the concatenation cut
+// into segments of `cuts` elements, with the same gradients each step.
+double maxDeviation(torch::optim::Optimizer& reference, std::vector<torch::Tensor>& params,
+                    FlatOptimizer& flat, const std::vector<int64_t>& cuts) {
+  torch::Tensor flatParams;
+  {
+    torch::NoGradGuard noGrad;
+    std::vector<torch::Tensor> pieces;
+    for (auto& p : params) pieces.push_back(p.detach().reshape(-1));
+    flatParams = torch::cat(pieces);
+  }
+  flat.allocate(cuts, flatParams.options());
+  for (int step = 0; step < kSteps; ++step) {
+    std::vector<torch::Tensor> grads;
+    for (auto& p : params) {
+      p.mutable_grad() = torch::randn_like(p);
+      grads.push_back(p.grad().reshape(-1));
+    }
+    torch::Tensor flatGrads = torch::cat(grads);
+    reference.step();
+    flat.beginStep();
+    int64_t offset = 0;
+    for (size_t s = 0; s < cuts.size(); ++s) {
+      torch::Tensor segment = flatParams.narrow(0, offset, cuts[s]);
+      flat.update(s, segment, flatGrads.narrow(0, offset, cuts[s]));
+      offset += cuts[s];
+    }
+  }
+  std::vector<torch::Tensor> pieces;
+  for (auto& p : params) pieces.push_back(p.detach().reshape(-1));
+  return (torch::cat(pieces) - flatParams).abs().max().item<double>();
+}
+
+const std::vector<int64_t> kCuts{9, 13, 11};  // 33 elements, cut across parameter edges
+
+TEST(FlatAdamW, EqualsTorchAdamW) {
+  auto params = makeParams();
+  torch::optim::AdamW reference(params, torch::optim::AdamWOptions(0.05).weight_decay(0.1));
+  AdamWConfig config;
+  config.lr = 0.05;
+  config.weightDecay = 0.1;
+  FlatAdamW flat(config);
+  EXPECT_LE(maxDeviation(reference, params, flat, kCuts), 1e-6);
+  EXPECT_EQ(flat.stateBytes(), 2 * 33 * 4);
+}
+
+TEST(FlatSgd, EqualsTorchSgdWithMomentumAndNesterov) {
+  struct Case {
+    torch::optim::SGDOptions torchOptions;
+    SgdConfig config;
+  };
+  std::vector<Case> cases{
+      {torch::optim::SGDOptions(0.1), {0.1, 0, 0, 0, false}},
+      {torch::optim::SGDOptions(0.1).momentum(0.9).dampening(0.2).weight_decay(0.01),
+       {0.1, 0.9, 0.2, 0.01, false}},
+      {torch::optim::SGDOptions(0.1).momentum(0.8).nesterov(true).weight_decay(0.02),
+       {0.1, 0.8, 0, 0.02, true}}};
+  for (const Case& c : cases) {
+    auto params = makeParams();
+    torch::optim::SGD reference(params, c.torchOptions);
+    FlatSgd flat(c.config);
+    EXPECT_LE(maxDeviation(reference, params, flat, kCuts), 1e-6)
+        << "momentum " << c.config.momentum;
+  }
+}
+
+TEST(FlatOptimizer, RejectsBadHyperParameters) {
+  AdamWConfig adam;
+  adam.beta2 = 1.0;
+  EXPECT_THROW(FlatAdamW{adam}, ConfigError);
+  SgdConfig sgd;
+  sgd.lr = 0;
+  EXPECT_THROW(FlatSgd{sgd}, ConfigError);
+  sgd = SgdConfig{};
+  sgd.nesterov = true;
+  EXPECT_THROW(FlatSgd{sgd}, ConfigError);
+}
+
+}  // namespace
+}  // namespace strata::data_parallel
