@@ -25,7 +25,8 @@ bench: configure
 	cmake --build $(BUILD) -j $(JOBS)
 	bash scripts/bench.sh $(BUILD)
 
-demo: build
+demo: configure
+	cmake --build $(BUILD) -j $(JOBS) --target strata
 	bash scripts/demo.sh $(BUILD)
 
 format:

@@ -27,6 +27,10 @@ void ZeroOptimizer::zeroGrad() { dp_.zeroGrad(); }
 
 void ZeroOptimizer::step() {
   dp_.finishGradientSync();
+  stepAfterSync();
+}
+
+void ZeroOptimizer::stepAfterSync() {
   gatherParameters();
   const BucketLayout& layout = dp_.layout();
   Communicator& comm = dp_.comm();

@@ -6,6 +6,8 @@
 #include <set>
 
 #include "strata/data_parallel/data_parallel.h"
+#include "strata/data_parallel/flat_optimizer.h"
+#include "strata/data_parallel/zero_optimizer.h"
 #include "strata/models/gpt.h"
 #include "strata/pipeline/pipeline.h"
 #include "strata/pipeline/trace.h"
@@ -31,8 +33,11 @@ struct Trainer::State {
   std::vector<NormTerm> normTerms;
   std::shared_ptr<Communicator> tiedGroup;  // first and last stage, when they share a weight
   at::Tensor tiedWeight;
-  std::unique_ptr<data_parallel::DataParallel> dp;
-  std::unique_ptr<torch::optim::AdamW> optimizer;
+  // Gradient averaging over dp: one replica set, or under ZeRO-1 two (weights
+  // that decay and those that do not, each with its own sharded AdamW).
+  std::vector<std::unique_ptr<data_parallel::DataParallel>> replicas;
+  std::vector<std::unique_ptr<data_parallel::ZeroOptimizer>> zero;
+  std::unique_ptr<torch::optim::AdamW> optimizer;  // without ZeRO
   std::unique_ptr<BatchReader> trainData;
   std::unique_ptr<BatchReader> validationData;
   pipeline::LossFn lossFn;
@@ -58,6 +63,35 @@ bool contains(const std::set<c10::TensorImpl*>& set, const at::Tensor& t) {
   return set.count(t.unsafeGetTensorImpl()) > 0;
 }
 
+// ZeRO-1 with the decay policy of makeAdamW (optimizer.h): matrices decay,
+// vectors do not, so each group gets its own replica set and sharded AdamW.
+void buildZero(Trainer::State& s, const std::vector<data_parallel::NamedTensor>& named,
+               const OptimConfig& c) {
+  std::vector<data_parallel::NamedTensor> groups[2];
+  for (const auto& item : named) groups[item.tensor.dim() >= 2 ? 0 : 1].push_back(item);
+  for (int g = 0; g < 2; ++g) {
+    if (groups[g].empty()) continue;
+    data_parallel::AdamWConfig adam{c.lr, c.beta1, c.beta2, c.eps, g == 0 ? c.weightDecay : 0.0};
+    s.replicas.push_back(std::make_unique<data_parallel::DataParallel>(groups[g], *s.groups.dp));
+    s.zero.push_back(std::make_unique<data_parallel::ZeroOptimizer>(
+        *s.replicas.back(), std::make_unique<data_parallel::FlatAdamW>(adam)));
+  }
+}
+
+// Turns gradient sync off on every replica set for its lifetime.
+class AccumulateOnly {
+ public:
+  explicit AccumulateOnly(Trainer::State& s) : s_(s) {
+    for (auto& replicas : s_.replicas) replicas->setRequireSync(false);
+  }
+  ~AccumulateOnly() {
+    for (auto& replicas : s_.replicas) replicas->setRequireSync(true);
+  }
+
+ private:
+  Trainer::State& s_;
+};
+
 }  // namespace
 
 Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
@@ -69,6 +103,11 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
   // on every rank alike, before the first collective.
   validateConfig(config_, world_->size());
   checkPrecisionSupported(config_.train.precision);
+  if (config_.parallel.zero && !config_.checkpoint.dir.empty()) {
+    throw ConfigError(
+        "checkpoints of ZeRO-1 runs are not supported yet (the sharded optimizer state has no "
+        "checkpoint format): drop --zero or --checkpoint-dir");
+  }
   DataSplit data = makeDataSplit(config_);
   torch::set_num_threads(static_cast<int>(config_.train.threads));
   torch::manual_seed(static_cast<uint64_t>(config_.train.seed));
@@ -115,10 +154,14 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
         "tied[dp=" + std::to_string(first.dp) + ",tp=" + std::to_string(first.tp) + "]",
         {s.layout.rankOf(first), s.layout.rankOf(last)});
   }
-  if (s.layout.degree(Dim::kData) > 1) {
-    s.dp = std::make_unique<data_parallel::DataParallel>(named, *s.groups.dp);
+  if (p.zero) {
+    buildZero(s, named, config_.train);
+  } else {
+    if (s.layout.degree(Dim::kData) > 1) {
+      s.replicas.push_back(std::make_unique<data_parallel::DataParallel>(named, *s.groups.dp));
+    }
+    s.optimizer = makeAdamW(s.parameters, config_.train);
   }
-  s.optimizer = makeAdamW(s.parameters, config_.train);
   s.lossFn = [tp = s.groups.tp](const at::Tensor& logits, const at::Tensor& target) {
     return models::gptLoss(logits, target, *tp);
   };
@@ -137,9 +180,8 @@ int64_t Trainer::parameterCount() const { return models::gptParameterCount(state
 double Trainer::runBatch(const Batch& batch) {
   State& s = *state_;
   PrecisionGuard precision(config_.train.precision);
-  if (!s.dp) return s.pipeline->step(batch.input, batch.target, s.lossFn);
   // Micro-batches only accumulate; the whole sum is reduced once, after.
-  auto noSync = s.dp->noSync();
+  AccumulateOnly accumulate(s);
   return s.pipeline->step(batch.input, batch.target, s.lossFn);
 }
 
@@ -151,12 +193,29 @@ void Trainer::syncGradients() {
     if (!grad.defined()) grad = s.tiedWeight.mutable_grad() = torch::zeros_like(s.tiedWeight);
     s.tiedGroup->allReduce(grad);
   }
-  if (s.dp) s.dp->finishGradientSync();
+  for (auto& replicas : s.replicas) replicas->finishGradientSync();
 }
 
 void Trainer::optimizerStep() {
-  lr_.apply(*state_->optimizer);
-  state_->optimizer->step();
+  State& s = *state_;
+  if (s.optimizer) {
+    lr_.apply(*s.optimizer);
+    s.optimizer->step();
+    return;
+  }
+  for (auto& zero : s.zero) {
+    zero->setLearningRate(lr_.current());
+    zero->stepAfterSync();
+  }
+}
+
+void Trainer::zeroGradients() {
+  State& s = *state_;
+  if (s.replicas.empty()) {
+    s.optimizer->zero_grad();
+  } else {
+    for (auto& replicas : s.replicas) replicas->zeroGrad();
+  }
 }
 
 StepReport Trainer::step() {
@@ -164,11 +223,7 @@ StepReport Trainer::step() {
   auto start = std::chrono::steady_clock::now();
   StepReport report;
   report.lr = lr_.current();
-  if (s.dp) {
-    s.dp->zeroGrad();
-  } else {
-    s.optimizer->zero_grad();
-  }
+  zeroGradients();
   double localLoss = runBatch(s.trainData->next());
   syncGradients();
   report.gradNorm = clipGradNorm(s.normTerms, config_.train.gradClip, *s.groups.tp, *s.groups.pp);
@@ -196,11 +251,7 @@ double Trainer::evaluate(int64_t batches) {
     sum += runBatch(s.validationData->next());
   }
   s.model->train();
-  if (s.dp) {
-    s.dp->zeroGrad();
-  } else {
-    s.optimizer->zero_grad();
-  }
+  zeroGradients();
   at::Tensor loss = torch::full({1}, sum / static_cast<double>(batches), torch::kDouble);
   s.groups.dp->allReduce(loss, ReduceOp::kAvg);
   return loss.item<double>();

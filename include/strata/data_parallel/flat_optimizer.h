@@ -27,6 +27,8 @@ class FlatOptimizer {
   virtual void update(size_t segment, at::Tensor& param, const at::Tensor& grad) = 0;
   // Bytes of optimizer state this rank holds.
   virtual int64_t stateBytes() const = 0;
+  // For learning-rate schedules: the rate of the next update() calls.
+  virtual void setLearningRate(double lr) = 0;
 };
 
 struct AdamWConfig {
@@ -48,6 +50,7 @@ class FlatAdamW : public FlatOptimizer {
   void beginStep() override { ++step_; }
   void update(size_t segment, at::Tensor& param, const at::Tensor& grad) override;
   int64_t stateBytes() const override;
+  void setLearningRate(double lr) override { config_.lr = lr; }
 
  private:
   AdamWConfig config_;
@@ -72,6 +75,7 @@ class FlatSgd : public FlatOptimizer {
   void allocate(const std::vector<int64_t>& segmentNumels, const at::TensorOptions& type) override;
   void update(size_t segment, at::Tensor& param, const at::Tensor& grad) override;
   int64_t stateBytes() const override;
+  void setLearningRate(double lr) override { config_.lr = lr; }
 
  private:
   SgdConfig config_;

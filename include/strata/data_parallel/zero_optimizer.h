@@ -29,6 +29,11 @@ class ZeroOptimizer {
   ZeroOptimizer(DataParallel& dp, std::unique_ptr<FlatOptimizer> optimizer);
 
   void step();
+  // The update half of step(), for callers that finished the gradient sync
+  // themselves (to clip the global gradient norm in between, say).
+  void stepAfterSync();
+  // The learning rate of the next step.
+  void setLearningRate(double lr) { optimizer_->setLearningRate(lr); }
   // Zeroes the gradients (dp.zeroGrad()).
   void zeroGrad();
   // 1 or 2.

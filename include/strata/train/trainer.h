@@ -72,11 +72,14 @@ class Trainer {
   std::vector<pipeline::TraceEvent> gatherLastTrace() const;
   const pipeline::Pipeline& pipeline() const;
 
+ public:
+  struct State;  // public so the trainer's helpers can take it
+
  private:
-  struct State;
   double runBatch(const Batch& batch);
   void syncGradients();
   void optimizerStep();
+  void zeroGradients();
 
   TrainConfig config_;
   std::shared_ptr<World> world_;
