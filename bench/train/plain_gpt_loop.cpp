@@ -1,0 +1,75 @@
+#include "plain_gpt_loop.h"
+
+#include <torch/torch.h>
+
+#include <set>
+
+#include "strata/models/gpt.h"
+#include "strata/train/data_source.h"
+
+namespace strata::bench {
+namespace {
+
+models::GptConfig gptOf(const train::TrainConfig& c) {
+  models::GptConfig g;
+  g.layers = c.model.layers;
+  g.hidden = c.model.hidden;
+  g.heads = c.model.heads;
+  g.ffn = c.model.ffn;
+  g.vocab = c.model.vocab;
+  g.context = c.model.context;
+  g.dropout = c.model.dropout;
+  g.tiedEmbeddings = c.model.tiedEmbeddings;
+  g.seed = static_cast<uint64_t>(c.train.seed);
+  return g;
+}
+
+std::vector<at::Tensor> uniqueParameters(const torch::nn::Module& model) {
+  std::vector<at::Tensor> unique;
+  std::set<c10::TensorImpl*> seen;
+  for (const at::Tensor& p : model.parameters()) {
+    if (seen.insert(p.unsafeGetTensorImpl()).second) unique.push_back(p);
+  }
+  return unique;
+}
+
+// Two groups, as every GPT recipe has them: weight decay on matrices
+// (dim >= 2), none on biases and layer-norm gains.
+std::unique_ptr<torch::optim::AdamW> adamW(const std::vector<at::Tensor>& parameters,
+                                           const train::OptimConfig& o) {
+  std::vector<at::Tensor> matrices, vectors;
+  for (const at::Tensor& p : parameters) (p.dim() >= 2 ? matrices : vectors).push_back(p);
+  auto options = [&](double decay) {
+    return std::make_unique<torch::optim::AdamWOptions>(
+        torch::optim::AdamWOptions(o.lr).betas({o.beta1, o.beta2}).eps(o.eps).weight_decay(decay));
+  };
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(matrices, options(o.weightDecay));
+  groups.emplace_back(vectors, options(0.0));
+  return std::make_unique<torch::optim::AdamW>(std::move(groups), torch::optim::AdamWOptions(o.lr));
+}
+
+}  // namespace
+
+PlainGptLoop::PlainGptLoop(const train::TrainConfig& config, std::shared_ptr<Communicator> single)
+    : single_(std::move(single)),
+      model_(models::buildGpt(gptOf(config), single_)),
+      parameters_(uniqueParameters(*model_)),
+      optimizer_(adamW(parameters_, config.train)),
+      gradClip_(config.train.gradClip) {
+  train::DataSplit data = train::makeDataSplit(config);
+  data_ = std::make_unique<train::BatchReader>(train::makeTrainReader(data, config, 0));
+}
+
+double PlainGptLoop::step() {
+  train::Batch batch = data_->next();                // [b, s] ids and targets
+  at::Tensor logits = model_->forward(batch.input);  // [s, b, vocab]
+  at::Tensor loss = models::gptLoss(logits, batch.target, *single_);
+  loss.backward();
+  if (gradClip_ > 0) torch::nn::utils::clip_grad_norm_(parameters_, gradClip_);
+  optimizer_->step();
+  optimizer_->zero_grad();
+  return loss.item<double>();
+}
+
+}  // namespace strata::bench
