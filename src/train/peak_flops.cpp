@@ -10,6 +10,7 @@
 
 #include "atomic_file.h"
 #include "runtime/sha256.h"
+#include "strata/runtime/threads.h"
 #include "strata/train/toml.h"
 
 namespace strata::train {
@@ -84,8 +85,7 @@ std::string defaultPeakFlopsCachePath() {
 }
 
 double measureMatmulFlops(int size, int repeats, int threads) {
-  int previousThreads = at::get_num_threads();
-  at::set_num_threads(threads);
+  int previousThreads = setIntraOpThreads(threads);
   torch::manual_seed(0);
   torch::Tensor a = torch::randn({size, size}), b = torch::randn({size, size});
   torch::Tensor c = torch::matmul(a, b);  // warm-up: page in, pick kernels
@@ -97,7 +97,7 @@ double measureMatmulFlops(int size, int repeats, int threads) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     best = std::max(best, 2.0 * size * size * static_cast<double>(size) / seconds);
   }
-  at::set_num_threads(previousThreads);
+  setIntraOpThreads(previousThreads);
   return best;
 }
 

@@ -12,6 +12,7 @@
 #include "strata/pipeline/pipeline.h"
 #include "strata/pipeline/trace.h"
 #include "strata/runtime/error.h"
+#include "strata/runtime/threads.h"
 #include "strata/tensor_parallel/sharding.h"
 #include "strata/train/checkpoint.h"
 #include "strata/train/config_file.h"
@@ -24,6 +25,8 @@
 namespace strata::train {
 
 struct Trainer::State {
+  State(ParallelLayout l, ParallelGroups g) : layout(std::move(l)), groups(std::move(g)) {}
+
   ParallelLayout layout;
   ParallelGroups groups;
   models::GptConfig gpt;
@@ -92,16 +95,24 @@ class AccumulateOnly {
   Trainer::State& s_;
 };
 
+// Runs in the first member initializer, so the whole config is checked (and
+// every problem reported) before a member that rejects bad values on its own,
+// the LR schedule, sees it.
+TrainConfig validated(TrainConfig config, int worldSize) {
+  validateConfig(config, worldSize);
+  return config;
+}
+
 }  // namespace
 
 Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
-    : config_(std::move(config)),
+    : config_(validated(std::move(config), world->size())),
       world_(std::move(world)),
       lr_(LrScheduleOptions{config_.train.lr, config_.train.minLr, config_.train.warmupSteps,
                             config_.train.steps}) {
-  // Everything that can be wrong with the config or the data is found here,
-  // on every rank alike, before the first collective.
-  validateConfig(config_, world_->size());
+  // Everything that can be wrong with the config or the data is found here
+  // (the config itself in validated()), on every rank alike, before the first
+  // collective.
   checkPrecisionSupported(config_.train.precision);
   if (config_.parallel.zero && !config_.checkpoint.dir.empty()) {
     throw ConfigError(
@@ -109,12 +120,12 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
         "checkpoint format): drop --zero or --checkpoint-dir");
   }
   DataSplit data = makeDataSplit(config_);
-  torch::set_num_threads(static_cast<int>(config_.train.threads));
+  setIntraOpThreads(static_cast<int>(config_.train.threads));
   torch::manual_seed(static_cast<uint64_t>(config_.train.seed));
   const ParallelConfig& p = config_.parallel;
   ParallelLayout layout(
       world_->size(), {static_cast<int>(p.pp), static_cast<int>(p.dp), 1, static_cast<int>(p.tp)});
-  state_ = std::make_unique<State>(State{layout, world_->parallelGroups(layout)});
+  state_ = std::make_unique<State>(layout, world_->parallelGroups(layout));
   State& s = *state_;
   s.gpt = gptConfigOf(config_);
   s.model = models::buildGpt(s.gpt, s.groups.tp);
