@@ -1,0 +1,108 @@
+#include "trainer_test_util.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <limits>
+
+#include "strata/runtime/timeouts.h"
+
+namespace strata::train::testing {
+
+namespace fs = std::filesystem;
+
+TrainConfig tinyConfig() {
+  TrainConfig c;
+  c.model.layers = 4;
+  c.model.hidden = 32;
+  c.model.heads = 4;
+  c.model.ffn = 64;
+  c.model.vocab = 256;
+  c.model.context = 16;
+  c.model.dropout = 0.0;
+  c.model.tiedEmbeddings = true;
+  c.train.steps = 20;
+  c.train.globalBatch = 8;
+  c.train.microBatch = 2;
+  c.train.seqLen = 16;
+  c.train.warmupSteps = 2;  // the rate changes every step, so a wrong LR state shows
+  c.train.evalBatches = 1;
+  c.data.corpusBytes = 20000;
+  return c;
+}
+
+std::string sharedDir(const std::string& name) {
+  if (const char* inherited = std::getenv(kSharedDirVariable)) return inherited;
+  fs::path dir =
+      fs::temp_directory_path() / ("strata_trainer_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+void removeSharedDir(const std::string& dir) {
+  if (std::getenv(kSharedDirVariable) == nullptr) fs::remove_all(dir);
+}
+
+strata::testing::MultiProcessOptions sharedDirOptions(const std::string& dir) {
+  strata::testing::MultiProcessOptions options;
+  options.env[kSharedDirVariable] = dir;
+  options.timeout = std::chrono::seconds(120);
+  options.commTimeoutSeconds = 60;
+  return options;
+}
+
+std::shared_ptr<World> singleProcessWorld() {
+  ProcessEnv env;
+  env.masterPort = strata::testing::freePort();
+  return World::init(env, Timeouts::fromSeconds(30));
+}
+
+std::vector<double> trainSteps(Trainer& trainer, int steps) {
+  std::vector<double> losses;
+  for (int i = 0; i < steps; ++i) losses.push_back(trainer.step().loss);
+  return losses;
+}
+
+namespace {
+
+std::string valuesPath(const std::string& dir, const std::string& name, int rank) {
+  return (fs::path(dir) / (name + "-rank-" + std::to_string(rank) + ".txt")).string();
+}
+
+}  // namespace
+
+void writeValues(const std::string& dir, const std::string& name, int rank,
+                 const std::vector<double>& values) {
+  std::ofstream out(valuesPath(dir, name, rank));
+  // 17 significant digits read back as the same double.
+  out << std::setprecision(std::numeric_limits<double>::max_digits10);
+  for (double v : values) out << v << "\n";
+}
+
+std::vector<double> readValues(const std::string& dir, const std::string& name, int rank) {
+  std::ifstream in(valuesPath(dir, name, rank));
+  std::vector<double> values;
+  for (double v; in >> v;) values.push_back(v);
+  return values;
+}
+
+void flipMiddleByte(const std::string& path) {
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  auto middle = static_cast<std::streamoff>(fs::file_size(path) / 2);
+  char byte = 0;
+  file.seekg(middle);
+  file.read(&byte, 1);
+  byte = static_cast<char>(byte ^ 0x01);
+  file.seekp(middle);
+  file.write(&byte, 1);
+}
+
+void truncateBy(const std::string& path, uintmax_t bytes) {
+  fs::resize_file(path, fs::file_size(path) - bytes);
+}
+
+}  // namespace strata::train::testing

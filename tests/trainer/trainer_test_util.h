@@ -1,0 +1,54 @@
+// Helpers shared by the end-to-end trainer tests.
+//
+// The ranks of a multi-process test are re-executions of the test binary
+// (tests/support/multiprocess.h): they cannot return values to the parent.
+// So each rank writes what it measured (its step losses) to a file in a
+// folder the parent chose and passed down in the environment, and the parent
+// compares after runInProcesses() returned. Code placed before a
+// runInProcesses() call also runs in every child; code after it runs only in
+// the parent.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "multiprocess.h"
+#include "strata/runtime/world.h"
+#include "strata/train/config.h"
+#include "strata/train/trainer.h"
+
+namespace strata::train::testing {
+
+// A GPT small enough that a 4-process step takes a blink on two cores:
+// 4 blocks of width 32, 4 heads, FFN 64, byte vocabulary, 16-token windows,
+// global batch 8 in micro-batches of 2, no dropout, tied embeddings.
+TrainConfig tinyConfig();
+
+// The folder the processes of this test share: inherited from the parent
+// (variable kSharedDirVariable) in a rank, freshly created and empty in the
+// parent. removeSharedDir() deletes it, in the parent only.
+constexpr char kSharedDirVariable[] = "STRATA_TRAINER_TEST_DIR";
+std::string sharedDir(const std::string& name);
+void removeSharedDir(const std::string& dir);
+// Options that hand the shared folder to every rank.
+strata::testing::MultiProcessOptions sharedDirOptions(const std::string& dir);
+
+// A job of one process in the calling process, on a free port, so a parent
+// can train a serial reference without spawning anything.
+std::shared_ptr<World> singleProcessWorld();
+
+// `steps` training steps; their losses (mean over the global batch).
+std::vector<double> trainSteps(Trainer& trainer, int steps);
+
+// dir/<name>-rank-<rank>.txt, one value a line, printed so that reading it
+// back gives the same doubles bit for bit.
+void writeValues(const std::string& dir, const std::string& name, int rank,
+                 const std::vector<double>& values);
+std::vector<double> readValues(const std::string& dir, const std::string& name, int rank);
+
+// Flips one byte in the middle of a file / cuts `bytes` off its end.
+void flipMiddleByte(const std::string& path);
+void truncateBy(const std::string& path, uintmax_t bytes);
+
+}  // namespace strata::train::testing
