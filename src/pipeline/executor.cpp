@@ -46,15 +46,6 @@ std::vector<Action> dependencyOrder(const schedule::Schedule& schedule) {
   return order;
 }
 
-void accumulateGrad(at::Tensor& parameter, const at::Tensor& grad) {
-  if (!grad.defined()) return;
-  if (parameter.grad().defined()) {
-    parameter.mutable_grad().add_(grad);
-  } else {
-    parameter.mutable_grad() = grad.detach().clone();
-  }
-}
-
 int64_t bytesOf(const at::Tensor& tensor) { return tensor.numel() * tensor.element_size(); }
 
 }  // namespace
@@ -286,11 +277,11 @@ void Executor::backwardWeight(const Action& action, StepState& state) {
   Stashed& entry = state.stash.at(key);
   std::vector<at::Tensor> parameters = stage(action.stage).parameters();
   if (!parameters.empty() && entry.output.requires_grad()) {
-    std::vector<at::Tensor> grads =
-        torch::autograd::grad({entry.output}, parameters, {entry.outputGrad},
-                              /*retain_graph=*/false, /*create_graph=*/false,
-                              /*allow_unused=*/true);
-    for (std::size_t i = 0; i < parameters.size(); ++i) accumulateGrad(parameters[i], grads[i]);
+    // backward() restricted to the weights, rather than grad() plus a manual
+    // sum: autograd's own accumulation runs the gradient-accumulator hooks
+    // that data parallelism listens to.
+    torch::autograd::backward({entry.output}, {entry.outputGrad}, /*keep_graph=*/false,
+                              /*create_graph=*/false, parameters);
   }
   state.release(key);
 }

@@ -81,6 +81,11 @@ TEST(TrainerParallelEqualsSerial, Pp2Dp2TiedEmbeddings) {
   expectParallelEqualsSerial("pp2dp2", parallelConfig(2, 2, 1, "1f1b", true));
 }
 
+// ZB-H1's weight-gradient actions must reach data parallelism's hooks.
+TEST(TrainerParallelEqualsSerial, Pp2Dp2ZbH1) {
+  expectParallelEqualsSerial("pp2dp2zb", parallelConfig(2, 2, 1, "zb-h1", false));
+}
+
 TEST(TrainerParallelEqualsSerial, Tp2Dp2) {
   expectParallelEqualsSerial("tp2dp2", parallelConfig(1, 2, 2, "1f1b", true));
 }
