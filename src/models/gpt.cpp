@@ -34,6 +34,7 @@ class GptEmbeddingImpl : public torch::nn::Module, public tp::ShardedModule {
       : config_(c),
         tp_(std::move(tpComm)),
         dropout_(c.dropout, tp::deriveSeed(c.seed, kEmbeddingDropout)) {
+    register_buffer("dropout_calls", dropout_.callCounter());
     tp::VocabParallelEmbeddingOptions options;
     options.vocab = c.vocab;
     options.hidden = c.hidden;

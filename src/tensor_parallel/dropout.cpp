@@ -17,13 +17,17 @@ at::Tensor keepMask(at::IntArrayRef shape, double p, uint64_t seed) {
 
 }  // namespace
 
-SeededDropout::SeededDropout(double p, uint64_t seed) : p_(p), seed_(seed) {
+SeededDropout::SeededDropout(double p, uint64_t seed)
+    : p_(p), seed_(seed), calls_(torch::zeros({1}, torch::kLong)) {
   if (!(p >= 0.0 && p < 1.0)) {
     throw ConfigError("dropout probability " + std::to_string(p) + " is outside [0, 1)");
   }
 }
 
-uint64_t SeededDropout::nextCallSeed() { return deriveSeed(seed_, calls_++); }
+uint64_t SeededDropout::nextCallSeed() {
+  int64_t& calls = calls_.data_ptr<int64_t>()[0];
+  return deriveSeed(seed_, static_cast<uint64_t>(calls++));
+}
 
 // y = x * keep / (1 - p), so E[y] = x.
 at::Tensor SeededDropout::applyMask(const at::Tensor& x, const at::Tensor& keep) const {

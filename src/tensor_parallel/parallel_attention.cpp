@@ -28,6 +28,7 @@ ParallelSelfAttentionImpl::ParallelSelfAttentionImpl(const ParallelSelfAttention
       headDim_(options.hidden / options.heads),
       firstHead_(localHeads_ * tp->rank()),
       dropout_(options.attentionDropout, deriveSeed(options.init.seed, 2)) {
+  register_buffer("dropout_calls", dropout_.callCounter());
   ColumnParallelLinearOptions fused;
   fused.inFeatures = options.hidden;
   fused.outFeatures = 3 * options.hidden;

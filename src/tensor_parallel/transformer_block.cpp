@@ -8,6 +8,7 @@ ParallelTransformerBlockImpl::ParallelTransformerBlockImpl(
     : sequenceParallel_(options.sequenceParallel),
       tp_(tp),
       dropout_(options.hiddenDropout, deriveSeed(options.init.seed, 2)) {
+  register_buffer("dropout_calls", dropout_.callCounter());
   ParallelSelfAttentionOptions attn;
   attn.hidden = options.hidden;
   attn.heads = options.heads;

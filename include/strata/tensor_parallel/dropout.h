@@ -37,13 +37,18 @@ class SeededDropout {
   // x: slices [first, first + x.size(dim)) of the global units along `dim`.
   at::Tensor unitSharded(const at::Tensor& x, int64_t dim, int64_t first, bool training);
 
+  // The call number as a one-element int64 tensor, for the owning module to
+  // register as a buffer: checkpoints then save it, and a resumed run draws
+  // the masks the uninterrupted run would have drawn.
+  const at::Tensor& callCounter() const { return calls_; }
+
  private:
   uint64_t nextCallSeed();
   at::Tensor applyMask(const at::Tensor& x, const at::Tensor& keep) const;
 
   double p_;
   uint64_t seed_;
-  uint64_t calls_ = 0;
+  at::Tensor calls_;  // [1] int64
 };
 
 }  // namespace strata::tensor_parallel
