@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "strata/plan/errors.h"
+#include "strata/plan/measured_profile.h"
 #include "strata/plan/search.h"
 #include "strata/schedule/error.h"
 #include "strata/util/flags.h"
@@ -15,7 +16,7 @@ namespace {
 using plan::Estimate;
 
 struct PlanOptions {
-  std::string model = "gpt2-small", cluster = "cpu-local", clusterFile, layout;
+  std::string model = "gpt2-small", cluster = "cpu-local", clusterFile, profile, layout;
   long long nodes = 0, globalBatch = 8, seqLen = 0, top = 5;
   double tokens = 0, efficiency = 0;
   bool explain = false, json = false, allowCrossNodeTp = false, evenStages = false;
@@ -28,6 +29,9 @@ void addFlags(FlagSet& flags, PlanOptions& o) {
     return s;
   };
   flags.addString("model", &o.model, "model preset: " + list(plan::modelPresetNames()));
+  flags.addString("profile", &o.profile,
+                  "measured profile file (model and per-layer times, e.g. written by "
+                  "bench_planner_calibration); replaces --model and FLOP-based compute");
   flags.addString("cluster", &o.cluster, "cluster preset: " + list(plan::clusterPresetNames()));
   flags.addString("cluster-file", &o.clusterFile, "cluster description file (overrides --cluster)");
   flags.addInt("nodes", &o.nodes, "nodes to use (0: the cluster's own count)", 0);
@@ -50,7 +54,14 @@ void addFlags(FlagSet& flags, PlanOptions& o) {
 
 plan::TrainingJob makeJob(const PlanOptions& o) {
   plan::TrainingJob job;
-  job.model = plan::modelPreset(o.model);
+  if (o.profile.empty()) {
+    job.model = plan::modelPreset(o.model);
+  } else {
+    job.profile = plan::loadProfileFile(o.profile);
+    job.model = job.profile->model;
+    job.dtype = job.profile->dtype;
+    job.precision = plan::precisionOf(*job.profile);
+  }
   if (o.seqLen > 0) job.model.seqLen = static_cast<int>(o.seqLen);
   job.cluster =
       o.clusterFile.empty() ? plan::clusterPreset(o.cluster) : plan::loadClusterFile(o.clusterFile);

@@ -3,21 +3,39 @@
 #include <algorithm>
 
 #include "strata/plan/comm.h"
+#include "strata/plan/errors.h"
 #include "strata/plan/partition.h"
 
 namespace strata::plan {
 namespace {
 
-// Seconds of one forward of one transformer layer on one micro-batch, split
-// into compute and its two tensor-parallel all-reduces of b*s*h 16-bit values
-// (with sequence parallel: a reduce-scatter and an all-gather each, the same
-// volume and so the same alpha-beta cost).
+// Seconds of one transformer layer on one micro-batch: its forward and
+// backward compute, and the forward's two tensor-parallel all-reduces of b*s*h
+// activation values (with sequence parallel: a reduce-scatter and an
+// all-gather each, the same volume and so the same alpha-beta cost).
 struct LayerTime {
-  double compute = 0;
+  double forward = 0;
+  double backward = 0;
   double tpComm = 0;
 };
 
-LayerTime layerForward(const TrainingJob& job, const Layout& l) {
+// Forward and backward compute of the work a stage does besides its layers
+// (the embedding on the first stage, logits and loss on the last).
+struct EndWork {
+  double forward = 0;
+  double backward = 0;
+};
+
+double tpAllReducePair(const TrainingJob& job, const Layout& l, double valueBytes) {
+  const ModelDesc& m = job.model;
+  double activationBytes = valueBytes * l.microBatch * m.seqLen * m.hidden;
+  const Link& link = groupLink(job.cluster, 1, l.tp);
+  return 2 * allReduceSeconds(activationBytes, l.tp, link);
+}
+
+// From FLOPs: the matmuls at peak x efficiency, a backward of twice the
+// forward's FLOPs.
+LayerTime layerFromFlops(const TrainingJob& job, const Layout& l) {
   const ModelDesc& m = job.model;
   const DeviceSpec& device = job.cluster.device;
   double flops = layerForwardFlops(m, l.microBatch) / l.tp;
@@ -26,29 +44,78 @@ LayerTime layerForward(const TrainingJob& job, const Layout& l) {
   // dropout, residual adds) is bound by memory bandwidth: it writes, and the
   // next op reads, each activation the layer keeps for its backward once.
   double traffic = 2 * workingActivationBytes(m, l.microBatch, l.tp, l.sequenceParallel);
-  double elementwise = traffic / device.memoryBandwidth;
-  double activationBytes = 2.0 * l.microBatch * m.seqLen * m.hidden;
-  const Link& link = groupLink(job.cluster, 1, l.tp);
-  return {matmul + elementwise, 2 * allReduceSeconds(activationBytes, l.tp, link)};
+  double forward = matmul + traffic / device.memoryBandwidth;
+  return {forward, 2 * forward, tpAllReducePair(job, l, 2)};
 }
 
-// Forward F; backward 2F of compute split evenly into input (I) and weight (W)
-// gradients; the backward's all-reduces and any recompute belong to I, on the
-// critical path.
-StageTime stageTime(double layers, const LayerTime& layer, double logits, bool recompute) {
+// How much a measured time stretches under `l`: linear in the micro-batch
+// size, divided among tp ranks, and slowed by sharing the node. With k of the
+// node's n devices busy, the slowdown grows linearly from 1 (k = 1) to the
+// measured all-busy factor (k = n):
+//   stretch = (b / b_profiled) / tp * (1 + (slowdown - 1) (k - 1) / (n - 1))
+double profileStretch(const TrainingJob& job, const MeasuredProfile& p, const Layout& l) {
+  int perNode = job.cluster.devicesPerNode;
+  int busy = std::min(l.devices(), perNode);
+  double sharing = perNode > 1 ? 1 + (p.concurrentSlowdown - 1) * (busy - 1) / (perNode - 1) : 1;
+  return double(l.microBatch) / p.microBatch / l.tp * sharing;
+}
+
+void requireSameModel(const ModelDesc& job, const ModelDesc& p) {
+  if (job.layers == p.layers && job.hidden == p.hidden && job.heads == p.heads &&
+      job.ffn == p.ffn && job.vocab == p.vocab && job.seqLen == p.seqLen)
+    return;
+  auto dims = [](const ModelDesc& m) {
+    return "layers " + std::to_string(m.layers) + ", hidden " + std::to_string(m.hidden) +
+           ", heads " + std::to_string(m.heads) + ", ffn " + std::to_string(m.ffn) + ", vocab " +
+           std::to_string(m.vocab) + ", seq " + std::to_string(m.seqLen);
+  };
+  throw PlanError("the measured profile is of a different model (" + dims(p) +
+                  ") than the job's (" + dims(job) + ")");
+}
+
+EndWork scaled(const LayerSeconds& measured, double stretch) {
+  return {measured.forward * stretch, measured.backward * stretch};
+}
+
+// Forward F and backward B; the backward's compute split evenly into input (I)
+// and weight (W) gradients; the backward's all-reduces and any recompute
+// belong to I, on the critical path.
+StageTime stageTime(double layers, const LayerTime& layer, const EndWork& ends, bool recompute) {
   StageTime t;
-  double forward = layers * layer.compute + logits;
+  double forward = layers * layer.forward + ends.forward;
+  double backward = layers * layer.backward + ends.backward;
   double comm = layers * layer.tpComm;
-  double redo = recompute ? layers * layer.compute : 0;
+  double redo = recompute ? layers * layer.forward : 0;
   double redoComm = recompute ? comm : 0;
-  t.compute = 3 * forward;
+  t.compute = forward + backward;
   t.recompute = redo;
   t.tpComm = 2 * comm + redoComm;
   t.costs.forward = forward + comm;
-  t.costs.backwardWeight = forward;
-  t.costs.backwardInput = forward + comm + redo + redoComm;
+  t.costs.backwardWeight = backward / 2;
+  t.costs.backwardInput = backward / 2 + comm + redo + redoComm;
   t.costs.backward = t.costs.backwardInput + t.costs.backwardWeight;
   return t;
+}
+
+// The per-layer time and the first and last stage's extra work of a layout.
+struct LayoutWork {
+  LayerTime layer;
+  EndWork embedding;
+  EndWork head;
+};
+
+LayoutWork layoutWork(const TrainingJob& job, const Layout& l) {
+  if (!job.profile) {
+    double logits =
+        logitsForwardFlops(job.model, l.microBatch) / l.tp / job.cluster.achievedFlops(job.dtype);
+    return {layerFromFlops(job, l), {}, {logits, 2 * logits}};
+  }
+  const MeasuredProfile& p = *job.profile;
+  requireSameModel(job.model, p.model);
+  double stretch = profileStretch(job, p, l);
+  EndWork block = scaled(p.block, stretch);
+  LayerTime layer{block.forward, block.backward, tpAllReducePair(job, l, activationValueBytes(p))};
+  return {layer, scaled(p.embedding, stretch), scaled(p.head, stretch)};
 }
 
 // Layers per stage: equal when they divide, otherwise the balanced
@@ -71,14 +138,16 @@ StagePlan planStages(const TrainingJob& job, const Layout& l) {
   StagePlan plan;
   plan.rankParams.assign(l.pp, 0.0);
   plan.rankMaxLayers.assign(l.pp, 0);
-  LayerTime layer = layerForward(job, l);
-  double logits = logitsForwardFlops(m, l.microBatch) / l.tp / job.cluster.achievedFlops(job.dtype);
-  std::vector<int> counts = stageLayerCounts(m, stages, stageTime(1, layer, 0, l.recompute),
-                                             stageTime(0, layer, logits, false));
+  LayoutWork work = layoutWork(job, l);
+  std::vector<int> counts = stageLayerCounts(m, stages, stageTime(1, work.layer, {}, l.recompute),
+                                             stageTime(0, work.layer, work.head, false));
   double tiedEmbedding = double(m.vocab) * m.hidden;
   for (int s = 0; s < stages; ++s) {
     bool last = s == stages - 1;
-    plan.stages.push_back(stageTime(counts[s], layer, last ? logits : 0, l.recompute));
+    EndWork ends;
+    if (s == 0) ends = work.embedding;
+    if (last) ends = {ends.forward + work.head.forward, ends.backward + work.head.backward};
+    plan.stages.push_back(stageTime(counts[s], work.layer, ends, l.recompute));
     // The first stage owns the embeddings; the last a copy of the word
     // embedding for the tied logits (kept in sync by a small all-reduce).
     double params = counts[s] * layerParameters(m);
@@ -87,7 +156,8 @@ StagePlan planStages(const TrainingJob& job, const Layout& l) {
     plan.rankParams[s % l.pp] += params / l.tp;
     plan.rankMaxLayers[s % l.pp] = std::max(plan.rankMaxLayers[s % l.pp], counts[s]);
   }
-  double handOffBytes = 2.0 * l.microBatch * m.seqLen * m.hidden / l.tp;
+  double valueBytes = job.profile ? activationValueBytes(*job.profile) : 2;
+  double handOffBytes = valueBytes * l.microBatch * m.seqLen * m.hidden / l.tp;
   plan.p2pSeconds =
       l.pp > 1 ? pointToPointSeconds(handOffBytes, groupLink(job.cluster, l.tp * l.dp, l.pp)) : 0;
   return plan;

@@ -20,6 +20,13 @@
 // that micro-batch's compute is exposed. The optimizer step streams 32 bytes
 // per optimizer-owned parameter through device memory.
 //
+// With a measured profile (measured_profile.h) the layers' compute comes from
+// it instead of from FLOPs: the measured forward and backward of a block, the
+// embedding (first stage) and the head with its loss (last stage), scaled
+// linearly to the micro-batch size, divided by tp and stretched by the
+// node-sharing slowdown; activations move in the profile's precision. The
+// profile must describe the job's model (PlanError naming both otherwise).
+//
 // A layout fits in memory when its busiest rank needs at most 90% of the
 // device's memory; the rest is left to the CUDA context, allocator
 // fragmentation and communication buffers, which are not itemised.
@@ -27,11 +34,13 @@
 // (see checkLayout); memory over the device's capacity is reported, not thrown.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "strata/plan/cluster.h"
 #include "strata/plan/layout.h"
+#include "strata/plan/measured_profile.h"
 #include "strata/plan/memory.h"
 #include "strata/plan/model_desc.h"
 
@@ -44,8 +53,9 @@ struct TrainingJob {
   double tokens = 0;    // tokens to train on, for days-to-train; 0 = not asked
   Dtype dtype = Dtype::Bf16;
   Precision precision;
-  bool allowCrossNodeTp = false;  // tp groups larger than a node
-  bool evenStages = false;        // require layers % (pp * v) == 0
+  bool allowCrossNodeTp = false;           // tp groups larger than a node
+  bool evenStages = false;                 // require layers % (pp * v) == 0
+  std::optional<MeasuredProfile> profile;  // measured layer times replace FLOPs
 };
 
 // Why `layout` cannot run `job`, or "" when it can: devices, at least one

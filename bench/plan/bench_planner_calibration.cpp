@@ -1,0 +1,224 @@
+// Planner calibration on this machine: the planner's predicted step time
+// against the measured one for six layouts of a GPT that `strata train` runs
+// (1 process; dp2; tp2; pp2 with GPipe, 1F1B and ZB-H1), at most two
+// processes because this machine has two cores.
+//
+// One set of machine constants, measured in this same run, feeds every
+// prediction; nothing is fitted per layout:
+//  - a measured profile (measured_profile.h): the GPT's per-layer forward and
+//    backward seconds at the micro-batch shape on one thread, and the
+//    slowdown of a block-sized matmul chain when both cores run it at once
+//    (shared vector units, caches and memory bandwidth, and the other jobs'
+//    load on this machine all show in it);
+//  - this machine as a cluster file: Gloo loopback all-reduce alpha and beta
+//    fitted to a 1 KiB and a 4 MiB message (p = 2 ring: t = n/beta + 2 alpha),
+//    and the optimizer's streaming rate (AdamW + clipping over the model's
+//    parameters, as the planner's 32 bytes per parameter).
+// Both files are written to planner_calibration/ next to this binary, so
+// `strata plan --profile ... --cluster-file ...` can reuse them. Each layout
+// then trains for 2 warm-up and 5 timed steps in re-executed rank processes.
+// This machine is shared with other jobs whose load comes and goes, so every
+// measurement (profile, probes, training) runs in two interleaved rounds and
+// keeps its fastest time: the one least disturbed by the other jobs. Prints,
+// per layout, one line
+//   {"bench":"planner_calibration","layout":...,"predicted_s":...,"measured_s":...,"error":...}
+// with error = predicted / measured - 1.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "bench_ranks.h"
+#include "calibration_tasks.h"
+#include "strata/plan/cost_model.h"
+#include "strata/util/subprocess.h"
+
+namespace {
+
+using namespace strata;
+using bench::Values;
+
+struct CalibrationLayout {
+  int pp, dp, tp;
+  const char* schedule;
+  int processes() const { return pp * dp * tp; }
+};
+
+// Each measurement is repeated in this many rounds, interleaved, and the
+// fastest kept.
+constexpr int kRounds = 2;
+
+const CalibrationLayout kLayouts[] = {
+    {1, 1, 1, "1f1b"},  {1, 2, 1, "1f1b"}, {1, 1, 2, "1f1b"},
+    {2, 1, 1, "gpipe"}, {2, 1, 1, "1f1b"}, {2, 1, 1, "zb-h1"},
+};
+
+std::string fixed(double value, int digits) {
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(digits);
+  out << value;
+  return out.str();
+}
+
+// Runs one task in `ranks` fresh processes and reads what rank 0 wrote.
+Values runTask(char** argv, const std::string& dir, const std::string& task, int ranks,
+               const std::string& layout = "") {
+  std::map<std::string, std::string> env = {{"STRATA_CALIBRATION_TASK", task},
+                                            {"STRATA_CALIBRATION_DIR", dir}};
+  if (!layout.empty()) env["STRATA_CALIBRATION_LAYOUT"] = layout;
+  std::filesystem::remove(dir + "/" + task + ".txt");
+  bench::spawnRanksIfParent(ranks, argv, env, std::chrono::seconds(300));
+  return bench::readValues(dir + "/" + task + ".txt");
+}
+
+plan::MeasuredProfile makeProfile(const Values& profile, const Values& machine) {
+  train::TrainConfig c = bench::calibrationConfig(1, 1, 1, "1f1b");
+  plan::MeasuredProfile p;
+  p.model = {"calibration-gpt",
+             static_cast<int>(c.model.layers),
+             static_cast<int>(c.model.hidden),
+             static_cast<int>(c.model.heads),
+             static_cast<int>(c.model.ffn),
+             static_cast<int>(c.model.vocab),
+             static_cast<int>(c.train.seqLen)};
+  p.microBatch = static_cast<int>(c.train.microBatch);
+  p.dtype = plan::Dtype::Fp32;
+  p.embedding = {profile.at("embedding_forward_s"), profile.at("embedding_backward_s")};
+  p.block = {profile.at("block_forward_s"), profile.at("block_backward_s")};
+  p.head = {profile.at("head_forward_s"), profile.at("head_backward_s")};
+  p.concurrentSlowdown = std::max(1.0, machine.at("concurrent_slowdown"));
+  return p;
+}
+
+// The p = 2 ring all-reduce costs t = n / beta + 2 alpha; two message sizes
+// give beta from the slope and alpha from the small message.
+std::string clusterText(const Values& profile, const Values& machine) {
+  double small = machine.at("small_bytes"), large = machine.at("large_bytes");
+  double tSmall = machine.at("allreduce_small_s"), tLarge = machine.at("allreduce_large_s");
+  double beta = (large - small) / std::max(1e-9, tLarge - tSmall);
+  double alpha = std::max(0.0, (tSmall - small / beta) / 2);
+  double streaming = 32 * profile.at("parameters") / profile.at("optimizer_step_s");
+  std::ostringstream out;
+  out << "# this machine, measured by bench_planner_calibration\n"
+      << "name = cpu-local-measured\nnodes = 1\ndevices_per_node = 2\n"
+      << "# AdamW + clipping, as the planner's 32 bytes per parameter\n"
+      << "memory_bandwidth_gbytes_per_s = " << streaming / 1e9 << "\n"
+      << "# Gloo loopback all-reduce, p = 2: t = n / beta + 2 alpha\n"
+      << "intra_node_gbytes_per_s = " << beta / 1e9 << "\n"
+      << "intra_node_latency_us = " << alpha * 1e6 << "\n"
+      << "inter_node_gbytes_per_s = " << beta / 1e9 << "\n"
+      << "inter_node_latency_us = " << alpha * 1e6 << "\n";
+  return out.str();
+}
+
+void writeFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+// The job of one layout: the measured machine, but only as many of its
+// devices as the layout uses (one process leaves the other core idle).
+plan::TrainingJob layoutJob(plan::TrainingJob job, const CalibrationLayout& c) {
+  job.cluster.devicesPerNode = c.processes();
+  return job;
+}
+
+plan::Layout planLayout(const CalibrationLayout& c) {
+  plan::Layout l;
+  l.pp = c.pp;
+  l.dp = c.dp;
+  l.tp = c.tp;
+  l.microBatch = static_cast<int>(bench::calibrationConfig(1, 1, 1, "1f1b").train.microBatch);
+  l.schedule = c.schedule;
+  return l;
+}
+
+void describeEstimate(const plan::Estimate& e, double measured) {
+  const plan::TimeBreakdown& t = e.time;
+  std::cerr << plan::toString(e.layout) << ": measured " << fixed(measured, 3) << " s, predicted "
+            << fixed(e.iterationSeconds, 3) << " s = compute " << fixed(t.compute, 3)
+            << " + bubble " << fixed(t.bubble, 3) << " (tp comm " << fixed(t.tpComm, 3)
+            << " inside) + dp exposed " << fixed(t.dpExposed, 3) << " + optimizer "
+            << fixed(t.optimizer, 3) << "\n";
+}
+
+// Every measured value's fastest over the rounds (see the top of this file).
+void keepFastest(Values& best, const Values& round) {
+  for (const auto& [key, value] : round)
+    best[key] = best.count(key) ? std::min(best[key], value) : value;
+}
+
+// All measurements, repeated in kRounds interleaved rounds.
+struct Measurements {
+  Values profile, machine;
+  std::vector<Values> steps;  // per layout
+};
+
+Measurements measureAll(char** argv, const std::string& dir) {
+  Measurements m;
+  m.steps.resize(std::size(kLayouts));
+  for (int round = 0; round < kRounds; ++round) {
+    keepFastest(m.profile, runTask(argv, dir, "profile", 1));
+    keepFastest(m.machine, runTask(argv, dir, "machine", 2));
+    for (size_t i = 0; i < std::size(kLayouts); ++i) {
+      const CalibrationLayout& c = kLayouts[i];
+      std::string spec = std::to_string(c.pp) + "," + std::to_string(c.dp) + "," +
+                         std::to_string(c.tp) + "," + c.schedule;
+      keepFastest(m.steps[i], runTask(argv, dir, "train", c.processes(), spec));
+    }
+  }
+  return m;
+}
+
+plan::TrainingJob measuredJob(const std::string& dir, const Measurements& m) {
+  writeFile(dir + "/gpt.profile", plan::formatProfile(makeProfile(m.profile, m.machine)));
+  writeFile(dir + "/cpu-local.cluster", clusterText(m.profile, m.machine));
+  std::cerr << "wrote " << dir << "/gpt.profile and " << dir << "/cpu-local.cluster\n";
+  for (const auto& [key, value] : m.machine)
+    std::cerr << "machine " << key << " = " << value << "\n";
+  plan::TrainingJob job;
+  job.profile = plan::loadProfileFile(dir + "/gpt.profile");
+  job.model = job.profile->model;
+  job.dtype = job.profile->dtype;
+  job.precision = plan::precisionOf(*job.profile);
+  job.cluster = plan::loadClusterFile(dir + "/cpu-local.cluster");
+  job.globalBatch = static_cast<int>(bench::calibrationConfig(1, 1, 1, "1f1b").train.globalBatch);
+  return job;
+}
+
+int runParent(char** argv) {
+  std::string dir =
+      std::filesystem::path(currentExecutable()).parent_path().string() + "/planner_calibration";
+  std::filesystem::create_directories(dir);
+  Measurements m = measureAll(argv, dir);
+  plan::TrainingJob job = measuredJob(dir, m);
+  for (size_t i = 0; i < std::size(kLayouts); ++i) {
+    double measured = m.steps[i].at("step_s");
+    plan::Estimate e = plan::evaluateLayout(layoutJob(job, kLayouts[i]), planLayout(kLayouts[i]));
+    describeEstimate(e, measured);
+    bench::emitJson("{\"bench\":\"planner_calibration\",\"layout\":\"" + plan::toString(e.layout) +
+                    "\",\"predicted_s\":" + fixed(e.iterationSeconds, 4) +
+                    ",\"measured_s\":" + fixed(measured, 4) +
+                    ",\"error\":" + fixed(e.iterationSeconds / measured - 1, 3) + "}");
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int, char** argv) {
+  try {
+    if (std::getenv("RANK")) {
+      bench::runCalibrationTask();
+      return 0;
+    }
+    return runParent(argv);
+  } catch (const std::exception& e) {
+    std::cerr << "bench_planner_calibration: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,209 @@
+#include "calibration_tasks.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "machine_probes.h"
+#include "strata/models/gpt.h"
+#include "strata/pipeline/profiler.h"
+#include "strata/pipeline/split.h"
+#include "strata/runtime/world.h"
+#include "strata/train/trainer.h"
+
+namespace strata::bench {
+namespace {
+
+constexpr int kWarmupSteps = 2;
+constexpr int kTimedSteps = 5;
+constexpr int kProfileRounds = 3;
+constexpr int64_t kLargeMessageBytes = 4 << 20;
+constexpr int64_t kSmallMessageBytes = 1 << 10;
+
+std::string requiredEnv(const char* name) {
+  const char* value = std::getenv(name);
+  if (!value || !*value) throw std::runtime_error(std::string("calibration: ") + name + " unset");
+  return value;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+double fastest(const std::vector<double>& values) {
+  return *std::min_element(values.begin(), values.end());
+}
+
+models::GptConfig gptConfigOf(const train::TrainConfig& c) {
+  models::GptConfig g;
+  g.layers = c.model.layers;
+  g.hidden = c.model.hidden;
+  g.heads = c.model.heads;
+  g.ffn = c.model.ffn;
+  g.vocab = c.model.vocab;
+  g.context = c.model.context;
+  g.tiedEmbeddings = c.model.tiedEmbeddings;
+  g.seed = static_cast<uint64_t>(c.train.seed);
+  return g;
+}
+
+// Forward and backward of the loss on the head's logits [s, b, vocab]: the
+// trainer's last stage runs it, the layer profiler does not.
+std::pair<double, double> lossSeconds(const at::Tensor& logits, const at::Tensor& targets,
+                                      Communicator& tp) {
+  std::vector<double> forward, backward;
+  for (int run = 0; run < 12; ++run) {
+    at::Tensor x = logits.detach().requires_grad_(true);
+    auto start = std::chrono::steady_clock::now();
+    at::Tensor loss = models::gptLoss(x, targets, tp);
+    auto middle = std::chrono::steady_clock::now();
+    loss.backward();
+    auto end = std::chrono::steady_clock::now();
+    if (run < 2) continue;
+    forward.push_back(std::chrono::duration<double>(middle - start).count());
+    backward.push_back(std::chrono::duration<double>(end - middle).count());
+  }
+  return {fastest(forward), fastest(backward)};
+}
+
+// The model's parameters, each once (the tied weight is registered twice).
+std::vector<at::Tensor> uniqueParameters(const torch::nn::Module& model) {
+  std::vector<at::Tensor> unique;
+  std::set<c10::TensorImpl*> seen;
+  for (const at::Tensor& p : model.parameters())
+    if (seen.insert(p.unsafeGetTensorImpl()).second) unique.push_back(p);
+  return unique;
+}
+
+// Per-layer times of the one-process GPT at the micro-batch shape: the
+// embedding, the median block, the head plus its loss. Each layer keeps its
+// fastest of several profiler rounds, as the training runs keep their fastest
+// step (this machine is shared; see calibration_tasks.h).
+void profileTask(const std::string& dir) {
+  torch::set_num_threads(1);
+  auto world = World::init();
+  ParallelGroups groups = world->parallelGroups(ParallelLayout(1, {}));
+  train::TrainConfig c = calibrationConfig(1, 1, 1, "1f1b");
+  torch::nn::Sequential model = models::buildGpt(gptConfigOf(c), groups.tp);
+  pipeline::LayerList layers = pipeline::layersOf(model);
+  torch::manual_seed(1);
+  at::Tensor ids =
+      torch::randint(c.model.vocab, {c.train.microBatch, c.train.seqLen}, torch::kLong);
+  std::vector<pipeline::LayerProfile> profile =
+      pipeline::profileLayers(layers, ids, at::kCPU, {3, 5});
+  for (int round = 1; round < kProfileRounds; ++round) {
+    std::vector<pipeline::LayerProfile> again =
+        pipeline::profileLayers(layers, ids, at::kCPU, {1, 5});
+    for (size_t i = 0; i < profile.size(); ++i) {
+      profile[i].forwardSeconds = std::min(profile[i].forwardSeconds, again[i].forwardSeconds);
+      profile[i].backwardSeconds = std::min(profile[i].backwardSeconds, again[i].backwardSeconds);
+    }
+  }
+  std::vector<double> blockForward, blockBackward;
+  for (size_t i = 1; i + 1 < profile.size(); ++i) {
+    blockForward.push_back(profile[i].forwardSeconds);
+    blockBackward.push_back(profile[i].backwardSeconds);
+  }
+  at::Tensor logits = model->forward(ids).detach();  // [s, b, vocab]
+  auto [lossForward, lossBackward] = lossSeconds(logits, ids, *groups.tp);
+  writeValues(dir + "/profile.txt",
+              {{"embedding_forward_s", profile.front().forwardSeconds},
+               {"embedding_backward_s", profile.front().backwardSeconds},
+               {"block_forward_s", median(blockForward)},
+               {"block_backward_s", median(blockBackward)},
+               {"head_forward_s", profile.back().forwardSeconds + lossForward},
+               {"head_backward_s", profile.back().backwardSeconds + lossBackward},
+               {"optimizer_step_s", optimizerStepSeconds(uniqueParameters(*model))},
+               {"parameters", static_cast<double>(models::gptParameterCount(gptConfigOf(c)))}});
+}
+
+// Two ranks: the matmul probe alone and on both at once, then Gloo on loopback.
+void machineTask(const std::string& dir) {
+  torch::set_num_threads(1);
+  auto world = World::init();
+  ParallelGroups groups = world->parallelGroups(ParallelLayout(2, {1, 2, 1, 1}));
+  Communicator& both = *groups.world;
+  Values values = {
+      {"concurrent_slowdown", concurrentSlowdown(both)},
+      {"allreduce_small_s", allReduceSeconds(both, kSmallMessageBytes)},
+      {"allreduce_large_s", allReduceSeconds(both, kLargeMessageBytes)},
+      {"p2p_small_s", pointToPointSeconds(both, kSmallMessageBytes)},
+      {"p2p_large_s", pointToPointSeconds(both, kLargeMessageBytes)},
+      {"small_bytes", static_cast<double>(kSmallMessageBytes)},
+      {"large_bytes", static_cast<double>(kLargeMessageBytes)},
+  };
+  if (world->rank() == 0) writeValues(dir + "/machine.txt", values);
+}
+
+// "pp,dp,tp,schedule": the fastest step time of the Trainer on that layout.
+void trainTask(const std::string& dir, const std::string& layout) {
+  std::istringstream in(layout);
+  std::string pp, dp, tp, schedule;
+  if (!std::getline(in, pp, ',') || !std::getline(in, dp, ',') || !std::getline(in, tp, ',') ||
+      !std::getline(in, schedule))
+    throw std::runtime_error("calibration: bad layout '" + layout + "', want pp,dp,tp,schedule");
+  auto world = World::init();
+  train::Trainer trainer(calibrationConfig(std::stoi(pp), std::stoi(dp), std::stoi(tp), schedule),
+                         world);
+  for (int i = 0; i < kWarmupSteps; ++i) trainer.step();
+  std::vector<double> seconds;
+  for (int i = 0; i < kTimedSteps; ++i) seconds.push_back(trainer.step().seconds);
+  if (world->rank() == 0) writeValues(dir + "/train.txt", {{"step_s", fastest(seconds)}});
+}
+
+}  // namespace
+
+train::TrainConfig calibrationConfig(int pp, int dp, int tp, const std::string& schedule) {
+  train::TrainConfig c;
+  c.model.layers = 8;
+  c.model.hidden = 256;
+  c.model.heads = 4;
+  c.model.ffn = 1024;
+  c.model.vocab = 256;
+  c.model.context = 128;
+  c.parallel.pp = pp;
+  c.parallel.dp = dp;
+  c.parallel.tp = tp;
+  c.parallel.schedule = schedule;
+  c.train.globalBatch = 16;
+  c.train.microBatch = 2;
+  c.train.seqLen = 128;
+  c.train.threads = 1;
+  c.data.corpusBytes = 200000;
+  return c;
+}
+
+void runCalibrationTask() {
+  std::string task = requiredEnv("STRATA_CALIBRATION_TASK");
+  std::string dir = requiredEnv("STRATA_CALIBRATION_DIR");
+  if (task == "profile") return profileTask(dir);
+  if (task == "machine") return machineTask(dir);
+  if (task == "train") return trainTask(dir, requiredEnv("STRATA_CALIBRATION_LAYOUT"));
+  throw std::runtime_error("calibration: unknown task '" + task + "'");
+}
+
+void writeValues(const std::string& path, const Values& values) {
+  std::ofstream out(path);
+  out.precision(9);
+  for (const auto& [key, value] : values) out << key << " = " << value << "\n";
+  if (!out) throw std::runtime_error("calibration: cannot write " + path);
+}
+
+Values readValues(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("calibration: no results in " + path);
+  Values values;
+  std::string key, eq;
+  double value = 0;
+  while (in >> key >> eq >> value) values[key] = value;
+  if (!in.eof()) throw std::runtime_error("calibration: malformed line in " + path);
+  return values;
+}
+
+}  // namespace strata::bench

@@ -1,0 +1,39 @@
+// The measuring half of bench_planner_calibration: what each re-executed rank
+// process does. The parent (bench_planner_calibration.cpp) picks a task with
+// STRATA_CALIBRATION_TASK, names the folder for results with
+// STRATA_CALIBRATION_DIR and, for training, the layout with
+// STRATA_CALIBRATION_LAYOUT ("pp,dp,tp,schedule"). Rank 0 writes the task's
+// results as `key = value` lines to DIR/TASK.txt. Every task blocks for the
+// time it measures; a missing variable or a bad layout throws
+// std::runtime_error naming it; communication failures throw the runtime's
+// TimeoutError / PeerError.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "strata/train/config.h"
+
+namespace strata::bench {
+
+// The GPT every layout trains, and the batch: compute dominates, the whole
+// benchmark stays within a few minutes on two cores.
+train::TrainConfig calibrationConfig(int pp, int dp, int tp, const std::string& schedule);
+
+// Runs the task named by STRATA_CALIBRATION_TASK in this rank process:
+//   "profile" (1 rank): per-layer forward/backward times of the GPT at the
+//     micro-batch shape, the optimizer's streaming rate;
+//   "machine" (2 ranks): the node-sharing slowdown of a matmul probe, Gloo
+//     all-reduce and point-to-point times of a small and a large message;
+//   "train" (1 or 2 ranks): the fastest step time of the Trainer.
+// This machine is shared with other jobs whose load comes and goes; every
+// time here is the fastest of several runs, the one least disturbed by them,
+// for the profile and the training alike.
+void runCalibrationTask();
+
+using Values = std::map<std::string, double>;
+void writeValues(const std::string& path, const Values& values);
+// Throws std::runtime_error when the file is missing or a line is malformed.
+Values readValues(const std::string& path);
+
+}  // namespace strata::bench

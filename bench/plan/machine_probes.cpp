@@ -1,0 +1,92 @@
+#include "machine_probes.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+
+namespace strata::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The fastest of `repetitions` timed calls of `run` after `warmup` untimed
+// ones: on this shared machine, the run least disturbed by other jobs.
+double fastestSeconds(const std::function<void()>& run, int warmup, int repetitions) {
+  for (int i = 0; i < warmup; ++i) run();
+  std::vector<double> times;
+  for (int i = 0; i < repetitions; ++i) {
+    Clock::time_point start = Clock::now();
+    run();
+    times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  return *std::min_element(times.begin(), times.end());
+}
+
+// The chain of concurrentSlowdown (see machine_probes.h).
+double matmulProbeSeconds() {
+  torch::manual_seed(0);
+  at::Tensor x = torch::randn({256, 256}), w1 = torch::randn({256, 1024}) / 16;
+  at::Tensor w2 = torch::randn({1024, 256}) / 32;
+  return fastestSeconds(
+      [&] {
+        for (int i = 0; i < 20; ++i) torch::mm(torch::mm(x, w1), w2);
+      },
+      1, 3);
+}
+
+}  // namespace
+
+double concurrentSlowdown(Communicator& group) {
+  constexpr int kRounds = 5;
+  double alone = 1e30, together = 1e30;
+  for (int round = 0; round < kRounds; ++round) {
+    group.barrier();
+    if (group.rank() == 0) alone = std::min(alone, matmulProbeSeconds());
+    group.barrier();
+    together = std::min(together, matmulProbeSeconds());
+  }
+  return together / alone;
+}
+
+double optimizerStepSeconds(const std::vector<at::Tensor>& parameters) {
+  std::vector<at::Tensor> copies;
+  for (const at::Tensor& p : parameters) {
+    copies.push_back(p.detach().clone().requires_grad_(true));
+    copies.back().mutable_grad() = torch::randn_like(p) * 1e-3;
+  }
+  torch::optim::AdamW optimizer(copies, torch::optim::AdamWOptions(1e-4).weight_decay(0.1));
+  return fastestSeconds(
+      [&] {
+        torch::nn::utils::clip_grad_norm_(copies, 1.0);
+        optimizer.step();
+      },
+      2, 7);
+}
+
+double allReduceSeconds(Communicator& group, int64_t bytes) {
+  at::Tensor t = torch::ones({bytes / 4});
+  group.barrier();
+  return fastestSeconds([&] { group.allReduce(t); }, 5, bytes > (1 << 20) ? 15 : 101);
+}
+
+double pointToPointSeconds(Communicator& group, int64_t bytes) {
+  at::Tensor t = torch::ones({bytes / 4});
+  bool first = group.rank() == 0;
+  group.barrier();
+  double roundTrip = fastestSeconds(
+      [&] {
+        if (first) {
+          group.send(t, 1);
+          group.recv(t, 1);
+        } else {
+          group.recv(t, 0);
+          group.send(t, 0);
+        }
+      },
+      5, bytes > (1 << 20) ? 15 : 101);
+  return roundTrip / 2;
+}
+
+}  // namespace strata::bench

@@ -1,0 +1,58 @@
+// A measured profile: a GPT's dimensions and the forward and backward seconds
+// of each kind of its layers (embedding, one transformer block, the head with
+// its loss) at one micro-batch shape, timed on one device running alone, plus
+// how much slower that compute runs when every device of a node computes at
+// once (devices that share vector units or memory bandwidth, like the cores
+// of this CPU machine). Given to the cost model (TrainingJob::profile), it
+// replaces FLOPs / (peak x efficiency) and the memory-bound element-wise
+// estimate; see stage_costs.cpp for how it scales to other micro-batch sizes
+// and tensor-parallel degrees.
+//
+// Text form: `key = value` lines, `#` starts a comment. Keys:
+//   name, layers, hidden, heads, ffn, vocab, seq_len      (the model)
+//   micro_batch                                           (sequences it was timed on)
+//   precision                                             fp32 or bf16
+//   embedding_forward_ms, embedding_backward_ms,
+//   block_forward_ms, block_backward_ms,
+//   head_forward_ms, head_backward_ms                     (per micro-batch, one device)
+//   concurrent_slowdown                                   (>= 1; 1 = no sharing)
+// Every key but `name` is required. parseProfileText() and loadProfileFile()
+// throw PlanError naming the file, line and key for an unknown or missing key
+// or a value out of range; nothing else here throws or blocks.
+#pragma once
+
+#include <string>
+
+#include "strata/plan/cluster.h"
+#include "strata/plan/memory.h"
+#include "strata/plan/model_desc.h"
+
+namespace strata::plan {
+
+struct LayerSeconds {
+  double forward = 0;
+  double backward = 0;
+};
+
+struct MeasuredProfile {
+  ModelDesc model;
+  int microBatch = 1;
+  Dtype dtype = Dtype::Fp32;
+  LayerSeconds embedding;
+  LayerSeconds block;
+  LayerSeconds head;  // logits and loss
+  double concurrentSlowdown = 1;
+};
+
+MeasuredProfile parseProfileText(const std::string& text, const std::string& source);
+MeasuredProfile loadProfileFile(const std::string& path);
+// The text form, read back by parseProfileText.
+std::string formatProfile(const MeasuredProfile& profile);
+
+// Bytes per value the profiled training keeps: fp32 weights, gradients and
+// AdamW moments (4 + 4 + 8), or the bf16 mixed-precision default of memory.h.
+Precision precisionOf(const MeasuredProfile& profile);
+// Bytes of one activation value that tensor- and pipeline-parallel transfers move.
+double activationValueBytes(const MeasuredProfile& profile);
+
+}  // namespace strata::plan

@@ -1,0 +1,164 @@
+#include "strata/plan/measured_profile.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "plan_command.h"
+#include "strata/plan/cost_model.h"
+#include "strata/plan/errors.h"
+
+namespace strata::plan {
+namespace {
+
+// Round per-layer times (seconds) so that step times can be checked by hand.
+MeasuredProfile roundProfile() {
+  MeasuredProfile p;
+  p.model = {"toy", 4, 64, 4, 256, 32, 16};
+  p.microBatch = 2;
+  p.dtype = Dtype::Fp32;
+  p.embedding = {0.001, 0.002};
+  p.block = {0.010, 0.020};
+  p.head = {0.003, 0.006};
+  p.concurrentSlowdown = 1.5;
+  return p;
+}
+
+// `devices` on one node; links and memory bandwidth so fast that only
+// compute shows, unless a test slows them down.
+TrainingJob profiledJob(int globalBatch, int devices) {
+  TrainingJob job;
+  job.profile = roundProfile();
+  job.model = job.profile->model;
+  job.dtype = Dtype::Fp32;
+  job.precision = precisionOf(*job.profile);
+  job.cluster.name = "two-cores";
+  job.cluster.devicesPerNode = devices;
+  job.cluster.device = {"core", 1e11, 1e11, 1e10, 1e30, 0.5};
+  job.cluster.intraNode = {1e30, 0};
+  job.cluster.interNode = {1e30, 0};
+  job.globalBatch = globalBatch;
+  return job;
+}
+
+// Forward + backward of the whole model on one micro-batch of the profile.
+constexpr double kModelSeconds = 4 * 0.030 + 0.003 + 0.009;
+
+TEST(MeasuredProfile, TextRoundTrips) {
+  MeasuredProfile p = roundProfile();
+  MeasuredProfile back = parseProfileText(formatProfile(p), "round.profile");
+  EXPECT_EQ(back.model.name, "toy");
+  EXPECT_EQ(back.model.layers, 4);
+  EXPECT_EQ(back.model.hidden, 64);
+  EXPECT_EQ(back.model.heads, 4);
+  EXPECT_EQ(back.model.ffn, 256);
+  EXPECT_EQ(back.model.vocab, 32);
+  EXPECT_EQ(back.model.seqLen, 16);
+  EXPECT_EQ(back.microBatch, 2);
+  EXPECT_EQ(back.dtype, Dtype::Fp32);
+  EXPECT_DOUBLE_EQ(back.embedding.backward, 0.002);
+  EXPECT_DOUBLE_EQ(back.block.forward, 0.010);
+  EXPECT_DOUBLE_EQ(back.head.backward, 0.006);
+  EXPECT_DOUBLE_EQ(back.concurrentSlowdown, 1.5);
+}
+
+TEST(MeasuredProfile, BadTextNamesTheFileLineAndKey) {
+  std::string good = formatProfile(roundProfile());
+  auto message = [](const std::string& text) {
+    try {
+      parseProfileText(text, "p.profile");
+    } catch (const PlanError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("layers = 4\n"),
+            "p.profile: missing profile keys: block_backward_ms, block_forward_ms, "
+            "concurrent_slowdown, embedding_backward_ms, embedding_forward_ms, ffn, "
+            "head_backward_ms, head_forward_ms, heads, hidden, micro_batch, seq_len, vocab, "
+            "precision");
+  EXPECT_EQ(message(good + "speed = 3\n").substr(0, 35), "p.profile:17: unknown key 'speed'; ");
+  EXPECT_EQ(message(good + "block_forward_ms = -1\n"),
+            "p.profile:17: block_forward_ms expects a positive number, got '-1'");
+  EXPECT_EQ(message(good + "layers = 2.5\n"),
+            "p.profile:17: layers expects a whole number, got '2.5'");
+  EXPECT_EQ(message(good + "concurrent_slowdown = 0.5\n"),
+            "p.profile:17: concurrent_slowdown is a time factor >= 1, got '0.5'");
+  EXPECT_EQ(message(good + "precision = fp8\n"),
+            "p.profile:17: precision expects fp32 or bf16, got 'fp8'");
+  EXPECT_THROW(loadProfileFile("/nonexistent/x.profile"), PlanError);
+}
+
+TEST(MeasuredProfile, OneDeviceStepIsTheSumOfMeasuredLayers) {
+  TrainingJob job = profiledJob(8, 1);
+  Estimate e = evaluateLayout(job, parseLayout("pp1,tp1,dp1,mb2"));
+  EXPECT_EQ(e.microBatches, 4);
+  EXPECT_NEAR(e.time.compute, 4 * kModelSeconds, 1e-12);
+  EXPECT_NEAR(e.iterationSeconds, 4 * kModelSeconds, 1e-9);
+  // A micro-batch twice the profiled one takes twice as long, half as often.
+  Estimate big = evaluateLayout(job, parseLayout("pp1,tp1,dp1,mb4"));
+  EXPECT_NEAR(big.time.compute, 4 * kModelSeconds, 1e-12);
+}
+
+TEST(MeasuredProfile, BusyNodeStretchesComputeBySlowdown) {
+  TrainingJob job = profiledJob(8, 2);
+  // dp2: half the micro-batches per replica, both cores busy (x 1.5).
+  Estimate dp = evaluateLayout(job, parseLayout("pp1,tp1,dp2,mb2"));
+  EXPECT_NEAR(dp.time.compute, 2 * kModelSeconds * 1.5, 1e-12);
+  // tp2: every layer's work halves, both cores busy.
+  Estimate tp = evaluateLayout(job, parseLayout("pp1,tp2,dp1,mb2"));
+  EXPECT_NEAR(tp.time.compute, 4 * kModelSeconds / 2 * 1.5, 1e-12);
+  // pp2 with GPipe and equal stages: stage 0 = 2 blocks + embedding, stage 1
+  // (the slower) = 2 blocks + head. Stage 1 runs its 4 forwards and 4
+  // backwards back to back, after stage 0's first forward and before its
+  // last backward.
+  Estimate pp = evaluateLayout(job, parseLayout("pp2,tp1,dp1,mb2,gpipe"));
+  double stage0 = 1.5 * (2 * 0.030 + 0.003), stage1 = 1.5 * (2 * 0.030 + 0.009);
+  EXPECT_NEAR(pp.iterationSeconds, stage0 + 4 * stage1, 1e-9);
+}
+
+TEST(MeasuredProfile, TensorParallelMovesFp32Activations) {
+  TrainingJob job = profiledJob(8, 2);
+  job.cluster.intraNode = {1e9, 0};
+  Estimate tp = evaluateLayout(job, parseLayout("pp1,tp2,dp1,mb2"));
+  // Per layer and micro-batch: 2 forward + 2 backward all-reduces of
+  // b*s*h fp32 values, each n / beta on a two-rank ring.
+  double allReduce = 4.0 * 2 * 16 * 64 / 1e9;
+  EXPECT_NEAR(tp.time.tpComm, 4 * 4 * 4 * allReduce, 1e-12);
+}
+
+TEST(MeasuredProfile, ProfileOfAnotherModelIsRejected) {
+  TrainingJob job = profiledJob(8, 2);
+  job.model.hidden = 128;
+  try {
+    evaluateLayout(job, parseLayout("pp1,tp1,dp2,mb2"));
+    FAIL() << "no error";
+  } catch (const PlanError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "the measured profile is of a different model (layers 4, hidden 64, heads 4, "
+              "ffn 256, vocab 32, seq 16) than the job's (layers 4, hidden 128, heads 4, "
+              "ffn 256, vocab 32, seq 16)");
+  }
+}
+
+TEST(MeasuredProfile, PlanCommandReadsTheProfile) {
+  std::string path = ::testing::TempDir() + "/round.profile";
+  std::ofstream(path) << formatProfile(roundProfile());
+  std::ostringstream out, err;
+  int code = planCommand({"--profile", path, "--global-batch", "8", "--layout", "pp1,tp1,dp2,mb2",
+                          "--cluster", "cpu-local", "--json"},
+                         out, err);
+  ASSERT_EQ(code, 0) << err.str();
+  TrainingJob job = profiledJob(8, 2);
+  job.cluster = clusterPreset("cpu-local");
+  job.model.name = path;
+  Estimate e = evaluateLayout(job, parseLayout("pp1,tp1,dp2,mb2"));
+  char expected[64];
+  std::snprintf(expected, sizeof expected, "\"iteration_s\":%.6g,", e.iterationSeconds);
+  EXPECT_NE(out.str().find(expected), std::string::npos) << out.str() << " vs " << expected;
+}
+
+}  // namespace
+}  // namespace strata::plan
