@@ -65,6 +65,14 @@ TEST(TrainerResume, SingleProcessEqualsUninterrupted) {
   expectResumeEqualsUninterrupted("resume1", tinyConfig(), 1);
 }
 
+// Dropout masks depend on each layer's call counter, which the checkpoint
+// carries as a buffer.
+TEST(TrainerResume, WithDropoutEqualsUninterrupted) {
+  TrainConfig config = tinyConfig();
+  config.model.dropout = 0.1;
+  expectResumeEqualsUninterrupted("resumedrop", config, 1);
+}
+
 // Each stage restores its own shard; the tied embedding is on both.
 TEST(TrainerResume, Pp2EqualsUninterrupted) {
   TrainConfig config = tinyConfig();
