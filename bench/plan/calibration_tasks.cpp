@@ -40,19 +40,6 @@ double fastest(const std::vector<double>& values) {
   return *std::min_element(values.begin(), values.end());
 }
 
-models::GptConfig gptConfigOf(const train::TrainConfig& c) {
-  models::GptConfig g;
-  g.layers = c.model.layers;
-  g.hidden = c.model.hidden;
-  g.heads = c.model.heads;
-  g.ffn = c.model.ffn;
-  g.vocab = c.model.vocab;
-  g.context = c.model.context;
-  g.tiedEmbeddings = c.model.tiedEmbeddings;
-  g.seed = static_cast<uint64_t>(c.train.seed);
-  return g;
-}
-
 // Forward and backward of the loss on the head's logits [s, b, vocab]: the
 // trainer's last stage runs it, the layer profiler does not.
 std::pair<double, double> lossSeconds(const at::Tensor& logits, const at::Tensor& targets,
@@ -90,7 +77,7 @@ void profileTask(const std::string& dir) {
   auto world = World::init();
   ParallelGroups groups = world->parallelGroups(ParallelLayout(1, {}));
   train::TrainConfig c = calibrationConfig(1, 1, 1, "1f1b");
-  torch::nn::Sequential model = models::buildGpt(gptConfigOf(c), groups.tp);
+  torch::nn::Sequential model = models::buildGpt(train::gptConfigOf(c), groups.tp);
   pipeline::LayerList layers = pipeline::layersOf(model);
   torch::manual_seed(1);
   at::Tensor ids =
@@ -112,15 +99,16 @@ void profileTask(const std::string& dir) {
   }
   at::Tensor logits = model->forward(ids).detach();  // [s, b, vocab]
   auto [lossForward, lossBackward] = lossSeconds(logits, ids, *groups.tp);
-  writeValues(dir + "/profile.txt",
-              {{"embedding_forward_s", profile.front().forwardSeconds},
-               {"embedding_backward_s", profile.front().backwardSeconds},
-               {"block_forward_s", median(blockForward)},
-               {"block_backward_s", median(blockBackward)},
-               {"head_forward_s", profile.back().forwardSeconds + lossForward},
-               {"head_backward_s", profile.back().backwardSeconds + lossBackward},
-               {"optimizer_step_s", optimizerStepSeconds(uniqueParameters(*model))},
-               {"parameters", static_cast<double>(models::gptParameterCount(gptConfigOf(c)))}});
+  writeValues(
+      dir + "/profile.txt",
+      {{"embedding_forward_s", profile.front().forwardSeconds},
+       {"embedding_backward_s", profile.front().backwardSeconds},
+       {"block_forward_s", median(blockForward)},
+       {"block_backward_s", median(blockBackward)},
+       {"head_forward_s", profile.back().forwardSeconds + lossForward},
+       {"head_backward_s", profile.back().backwardSeconds + lossBackward},
+       {"optimizer_step_s", optimizerStepSeconds(uniqueParameters(*model))},
+       {"parameters", static_cast<double>(models::gptParameterCount(train::gptConfigOf(c)))}});
 }
 
 // Two ranks: the matmul probe alone and on both at once, then Gloo on loopback.

@@ -6,23 +6,10 @@
 
 #include "strata/models/gpt.h"
 #include "strata/train/data_source.h"
+#include "strata/train/trainer.h"
 
 namespace strata::bench {
 namespace {
-
-models::GptConfig gptOf(const train::TrainConfig& c) {
-  models::GptConfig g;
-  g.layers = c.model.layers;
-  g.hidden = c.model.hidden;
-  g.heads = c.model.heads;
-  g.ffn = c.model.ffn;
-  g.vocab = c.model.vocab;
-  g.context = c.model.context;
-  g.dropout = c.model.dropout;
-  g.tiedEmbeddings = c.model.tiedEmbeddings;
-  g.seed = static_cast<uint64_t>(c.train.seed);
-  return g;
-}
 
 std::vector<at::Tensor> uniqueParameters(const torch::nn::Module& model) {
   std::vector<at::Tensor> unique;
@@ -53,7 +40,7 @@ std::unique_ptr<torch::optim::AdamW> adamW(const std::vector<at::Tensor>& parame
 
 PlainGptLoop::PlainGptLoop(const train::TrainConfig& config, std::shared_ptr<Communicator> single)
     : single_(std::move(single)),
-      model_(models::buildGpt(gptOf(config), single_)),
+      model_(models::buildGpt(train::gptConfigOf(config), single_)),
       parameters_(uniqueParameters(*model_)),
       optimizer_(adamW(parameters_, config.train)),
       gradClip_(config.train.gradClip) {

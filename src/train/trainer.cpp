@@ -48,20 +48,6 @@ struct Trainer::State {
 
 namespace {
 
-models::GptConfig gptConfigOf(const TrainConfig& c) {
-  models::GptConfig g;
-  g.layers = c.model.layers;
-  g.hidden = c.model.hidden;
-  g.heads = c.model.heads;
-  g.ffn = c.model.ffn;
-  g.vocab = c.model.vocab;
-  g.context = c.model.context;
-  g.dropout = c.model.dropout;
-  g.tiedEmbeddings = c.model.tiedEmbeddings;
-  g.seed = static_cast<uint64_t>(c.train.seed);
-  return g;
-}
-
 bool contains(const std::set<c10::TensorImpl*>& set, const at::Tensor& t) {
   return set.count(t.unsafeGetTensorImpl()) > 0;
 }
@@ -104,6 +90,20 @@ TrainConfig validated(TrainConfig config, int worldSize) {
 }
 
 }  // namespace
+
+models::GptConfig gptConfigOf(const TrainConfig& c) {
+  models::GptConfig g;
+  g.layers = c.model.layers;
+  g.hidden = c.model.hidden;
+  g.heads = c.model.heads;
+  g.ffn = c.model.ffn;
+  g.vocab = c.model.vocab;
+  g.context = c.model.context;
+  g.dropout = c.model.dropout;
+  g.tiedEmbeddings = c.model.tiedEmbeddings;
+  g.seed = static_cast<uint64_t>(c.train.seed);
+  return g;
+}
 
 Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
     : config_(validated(std::move(config), world->size())),

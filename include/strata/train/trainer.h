@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "strata/models/gpt.h"
 #include "strata/runtime/world.h"
 #include "strata/train/batch_reader.h"
 #include "strata/train/config.h"
@@ -33,6 +34,9 @@ struct TraceEvent;
 }  // namespace strata::pipeline
 
 namespace strata::train {
+
+// The model part of a training config, as the GPT builder takes it.
+models::GptConfig gptConfigOf(const TrainConfig& config);
 
 struct StepReport {
   int64_t step = 0;     // steps completed, this one included
