@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "generate_command.h"
 #include "launch_command.h"
 #include "plan_command.h"
 #include "simulate_command.h"
@@ -23,6 +24,7 @@ const std::map<std::string, Subcommand>& subcommands() {
       {"simulate",
        {[](const std::vector<std::string>& a) { return strata::simulateCommand(a); },
         "validate and time a pipeline schedule; draw its timeline"}},
+      {"generate", {strata::generateCommand, "sample text from a training checkpoint"}},
       {"train",
        {strata::trainCommand, "train a GPT over any mix of pipeline, tensor and data parallel"}},
       {"plan",

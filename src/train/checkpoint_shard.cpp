@@ -94,7 +94,7 @@ void parseShard(const std::string& bytes, const std::string& origin, RankState& 
     archive.read("model", model);
     archive.read("optimizer", optimizer);
     loadModule(*state.model, model, "", origin);
-    state.optimizer->load(optimizer);
+    if (state.optimizer) state.optimizer->load(optimizer);  // null: model only (generation)
     state.lr.step = readScalar(archive, "lr_step");
     state.data = {readScalar(archive, "data_epoch"), readScalar(archive, "data_batch")};
     at::Tensor rng;
