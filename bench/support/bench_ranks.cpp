@@ -11,24 +11,10 @@
 #include <thread>
 #include <vector>
 
+#include "bench_env.h"
 #include "strata/util/subprocess.h"
 
 namespace strata::bench {
-namespace {
-
-int freeLoopbackPort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t length = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
-}  // namespace
 
 bool spawnRanksIfParent(int worldSize, char** argv, const std::map<std::string, std::string>& env,
                         std::chrono::seconds timeout) {

@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_env.h"
 #include "bench_ranks.h"
 #include "plain_gpt_loop.h"
 #include "pytorch_peer.h"
@@ -40,7 +41,6 @@
 #include "strata/train/peak_flops.h"
 #include "strata/train/trainer.h"
 #include "strata/util/subprocess.h"
-#include "train_bench_env.h"
 
 namespace {
 
@@ -86,7 +86,7 @@ TrainConfig largeConfig() {
 std::shared_ptr<strata::World> singleProcessWorld() {
   strata::ProcessEnv env;
   env.masterAddr = "127.0.0.1";
-  env.masterPort = strata::bench::trainBenchFreePort();
+  env.masterPort = strata::bench::freeLoopbackPort();
   return strata::World::init(env, strata::Timeouts{});
 }
 

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "bench_env.h"
 #include "strata/util/subprocess.h"
-#include "train_bench_env.h"
 
 namespace strata::bench {
 namespace {
@@ -47,7 +47,7 @@ std::vector<std::string> scriptArguments(const train::TrainConfig& c, int warmup
                                                             {"steps", std::to_string(steps)},
                                                             {"out", out}};
   std::vector<std::string> argv = {"/usr/bin/python3",
-                                   trainBenchSourceDir() + "/scripts/bench_train_pytorch.py"};
+                                   sourceDir() + "/scripts/bench_train_pytorch.py"};
   for (const auto& [flag, value] : flags) {
     argv.push_back("--" + flag);
     argv.push_back(value);
