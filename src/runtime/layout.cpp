@@ -21,33 +21,19 @@ const char* dimName(Dim dim) {
   return "?";
 }
 
-int ParallelDegrees::of(Dim dim) const {
-  switch (dim) {
-    case Dim::kPipeline:
-      return pp;
-    case Dim::kData:
-      return dp;
-    case Dim::kContext:
-      return cp;
-    case Dim::kTensor:
-      return tp;
-  }
-  return 1;
-}
+namespace {
 
-int Coord::of(Dim dim) const {
-  switch (dim) {
-    case Dim::kPipeline:
-      return pp;
-    case Dim::kData:
-      return dp;
-    case Dim::kContext:
-      return cp;
-    case Dim::kTensor:
-      return tp;
-  }
-  return 0;
-}
+// The field of each dimension, indexed by Dim, so one table serves degrees
+// and coordinates alike.
+constexpr int ParallelDegrees::*kDegreeField[] = {&ParallelDegrees::pp, &ParallelDegrees::dp,
+                                                  &ParallelDegrees::cp, &ParallelDegrees::tp};
+constexpr int Coord::*kCoordField[] = {&Coord::pp, &Coord::dp, &Coord::cp, &Coord::tp};
+
+}  // namespace
+
+int ParallelDegrees::of(Dim dim) const { return this->*kDegreeField[static_cast<int>(dim)]; }
+
+int Coord::of(Dim dim) const { return this->*kCoordField[static_cast<int>(dim)]; }
 
 bool Coord::operator==(const Coord& other) const {
   return pp == other.pp && dp == other.dp && cp == other.cp && tp == other.tp;
@@ -64,20 +50,7 @@ std::string factors(const ParallelDegrees& d) {
 }
 
 void setCoord(Coord& coord, Dim dim, int value) {
-  switch (dim) {
-    case Dim::kPipeline:
-      coord.pp = value;
-      break;
-    case Dim::kData:
-      coord.dp = value;
-      break;
-    case Dim::kContext:
-      coord.cp = value;
-      break;
-    case Dim::kTensor:
-      coord.tp = value;
-      break;
-  }
+  coord.*kCoordField[static_cast<int>(dim)] = value;
 }
 
 }  // namespace
