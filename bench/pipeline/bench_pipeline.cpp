@@ -2,8 +2,9 @@
 // GPipe, 1F1B and ZB-H1 (8 micro-batches) and compare with
 //  - ideal_s: the simulator's makespan for the schedule fed with the compute
 //    durations measured in this same run, zero communication cost;
-//  - one process training the same model on the same global batch (measured
-//    by the parent before it starts the ranks).
+//  - one process training the same model on the same global batch, timed on
+//    rank 0 just before each schedule while rank 1 waits (so both sides of the
+//    ratio see the same machine state).
 // Then peak stashed activations of GPipe vs 1F1B, and an equal-count cut vs
 // the profiled automatic cut of a model with one layer 10x heavier.
 // Set STRATA_TRACE_DIR to also write measured and simulated 1F1B timelines
@@ -37,9 +38,8 @@ constexpr int64_t kWidth = 1024;
 constexpr int64_t kHeavyWidth = 512;
 constexpr int64_t kMicrobatchRows = 64;
 constexpr int64_t kBatch = kMicrobatches * kMicrobatchRows;
-constexpr int kWarmupSteps = 1;
-constexpr int kTimedSteps = 3;
-constexpr char kSerialVar[] = "STRATA_BENCH_SERIAL_S";
+constexpr int kWarmupSteps = 2;
+constexpr int kTimedSteps = 8;
 
 using Clock = std::chrono::steady_clock;
 
@@ -88,9 +88,8 @@ std::string fixed(double value, int digits = 6) {
   return out.str();
 }
 
-// The parent's baseline: one process, one thread, the whole batch per step.
+// The baseline: one process, one thread, the whole batch per step.
 double serialStepSeconds() {
-  torch::set_num_threads(1);
   torch::nn::Sequential model = makeMlp();
   torch::optim::SGD optimizer(model->parameters(), 0.01);
   torch::Tensor x = torch::randn({kBatch, kWidth}), t = torch::randn({kBatch, kWidth});
@@ -174,9 +173,17 @@ void writeTimelines(const schedule::Timeline& measured, const schedule::Timeline
   std::ofstream(base + "simulated.json") << schedule::toChromeTrace(simulated, 1e6);
 }
 
-void benchSchedules(const ParallelGroups& groups, double serialSeconds) {
+// Rank 0 trains alone while the other ranks wait at the barrier.
+double serialStepSecondsOnRoot(const ParallelGroups& groups) {
+  double serial = groups.pp->rank() == 0 ? serialStepSeconds() : 0;
+  groups.pp->barrier();
+  return serial;
+}
+
+void benchSchedules(const ParallelGroups& groups) {
   bool root = groups.pp->rank() == 0;
   for (const char* name : {"gpipe", "1f1b", "zb-h1"}) {
+    double serialSeconds = serialStepSecondsOnRoot(groups);
     PipelineOptions options;
     options.schedule = name;
     options.microbatches = kMicrobatches;
@@ -228,17 +235,13 @@ void benchPartition(const ParallelGroups& groups) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (!std::getenv("RANK")) {
-    std::map<std::string, std::string> env{{kSerialVar, fixed(serialStepSeconds())}};
-    bench::spawnRanksIfParent(kRanks, argv, env, std::chrono::seconds(600));
-    return 0;
-  }
+  if (bench::spawnRanksIfParent(kRanks, argv, {}, std::chrono::seconds(600))) return 0;
   torch::set_num_threads(1);
   auto world = World::init();
   ParallelDegrees degrees;
   degrees.pp = kRanks;
   ParallelGroups groups = world->parallelGroups(ParallelLayout(world->size(), degrees));
-  benchSchedules(groups, std::atof(std::getenv(kSerialVar)));
+  benchSchedules(groups);
   benchPartition(groups);
   return 0;
 }

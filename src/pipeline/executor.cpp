@@ -144,6 +144,7 @@ StepResult Executor::step(const at::Tensor& input, const at::Tensor& target, con
   state.inputs = input.chunk(m, 0);
   state.targets = target.chunk(m, 0);
   state.lossFn = &lossFn;
+  links_->beginStep(order_, [this](int s) { return stage(s).device(); });
   for (const Action& action : order_) runAction(action, state);
   links_->flush();
 

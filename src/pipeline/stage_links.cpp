@@ -10,7 +10,28 @@ namespace strata::pipeline {
 
 StageLinks::StageLinks(const schedule::Schedule& schedule, int rank,
                        std::shared_ptr<Communicator> pp)
-    : schedule_(schedule), rank_(rank), pp_(std::move(pp)) {}
+    : schedule_(schedule), rank_(rank), pp_(std::move(pp)) {
+  if (pp_) prefetcher_ = std::make_unique<RecvPrefetcher>(pp_);
+}
+
+void StageLinks::beginStep(const std::vector<schedule::Action>& order,
+                           const std::function<at::Device(int)>& deviceOf) {
+  if (!prefetcher_) return;
+  std::vector<RecvPrefetcher::Expected> expected;
+  for (const schedule::Action& action : order) {
+    int s = action.stage;
+    bool needsActivation = action.kind == schedule::ActionKind::kForward && s > 0;
+    bool needsGradient = (action.kind == schedule::ActionKind::kBackward ||
+                          action.kind == schedule::ActionKind::kBackwardInput) &&
+                         s + 1 < schedule_.stages();
+    if (!needsActivation && !needsGradient) continue;
+    int from = needsActivation ? s - 1 : s + 1;
+    if (isLocal(from)) continue;
+    Flow flow = needsActivation ? Flow::kActivation : Flow::kGradient;
+    expected.push_back({schedule_.rankOf(from), tagOf(from, action.microbatch, flow), deviceOf(s)});
+  }
+  prefetcher_->start(std::move(expected));
+}
 
 int StageLinks::toStage(int fromStage, Flow flow) const {
   return flow == Flow::kActivation ? fromStage + 1 : fromStage - 1;
@@ -35,9 +56,7 @@ void StageLinks::send(const at::Tensor& tensor, int fromStage, int microbatch, F
   payload = payload.contiguous();
   int peer = schedule_.rankOf(to);
   int tag = tagOf(fromStage, microbatch, flow);
-  WorkHandle work = flow == Flow::kActivation ? pp_->sendTensorAsync(payload, peer, tag)
-                                              : pp_->sendAsync(payload, peer, tag);
-  pending_.push_back(PendingSend{std::move(work), payload});
+  pending_.push_back(PendingSend{pp_->sendTensorAsync(payload, peer, tag), payload});
 }
 
 at::Tensor StageLinks::takeLocal(const Key& key) {
@@ -56,8 +75,7 @@ at::Tensor StageLinks::recvActivation(int fromStage, int microbatch, at::Device 
   if (isLocal(fromStage)) {
     return takeLocal(Key{fromStage, microbatch, static_cast<int>(Flow::kActivation)}).to(device);
   }
-  return pp_->recvTensor(schedule_.rankOf(fromStage),
-                         tagOf(fromStage, microbatch, Flow::kActivation), device);
+  return prefetcher_->take(tagOf(fromStage, microbatch, Flow::kActivation));
 }
 
 at::Tensor StageLinks::recvGradient(int fromStage, int microbatch, const at::Tensor& like) {
@@ -65,14 +83,21 @@ at::Tensor StageLinks::recvGradient(int fromStage, int microbatch, const at::Ten
     return takeLocal(Key{fromStage, microbatch, static_cast<int>(Flow::kGradient)})
         .to(like.device());
   }
-  at::Tensor grad = at::empty_like(like, at::MemoryFormat::Contiguous);
-  pp_->recv(grad, schedule_.rankOf(fromStage), tagOf(fromStage, microbatch, Flow::kGradient));
+  at::Tensor grad = prefetcher_->take(tagOf(fromStage, microbatch, Flow::kGradient));
+  if (grad.sizes() != like.sizes() || grad.scalar_type() != like.scalar_type()) {
+    throw ProtocolError("pipeline: stage " + std::to_string(fromStage) +
+                        " sent a gradient for micro-batch " + std::to_string(microbatch) +
+                        " that does not match the output it belongs to (" + grad.toString() + " " +
+                        c10::str(grad.sizes()) + " vs " + like.toString() + " " +
+                        c10::str(like.sizes()) + ")");
+  }
   return grad;
 }
 
 void StageLinks::flush() {
   for (PendingSend& send : pending_) send.work->wait();
   pending_.clear();
+  if (prefetcher_) prefetcher_->finish();
 }
 
 }  // namespace strata::pipeline

@@ -4,19 +4,24 @@
 //
 // Every message is keyed by (sending stage, micro-batch, flow); the key is
 // also the point-to-point tag, so messages never match the wrong receive.
-// Sends are posted asynchronously and waited for in flush(), which is when
-// their buffers may be released. recv blocks (bounded by the communicator's
-// timeout); a local message that was never sent is a ProtocolError, which a
-// validated schedule never triggers.
+// Every remote message carries a TensorHeader, so a receiver checks what it
+// gets. Sends are posted asynchronously and waited for in flush(), which is
+// when their buffers may be released. Remote receives are posted by a
+// RecvPrefetcher from beginStep() on, in this rank's action order; recv*
+// blocks until its message is in (bounded by the communicator's timeout). A
+// local message that was never sent is a ProtocolError, which a validated
+// schedule never triggers.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <tuple>
 #include <vector>
 
+#include "recv_prefetcher.h"
 #include "strata/runtime/communicator.h"
 #include "strata/schedule/schedule.h"
 
@@ -29,13 +34,16 @@ class StageLinks {
   // `pp` may be null when every stage lives in this process.
   StageLinks(const schedule::Schedule& schedule, int rank, std::shared_ptr<Communicator> pp);
 
+  // Starts receiving what this rank's actions `order` need from other ranks;
+  // `deviceOf(stage)` is where a stage's inputs live.
+  void beginStep(const std::vector<schedule::Action>& order,
+                 const std::function<at::Device(int)>& deviceOf);
   // Activations go to fromStage + 1, gradients to fromStage - 1.
   void send(const at::Tensor& tensor, int fromStage, int microbatch, Flow flow);
-  // An activation, whose shape the receiver does not know: header + payload.
   at::Tensor recvActivation(int fromStage, int microbatch, at::Device device);
-  // A gradient, shaped like the output it belongs to: payload only.
+  // A gradient must be shaped like the output it belongs to (else ProtocolError).
   at::Tensor recvGradient(int fromStage, int microbatch, const at::Tensor& like);
-  // Waits for every posted send.
+  // Waits for every posted send and for the step's receiving thread.
   void flush();
 
  private:
@@ -49,6 +57,7 @@ class StageLinks {
   int rank_;
   std::shared_ptr<Communicator> pp_;
   std::map<Key, at::Tensor> mailbox_;
+  std::unique_ptr<RecvPrefetcher> prefetcher_;  // null without remote stages
   struct PendingSend {
     WorkHandle work;
     at::Tensor buffer;  // kept alive until the send completes
