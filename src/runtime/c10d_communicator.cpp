@@ -6,6 +6,7 @@
 #include <functional>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
+#include "collective_checks.h"
 #include "strata/runtime/error.h"
 #include "strata/runtime/timeouts.h"
 #include "torch_compat.h"
@@ -90,8 +91,8 @@ class C10dCommunicator : public Communicator {
   const CommOptions& options() const override { return spec_.options; }
 
   WorkHandle allReduceAsync(at::Tensor& tensor, ReduceOp op) override {
-    requireContiguous(tensor, "all_reduce");
-    checkAverageable(tensor, op, "all_reduce");
+    requireContiguous(tensor, "all_reduce", spec_.name);
+    checkAverageable(tensor, op, "all_reduce", spec_.name);
     std::vector<at::Tensor> tensors{tensor};
     c10d::AllreduceOptions opts;
     opts.reduceOp = toC10d(op);
@@ -100,7 +101,7 @@ class C10dCommunicator : public Communicator {
   }
 
   WorkHandle broadcastAsync(at::Tensor& tensor, int root) override {
-    requireContiguous(tensor, "broadcast");
+    requireContiguous(tensor, "broadcast", spec_.name);
     checkPeer(root, "broadcast root");
     std::vector<at::Tensor> tensors{tensor};
     c10d::BroadcastOptions opts;
@@ -111,8 +112,8 @@ class C10dCommunicator : public Communicator {
   }
 
   WorkHandle allGatherAsync(at::Tensor& output, const at::Tensor& input) override {
-    requireContiguous(output, "all_gather");
-    checkStacked(output, input, "all_gather", "output", "input");
+    requireContiguous(output, "all_gather", spec_.name);
+    checkStacked(output, input, "all_gather", "output", "input", spec_.name, size());
     at::Tensor source = input.contiguous();
     std::vector<at::Tensor> chunks = output.chunk(size(), 0);
     std::vector<std::vector<at::Tensor>> outputs{chunks};
@@ -125,9 +126,9 @@ class C10dCommunicator : public Communicator {
   }
 
   WorkHandle reduceScatterAsync(at::Tensor& output, const at::Tensor& input, ReduceOp op) override {
-    requireContiguous(output, "reduce_scatter");
-    checkStacked(input, output, "reduce_scatter", "input", "output");
-    checkAverageable(output, op, "reduce_scatter");
+    requireContiguous(output, "reduce_scatter", spec_.name);
+    checkStacked(input, output, "reduce_scatter", "input", "output", spec_.name, size());
+    checkAverageable(output, op, "reduce_scatter", spec_.name);
     // Gloo has no reduce-scatter: an all-to-all hands every rank the k rows
     // each peer holds for it, which it then reduces locally. Each rank sends
     // (n-1)/n of its input, the same volume as a ring reduce-scatter.
@@ -161,7 +162,7 @@ class C10dCommunicator : public Communicator {
   }
 
   WorkHandle recvAsync(at::Tensor& tensor, int peer, int tag) override {
-    requireContiguous(tensor, "recv");
+    requireContiguous(tensor, "recv", spec_.name);
     checkPeer(peer, "recv from");
     std::vector<at::Tensor> tensors{tensor};
     return wrap(backend_->recv(tensors, peer, tag), "recv from " + describePeer(peer), tensors);
@@ -195,37 +196,10 @@ class C10dCommunicator : public Communicator {
     return text + ")";
   }
 
-  void requireContiguous(const at::Tensor& tensor, const char* op) const {
-    if (!tensor.is_contiguous()) {
-      throw Error(std::string(op) + " on group " + spec_.name +
-                  " needs a contiguous tensor to write into");
-    }
-  }
-
-  void checkAverageable(const at::Tensor& tensor, ReduceOp op, const char* what) const {
-    if (op == ReduceOp::kAvg && !tensor.is_floating_point()) {
-      throw Error(std::string(what) + " on group " + spec_.name +
-                  ": averaging needs a floating-point tensor");
-    }
-  }
-
   void checkPeer(int peer, const char* what) const {
     if (peer < 0 || peer >= size()) {
       throw Error(std::string(what) + " rank " + std::to_string(peer) + ": group " + spec_.name +
                   " has ranks [0, " + std::to_string(size()) + ")");
-    }
-  }
-
-  // `big` must be `small` stacked size() times along dimension 0.
-  void checkStacked(const at::Tensor& big, const at::Tensor& small, const char* op,
-                    const char* bigName, const char* smallName) const {
-    bool ok = big.dim() == small.dim() && big.dim() > 0 && big.scalar_type() == small.scalar_type();
-    for (int64_t d = 1; ok && d < big.dim(); ++d) ok = big.size(d) == small.size(d);
-    ok = ok && big.size(0) == small.size(0) * size();
-    if (!ok) {
-      throw Error(std::string(op) + " on group " + spec_.name + ": " + bigName + " " +
-                  c10::str(big.sizes()) + " must be " + smallName + " " + c10::str(small.sizes()) +
-                  " stacked " + std::to_string(size()) + " times along dimension 0, same dtype");
     }
   }
 

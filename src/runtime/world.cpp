@@ -6,6 +6,7 @@
 
 #include "c10d_communicator.h"
 #include "local_address.h"
+#include "shm_communicator.h"
 #include "strata/runtime/error.h"
 #include "strata/runtime/rendezvous.h"
 
@@ -95,7 +96,8 @@ std::shared_ptr<Communicator> World::newGroup(const std::string& name,
   spec.options.maxRecvElements = maxRecvElements_;
   spec.backend = backend_;
   spec.localAddress = localAddress_;
-  return createC10dCommunicator(spec, store_->store);
+  std::shared_ptr<Communicator> comm = createC10dCommunicator(spec, store_->store);
+  return backend_ == "gloo" ? attachSharedMemory(std::move(comm)) : comm;
 }
 
 ParallelGroups World::parallelGroups(const ParallelLayout& layout) {

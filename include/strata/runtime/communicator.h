@@ -49,6 +49,7 @@ class Communicator {
   virtual const std::string& name() const = 0;
   // Global rank of each member, indexed by group rank.
   virtual const std::vector<int>& globalRanks() const = 0;
+  // "gloo", "nccl", or "gloo+shm" (Gloo with collectives over shared memory).
   virtual const char* backend() const = 0;
   virtual const CommOptions& options() const = 0;
 

@@ -1,0 +1,305 @@
+#include "shm_communicator.h"
+
+#include <ATen/ATen.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <random>
+
+#include "collective_checks.h"
+#include "ordered_worker.h"
+#include "shm_barrier.h"
+#include "shm_segment.h"
+#include "strata/runtime/error.h"
+
+namespace strata {
+namespace {
+
+// Bytes each member stages per chunk. Two sets of n slots (double buffering
+// lets chunk c + 1 be written while slow members still read chunk c), so a
+// group of 8 maps 16 MiB.
+constexpr std::size_t kSlotBytes = std::size_t{1} << 20;
+constexpr std::size_t kHeaderBytes = 4096;
+constexpr int kNameBytes = 64;
+static_assert(sizeof(ShmBarrierState) <= kHeaderBytes, "barrier state must fit the header page");
+
+bool supported(const at::Tensor& t) {
+  return t.device().is_cpu() && t.scalar_type() != at::kBool &&
+         (at::isFloatingType(t.scalar_type()) || at::isIntegralType(t.scalar_type(), false));
+}
+
+// acc = acc (op) other, element-wise.
+void combine(at::Tensor& acc, const at::Tensor& other, ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum:
+    case ReduceOp::kAvg:
+      acc.add_(other);
+      break;
+    case ReduceOp::kMax:
+      at::maximum_out(acc, acc, other);
+      break;
+    case ReduceOp::kMin:
+      at::minimum_out(acc, acc, other);
+      break;
+  }
+}
+
+// [lo, hi) of `length` elements that member `rank` of `n` reduces.
+std::pair<int64_t, int64_t> shareOf(int64_t length, int rank, int n) {
+  int64_t per = (length + n - 1) / n;
+  int64_t lo = std::min(length, rank * per);
+  return {lo, std::min(length, lo + per)};
+}
+
+class ShmWork : public Work {
+ public:
+  ShmWork(OrderedWorker* worker, OrderedWorker::TaskHandle task, std::string what)
+      : worker_(worker), task_(std::move(task)), what_(std::move(what)) {}
+  void wait() override {
+    if (done_) return;
+    worker_->wait(task_, what_);
+    done_ = true;
+  }
+
+ private:
+  OrderedWorker* worker_;
+  OrderedWorker::TaskHandle task_;
+  std::string what_;
+  bool done_ = false;
+};
+
+class SharedMemoryCommunicator : public Communicator {
+ public:
+  SharedMemoryCommunicator(std::shared_ptr<Communicator> inner,
+                           std::unique_ptr<SharedSegment> segment)
+      : inner_(std::move(inner)),
+        segment_(std::move(segment)),
+        barrier_(static_cast<ShmBarrierState*>(segment_->data()), inner_->size(), inner_->rank()),
+        worker_(2 * inner_->options().timeout) {}
+
+  int rank() const override { return inner_->rank(); }
+  int size() const override { return inner_->size(); }
+  const std::string& name() const override { return inner_->name(); }
+  const std::vector<int>& globalRanks() const override { return inner_->globalRanks(); }
+  const char* backend() const override { return "gloo+shm"; }
+  const CommOptions& options() const override { return inner_->options(); }
+
+  ShmBarrier& barrierState() { return barrier_; }
+
+  WorkHandle allReduceAsync(at::Tensor& tensor, ReduceOp op) override {
+    if (!supported(tensor)) return inner_->allReduceAsync(tensor, op);
+    requireContiguous(tensor, "all_reduce", name());
+    checkAverageable(tensor, op, "all_reduce", name());
+    return submit("all_reduce", [this, tensor, op] { runAllReduce(tensor, op); });
+  }
+
+  WorkHandle allGatherAsync(at::Tensor& output, const at::Tensor& input) override {
+    if (!supported(output) || !supported(input)) return inner_->allGatherAsync(output, input);
+    requireContiguous(output, "all_gather", name());
+    checkStacked(output, input, "all_gather", "output", "input", name(), size());
+    at::Tensor source = input.contiguous();
+    return submit("all_gather", [this, output, source] { runAllGather(output, source); });
+  }
+
+  WorkHandle reduceScatterAsync(at::Tensor& output, const at::Tensor& input, ReduceOp op) override {
+    if (!supported(output) || !supported(input))
+      return inner_->reduceScatterAsync(output, input, op);
+    requireContiguous(output, "reduce_scatter", name());
+    checkStacked(input, output, "reduce_scatter", "input", "output", name(), size());
+    checkAverageable(output, op, "reduce_scatter", name());
+    at::Tensor source = input.contiguous();
+    return submit("reduce_scatter",
+                  [this, output, source, op] { runReduceScatter(output, source, op); });
+  }
+
+  WorkHandle broadcastAsync(at::Tensor& tensor, int root) override {
+    return inner_->broadcastAsync(tensor, root);
+  }
+  WorkHandle sendAsync(const at::Tensor& tensor, int peer, int tag) override {
+    return inner_->sendAsync(tensor, peer, tag);
+  }
+  WorkHandle recvAsync(at::Tensor& tensor, int peer, int tag) override {
+    return inner_->recvAsync(tensor, peer, tag);
+  }
+  void barrier() override { inner_->barrier(); }
+
+ private:
+  WorkHandle submit(const char* op, std::function<void()> run) {
+    std::string what = std::string(op) + " on group " + name() + " (shared memory)";
+    return std::make_unique<ShmWork>(&worker_, worker_.submit(std::move(run)), what);
+  }
+
+  // Flips to the other set of slots: see kSlotBytes.
+  int nextSet() { return set_ ^= 1; }
+
+  // Member `member`'s slot of `set`, as `length` elements of `dtype`.
+  at::Tensor slot(int set, int member, int64_t length, at::ScalarType dtype) {
+    auto* base = static_cast<uint8_t*>(segment_->data()) + kHeaderBytes;
+    void* where = base + (static_cast<std::size_t>(set) * size() + member) * kSlotBytes;
+    return at::from_blob(where, {length}, at::TensorOptions(dtype));
+  }
+
+  void meet(const char* op) {
+    barrier_.arriveAndWait(options().timeout, std::string(op) + " on group " + name());
+  }
+
+  // Per chunk: stage mine; reduce my share of every slot into slot 0; read
+  // slot 0 back.
+  void runAllReduce(at::Tensor tensor, ReduceOp op) {
+    at::Tensor flat = tensor.view({-1});
+    int64_t chunk = kSlotBytes / tensor.element_size();
+    for (int64_t offset = 0; offset < flat.numel(); offset += chunk) {
+      int64_t length = std::min(chunk, flat.numel() - offset);
+      int set = nextSet();
+      slot(set, rank(), length, tensor.scalar_type()).copy_(flat.narrow(0, offset, length));
+      meet("all_reduce");
+      auto [lo, hi] = shareOf(length, rank(), size());
+      if (hi > lo) {
+        at::Tensor acc = slot(set, 0, length, tensor.scalar_type()).narrow(0, lo, hi - lo);
+        for (int j = 1; j < size(); ++j)
+          combine(acc, slot(set, j, length, tensor.scalar_type()).narrow(0, lo, hi - lo), op);
+      }
+      meet("all_reduce");
+      flat.narrow(0, offset, length).copy_(slot(set, 0, length, tensor.scalar_type()));
+    }
+    if (op == ReduceOp::kAvg) tensor.div_(size());
+  }
+
+  // Per chunk: stage my rows' chunk; copy every member's chunk out.
+  void runAllGather(at::Tensor output, at::Tensor input) {
+    at::Tensor in = input.view({-1}), out = output.view({-1});
+    int64_t per = in.numel(), chunk = kSlotBytes / input.element_size();
+    for (int64_t offset = 0; offset < per; offset += chunk) {
+      int64_t length = std::min(chunk, per - offset);
+      int set = nextSet();
+      slot(set, rank(), length, input.scalar_type()).copy_(in.narrow(0, offset, length));
+      meet("all_gather");
+      for (int j = 0; j < size(); ++j)
+        out.narrow(0, j * per + offset, length).copy_(slot(set, j, length, input.scalar_type()));
+    }
+  }
+
+  // Per chunk: stage, for every member d, my part destined to d; reduce the
+  // parts destined to me from every slot.
+  void runReduceScatter(at::Tensor output, at::Tensor input, ReduceOp op) {
+    at::Tensor in = input.view({-1}), out = output.view({-1});
+    int64_t per = out.numel(), chunk = kSlotBytes / output.element_size() / size();
+    for (int64_t offset = 0; offset < per; offset += chunk) {
+      int64_t length = std::min(chunk, per - offset);
+      int set = nextSet();
+      at::Tensor mine = slot(set, rank(), length * size(), output.scalar_type());
+      for (int d = 0; d < size(); ++d)
+        mine.narrow(0, d * length, length).copy_(in.narrow(0, d * per + offset, length));
+      meet("reduce_scatter");
+      at::Tensor acc = out.narrow(0, offset, length);
+      auto part = [&](int j) {
+        return slot(set, j, length * size(), output.scalar_type())
+            .narrow(0, rank() * length, length);
+      };
+      acc.copy_(part(0));
+      for (int j = 1; j < size(); ++j) combine(acc, part(j), op);
+    }
+    if (op == ReduceOp::kAvg) output.div_(size());
+  }
+
+  std::shared_ptr<Communicator> inner_;
+  std::unique_ptr<SharedSegment> segment_;
+  ShmBarrier barrier_;
+  int set_ = 0;           // touched only by the task running on worker_
+  OrderedWorker worker_;  // last: stops before the segment it uses goes away
+};
+
+std::string readFirstLine(const char* path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+std::string inodeOf(const char* path) {
+  struct stat s {};
+  if (stat(path, &s) != 0) return "?";
+  return std::to_string(s.st_dev) + ":" + std::to_string(s.st_ino);
+}
+
+// Equal on two processes exactly when they share a kernel, a /dev/shm and a
+// pid namespace (so segments and pids mean the same to both).
+int64_t hostFingerprint() {
+  std::string key = readFirstLine("/proc/sys/kernel/random/boot_id") + "|" + inodeOf("/dev/shm") +
+                    "|" + inodeOf("/proc/self/ns/pid");
+  return static_cast<int64_t>(std::hash<std::string>{}(key) >> 1);
+}
+
+bool allOnThisHost(Communicator& inner) {
+  at::Tensor mine = at::full({1}, hostFingerprint(), at::kLong);
+  at::Tensor all = at::empty({inner.size()}, at::kLong);
+  inner.allGather(all, mine);
+  return (all == all[0]).all().item<bool>();
+}
+
+std::string freshSegmentName(const std::string& group) {
+  std::random_device random;
+  std::string name = "/strata-" + std::to_string(getpid()) + "-" + std::to_string(random());
+  for (char c : group) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return name.substr(0, kNameBytes - 1);
+}
+
+bool sharedMemoryDisabled() {
+  const char* value = std::getenv("STRATA_SHM");
+  return value && std::string(value) == "0";
+}
+
+}  // namespace
+
+std::shared_ptr<Communicator> attachSharedMemory(std::shared_ptr<Communicator> inner) {
+  if (inner->size() < 2 || inner->size() > ShmBarrierState::kMaxMembers || sharedMemoryDisabled() ||
+      !allOnThisHost(*inner))
+    return inner;
+  std::size_t bytes = kHeaderBytes + 2 * inner->size() * kSlotBytes;
+  // Rank 0 creates the segment and broadcasts its name; every member reports
+  // whether it could map it, and all fall back together if one could not.
+  std::unique_ptr<SharedSegment> segment;
+  std::string problem;
+  at::Tensor nameBytes = at::zeros({kNameBytes}, at::kByte);
+  if (inner->rank() == 0) {
+    std::string name = freshSegmentName(inner->name());
+    try {
+      segment = SharedSegment::create(name, bytes);
+      std::copy(name.begin(), name.end(), nameBytes.data_ptr<uint8_t>());
+    } catch (const ConfigError& e) {
+      problem = e.what();
+    }
+  }
+  inner->broadcast(nameBytes, 0);
+  std::string name(reinterpret_cast<const char*>(nameBytes.data_ptr<uint8_t>()));
+  if (inner->rank() != 0 && !name.empty()) {
+    try {
+      segment = SharedSegment::open(name, bytes);
+    } catch (const ConfigError& e) {
+      problem = e.what();
+    }
+  }
+  at::Tensor mapped = at::full({1}, segment ? 1 : 0, at::kInt);
+  inner->allReduce(mapped, ReduceOp::kMin);
+  if (inner->rank() == 0 && segment) segment->unlink();
+  if (mapped.item<int>() == 0) {
+    if (inner->rank() == 0) {
+      std::cerr << "strata: group " << inner->name()
+                << " uses Gloo for its collectives: the shared-memory transport is unavailable"
+                << (problem.empty() ? "" : " (" + problem + ")") << "\n";
+    }
+    return inner;
+  }
+  auto comm = std::make_shared<SharedMemoryCommunicator>(std::move(inner), std::move(segment));
+  comm->barrierState().join();
+  at::Tensor ready = at::zeros({1}, at::kInt);
+  comm->allReduce(ready);  // every pid is recorded before anyone can wait on it
+  return comm;
+}
+
+}  // namespace strata
