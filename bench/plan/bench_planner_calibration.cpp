@@ -10,8 +10,9 @@
 //    slowdown of a block-sized matmul chain when both cores run it at once
 //    (shared vector units, caches and memory bandwidth, and the other jobs'
 //    load on this machine all show in it);
-//  - this machine as a cluster file: Gloo loopback all-reduce alpha and beta
-//    fitted to a 1 KiB and a 4 MiB message (p = 2 ring: t = n/beta + 2 alpha),
+//  - this machine as a cluster file: all-reduce beta from a 1 KiB and a 4 MiB
+//    message (p = 2 ring: t = n/beta + 2 alpha) and alpha from the all-reduce
+//    timed between transformer blocks on both ranks,
 //    and the optimizer's streaming rate (AdamW + clipping over the model's
 //    parameters, as the planner's 32 bytes per parameter).
 // Both files are written to planner_calibration/ next to this binary, so
@@ -93,20 +94,23 @@ plan::MeasuredProfile makeProfile(const Values& profile, const Values& machine) 
   return p;
 }
 
-// The p = 2 ring all-reduce costs t = n / beta + 2 alpha; two message sizes
-// give beta from the slope and alpha from the small message.
+// The p = 2 ring all-reduce costs t = n / beta + 2 alpha. Beta is the slope
+// between two message sizes on the idle machine; alpha comes from the
+// all-reduce timed between transformer blocks, as training issues them, so it
+// carries the wait for the member that is behind.
 std::string clusterText(const Values& profile, const Values& machine) {
   double small = machine.at("small_bytes"), large = machine.at("large_bytes");
   double tSmall = machine.at("allreduce_small_s"), tLarge = machine.at("allreduce_large_s");
   double beta = (large - small) / std::max(1e-9, tLarge - tSmall);
-  double alpha = std::max(0.0, (tSmall - small / beta) / 2);
+  double loaded = machine.at("allreduce_loaded_s");
+  double alpha = std::max(0.0, (loaded - machine.at("loaded_bytes") / beta) / 2);
   double streaming = 32 * profile.at("parameters") / profile.at("optimizer_step_s");
   std::ostringstream out;
   out << "# this machine, measured by bench_planner_calibration\n"
       << "name = cpu-local-measured\nnodes = 1\ndevices_per_node = 2\n"
       << "# AdamW + clipping, as the planner's 32 bytes per parameter\n"
       << "memory_bandwidth_gbytes_per_s = " << streaming / 1e9 << "\n"
-      << "# Gloo loopback all-reduce, p = 2: t = n / beta + 2 alpha\n"
+      << "# all-reduce, p = 2: t = n / beta + 2 alpha (alpha under training load)\n"
       << "intra_node_gbytes_per_s = " << beta / 1e9 << "\n"
       << "intra_node_latency_us = " << alpha * 1e6 << "\n"
       << "inter_node_gbytes_per_s = " << beta / 1e9 << "\n"

@@ -111,14 +111,30 @@ void profileTask(const std::string& dir) {
        {"parameters", static_cast<double>(models::gptParameterCount(train::gptConfigOf(c)))}});
 }
 
-// Two ranks: the matmul probe alone and on both at once, then Gloo on loopback.
+// Two ranks: the GPT's micro-batch alone and on both at once, then the
+// all-reduce and point-to-point the layouts use, idle and between blocks.
 void machineTask(const std::string& dir) {
   torch::set_num_threads(1);
   auto world = World::init();
   ParallelGroups groups = world->parallelGroups(ParallelLayout(2, {1, 2, 1, 1}));
   Communicator& both = *groups.world;
+  train::TrainConfig c = calibrationConfig(1, 1, 1, "1f1b");
+  torch::nn::Sequential model = models::buildGpt(train::gptConfigOf(c), groups.tp);
+  torch::manual_seed(1);
+  at::Tensor ids =
+      torch::randint(c.model.vocab, {c.train.microBatch, c.train.seqLen}, torch::kLong);
+  auto microBatch = [&] { models::gptLoss(model->forward(ids), ids, *groups.tp).backward(); };
+  torch::nn::AnyModule block = pipeline::layersOf(model).at(1);
+  at::Tensor hidden = torch::randn({c.train.seqLen, c.train.microBatch, c.model.hidden});
+  auto blockForward = [&] {
+    torch::NoGradGuard noGrad;
+    block.forward(hidden);
+  };
+  int64_t tpBytes = 4 * c.train.seqLen * c.train.microBatch * c.model.hidden;
   Values values = {
-      {"concurrent_slowdown", concurrentSlowdown(both)},
+      {"concurrent_slowdown", concurrentSlowdown(both, microBatch)},
+      {"allreduce_loaded_s", loadedAllReduceSeconds(both, blockForward, tpBytes)},
+      {"loaded_bytes", static_cast<double>(tpBytes)},
       {"allreduce_small_s", allReduceSeconds(both, kSmallMessageBytes)},
       {"allreduce_large_s", allReduceSeconds(both, kLargeMessageBytes)},
       {"p2p_small_s", pointToPointSeconds(both, kSmallMessageBytes)},

@@ -24,30 +24,48 @@ double fastestSeconds(const std::function<void()>& run, int warmup, int repetiti
   return *std::min_element(times.begin(), times.end());
 }
 
-// The chain of concurrentSlowdown (see machine_probes.h).
-double matmulProbeSeconds() {
-  torch::manual_seed(0);
-  at::Tensor x = torch::randn({256, 256}), w1 = torch::randn({256, 1024}) / 16;
-  at::Tensor w2 = torch::randn({1024, 256}) / 32;
-  return fastestSeconds(
-      [&] {
-        for (int i = 0; i < 20; ++i) torch::mm(torch::mm(x, w1), w2);
-      },
-      1, 3);
+double medianSecondsOf(const std::function<void()>& run, int repetitions) {
+  std::vector<double> times;
+  for (int i = 0; i < repetitions; ++i) {
+    Clock::time_point start = Clock::now();
+    run();
+    times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
 }
 
 }  // namespace
 
-double concurrentSlowdown(Communicator& group) {
-  constexpr int kRounds = 5;
-  double alone = 1e30, together = 1e30;
+double concurrentSlowdown(Communicator& group, const std::function<void()>& work) {
+  constexpr int kRounds = 3, kRuns = 5;
+  std::vector<double> alone, together;
+  work();
   for (int round = 0; round < kRounds; ++round) {
     group.barrier();
-    if (group.rank() == 0) alone = std::min(alone, matmulProbeSeconds());
+    if (group.rank() == 0) alone.push_back(medianSecondsOf(work, kRuns));
     group.barrier();
-    together = std::min(together, matmulProbeSeconds());
+    together.push_back(medianSecondsOf(work, kRuns));
   }
-  return together / alone;
+  if (group.rank() != 0) return 1;
+  std::sort(alone.begin(), alone.end());
+  std::sort(together.begin(), together.end());
+  return together[kRounds / 2] / alone[kRounds / 2];
+}
+
+double loadedAllReduceSeconds(Communicator& group, const std::function<void()>& work,
+                              int64_t bytes) {
+  constexpr int kWarmup = 5, kTimed = 60;
+  at::Tensor t = torch::ones({bytes / 4});
+  group.barrier();
+  double total = 0;
+  for (int i = 0; i < kWarmup + kTimed; ++i) {
+    work();
+    Clock::time_point start = Clock::now();
+    group.allReduce(t);
+    if (i >= kWarmup) total += std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  return total / kTimed;
 }
 
 double optimizerStepSeconds(const std::vector<at::Tensor>& parameters) {

@@ -67,6 +67,7 @@ void fillBreakdown(Estimate& e, const StagePlan& plan, const PipelineTiming& tim
   for (size_t s = rank; s < plan.stages.size(); s += l.pp) {
     e.time.compute += e.microBatches * plan.stages[s].compute;
     e.time.recompute += e.microBatches * plan.stages[s].recompute;
+    if (timing.splitBackward) e.time.recompute += e.microBatches * plan.stages[s].rewalk;
     e.time.tpComm += e.microBatches * plan.stages[s].tpComm;
   }
   e.time.bubble = timing.makespan - timing.busy[rank];
@@ -101,6 +102,9 @@ PipelineTiming timePipeline(const schedule::Schedule& pipeline, const StagePlan&
   schedule::SimulationResult sim = schedule::simulate(pipeline, costs);
   PipelineTiming timing;
   timing.makespan = sim.makespan;
+  for (int r = 0; r < pipeline.ranks() && !timing.splitBackward; ++r)
+    for (const schedule::Action& action : pipeline.actions(r))
+      if (action.kind == schedule::ActionKind::kBackwardInput) timing.splitBackward = true;
   for (const schedule::RankSummary& rank : sim.ranks) {
     timing.busy.push_back(rank.busy);
     timing.stash.push_back(rank.peakStash);

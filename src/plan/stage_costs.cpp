@@ -77,9 +77,12 @@ EndWork scaled(const LayerSeconds& measured, double stretch) {
   return {measured.forward * stretch, measured.backward * stretch};
 }
 
-// Forward F and backward B; the backward's compute split evenly into input (I)
-// and weight (W) gradients; the backward's all-reduces and any recompute
-// belong to I, on the critical path.
+// Forward F and backward B. Split, the backward's input gradients (I) are
+// half its compute, and carry its all-reduces and any recompute, on the
+// critical path. Strata's W is autograd's backward restricted to the
+// weights: it walks the stage's graph again, recomputing the activation
+// gradients inside the stage, so it costs about a whole backward — I + W is
+// 1.5 B (`rewalk` is the extra half).
 StageTime stageTime(double layers, const LayerTime& layer, const EndWork& ends, bool recompute) {
   StageTime t;
   double forward = layers * layer.forward + ends.forward;
@@ -90,10 +93,11 @@ StageTime stageTime(double layers, const LayerTime& layer, const EndWork& ends, 
   t.compute = forward + backward;
   t.recompute = redo;
   t.tpComm = 2 * comm + redoComm;
+  t.rewalk = backward / 2;
   t.costs.forward = forward + comm;
-  t.costs.backwardWeight = backward / 2;
   t.costs.backwardInput = backward / 2 + comm + redo + redoComm;
-  t.costs.backward = t.costs.backwardInput + t.costs.backwardWeight;
+  t.costs.backwardWeight = backward;
+  t.costs.backward = backward + comm + redo + redoComm;
   return t;
 }
 

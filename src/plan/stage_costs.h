@@ -14,6 +14,7 @@ struct StageTime {
   double compute = 0;          // forward + backward FLOPs
   double recompute = 0;        // the extra forward of full recompute
   double tpComm = 0;           // tensor-parallel collectives
+  double rewalk = 0;           // what W repeats of I when a schedule splits B (see stageTime)
   schedule::StageCosts costs;  // what the simulator sees
 };
 
@@ -30,8 +31,9 @@ StagePlan planStages(const TrainingJob& job, const Layout& layout);
 // does not change it, so the search shares one timing between ZeRO variants.
 struct PipelineTiming {
   double makespan = 0;
-  std::vector<double> busy;  // per rank
-  std::vector<int> stash;    // peak stage-micro-batches per rank
+  std::vector<double> busy;    // per rank
+  std::vector<int> stash;      // peak stage-micro-batches per rank
+  bool splitBackward = false;  // the schedule runs I and W instead of B
 };
 
 schedule::Schedule buildSchedule(const Layout& layout, int microBatches);

@@ -7,6 +7,7 @@
 #include "c10d_communicator.h"
 #include "local_address.h"
 #include "shm_communicator.h"
+#include "strata/runtime/allocator_tuning.h"
 #include "strata/runtime/error.h"
 #include "strata/runtime/rendezvous.h"
 
@@ -71,6 +72,7 @@ std::shared_ptr<World> World::init(const WorldOptions& options) {
 
 std::shared_ptr<World> World::init(const ProcessEnv& env, const Timeouts& timeouts,
                                    const WorldOptions& options) {
+  retainFreedMemory();
   std::shared_ptr<World> world(
       new World(env, timeouts, chooseBackend(options.backend), options.maxRecvElements));
   world->localAddress_ = localAddressToward(env.masterAddr);

@@ -66,7 +66,7 @@ std::string checkLayout(const TrainingJob& job, const Layout& layout);
 
 struct TimeBreakdown {
   double compute = 0;    // forward + backward FLOPs of the busiest rank
-  double recompute = 0;  // the extra forward of full recompute
+  double recompute = 0;  // the extra forward of full recompute, and W's re-walk (stage_costs)
   double tpComm = 0;     // tensor-parallel collectives, on the critical path
   double bubble = 0;     // pipeline idle time incl. point-to-point waits
   double dpExposed = 0;  // data-parallel (and ZeRO) traffic not hidden

@@ -1,6 +1,8 @@
 // The process world: this process's identity, the job's rendezvous store and
 // the communicator over all ranks, plus the factory for sub-groups.
 //
+// World::init also calls retainFreedMemory() (allocator_tuning.h).
+//
 // World::init blocks until every rank of the job has joined (at most the
 // rendezvous timeout) and throws ConfigError for a bad environment or a
 // refused token, TimeoutError when peers do not arrive. newGroup and
