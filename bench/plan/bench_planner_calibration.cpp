@@ -7,9 +7,9 @@
 // prediction; nothing is fitted per layout:
 //  - a measured profile (measured_profile.h): the GPT's per-layer forward and
 //    backward seconds at the micro-batch shape on one thread, and the
-//    slowdown of a block-sized matmul chain when both cores run it at once
-//    (shared vector units, caches and memory bandwidth, and the other jobs'
-//    load on this machine all show in it);
+//    slowdown of the GPT's micro-batch when both cores run it at once against
+//    one process alone (shared vector units, caches and memory bandwidth,
+//    and the other jobs' load on this machine all show in it);
 //  - this machine as a cluster file: all-reduce beta from a 1 KiB and a 4 MiB
 //    message (p = 2 ring: t = n/beta + 2 alpha) and alpha from the all-reduce
 //    timed between transformer blocks on both ranks,
@@ -90,7 +90,8 @@ plan::MeasuredProfile makeProfile(const Values& profile, const Values& machine) 
   p.embedding = {profile.at("embedding_forward_s"), profile.at("embedding_backward_s")};
   p.block = {profile.at("block_forward_s"), profile.at("block_backward_s")};
   p.head = {profile.at("head_forward_s"), profile.at("head_backward_s")};
-  p.concurrentSlowdown = std::max(1.0, machine.at("concurrent_slowdown"));
+  p.concurrentSlowdown =
+      std::max(1.0, machine.at("microbatch_together_s") / profile.at("microbatch_alone_s"));
   return p;
 }
 

@@ -22,6 +22,7 @@ namespace {
 constexpr int kWarmupSteps = 2;
 constexpr int kTimedSteps = 5;
 constexpr int kProfileRounds = 3;
+constexpr int kMicroBatchRuns = 7;
 constexpr int64_t kLargeMessageBytes = 4 << 20;
 constexpr int64_t kSmallMessageBytes = 1 << 10;
 
@@ -97,6 +98,8 @@ void profileTask(const std::string& dir) {
     blockForward.push_back(profile[i].forwardSeconds);
     blockBackward.push_back(profile[i].backwardSeconds);
   }
+  auto microBatch = [&] { models::gptLoss(model->forward(ids), ids, *groups.tp).backward(); };
+  double microBatchAlone = medianSeconds(microBatch, kMicroBatchRuns);
   at::Tensor logits = model->forward(ids).detach();  // [s, b, vocab]
   auto [lossForward, lossBackward] = lossSeconds(logits, ids, *groups.tp);
   writeValues(
@@ -108,11 +111,13 @@ void profileTask(const std::string& dir) {
        {"head_forward_s", profile.back().forwardSeconds + lossForward},
        {"head_backward_s", profile.back().backwardSeconds + lossBackward},
        {"optimizer_step_s", optimizerStepSeconds(uniqueParameters(*model))},
+       {"microbatch_alone_s", microBatchAlone},
        {"parameters", static_cast<double>(models::gptParameterCount(train::gptConfigOf(c)))}});
 }
 
-// Two ranks: the GPT's micro-batch alone and on both at once, then the
-// all-reduce and point-to-point the layouts use, idle and between blocks.
+// Two ranks: the GPT's micro-batch on both at once (the profile task times it
+// alone), then the all-reduce and point-to-point the layouts use, idle and
+// between blocks.
 void machineTask(const std::string& dir) {
   torch::set_num_threads(1);
   auto world = World::init();
@@ -132,7 +137,7 @@ void machineTask(const std::string& dir) {
   };
   int64_t tpBytes = 4 * c.train.seqLen * c.train.microBatch * c.model.hidden;
   Values values = {
-      {"concurrent_slowdown", concurrentSlowdown(both, microBatch)},
+      {"microbatch_together_s", (both.barrier(), medianSeconds(microBatch, kMicroBatchRuns))},
       {"allreduce_loaded_s", loadedAllReduceSeconds(both, blockForward, tpBytes)},
       {"loaded_bytes", static_cast<double>(tpBytes)},
       {"allreduce_small_s", allReduceSeconds(both, kSmallMessageBytes)},

@@ -24,33 +24,18 @@ double fastestSeconds(const std::function<void()>& run, int warmup, int repetiti
   return *std::min_element(times.begin(), times.end());
 }
 
-double medianSecondsOf(const std::function<void()>& run, int repetitions) {
+}  // namespace
+
+double medianSeconds(const std::function<void()>& work, int runs) {
+  work();
   std::vector<double> times;
-  for (int i = 0; i < repetitions; ++i) {
+  for (int i = 0; i < runs; ++i) {
     Clock::time_point start = Clock::now();
-    run();
+    work();
     times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
   }
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
-}
-
-}  // namespace
-
-double concurrentSlowdown(Communicator& group, const std::function<void()>& work) {
-  constexpr int kRounds = 3, kRuns = 5;
-  std::vector<double> alone, together;
-  work();
-  for (int round = 0; round < kRounds; ++round) {
-    group.barrier();
-    if (group.rank() == 0) alone.push_back(medianSecondsOf(work, kRuns));
-    group.barrier();
-    together.push_back(medianSecondsOf(work, kRuns));
-  }
-  if (group.rank() != 0) return 1;
-  std::sort(alone.begin(), alone.end());
-  std::sort(together.begin(), together.end());
-  return together[kRounds / 2] / alone[kRounds / 2];
 }
 
 double loadedAllReduceSeconds(Communicator& group, const std::function<void()>& work,

@@ -14,12 +14,10 @@
 
 namespace strata::bench {
 
-// How much slower `work` (the GPT's forward and backward of one micro-batch)
-// runs on rank 0 when ranks 0 and 1 of `group` run it at once than when rank
-// 0 runs it alone (rank 1 idle in a barrier): medians of back-to-back runs,
-// over interleaved rounds so that a drift in the machine's other load hits
-// both sides alike. Meaningful on rank 0.
-double concurrentSlowdown(Communicator& group, const std::function<void()>& work);
+// The median time of `runs` back-to-back calls of `work`, after one untimed
+// call. Run by one process alone (the profile task) and by both ranks at
+// once (the machine task), it gives the slowdown of sharing the node.
+double medianSeconds(const std::function<void()>& work, int runs);
 
 // The mean time of an all-reduce of `bytes` of float32 over `group` when
 // every member runs `work` (one transformer block's forward) between
