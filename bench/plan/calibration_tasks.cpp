@@ -41,6 +41,11 @@ double fastest(const std::vector<double>& values) {
   return *std::min_element(values.begin(), values.end());
 }
 
+// One micro-batch of training: forward, loss, backward.
+void microBatchStep(torch::nn::Sequential& model, const at::Tensor& ids, Communicator& tp) {
+  models::gptLoss(model->forward(ids), ids, tp).backward();
+}
+
 // Forward and backward of the loss on the head's logits [s, b, vocab]: the
 // trainer's last stage runs it, the layer profiler does not.
 std::pair<double, double> lossSeconds(const at::Tensor& logits, const at::Tensor& targets,
@@ -98,7 +103,7 @@ void profileTask(const std::string& dir) {
     blockForward.push_back(profile[i].forwardSeconds);
     blockBackward.push_back(profile[i].backwardSeconds);
   }
-  auto microBatch = [&] { models::gptLoss(model->forward(ids), ids, *groups.tp).backward(); };
+  auto microBatch = [&] { microBatchStep(model, ids, *groups.tp); };
   double microBatchAlone = medianSeconds(microBatch, kMicroBatchRuns);
   at::Tensor logits = model->forward(ids).detach();  // [s, b, vocab]
   auto [lossForward, lossBackward] = lossSeconds(logits, ids, *groups.tp);
@@ -128,7 +133,7 @@ void machineTask(const std::string& dir) {
   torch::manual_seed(1);
   at::Tensor ids =
       torch::randint(c.model.vocab, {c.train.microBatch, c.train.seqLen}, torch::kLong);
-  auto microBatch = [&] { models::gptLoss(model->forward(ids), ids, *groups.tp).backward(); };
+  auto microBatch = [&] { microBatchStep(model, ids, *groups.tp); };
   torch::nn::AnyModule block = pipeline::layersOf(model).at(1);
   at::Tensor hidden = torch::randn({c.train.seqLen, c.train.microBatch, c.model.hidden});
   auto blockForward = [&] {

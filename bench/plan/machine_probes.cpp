@@ -11,9 +11,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The fastest of `repetitions` timed calls of `run` after `warmup` untimed
-// ones: on this shared machine, the run least disturbed by other jobs.
-double fastestSeconds(const std::function<void()>& run, int warmup, int repetitions) {
+// Seconds of each of `repetitions` timed calls of `run`, sorted, after
+// `warmup` untimed ones.
+std::vector<double> sortedSeconds(const std::function<void()>& run, int warmup, int repetitions) {
   for (int i = 0; i < warmup; ++i) run();
   std::vector<double> times;
   for (int i = 0; i < repetitions; ++i) {
@@ -21,20 +21,19 @@ double fastestSeconds(const std::function<void()>& run, int warmup, int repetiti
     run();
     times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
   }
-  return *std::min_element(times.begin(), times.end());
+  std::sort(times.begin(), times.end());
+  return times;
+}
+
+// The fastest run: on this shared machine, the one least disturbed by other jobs.
+double fastestSeconds(const std::function<void()>& run, int warmup, int repetitions) {
+  return sortedSeconds(run, warmup, repetitions).front();
 }
 
 }  // namespace
 
 double medianSeconds(const std::function<void()>& work, int runs) {
-  work();
-  std::vector<double> times;
-  for (int i = 0; i < runs; ++i) {
-    Clock::time_point start = Clock::now();
-    work();
-    times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
-  }
-  std::sort(times.begin(), times.end());
+  std::vector<double> times = sortedSeconds(work, 1, runs);
   return times[times.size() / 2];
 }
 
