@@ -1,19 +1,22 @@
 // Data-parallel overhead: two processes (one thread each) training with
 // gradient all-reduce against the same two processes training with no
 // communication at all, measured in the same run, rounds interleaved.
-//   overhead_ratio = step_s / nocomm_step_s
+//   overhead_ratio = median over rounds of (step_s / nocomm_step_s)
+// step_s and nocomm_step_s are the medians of each mode's rounds.
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "bench_ranks.h"
+#include "bench_stats.h"
 #include "dp_bench_common.h"
 #include "strata/runtime/world.h"
 
 namespace {
 
 constexpr int kWarmupSteps = 3;
-constexpr int kRounds = 3;
-constexpr int kStepsPerRound = 5;
+constexpr int kRounds = 7;
+constexpr int kStepsPerRound = 3;
 
 void measure(const strata::bench::MlpShape& shape, strata::Communicator& comm) {
   using strata::bench::BenchTrainer;
@@ -22,19 +25,20 @@ void measure(const strata::bench::MlpShape& shape, strata::Communicator& comm) {
   BenchTrainer local(shape, comm, Sync::kNone);
   parallel.secondsPerStep(kWarmupSteps);
   local.secondsPerStep(kWarmupSteps);
-  double parallelTotal = 0, localTotal = 0;
+  std::vector<double> steps, nocomms, ratios;
   for (int round = 0; round < kRounds; ++round) {
-    parallelTotal += parallel.secondsPerStep(kStepsPerRound);
-    localTotal += local.secondsPerStep(kStepsPerRound);
+    steps.push_back(parallel.secondsPerStep(kStepsPerRound));
+    nocomms.push_back(local.secondsPerStep(kStepsPerRound));
+    ratios.push_back(steps.back() / nocomms.back());
   }
-  double step = parallelTotal / kRounds, nocomm = localTotal / kRounds;
+  using strata::bench::median;
   if (comm.rank() != 0) return;
   char json[256];
   std::snprintf(json, sizeof(json),
                 "{\"bench\":\"dp_overhead\",\"dp\":%d,\"params\":%lld,\"step_s\":%.5f,"
                 "\"nocomm_step_s\":%.5f,\"overhead_ratio\":%.3f}",
-                comm.size(), static_cast<long long>(parallel.parameterCount()), step, nocomm,
-                step / nocomm);
+                comm.size(), static_cast<long long>(parallel.parameterCount()), median(steps),
+                median(nocomms), median(ratios));
   strata::bench::emitJson(json);
 }
 

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "bench_stats.h"
 #include "machine_probes.h"
 #include "strata/models/gpt.h"
 #include "strata/pipeline/profiler.h"
@@ -30,11 +31,6 @@ std::string requiredEnv(const char* name) {
   const char* value = std::getenv(name);
   if (!value || !*value) throw std::runtime_error(std::string("calibration: ") + name + " unset");
   return value;
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
 }
 
 double fastest(const std::vector<double>& values) {

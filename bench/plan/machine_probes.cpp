@@ -6,6 +6,8 @@
 #include <chrono>
 #include <functional>
 
+#include "bench_stats.h"
+
 namespace strata::bench {
 namespace {
 
@@ -33,8 +35,7 @@ double fastestSeconds(const std::function<void()>& run, int warmup, int repetiti
 }  // namespace
 
 double medianSeconds(const std::function<void()>& work, int runs) {
-  std::vector<double> times = sortedSeconds(work, 1, runs);
-  return times[times.size() / 2];
+  return median(sortedSeconds(work, 1, runs));
 }
 
 double loadedAllReduceSeconds(Communicator& group, const std::function<void()>& work,

@@ -1,9 +1,11 @@
 // All-reduce bandwidth on 2 local ranks, against this machine's single-thread
 // memcpy bandwidth measured in the same run (the ceiling a loopback all-reduce
-// of one thread per rank can approach).
+// of one thread per rank can approach), for an ordinary tensor and for one in
+// a collective buffer (reduced in place, no staging copies).
 //
-// Prints one JSON line per message size:
-// {"bench":"allreduce","ranks":2,"bytes":...,"algbw_gbps":...,"busbw_gbps":...,"memcpy_gbps":...}
+// Prints one JSON line per message size and buffer kind:
+// {"bench":"allreduce","ranks":2,"bytes":...,"buffer":"ordinary"|"collective",
+//  "algbw_gbps":...,"busbw_gbps":...,"memcpy_gbps":...}
 // algbw = bytes / time; busbw = algbw * 2(n-1)/n (the bytes each rank's links
 // carry in a ring all-reduce, so sizes and rank counts compare).
 #include <torch/torch.h>
@@ -39,8 +41,8 @@ double memcpyGbps() {
   return bytes / best / 1e9;
 }
 
-double timeAllReduce(strata::Communicator& comm, int64_t bytes) {
-  torch::Tensor t = torch::ones({bytes / 4});
+double timeAllReduce(strata::Communicator& comm, torch::Tensor t) {
+  int64_t bytes = t.nbytes();
   int iterations = static_cast<int>(std::clamp<int64_t>((int64_t{512} << 20) / bytes, 5, 200));
   for (int i = 0; i < 3; ++i) comm.allReduce(t);
   comm.barrier();
@@ -59,14 +61,19 @@ int main(int argc, char** argv) {
   world->comm().barrier();
   int n = world->size();
   for (int64_t bytes = 4096; bytes <= (int64_t{64} << 20); bytes *= 4) {
-    double t = timeAllReduce(world->comm(), bytes);
-    if (world->rank() != 0) continue;
-    double algbw = bytes / t / 1e9;
-    std::ostringstream line;
-    line << "{\"bench\":\"allreduce\",\"ranks\":" << n << ",\"bytes\":" << bytes
-         << ",\"algbw_gbps\":" << algbw << ",\"busbw_gbps\":" << algbw * 2 * (n - 1) / n
-         << ",\"memcpy_gbps\":" << copy << "}";
-    strata::bench::emitJson(line.str());
+    for (bool collective : {false, true}) {
+      torch::Tensor tensor = collective ? world->comm().allocateCollectiveBuffer(bytes / 4, {})
+                                        : torch::zeros({bytes / 4});
+      double t = timeAllReduce(world->comm(), tensor.fill_(1));
+      if (world->rank() != 0) continue;
+      double algbw = bytes / t / 1e9;
+      std::ostringstream line;
+      line << "{\"bench\":\"allreduce\",\"ranks\":" << n << ",\"bytes\":" << bytes
+           << ",\"buffer\":\"" << (collective ? "collective" : "ordinary")
+           << "\",\"algbw_gbps\":" << algbw << ",\"busbw_gbps\":" << algbw * 2 * (n - 1) / n
+           << ",\"memcpy_gbps\":" << copy << "}";
+      strata::bench::emitJson(line.str());
+    }
   }
   return 0;
 }

@@ -35,6 +35,7 @@
 
 #include "bench_env.h"
 #include "bench_ranks.h"
+#include "bench_stats.h"
 #include "plain_gpt_loop.h"
 #include "pytorch_peer.h"
 #include "strata/train/flops.h"
@@ -43,6 +44,7 @@
 #include "strata/util/subprocess.h"
 
 namespace {
+using strata::bench::median;
 
 using strata::train::TrainConfig;
 
@@ -109,12 +111,6 @@ StepTimes timeSteps(const std::function<double()>& step, int steps, std::vector<
   for (int i = 0; i < steps; ++i) losses.push_back(step());
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return {wall / steps, (processCpuSeconds() - cpuStart) / steps};
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 double maxAbsDifference(const std::vector<double>& a, const std::vector<double>& b) {

@@ -161,7 +161,8 @@ void DataParallel::Impl::synchroniseReplicas(const std::vector<NamedTensor>& par
 
 void DataParallel::Impl::allocateBuffers() {
   at::TensorOptions type = params_[0].options().requires_grad(false);
-  flatGrad_ = torch::zeros({layout_.totalNumel()}, type);
+  // Where the transport allows, peers reduce this buffer in place.
+  flatGrad_ = comm_.allocateCollectiveBuffer(layout_.totalNumel(), type);
   for (const Bucket& b : layout_.buckets()) {
     bucketViews_.push_back(flatGrad_.narrow(0, b.offset, b.paddedNumel));
   }

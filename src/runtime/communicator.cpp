@@ -72,6 +72,10 @@ class WorkPair : public Work {
 
 }  // namespace
 
+at::Tensor Communicator::allocateCollectiveBuffer(int64_t numel, const at::TensorOptions& options) {
+  return at::zeros({numel}, options);
+}
+
 void Communicator::allReduce(at::Tensor& tensor, ReduceOp op) {
   allReduceAsync(tensor, op)->wait();
 }

@@ -5,15 +5,18 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
-#include <random>
+#include <optional>
 
 #include "collective_checks.h"
 #include "ordered_worker.h"
 #include "shm_barrier.h"
+#include "shm_buffer_registry.h"
+#include "shm_group_segment.h"
+#include "shm_op_descriptor.h"
+#include "shm_reduce.h"
 #include "shm_segment.h"
 #include "strata/runtime/error.h"
 
@@ -24,36 +27,19 @@ namespace {
 // lets chunk c + 1 be written while slow members still read chunk c), so a
 // group of 8 maps 16 MiB.
 constexpr std::size_t kSlotBytes = std::size_t{1} << 20;
+
+// The segment's first page: the barrier, then each member's descriptor of
+// the op in flight, one row per slot set.
+struct ShmHeader {
+  ShmBarrierState barrier;
+  ShmOpDescriptor ops[2][ShmBarrierState::kMaxMembers];
+};
 constexpr std::size_t kHeaderBytes = 4096;
-constexpr int kNameBytes = 64;
-static_assert(sizeof(ShmBarrierState) <= kHeaderBytes, "barrier state must fit the header page");
+static_assert(sizeof(ShmHeader) <= kHeaderBytes, "the header must fit its page");
 
 bool supported(const at::Tensor& t) {
   return t.device().is_cpu() && t.scalar_type() != at::kBool &&
          (at::isFloatingType(t.scalar_type()) || at::isIntegralType(t.scalar_type(), false));
-}
-
-// acc = acc (op) other, element-wise.
-void combine(at::Tensor& acc, const at::Tensor& other, ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kSum:
-    case ReduceOp::kAvg:
-      acc.add_(other);
-      break;
-    case ReduceOp::kMax:
-      at::maximum_out(acc, acc, other);
-      break;
-    case ReduceOp::kMin:
-      at::minimum_out(acc, acc, other);
-      break;
-  }
-}
-
-// [lo, hi) of `length` elements that member `rank` of `n` reduces.
-std::pair<int64_t, int64_t> shareOf(int64_t length, int rank, int n) {
-  int64_t per = (length + n - 1) / n;
-  int64_t lo = std::min(length, rank * per);
-  return {lo, std::min(length, lo + per)};
 }
 
 class ShmWork : public Work {
@@ -79,7 +65,9 @@ class SharedMemoryCommunicator : public Communicator {
                            std::unique_ptr<SharedSegment> segment)
       : inner_(std::move(inner)),
         segment_(std::move(segment)),
-        barrier_(static_cast<ShmBarrierState*>(segment_->data()), inner_->size(), inner_->rank()),
+        header_(static_cast<ShmHeader*>(segment_->data())),
+        barrier_(&header_->barrier, inner_->size(), inner_->rank()),
+        buffers_(inner_->size(), inner_->rank()),
         worker_(2 * inner_->options().timeout) {}
 
   int rank() const override { return inner_->rank(); }
@@ -95,6 +83,10 @@ class SharedMemoryCommunicator : public Communicator {
     if (!supported(tensor)) return inner_->allReduceAsync(tensor, op);
     requireContiguous(tensor, "all_reduce", name());
     checkAverageable(tensor, op, "all_reduce", name());
+    if (std::optional<BufferPlacement> where = buffers_.find(tensor)) {
+      return submit("all_reduce",
+                    [this, tensor, op, where = *where] { runAllReduceInPlace(tensor, op, where); });
+    }
     return submit("all_reduce", [this, tensor, op] { runAllReduce(tensor, op); });
   }
 
@@ -112,6 +104,11 @@ class SharedMemoryCommunicator : public Communicator {
     requireContiguous(output, "reduce_scatter", name());
     checkStacked(input, output, "reduce_scatter", "input", "output", name(), size());
     checkAverageable(output, op, "reduce_scatter", name());
+    if (std::optional<BufferPlacement> where = buffers_.find(input)) {
+      return submit("reduce_scatter", [this, output, input, op, where = *where] {
+        runReduceScatterInPlace(output, input, op, where);
+      });
+    }
     at::Tensor source = input.contiguous();
     return submit("reduce_scatter",
                   [this, output, source, op] { runReduceScatter(output, source, op); });
@@ -128,13 +125,30 @@ class SharedMemoryCommunicator : public Communicator {
   }
   void barrier() override { inner_->barrier(); }
 
+  at::Tensor allocateCollectiveBuffer(int64_t numel, const at::TensorOptions& options) override {
+    at::Tensor probe = at::empty({0}, options);
+    if (numel <= 0 || !supported(probe) || options.requires_grad())
+      return Communicator::allocateCollectiveBuffer(numel, options);
+    std::size_t region = CollectiveBufferRegistry::regionBytesFor(numel, probe.element_size());
+    GroupSegment placed = mapSegmentTogether(*inner_, region * size(), "buf" + name());
+    if (!placed.segment) {
+      if (rank() == 0) {
+        std::cerr << "strata: group " << name() << ": a collective buffer of " << region * size()
+                  << " bytes is in ordinary memory (its collectives copy)"
+                  << (placed.problem.empty() ? "" : ": " + placed.problem) << "\n";
+      }
+      return Communicator::allocateCollectiveBuffer(numel, options);
+    }
+    return buffers_.add(std::move(placed.segment), numel, probe.scalar_type());
+  }
+
  private:
   WorkHandle submit(const char* op, std::function<void()> run) {
     std::string what = std::string(op) + " on group " + name() + " (shared memory)";
     return std::make_unique<ShmWork>(&worker_, worker_.submit(std::move(run)), what);
   }
 
-  // Flips to the other set of slots: see kSlotBytes.
+  // Flips to the other set of slots and descriptors: see kSlotBytes.
   int nextSet() { return set_ ^= 1; }
 
   // Member `member`'s slot of `set`, as `length` elements of `dtype`.
@@ -148,37 +162,65 @@ class SharedMemoryCommunicator : public Communicator {
     barrier_.arriveAndWait(options().timeout, std::string(op) + " on group " + name());
   }
 
+  // The first meeting of an op: every member says what it is doing, and all
+  // check that they agree before touching each other's data.
+  void meetAgreeing(int set, const ShmOpDescriptor& mine, const char* op) {
+    header_->ops[set][rank()] = mine;
+    meet(op);
+    checkMembersAgree(header_->ops[set], size(), std::string(op) + " on group " + name());
+  }
+
   // Per chunk: stage mine; reduce my share of every slot into slot 0; read
   // slot 0 back.
   void runAllReduce(at::Tensor tensor, ReduceOp op) {
     at::Tensor flat = tensor.view({-1});
     int64_t chunk = kSlotBytes / tensor.element_size();
+    ShmOpDescriptor mine = describeOp(ShmOpKind::kAllReduce, tensor, op);
     for (int64_t offset = 0; offset < flat.numel(); offset += chunk) {
       int64_t length = std::min(chunk, flat.numel() - offset);
       int set = nextSet();
       slot(set, rank(), length, tensor.scalar_type()).copy_(flat.narrow(0, offset, length));
-      meet("all_reduce");
+      if (offset == 0) {
+        meetAgreeing(set, mine, "all_reduce");
+      } else {
+        meet("all_reduce");
+      }
       auto [lo, hi] = shareOf(length, rank(), size());
       if (hi > lo) {
         at::Tensor acc = slot(set, 0, length, tensor.scalar_type()).narrow(0, lo, hi - lo);
         for (int j = 1; j < size(); ++j)
           combine(acc, slot(set, j, length, tensor.scalar_type()).narrow(0, lo, hi - lo), op);
+        if (op == ReduceOp::kAvg) acc.div_(size());
       }
       meet("all_reduce");
       flat.narrow(0, offset, length).copy_(slot(set, 0, length, tensor.scalar_type()));
     }
-    if (op == ReduceOp::kAvg) tensor.div_(size());
+  }
+
+  // Every member's buffer is in the segment: reduce my share of all of them
+  // and write it back to all; no staging.
+  void runAllReduceInPlace(at::Tensor tensor, ReduceOp op, const BufferPlacement& where) {
+    int set = nextSet();
+    meetAgreeing(set, describeOp(ShmOpKind::kAllReduceInPlace, tensor, op, where.id, where.offset),
+                 "all_reduce");
+    allReduceShareInPlace(buffers_.regions(where, tensor), rank(), op);
+    meet("all_reduce");
   }
 
   // Per chunk: stage my rows' chunk; copy every member's chunk out.
   void runAllGather(at::Tensor output, at::Tensor input) {
     at::Tensor in = input.view({-1}), out = output.view({-1});
     int64_t per = in.numel(), chunk = kSlotBytes / input.element_size();
+    ShmOpDescriptor mine = describeOp(ShmOpKind::kAllGather, input, ReduceOp::kSum);
     for (int64_t offset = 0; offset < per; offset += chunk) {
       int64_t length = std::min(chunk, per - offset);
       int set = nextSet();
       slot(set, rank(), length, input.scalar_type()).copy_(in.narrow(0, offset, length));
-      meet("all_gather");
+      if (offset == 0) {
+        meetAgreeing(set, mine, "all_gather");
+      } else {
+        meet("all_gather");
+      }
       for (int j = 0; j < size(); ++j)
         out.narrow(0, j * per + offset, length).copy_(slot(set, j, length, input.scalar_type()));
     }
@@ -189,13 +231,18 @@ class SharedMemoryCommunicator : public Communicator {
   void runReduceScatter(at::Tensor output, at::Tensor input, ReduceOp op) {
     at::Tensor in = input.view({-1}), out = output.view({-1});
     int64_t per = out.numel(), chunk = kSlotBytes / output.element_size() / size();
+    ShmOpDescriptor mine = describeOp(ShmOpKind::kReduceScatter, output, op);
     for (int64_t offset = 0; offset < per; offset += chunk) {
       int64_t length = std::min(chunk, per - offset);
       int set = nextSet();
-      at::Tensor mine = slot(set, rank(), length * size(), output.scalar_type());
+      at::Tensor staged = slot(set, rank(), length * size(), output.scalar_type());
       for (int d = 0; d < size(); ++d)
-        mine.narrow(0, d * length, length).copy_(in.narrow(0, d * per + offset, length));
-      meet("reduce_scatter");
+        staged.narrow(0, d * length, length).copy_(in.narrow(0, d * per + offset, length));
+      if (offset == 0) {
+        meetAgreeing(set, mine, "reduce_scatter");
+      } else {
+        meet("reduce_scatter");
+      }
       at::Tensor acc = out.narrow(0, offset, length);
       auto part = [&](int j) {
         return slot(set, j, length * size(), output.scalar_type())
@@ -207,9 +254,24 @@ class SharedMemoryCommunicator : public Communicator {
     if (op == ReduceOp::kAvg) output.div_(size());
   }
 
+  // The input is in a collective buffer: reduce my chunk straight from every
+  // member's copy; the second meeting keeps the inputs unchanged until all
+  // have read them.
+  void runReduceScatterInPlace(at::Tensor output, const at::Tensor& input, ReduceOp op,
+                               const BufferPlacement& where) {
+    int set = nextSet();
+    meetAgreeing(set,
+                 describeOp(ShmOpKind::kReduceScatterInPlace, input, op, where.id, where.offset),
+                 "reduce_scatter");
+    reduceScatterFromRegions(output, buffers_.regions(where, input), rank(), op);
+    meet("reduce_scatter");
+  }
+
   std::shared_ptr<Communicator> inner_;
   std::unique_ptr<SharedSegment> segment_;
+  ShmHeader* header_;
   ShmBarrier barrier_;
+  CollectiveBufferRegistry buffers_;
   int set_ = 0;           // touched only by the task running on worker_
   OrderedWorker worker_;  // last: stops before the segment it uses goes away
 };
@@ -242,13 +304,6 @@ bool allOnThisHost(Communicator& inner) {
   return (all == all[0]).all().item<bool>();
 }
 
-std::string freshSegmentName(const std::string& group) {
-  std::random_device random;
-  std::string name = "/strata-" + std::to_string(getpid()) + "-" + std::to_string(random());
-  for (char c : group) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return name.substr(0, kNameBytes - 1);
-}
-
 bool sharedMemoryDisabled() {
   const char* value = std::getenv("STRATA_SHM");
   return value && std::string(value) == "0";
@@ -261,41 +316,17 @@ std::shared_ptr<Communicator> attachSharedMemory(std::shared_ptr<Communicator> i
       !allOnThisHost(*inner))
     return inner;
   std::size_t bytes = kHeaderBytes + 2 * inner->size() * kSlotBytes;
-  // Rank 0 creates the segment and broadcasts its name; every member reports
-  // whether it could map it, and all fall back together if one could not.
-  std::unique_ptr<SharedSegment> segment;
-  std::string problem;
-  at::Tensor nameBytes = at::zeros({kNameBytes}, at::kByte);
-  if (inner->rank() == 0) {
-    std::string name = freshSegmentName(inner->name());
-    try {
-      segment = SharedSegment::create(name, bytes);
-      std::copy(name.begin(), name.end(), nameBytes.data_ptr<uint8_t>());
-    } catch (const ConfigError& e) {
-      problem = e.what();
-    }
-  }
-  inner->broadcast(nameBytes, 0);
-  std::string name(reinterpret_cast<const char*>(nameBytes.data_ptr<uint8_t>()));
-  if (inner->rank() != 0 && !name.empty()) {
-    try {
-      segment = SharedSegment::open(name, bytes);
-    } catch (const ConfigError& e) {
-      problem = e.what();
-    }
-  }
-  at::Tensor mapped = at::full({1}, segment ? 1 : 0, at::kInt);
-  inner->allReduce(mapped, ReduceOp::kMin);
-  if (inner->rank() == 0 && segment) segment->unlink();
-  if (mapped.item<int>() == 0) {
+  GroupSegment placed = mapSegmentTogether(*inner, bytes, inner->name());
+  if (!placed.segment) {
     if (inner->rank() == 0) {
       std::cerr << "strata: group " << inner->name()
                 << " uses Gloo for its collectives: the shared-memory transport is unavailable"
-                << (problem.empty() ? "" : " (" + problem + ")") << "\n";
+                << (placed.problem.empty() ? "" : " (" + placed.problem + ")") << "\n";
     }
     return inner;
   }
-  auto comm = std::make_shared<SharedMemoryCommunicator>(std::move(inner), std::move(segment));
+  auto comm =
+      std::make_shared<SharedMemoryCommunicator>(std::move(inner), std::move(placed.segment));
   comm->barrierState().join();
   at::Tensor ready = at::zeros({1}, at::kInt);
   comm->allReduce(ready);  // every pid is recorded before anyone can wait on it

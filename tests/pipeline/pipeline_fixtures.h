@@ -114,11 +114,21 @@ inline void expectMatchesSerial(const Pipeline& pipe, const Trained& piped, cons
 
 // One configuration of the parallel-equals-serial matrix.
 struct Config {
+  Config(std::string schedule, int microbatches, int virtualStages = 1,
+         std::vector<int> layersPerStage = {}, bool checkpoint = false,
+         std::vector<int> checkpointStages = {})
+      : schedule(std::move(schedule)),
+        microbatches(microbatches),
+        virtualStages(virtualStages),
+        layersPerStage(std::move(layersPerStage)),
+        checkpoint(checkpoint),
+        checkpointStages(std::move(checkpointStages)) {}
+
   std::string schedule;
-  int microbatches = 1;
-  int virtualStages = 1;
+  int microbatches;
+  int virtualStages;
   std::vector<int> layersPerStage;
-  bool checkpoint = false;
+  bool checkpoint;
   std::vector<int> checkpointStages;
 
   PipelineOptions options() const {

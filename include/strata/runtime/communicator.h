@@ -66,6 +66,20 @@ class Communicator {
   // Blocks until every member arrives, at most the timeout.
   virtual void barrier() = 0;
 
+  // A zeroed 1-D tensor of `numel` elements (dtype and device from `options`) that this group's
+  // all-reduce and reduce-scatter can work on in place, without staging copies: on the
+  // shared-memory transport every member's buffer lives in one segment, so
+  // each member reduces its share of all of them directly. A contiguous view
+  // of the buffer passed to a collective takes that path when every member
+  // passes the same view (ProtocolError otherwise); any other tensor takes the
+  // ordinary path. Transports without such memory return an ordinary tensor.
+  //
+  // Collective: every member calls it in the same order with the same
+  // arguments; blocks like broadcast (bounded by the timeout). A buffer that
+  // cannot be placed in shared memory (e.g. a full /dev/shm) falls back to
+  // ordinary memory on every member together.
+  virtual at::Tensor allocateCollectiveBuffer(int64_t numel, const at::TensorOptions& options);
+
   void allReduce(at::Tensor& tensor, ReduceOp op = ReduceOp::kSum);
   void broadcast(at::Tensor& tensor, int root);
   void allGather(at::Tensor& output, const at::Tensor& input);
