@@ -6,7 +6,9 @@
 // One set of machine constants, measured in this same run, feeds every
 // prediction; nothing is fitted per layout:
 //  - a measured profile (measured_profile.h): the GPT's per-layer forward and
-//    backward seconds at the micro-batch shape on one thread, and the
+//    backward seconds at the micro-batch shape on one thread, one block's
+//    seconds as a shard of a tp = 2 group (timed over a communicator that
+//    moves nothing, so only the shard's compute shows), and the
 //    slowdown of the GPT's micro-batch when both cores run it at once against
 //    one process alone (shared vector units, caches and memory bandwidth,
 //    and the other jobs' load on this machine all show in it);
@@ -19,7 +21,7 @@
 // `strata plan --profile ... --cluster-file ...` can reuse them. Each layout
 // then trains for 2 warm-up and 5 timed steps in re-executed rank processes.
 // This machine is shared with other jobs whose load comes and goes, so every
-// measurement (profile, probes, training) runs in two interleaved rounds and
+// measurement (profile, probes, training) runs in three interleaved rounds and
 // keeps its fastest time: the one least disturbed by the other jobs. Prints,
 // per layout, one line
 //   {"bench":"planner_calibration","layout":...,"predicted_s":...,"measured_s":...,"error":...}
@@ -49,7 +51,7 @@ struct CalibrationLayout {
 
 // Each measurement is repeated in this many rounds, interleaved, and the
 // fastest kept.
-constexpr int kRounds = 2;
+constexpr int kRounds = 3;
 
 const CalibrationLayout kLayouts[] = {
     {1, 1, 1, "1f1b"},  {1, 2, 1, "1f1b"}, {1, 1, 2, "1f1b"},
@@ -90,6 +92,7 @@ plan::MeasuredProfile makeProfile(const Values& profile, const Values& machine) 
   p.embedding = {profile.at("embedding_forward_s"), profile.at("embedding_backward_s")};
   p.block = {profile.at("block_forward_s"), profile.at("block_backward_s")};
   p.head = {profile.at("head_forward_s"), profile.at("head_backward_s")};
+  p.blockTp2 = {profile.at("block_tp2_forward_s"), profile.at("block_tp2_backward_s")};
   p.concurrentSlowdown =
       std::max(1.0, machine.at("microbatch_together_s") / profile.at("microbatch_alone_s"));
   return p;

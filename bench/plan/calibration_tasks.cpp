@@ -11,6 +11,7 @@
 
 #include "bench_stats.h"
 #include "machine_probes.h"
+#include "silent_communicator.h"
 #include "strata/models/gpt.h"
 #include "strata/pipeline/profiler.h"
 #include "strata/pipeline/split.h"
@@ -70,20 +71,10 @@ std::vector<at::Tensor> uniqueParameters(const torch::nn::Module& model) {
   return unique;
 }
 
-// Per-layer times of the one-process GPT at the micro-batch shape: the
-// embedding, the median block, the head plus its loss. Each layer keeps its
-// fastest of several profiler rounds, as the training runs keep their fastest
-// step (this machine is shared; see calibration_tasks.h).
-void profileTask(const std::string& dir) {
-  torch::set_num_threads(1);
-  auto world = World::init();
-  ParallelGroups groups = world->parallelGroups(ParallelLayout(1, {}));
-  train::TrainConfig c = calibrationConfig(1, 1, 1, "1f1b");
-  torch::nn::Sequential model = models::buildGpt(train::gptConfigOf(c), groups.tp);
+// Each layer's fastest forward and backward over several profiler rounds.
+std::vector<pipeline::LayerProfile> fastestProfile(const torch::nn::Sequential& model,
+                                                   const at::Tensor& ids) {
   pipeline::LayerList layers = pipeline::layersOf(model);
-  torch::manual_seed(1);
-  at::Tensor ids =
-      torch::randint(c.model.vocab, {c.train.microBatch, c.train.seqLen}, torch::kLong);
   std::vector<pipeline::LayerProfile> profile =
       pipeline::profileLayers(layers, ids, at::kCPU, {3, 5});
   for (int round = 1; round < kProfileRounds; ++round) {
@@ -94,11 +85,42 @@ void profileTask(const std::string& dir) {
       profile[i].backwardSeconds = std::min(profile[i].backwardSeconds, again[i].backwardSeconds);
     }
   }
-  std::vector<double> blockForward, blockBackward;
+  return profile;
+}
+
+// The median transformer block's forward and backward seconds (every layer
+// but the first, the embedding, and the last, the head).
+std::pair<double, double> medianBlock(const std::vector<pipeline::LayerProfile>& profile) {
+  std::vector<double> forward, backward;
   for (size_t i = 1; i + 1 < profile.size(); ++i) {
-    blockForward.push_back(profile[i].forwardSeconds);
-    blockBackward.push_back(profile[i].backwardSeconds);
+    forward.push_back(profile[i].forwardSeconds);
+    backward.push_back(profile[i].backwardSeconds);
   }
+  return {median(forward), median(backward)};
+}
+
+// The GPT as one shard of a tp = 2 group that moves no data: its blocks take
+// a shard's compute, replicated parts (layer norms, residual adds) included.
+torch::nn::Sequential tpShardModel(const train::TrainConfig& c) {
+  return models::buildGpt(train::gptConfigOf(c), std::make_shared<SilentCommunicator>(2));
+}
+
+// Per-layer times of the one-process GPT at the micro-batch shape: the
+// embedding, the median block, the head plus its loss. Each layer keeps its
+// fastest of several profiler rounds, as the training runs keep their fastest
+// step (this machine is shared; see calibration_tasks.h).
+void profileTask(const std::string& dir) {
+  torch::set_num_threads(1);
+  auto world = World::init();
+  ParallelGroups groups = world->parallelGroups(ParallelLayout(1, {}));
+  train::TrainConfig c = calibrationConfig(1, 1, 1, "1f1b");
+  torch::nn::Sequential model = models::buildGpt(train::gptConfigOf(c), groups.tp);
+  torch::manual_seed(1);
+  at::Tensor ids =
+      torch::randint(c.model.vocab, {c.train.microBatch, c.train.seqLen}, torch::kLong);
+  std::vector<pipeline::LayerProfile> profile = fastestProfile(model, ids);
+  auto [blockForward, blockBackward] = medianBlock(profile);
+  auto [shardForward, shardBackward] = medianBlock(fastestProfile(tpShardModel(c), ids));
   auto microBatch = [&] { microBatchStep(model, ids, *groups.tp); };
   double microBatchAlone = medianSeconds(microBatch, kMicroBatchRuns);
   at::Tensor logits = model->forward(ids).detach();  // [s, b, vocab]
@@ -107,8 +129,10 @@ void profileTask(const std::string& dir) {
       dir + "/profile.txt",
       {{"embedding_forward_s", profile.front().forwardSeconds},
        {"embedding_backward_s", profile.front().backwardSeconds},
-       {"block_forward_s", median(blockForward)},
-       {"block_backward_s", median(blockBackward)},
+       {"block_forward_s", blockForward},
+       {"block_backward_s", blockBackward},
+       {"block_tp2_forward_s", shardForward},
+       {"block_tp2_backward_s", shardBackward},
        {"head_forward_s", profile.back().forwardSeconds + lossForward},
        {"head_backward_s", profile.back().backwardSeconds + lossBackward},
        {"optimizer_step_s", optimizerStepSeconds(uniqueParameters(*model))},

@@ -22,9 +22,10 @@ train::TrainConfig calibrationConfig(int pp, int dp, int tp, const std::string& 
 
 // Runs the task named by STRATA_CALIBRATION_TASK in this rank process:
 //   "profile" (1 rank): per-layer forward/backward times of the GPT at the
-//     micro-batch shape, the optimizer's streaming rate;
-//   "machine" (2 ranks): the node-sharing slowdown of a matmul probe, Gloo
-//     all-reduce and point-to-point times of a small and a large message;
+//     micro-batch shape, a block's as one shard of tp = 2, the GPT's
+//     micro-batch alone, the optimizer's streaming rate;
+//   "machine" (2 ranks): the GPT's micro-batch on both ranks at once,
+//     all-reduce (idle and between blocks) and point-to-point times;
 //   "train" (1 or 2 ranks): the fastest step time of the Trainer.
 // This machine is shared with other jobs whose load comes and goes; every
 // time here is the fastest of several runs, the one least disturbed by them,

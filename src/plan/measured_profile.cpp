@@ -25,6 +25,7 @@ std::string trim(const std::string& s) {
 struct NumericKey {
   std::function<void(MeasuredProfile&, double)> set;
   bool whole;
+  bool required = true;
 };
 
 void setMs(double& seconds, double ms) { seconds = ms * 1e-3; }
@@ -52,6 +53,10 @@ const std::map<std::string, NumericKey>& numericKeys() {
        {[](MeasuredProfile& p, double v) { setMs(p.head.backward, v); }, false}},
       {"concurrent_slowdown",
        {[](MeasuredProfile& p, double v) { p.concurrentSlowdown = v; }, false}},
+      {"block_tp2_forward_ms",
+       {[](MeasuredProfile& p, double v) { setMs(p.blockTp2.forward, v); }, false, false}},
+      {"block_tp2_backward_ms",
+       {[](MeasuredProfile& p, double v) { setMs(p.blockTp2.backward, v); }, false, false}},
   };
   return keys;
 }
@@ -86,9 +91,12 @@ Dtype parseDtype(const std::string& where, const std::string& text) {
 void requireAll(const std::set<std::string>& seen, const std::string& source) {
   std::string missing;
   for (const auto& entry : numericKeys())
-    if (!seen.count(entry.first)) missing += (missing.empty() ? "" : ", ") + entry.first;
+    if (entry.second.required && !seen.count(entry.first))
+      missing += (missing.empty() ? "" : ", ") + entry.first;
   if (!seen.count("precision")) missing += (missing.empty() ? "" : ", ") + std::string("precision");
   if (!missing.empty()) throw PlanError(source + ": missing profile keys: " + missing);
+  if (seen.count("block_tp2_forward_ms") != seen.count("block_tp2_backward_ms"))
+    throw PlanError(source + ": block_tp2_forward_ms and block_tp2_backward_ms come together");
 }
 
 std::string ms(double seconds) {
@@ -153,6 +161,10 @@ std::string formatProfile(const MeasuredProfile& p) {
       << "\nhead_forward_ms = " << ms(p.head.forward)
       << "\nhead_backward_ms = " << ms(p.head.backward)
       << "\nconcurrent_slowdown = " << p.concurrentSlowdown << "\n";
+  if (p.blockTp2.forward > 0) {
+    out << "block_tp2_forward_ms = " << ms(p.blockTp2.forward)
+        << "\nblock_tp2_backward_ms = " << ms(p.blockTp2.backward) << "\n";
+  }
   return out.str();
 }
 

@@ -48,16 +48,28 @@ LayerTime layerFromFlops(const TrainingJob& job, const Layout& l) {
   return {forward, 2 * forward, tpAllReducePair(job, l, 2)};
 }
 
-// How much a measured time stretches under `l`: linear in the micro-batch
-// size, divided among tp ranks, and slowed by sharing the node. With k of the
-// node's n devices busy, the slowdown grows linearly from 1 (k = 1) to the
-// measured all-busy factor (k = n):
-//   stretch = (b / b_profiled) / tp * (1 + (slowdown - 1) (k - 1) / (n - 1))
+// How much a measured time stretches under `l` before tensor parallelism
+// divides it: linear in the micro-batch size, and slowed by sharing the node.
+// With k of the node's n devices busy, the slowdown grows linearly from 1
+// (k = 1) to the measured all-busy factor (k = n):
+//   stretch = (b / b_profiled) * (1 + (slowdown - 1) (k - 1) / (n - 1))
 double profileStretch(const TrainingJob& job, const MeasuredProfile& p, const Layout& l) {
   int perNode = job.cluster.devicesPerNode;
   int busy = std::min(l.devices(), perNode);
   double sharing = perNode > 1 ? 1 + (p.concurrentSlowdown - 1) * (busy - 1) / (perNode - 1) : 1;
-  return double(l.microBatch) / p.microBatch / l.tp * sharing;
+  return double(l.microBatch) / p.microBatch * sharing;
+}
+
+// The share of a block's one-device time each of `tp` ranks spends. Only the
+// matmuls and attention divide; layer norms, residual adds and dropout run
+// whole on every rank. A measured tp = 2 shard time t2 gives the replicated
+// share r from t2 = t1 ((1 - r) / 2 + r), and then
+//   t(tp) = t1 ((1 - r) / tp + r);
+// without one, r = 0.
+double blockShare(double one, double two, int tp) {
+  if (tp == 1 || two <= 0) return 1.0 / tp;
+  double replicated = std::clamp(2 * two / one - 1, 0.0, 1.0);
+  return (1 - replicated) / tp + replicated;
 }
 
 void requireSameModel(const ModelDesc& job, const ModelDesc& p) {
@@ -117,9 +129,11 @@ LayoutWork layoutWork(const TrainingJob& job, const Layout& l) {
   const MeasuredProfile& p = *job.profile;
   requireSameModel(job.model, p.model);
   double stretch = profileStretch(job, p, l);
-  EndWork block = scaled(p.block, stretch);
+  EndWork block = {
+      p.block.forward * stretch * blockShare(p.block.forward, p.blockTp2.forward, l.tp),
+      p.block.backward * stretch * blockShare(p.block.backward, p.blockTp2.backward, l.tp)};
   LayerTime layer{block.forward, block.backward, tpAllReducePair(job, l, activationValueBytes(p))};
-  return {layer, scaled(p.embedding, stretch), scaled(p.head, stretch)};
+  return {layer, scaled(p.embedding, stretch / l.tp), scaled(p.head, stretch / l.tp)};
 }
 
 // Layers per stage: equal when they divide, otherwise the balanced

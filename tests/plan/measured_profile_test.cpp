@@ -119,6 +119,33 @@ TEST(MeasuredProfile, BusyNodeStretchesComputeBySlowdown) {
   EXPECT_NEAR(pp.iterationSeconds, stage0 + 4 * stage1, 1e-9);
 }
 
+TEST(MeasuredProfile, MeasuredShardLeavesTheReplicatedShareOfABlockWhole) {
+  // A tp = 2 shard takes 70% of the block: r = 2 * 0.7 - 1 = 0.4 of it runs
+  // on every rank. Embedding and head still divide.
+  auto job = [](int devices) {
+    TrainingJob j = profiledJob(8, devices);
+    j.profile->concurrentSlowdown = 1;
+    j.profile->blockTp2 = {0.007, 0.014};
+    return j;
+  };
+  double ends = 0.003 + 0.009;
+  Estimate two = evaluateLayout(job(2), parseLayout("pp1,tp2,dp1,mb2"));
+  EXPECT_NEAR(two.time.compute, 4 * (4 * 0.030 * 0.7 + ends / 2), 1e-12);
+  Estimate four = evaluateLayout(job(4), parseLayout("pp1,tp4,dp1,mb2"));
+  EXPECT_NEAR(four.time.compute, 4 * (4 * 0.030 * (0.6 / 4 + 0.4) + ends / 4), 1e-12);
+
+  MeasuredProfile back = parseProfileText(formatProfile(*job(2).profile), "shard.profile");
+  EXPECT_DOUBLE_EQ(back.blockTp2.forward, 0.007);
+  EXPECT_DOUBLE_EQ(back.blockTp2.backward, 0.014);
+  try {
+    parseProfileText(formatProfile(roundProfile()) + "block_tp2_forward_ms = 7\n", "half.profile");
+    FAIL() << "one of the pair was accepted";
+  } catch (const PlanError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "half.profile: block_tp2_forward_ms and block_tp2_backward_ms come together");
+  }
+}
+
 TEST(MeasuredProfile, TensorParallelMovesFp32Activations) {
   TrainingJob job = profiledJob(8, 2);
   job.cluster.intraNode = {1e9, 0};

@@ -16,7 +16,10 @@
 //   block_forward_ms, block_backward_ms,
 //   head_forward_ms, head_backward_ms                     (per micro-batch, one device)
 //   concurrent_slowdown                                   (>= 1; 1 = no sharing)
-// Every key but `name` is required. parseProfileText() and loadProfileFile()
+//   block_tp2_forward_ms, block_tp2_backward_ms           (optional, together: one
+//                                                          block as a shard of a
+//                                                          tp = 2 group, no comm)
+// Every other key but `name` is required. parseProfileText() and loadProfileFile()
 // throw PlanError naming the file, line and key for an unknown or missing key
 // or a value out of range; nothing else here throws or blocks.
 #pragma once
@@ -42,6 +45,10 @@ struct MeasuredProfile {
   LayerSeconds block;
   LayerSeconds head;  // logits and loss
   double concurrentSlowdown = 1;
+  // One block's shard of a tp = 2 group, timed without its communication;
+  // zero when not measured (then tensor parallelism is taken to divide the
+  // whole block).
+  LayerSeconds blockTp2;
 };
 
 MeasuredProfile parseProfileText(const std::string& text, const std::string& source);
