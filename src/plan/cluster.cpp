@@ -1,24 +1,14 @@
 #include "strata/plan/cluster.h"
 
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <map>
-#include <sstream>
 
+#include "key_value_text.h"
 #include "strata/plan/errors.h"
 
 namespace strata::plan {
 namespace {
-
-std::string trim(const std::string& s) {
-  size_t begin = s.find_first_not_of(" \t\r");
-  if (begin == std::string::npos) return "";
-  size_t end = s.find_last_not_of(" \t\r");
-  return s.substr(begin, end - begin + 1);
-}
 
 using Setter = std::function<void(Cluster&, double)>;
 
@@ -50,10 +40,8 @@ std::string knownKeys() {
 bool isIntegerKey(const std::string& key) { return key == "nodes" || key == "devices_per_node"; }
 
 double parseValue(const std::string& where, const std::string& key, const std::string& text) {
-  errno = 0;
-  char* end = nullptr;
-  double value = std::strtod(text.c_str(), &end);
-  bool ok = !text.empty() && errno == 0 && end && *end == '\0' && std::isfinite(value);
+  double value = 0;
+  bool ok = parseFiniteNumber(text, value);
   bool positive = key.find("latency") != std::string::npos ? value >= 0 : value > 0;
   if (!ok || !positive)
     throw PlanError(where + ": " + key + " expects a " +
@@ -80,20 +68,8 @@ double Cluster::achievedFlops(Dtype dtype) const {
 Cluster parseClusterText(const std::string& text, const std::string& source) {
   Cluster cluster = clusterPreset("cpu-local");
   cluster.name = source;
-  std::istringstream lines(text);
-  std::string line;
   bool sawKey = false;
-  for (int number = 1; std::getline(lines, line); ++number) {
-    line = trim(line.substr(0, line.find('#')));
-    if (line.empty()) continue;
-    std::string where = source + ":" + std::to_string(number);
-    size_t eq = line.find('=');
-    if (eq == std::string::npos)
-      throw PlanError(where + ": expected 'key = value', got '" + line + "'");
-    std::string key = trim(line.substr(0, eq));
-    std::string value = trim(line.substr(eq + 1));
-    if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
-      value = value.substr(1, value.size() - 2);
+  for (const auto& [where, key, value] : readKeyValueLines(text, source)) {
     if (key == "preset") {
       if (sawKey) throw PlanError(where + ": 'preset' must come before every other key");
       cluster = clusterPreset(value);
@@ -112,11 +88,7 @@ Cluster parseClusterText(const std::string& text, const std::string& source) {
 }
 
 Cluster loadClusterFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw PlanError("cannot read cluster file '" + path + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parseClusterText(text.str(), path);
+  return parseClusterText(readTextFile(path, "cluster"), path);
 }
 
 }  // namespace strata::plan

@@ -1,25 +1,16 @@
 #include "strata/plan/measured_profile.h"
 
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "key_value_text.h"
 #include "strata/plan/errors.h"
 
 namespace strata::plan {
 namespace {
-
-std::string trim(const std::string& s) {
-  size_t begin = s.find_first_not_of(" \t\r");
-  if (begin == std::string::npos) return "";
-  size_t end = s.find_last_not_of(" \t\r");
-  return s.substr(begin, end - begin + 1);
-}
 
 // A numeric key: where its value goes, and whether it must be a whole number.
 struct NumericKey {
@@ -69,10 +60,8 @@ std::string knownKeys() {
 
 double parseValue(const std::string& where, const std::string& key, const std::string& text,
                   bool wholeNumber) {
-  errno = 0;
-  char* end = nullptr;
-  double value = std::strtod(text.c_str(), &end);
-  bool ok = !text.empty() && errno == 0 && end && *end == '\0' && std::isfinite(value);
+  double value = 0;
+  bool ok = parseFiniteNumber(text, value);
   if (!ok || value <= 0)
     throw PlanError(where + ": " + key + " expects a positive number, got '" + text + "'");
   if (wholeNumber && value != std::floor(value))
@@ -112,17 +101,7 @@ MeasuredProfile parseProfileText(const std::string& text, const std::string& sou
   MeasuredProfile profile;
   profile.model.name = source;
   std::set<std::string> seen;
-  std::istringstream lines(text);
-  std::string line;
-  for (int number = 1; std::getline(lines, line); ++number) {
-    line = trim(line.substr(0, line.find('#')));
-    if (line.empty()) continue;
-    std::string where = source + ":" + std::to_string(number);
-    size_t eq = line.find('=');
-    if (eq == std::string::npos)
-      throw PlanError(where + ": expected 'key = value', got '" + line + "'");
-    std::string key = trim(line.substr(0, eq));
-    std::string value = trim(line.substr(eq + 1));
+  for (const auto& [where, key, value] : readKeyValueLines(text, source)) {
     if (key == "name") {
       profile.model.name = value;
     } else if (key == "precision") {
@@ -140,11 +119,7 @@ MeasuredProfile parseProfileText(const std::string& text, const std::string& sou
 }
 
 MeasuredProfile loadProfileFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw PlanError("cannot read profile file '" + path + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parseProfileText(text.str(), path);
+  return parseProfileText(readTextFile(path, "profile"), path);
 }
 
 std::string formatProfile(const MeasuredProfile& p) {

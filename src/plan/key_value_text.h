@@ -1,0 +1,27 @@
+// The `key = value` text that cluster files and measured profiles share:
+// one pair per line, `#` starts a comment, blank lines are skipped, a value
+// in double quotes loses them. Pure text handling: nothing blocks.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace strata::plan {
+
+struct KeyValueLine {
+  std::string where;  // "<source>:<line number>", for messages
+  std::string key;
+  std::string value;
+};
+
+// Throws PlanError "<source>:<n>: expected 'key = value', got '<line>'".
+std::vector<KeyValueLine> readKeyValueLines(const std::string& text, const std::string& source);
+
+// The whole file; throws PlanError "cannot read <what> file '<path>'".
+std::string readTextFile(const std::string& path, const std::string& what);
+
+// `text` as a finite number; false when it is not one (trailing characters,
+// overflow, empty).
+bool parseFiniteNumber(const std::string& text, double& value);
+
+}  // namespace strata::plan
