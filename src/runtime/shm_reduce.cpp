@@ -48,18 +48,7 @@ std::vector<at::Tensor> slices(const std::vector<at::Tensor>& regions, int64_t s
 }  // namespace
 
 void combine(at::Tensor& acc, const at::Tensor& other, ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kSum:
-    case ReduceOp::kAvg:
-      acc.add_(other);
-      break;
-    case ReduceOp::kMax:
-      at::maximum_out(acc, acc, other);
-      break;
-    case ReduceOp::kMin:
-      at::minimum_out(acc, acc, other);
-      break;
-  }
+  combineInto(acc, acc, other, op);
 }
 
 std::pair<int64_t, int64_t> shareOf(int64_t length, int rank, int n) {
