@@ -22,8 +22,8 @@
 // then trains for 2 warm-up and 5 timed steps in re-executed rank processes.
 // This machine is shared with other jobs whose load comes and goes, so every
 // measurement (profile, probes, training) runs in three interleaved rounds and
-// keeps its fastest time: the one least disturbed by the other jobs. Prints,
-// per layout, one line
+// keeps its median (see calibration_tasks.h for why not the fastest).
+// Prints, per layout, one line
 //   {"bench":"planner_calibration","layout":...,"predicted_s":...,"measured_s":...,"error":...}
 // with error = predicted / measured - 1.
 #include <algorithm>
@@ -34,6 +34,7 @@
 #include <sstream>
 
 #include "bench_ranks.h"
+#include "bench_stats.h"
 #include "calibration_tasks.h"
 #include "strata/plan/cost_model.h"
 #include "strata/util/subprocess.h"
@@ -50,7 +51,7 @@ struct CalibrationLayout {
 };
 
 // Each measurement is repeated in this many rounds, interleaved, and the
-// fastest kept.
+// median kept.
 constexpr int kRounds = 3;
 
 const CalibrationLayout kLayouts[] = {
@@ -154,10 +155,14 @@ void describeEstimate(const plan::Estimate& e, double measured) {
             << fixed(t.optimizer, 3) << "\n";
 }
 
-// Every measured value's fastest over the rounds (see the top of this file).
-void keepFastest(Values& best, const Values& round) {
-  for (const auto& [key, value] : round)
-    best[key] = best.count(key) ? std::min(best[key], value) : value;
+// Every measured value's median over the rounds (see the top of this file).
+Values medianOverRounds(const std::vector<Values>& rounds) {
+  std::map<std::string, std::vector<double>> all;
+  for (const Values& round : rounds)
+    for (const auto& [key, value] : round) all[key].push_back(value);
+  Values middle;
+  for (const auto& [key, values] : all) middle[key] = bench::median(values);
+  return middle;
 }
 
 // All measurements, repeated in kRounds interleaved rounds.
@@ -167,18 +172,20 @@ struct Measurements {
 };
 
 Measurements measureAll(char** argv, const std::string& dir) {
-  Measurements m;
-  m.steps.resize(std::size(kLayouts));
+  std::vector<Values> profiles, machines;
+  std::vector<std::vector<Values>> steps(std::size(kLayouts));
   for (int round = 0; round < kRounds; ++round) {
-    keepFastest(m.profile, runTask(argv, dir, "profile", 1));
-    keepFastest(m.machine, runTask(argv, dir, "machine", 2));
+    profiles.push_back(runTask(argv, dir, "profile", 1));
+    machines.push_back(runTask(argv, dir, "machine", 2));
     for (size_t i = 0; i < std::size(kLayouts); ++i) {
       const CalibrationLayout& c = kLayouts[i];
       std::string spec = std::to_string(c.pp) + "," + std::to_string(c.dp) + "," +
                          std::to_string(c.tp) + "," + c.schedule;
-      keepFastest(m.steps[i], runTask(argv, dir, "train", c.processes(), spec));
+      steps[i].push_back(runTask(argv, dir, "train", c.processes(), spec));
     }
   }
+  Measurements m{medianOverRounds(profiles), medianOverRounds(machines), {}};
+  for (const std::vector<Values>& layout : steps) m.steps.push_back(medianOverRounds(layout));
   return m;
 }
 

@@ -34,10 +34,6 @@ std::string requiredEnv(const char* name) {
   return value;
 }
 
-double fastest(const std::vector<double>& values) {
-  return *std::min_element(values.begin(), values.end());
-}
-
 // One micro-batch of training: forward, loss, backward.
 void microBatchStep(torch::nn::Sequential& model, const at::Tensor& ids, Communicator& tp) {
   models::gptLoss(model->forward(ids), ids, tp).backward();
@@ -59,7 +55,7 @@ std::pair<double, double> lossSeconds(const at::Tensor& logits, const at::Tensor
     forward.push_back(std::chrono::duration<double>(middle - start).count());
     backward.push_back(std::chrono::duration<double>(end - middle).count());
   }
-  return {fastest(forward), fastest(backward)};
+  return {median(forward), median(backward)};
 }
 
 // The model's parameters, each once (the tied weight is registered twice).
@@ -71,19 +67,24 @@ std::vector<at::Tensor> uniqueParameters(const torch::nn::Module& model) {
   return unique;
 }
 
-// Each layer's fastest forward and backward over several profiler rounds.
-std::vector<pipeline::LayerProfile> fastestProfile(const torch::nn::Sequential& model,
-                                                   const at::Tensor& ids) {
+// Each layer's forward and backward: the median over several profiler rounds
+// of each round's median.
+std::vector<pipeline::LayerProfile> medianProfile(const torch::nn::Sequential& model,
+                                                  const at::Tensor& ids) {
   pipeline::LayerList layers = pipeline::layersOf(model);
-  std::vector<pipeline::LayerProfile> profile =
-      pipeline::profileLayers(layers, ids, at::kCPU, {3, 5});
-  for (int round = 1; round < kProfileRounds; ++round) {
-    std::vector<pipeline::LayerProfile> again =
-        pipeline::profileLayers(layers, ids, at::kCPU, {1, 5});
-    for (size_t i = 0; i < profile.size(); ++i) {
-      profile[i].forwardSeconds = std::min(profile[i].forwardSeconds, again[i].forwardSeconds);
-      profile[i].backwardSeconds = std::min(profile[i].backwardSeconds, again[i].backwardSeconds);
+  std::vector<std::vector<pipeline::LayerProfile>> rounds;
+  rounds.push_back(pipeline::profileLayers(layers, ids, at::kCPU, {3, 5}));
+  for (int round = 1; round < kProfileRounds; ++round)
+    rounds.push_back(pipeline::profileLayers(layers, ids, at::kCPU, {1, 5}));
+  std::vector<pipeline::LayerProfile> profile = rounds.front();
+  for (size_t i = 0; i < profile.size(); ++i) {
+    std::vector<double> forward, backward;
+    for (const auto& round : rounds) {
+      forward.push_back(round[i].forwardSeconds);
+      backward.push_back(round[i].backwardSeconds);
     }
+    profile[i].forwardSeconds = median(forward);
+    profile[i].backwardSeconds = median(backward);
   }
   return profile;
 }
@@ -107,7 +108,7 @@ torch::nn::Sequential tpShardModel(const train::TrainConfig& c) {
 
 // Per-layer times of the one-process GPT at the micro-batch shape: the
 // embedding, the median block, the head plus its loss. Each layer keeps its
-// fastest of several profiler rounds, as the training runs keep their fastest
+// median over several profiler rounds, as the training runs keep their median
 // step (this machine is shared; see calibration_tasks.h).
 void profileTask(const std::string& dir) {
   torch::set_num_threads(1);
@@ -118,9 +119,9 @@ void profileTask(const std::string& dir) {
   torch::manual_seed(1);
   at::Tensor ids =
       torch::randint(c.model.vocab, {c.train.microBatch, c.train.seqLen}, torch::kLong);
-  std::vector<pipeline::LayerProfile> profile = fastestProfile(model, ids);
+  std::vector<pipeline::LayerProfile> profile = medianProfile(model, ids);
   auto [blockForward, blockBackward] = medianBlock(profile);
-  auto [shardForward, shardBackward] = medianBlock(fastestProfile(tpShardModel(c), ids));
+  auto [shardForward, shardBackward] = medianBlock(medianProfile(tpShardModel(c), ids));
   auto microBatch = [&] { microBatchStep(model, ids, *groups.tp); };
   double microBatchAlone = medianSeconds(microBatch, kMicroBatchRuns);
   at::Tensor logits = model->forward(ids).detach();  // [s, b, vocab]
@@ -175,7 +176,7 @@ void machineTask(const std::string& dir) {
   if (world->rank() == 0) writeValues(dir + "/machine.txt", values);
 }
 
-// "pp,dp,tp,schedule": the fastest step time of the Trainer on that layout.
+// "pp,dp,tp,schedule": the median step time of the Trainer on that layout.
 void trainTask(const std::string& dir, const std::string& layout) {
   std::istringstream in(layout);
   std::string pp, dp, tp, schedule;
@@ -188,7 +189,7 @@ void trainTask(const std::string& dir, const std::string& layout) {
   for (int i = 0; i < kWarmupSteps; ++i) trainer.step();
   std::vector<double> seconds;
   for (int i = 0; i < kTimedSteps; ++i) seconds.push_back(trainer.step().seconds);
-  if (world->rank() == 0) writeValues(dir + "/train.txt", {{"step_s", fastest(seconds)}});
+  if (world->rank() == 0) writeValues(dir + "/train.txt", {{"step_s", median(seconds)}});
 }
 
 }  // namespace

@@ -26,10 +26,13 @@ train::TrainConfig calibrationConfig(int pp, int dp, int tp, const std::string& 
 //     micro-batch alone, the optimizer's streaming rate;
 //   "machine" (2 ranks): the GPT's micro-batch on both ranks at once,
 //     all-reduce (idle and between blocks) and point-to-point times;
-//   "train" (1 or 2 ranks): the fastest step time of the Trainer.
-// This machine is shared with other jobs whose load comes and goes; every
-// time here is the fastest of several runs, the one least disturbed by them,
-// for the profile and the training alike.
+//   "train" (1 or 2 ranks): the median step time of the Trainer.
+// This machine is shared with other jobs whose load comes and goes in
+// bursts; every compute time here is a median of several runs. (The fastest
+// run would favour the short measurements: a burst-free stretch is likelier
+// for one layer's pass than for a whole training step, so summed per-layer
+// minima under-predict the steps, more so the busier the machine.) The idle
+// link probes keep their fastest run: what the link itself can do.
 void runCalibrationTask();
 
 using Values = std::map<std::string, double>;
