@@ -170,6 +170,15 @@ class SharedMemoryCommunicator : public Communicator {
     checkMembersAgree(header_->ops[set], size(), std::string(op) + " on group " + name());
   }
 
+  // A staged op checks agreement at its first chunk's meeting only.
+  void meetForChunk(bool first, int set, const ShmOpDescriptor& mine, const char* op) {
+    if (first) {
+      meetAgreeing(set, mine, op);
+    } else {
+      meet(op);
+    }
+  }
+
   // Per chunk: stage mine; reduce my share of every slot into slot 0; read
   // slot 0 back.
   void runAllReduce(at::Tensor tensor, ReduceOp op) {
@@ -180,11 +189,7 @@ class SharedMemoryCommunicator : public Communicator {
       int64_t length = std::min(chunk, flat.numel() - offset);
       int set = nextSet();
       slot(set, rank(), length, tensor.scalar_type()).copy_(flat.narrow(0, offset, length));
-      if (offset == 0) {
-        meetAgreeing(set, mine, "all_reduce");
-      } else {
-        meet("all_reduce");
-      }
+      meetForChunk(offset == 0, set, mine, "all_reduce");
       auto [lo, hi] = shareOf(length, rank(), size());
       if (hi > lo) {
         at::Tensor acc = slot(set, 0, length, tensor.scalar_type()).narrow(0, lo, hi - lo);
@@ -216,11 +221,7 @@ class SharedMemoryCommunicator : public Communicator {
       int64_t length = std::min(chunk, per - offset);
       int set = nextSet();
       slot(set, rank(), length, input.scalar_type()).copy_(in.narrow(0, offset, length));
-      if (offset == 0) {
-        meetAgreeing(set, mine, "all_gather");
-      } else {
-        meet("all_gather");
-      }
+      meetForChunk(offset == 0, set, mine, "all_gather");
       for (int j = 0; j < size(); ++j)
         out.narrow(0, j * per + offset, length).copy_(slot(set, j, length, input.scalar_type()));
     }
@@ -238,11 +239,7 @@ class SharedMemoryCommunicator : public Communicator {
       at::Tensor staged = slot(set, rank(), length * size(), output.scalar_type());
       for (int d = 0; d < size(); ++d)
         staged.narrow(0, d * length, length).copy_(in.narrow(0, d * per + offset, length));
-      if (offset == 0) {
-        meetAgreeing(set, mine, "reduce_scatter");
-      } else {
-        meet("reduce_scatter");
-      }
+      meetForChunk(offset == 0, set, mine, "reduce_scatter");
       at::Tensor acc = out.narrow(0, offset, length);
       auto part = [&](int j) {
         return slot(set, j, length * size(), output.scalar_type())
