@@ -192,10 +192,10 @@ class SharedMemoryCommunicator : public Communicator {
       meetForChunk(offset == 0, set, mine, "all_reduce");
       auto [lo, hi] = shareOf(length, rank(), size());
       if (hi > lo) {
-        at::Tensor acc = slot(set, 0, length, tensor.scalar_type()).narrow(0, lo, hi - lo);
-        for (int j = 1; j < size(); ++j)
-          combine(acc, slot(set, j, length, tensor.scalar_type()).narrow(0, lo, hi - lo), op);
-        if (op == ReduceOp::kAvg) acc.div_(size());
+        std::vector<at::Tensor> shares;
+        for (int j = 0; j < size(); ++j)
+          shares.push_back(slot(set, j, length, tensor.scalar_type()).narrow(0, lo, hi - lo));
+        reduceInto(shares[0], shares, op);
       }
       meet("all_reduce");
       flat.narrow(0, offset, length).copy_(slot(set, 0, length, tensor.scalar_type()));
@@ -240,15 +240,14 @@ class SharedMemoryCommunicator : public Communicator {
       for (int d = 0; d < size(); ++d)
         staged.narrow(0, d * length, length).copy_(in.narrow(0, d * per + offset, length));
       meetForChunk(offset == 0, set, mine, "reduce_scatter");
+      std::vector<at::Tensor> parts;
+      for (int j = 0; j < size(); ++j) {
+        parts.push_back(
+            slot(set, j, length * size(), output.scalar_type()).narrow(0, rank() * length, length));
+      }
       at::Tensor acc = out.narrow(0, offset, length);
-      auto part = [&](int j) {
-        return slot(set, j, length * size(), output.scalar_type())
-            .narrow(0, rank() * length, length);
-      };
-      acc.copy_(part(0));
-      for (int j = 1; j < size(); ++j) combine(acc, part(j), op);
+      reduceInto(acc, parts, op);
     }
-    if (op == ReduceOp::kAvg) output.div_(size());
   }
 
   // The input is in a collective buffer: reduce my chunk straight from every

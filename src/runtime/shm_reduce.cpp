@@ -1,41 +1,113 @@
 #include "shm_reduce.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Dispatch.h>
 
 #include <algorithm>
+#include <type_traits>
 
 namespace strata {
 namespace {
 
-// A share is reduced in pieces this large, so the partial result stays in
-// cache while it is written back to every region.
-constexpr int64_t kPieceBytes = int64_t{256} << 10;
+// Elements reduced at a time: the partial result (16 KiB of doubles at most)
+// stays in L1 while every part is read into it and, for an all-reduce,
+// written back out of it. One pass over each part, each way: this loop is
+// bound by memory traffic, not arithmetic.
+constexpr int64_t kStripe = 2048;
 
-// out = a (op) b
-void combineInto(at::Tensor& out, const at::Tensor& a, const at::Tensor& b, ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kSum:
-    case ReduceOp::kAvg:
-      at::add_out(out, a, b);
-      break;
-    case ReduceOp::kMax:
-      at::maximum_out(out, a, b);
-      break;
-    case ReduceOp::kMin:
-      at::minimum_out(out, a, b);
-      break;
+template <typename T>
+bool isNan(T v) {
+  if constexpr (std::is_integral_v<T>) {
+    return false;
+  } else {
+    return v != v;
   }
 }
 
-// out = reduce_j parts[j], in j order; kAvg divides by the count.
-void reduceParts(at::Tensor& out, const std::vector<at::Tensor>& parts, ReduceOp op) {
-  if (parts.size() == 1) {
-    out.copy_(parts[0]);
+// Element-wise combine with ATen's semantics: max and min propagate NaN.
+// The op is a template argument so the inner loops carry no branch on it.
+template <ReduceOp Op, typename T>
+T combine(T a, T b) {
+  if constexpr (Op == ReduceOp::kMax) {
+    return isNan(a) ? a : (isNan(b) || b > a ? b : a);
+  } else if constexpr (Op == ReduceOp::kMin) {
+    return isNan(a) ? a : (isNan(b) || b < a ? b : a);
   } else {
-    combineInto(out, parts[0], parts[1], op);
+    return static_cast<T>(a + b);
   }
-  for (std::size_t j = 2; j < parts.size(); ++j) combine(out, parts[j], op);
-  if (op == ReduceOp::kAvg) out.div_(static_cast<int64_t>(parts.size()));
+}
+
+// acc[0, len) = reduce_j parts[j][base, base + len), in j order; kAvg
+// divides the sum by the number of parts.
+template <ReduceOp Op, typename T>
+void reduceStripe(T* acc, const std::vector<T*>& parts, int64_t base, int64_t len) {
+  const T* first = parts[0] + base;
+  for (int64_t i = 0; i < len; ++i) acc[i] = first[i];
+  for (std::size_t j = 1; j < parts.size(); ++j) {
+    const T* part = parts[j] + base;
+    for (int64_t i = 0; i < len; ++i) acc[i] = combine<Op>(acc[i], part[i]);
+  }
+  if constexpr (Op == ReduceOp::kAvg) {
+    T count = static_cast<T>(parts.size());
+    for (int64_t i = 0; i < len; ++i) acc[i] = static_cast<T>(acc[i] / count);
+  }
+}
+
+// out may be parts[0]: each stripe is read whole before it is written.
+template <ReduceOp Op, typename T>
+void reduceIntoTyped(T* out, const std::vector<T*>& parts, int64_t numel) {
+  for (int64_t base = 0; base < numel; base += kStripe) {
+    reduceStripe<Op>(out + base, parts, base, std::min(kStripe, numel - base));
+  }
+}
+
+template <ReduceOp Op, typename T>
+void reduceIntoAllTyped(const std::vector<T*>& parts, int64_t numel) {
+  T acc[kStripe];
+  for (int64_t base = 0; base < numel; base += kStripe) {
+    int64_t len = std::min(kStripe, numel - base);
+    reduceStripe<Op>(acc, parts, base, len);
+    for (T* part : parts) std::copy(acc, acc + len, part + base);
+  }
+}
+
+// Calls body(std::integral_constant<ReduceOp, op>{}).
+template <typename Body>
+void withOp(ReduceOp op, Body&& body) {
+  switch (op) {
+    case ReduceOp::kSum:
+      return body(std::integral_constant<ReduceOp, ReduceOp::kSum>{});
+    case ReduceOp::kAvg:
+      return body(std::integral_constant<ReduceOp, ReduceOp::kAvg>{});
+    case ReduceOp::kMax:
+      return body(std::integral_constant<ReduceOp, ReduceOp::kMax>{});
+    case ReduceOp::kMin:
+      return body(std::integral_constant<ReduceOp, ReduceOp::kMin>{});
+  }
+}
+
+template <typename T>
+std::vector<T*> pointers(const std::vector<at::Tensor>& parts) {
+  std::vector<T*> raw;
+  for (const at::Tensor& part : parts) raw.push_back(part.data_ptr<T>());
+  return raw;
+}
+
+template <typename T>
+void reduceIntoTyped(T* out, const std::vector<T*>& parts, int64_t numel, ReduceOp op) {
+  for (int64_t base = 0; base < numel; base += kStripe) {
+    reduceStripe(out + base, parts, base, std::min(kStripe, numel - base), op);
+  }
+}
+
+template <typename T>
+void reduceIntoAllTyped(const std::vector<T*>& parts, int64_t numel, ReduceOp op) {
+  T acc[kStripe];
+  for (int64_t base = 0; base < numel; base += kStripe) {
+    int64_t len = std::min(kStripe, numel - base);
+    reduceStripe(acc, parts, base, len, op);
+    for (T* part : parts) std::copy(acc, acc + len, part + base);
+  }
 }
 
 std::vector<at::Tensor> slices(const std::vector<at::Tensor>& regions, int64_t start,
@@ -47,8 +119,22 @@ std::vector<at::Tensor> slices(const std::vector<at::Tensor>& regions, int64_t s
 
 }  // namespace
 
-void combine(at::Tensor& acc, const at::Tensor& other, ReduceOp op) {
-  combineInto(acc, acc, other, op);
+void reduceInto(at::Tensor& out, const std::vector<at::Tensor>& parts, ReduceOp op) {
+  AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "shm_reduce_into", [&] {
+    withOp(op, [&](auto kOp) {
+      reduceIntoTyped<decltype(kOp)::value>(out.data_ptr<scalar_t>(), pointers<scalar_t>(parts),
+                                            out.numel());
+    });
+  });
+}
+
+void reduceIntoAll(const std::vector<at::Tensor>& parts, ReduceOp op) {
+  AT_DISPATCH_ALL_TYPES_AND2(
+      at::kHalf, at::kBFloat16, parts[0].scalar_type(), "shm_reduce_all", [&] {
+        withOp(op, [&](auto kOp) {
+          reduceIntoAllTyped<decltype(kOp)::value>(pointers<scalar_t>(parts), parts[0].numel());
+        });
+      });
 }
 
 std::pair<int64_t, int64_t> shareOf(int64_t length, int rank, int n) {
@@ -60,23 +146,13 @@ std::pair<int64_t, int64_t> shareOf(int64_t length, int rank, int n) {
 void allReduceShareInPlace(const std::vector<at::Tensor>& regions, int rank, ReduceOp op) {
   int n = static_cast<int>(regions.size());
   auto [lo, hi] = shareOf(regions[0].numel(), rank, n);
-  if (hi <= lo) return;
-  int64_t piece = std::max<int64_t>(1, kPieceBytes / regions[0].element_size());
-  at::Tensor scratch = at::empty({std::min(piece, hi - lo)}, regions[0].options());
-  for (int64_t start = lo; start < hi; start += piece) {
-    int64_t length = std::min(piece, hi - start);
-    at::Tensor result = scratch.narrow(0, 0, length);
-    std::vector<at::Tensor> parts = slices(regions, start, length);
-    reduceParts(result, parts, op);
-    for (at::Tensor& part : parts) part.copy_(result);
-  }
+  if (hi > lo) reduceIntoAll(slices(regions, lo, hi - lo), op);
 }
 
 void reduceScatterFromRegions(at::Tensor& out, const std::vector<at::Tensor>& regions, int rank,
                               ReduceOp op) {
   int64_t k = out.numel();
-  at::Tensor flat = out.view({-1});
-  reduceParts(flat, slices(regions, rank * k, k), op);
+  reduceInto(out, slices(regions, rank * k, k), op);
 }
 
 }  // namespace strata

@@ -17,8 +17,12 @@
 
 namespace strata {
 
-// acc = acc (op) other, element-wise (kAvg sums; callers divide).
-void combine(at::Tensor& acc, const at::Tensor& other, ReduceOp op);
+// out = reduce_j parts[j], element-wise in j order (kAvg divides the sum by
+// parts.size()). All contiguous, of out's dtype and size; out may be parts[0].
+void reduceInto(at::Tensor& out, const std::vector<at::Tensor>& parts, ReduceOp op);
+
+// Every part = reduce_j parts[j], as above.
+void reduceIntoAll(const std::vector<at::Tensor>& parts, ReduceOp op);
 
 // [lo, hi) of `length` elements that member `rank` of `n` reduces.
 std::pair<int64_t, int64_t> shareOf(int64_t length, int rank, int n);
