@@ -1,16 +1,8 @@
 #include "shm_barrier.h"
 
-#include <linux/futex.h>
-#include <signal.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <climits>
-#include <ctime>
-#include <fstream>
 #include <string>
 
+#include "shm_futex.h"
 #include "strata/runtime/error.h"
 #include "strata/runtime/timeouts.h"
 
@@ -22,28 +14,6 @@ namespace {
 constexpr int kSpinPolls = 2000;
 // A sleeping waiter wakes at least this often to check its deadline and peers.
 constexpr long kSleepSliceNs = 20'000'000;
-
-// The word is shared between processes, so no FUTEX_PRIVATE_FLAG.
-void futexWait(std::atomic<uint32_t>* word, uint32_t expected) {
-  timespec slice{0, kSleepSliceNs};
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, expected, &slice, nullptr, 0);
-}
-
-void futexWakeAll(std::atomic<uint32_t>* word) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
-}
-
-// Gone, or a zombie its parent has not reaped yet.
-bool processExited(pid_t pid) {
-  if (pid <= 0) return false;
-  if (kill(pid, 0) != 0) return errno == ESRCH;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  std::getline(stat, line);
-  std::size_t close = line.rfind(')');
-  return close != std::string::npos && close + 2 < line.size() &&
-         (line[close + 2] == 'Z' || line[close + 2] == 'X');
-}
 
 }  // namespace
 
@@ -58,7 +28,8 @@ ShmBarrier::ShmBarrier(ShmBarrierState* state, int members, int rank)
 
 void ShmBarrier::join() { state_->pids[rank_] = getpid(); }
 
-void ShmBarrier::arriveAndWait(std::chrono::milliseconds timeout, const std::string& what) {
+void ShmBarrier::arriveAndWait(std::chrono::milliseconds timeout, const std::string& what,
+                               const std::function<void()>& whileWaiting) {
   uint32_t generation = state_->generation.load(std::memory_order_acquire);
   state_->lastArrival[rank_].store(generation + 1, std::memory_order_relaxed);
   if (state_->arrived.fetch_add(1, std::memory_order_acq_rel) + 1 ==
@@ -75,8 +46,9 @@ void ShmBarrier::arriveAndWait(std::chrono::milliseconds timeout, const std::str
   }
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!passed()) {
-    futexWait(&state_->generation, generation);
+    futexWaitSlice(&state_->generation, generation, kSleepSliceNs);
     if (passed()) return;
+    if (whileWaiting) whileWaiting();
     if (std::chrono::steady_clock::now() > deadline) fail(true, generation, timeout, what);
     for (int r = 0; r < members_; ++r) {
       bool missing = state_->lastArrival[r].load(std::memory_order_relaxed) != generation + 1;

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace strata {
@@ -34,7 +35,9 @@ class ShmBarrier {
   // its pid with join() before the first arriveAndWait().
   ShmBarrier(ShmBarrierState* state, int members, int rank);
   void join();
-  void arriveAndWait(std::chrono::milliseconds timeout, const std::string& what);
+  // `whileWaiting` runs between sleeps and may throw to give up waiting.
+  void arriveAndWait(std::chrono::milliseconds timeout, const std::string& what,
+                     const std::function<void()>& whileWaiting = {});
 
  private:
   [[noreturn]] void fail(bool timedOut, uint32_t generation, std::chrono::milliseconds timeout,

@@ -8,14 +8,19 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <mutex>
 #include <optional>
 
 #include "collective_checks.h"
 #include "ordered_worker.h"
 #include "shm_barrier.h"
 #include "shm_buffer_registry.h"
+#include "shm_claimed_reduce.h"
 #include "shm_group_segment.h"
+#include "shm_helper_policy.h"
 #include "shm_op_descriptor.h"
+#include "shm_op_log.h"
 #include "shm_reduce.h"
 #include "shm_segment.h"
 #include "strata/runtime/error.h"
@@ -28,14 +33,16 @@ namespace {
 // group of 8 maps 16 MiB.
 constexpr std::size_t kSlotBytes = std::size_t{1} << 20;
 
-// The segment's first page: the barrier, then each member's descriptor of
-// the op in flight, one row per slot set.
+// The segment's first pages: the barrier, each member's descriptor of the
+// staged op in flight (one row per slot set), and the ring of in-place ops.
 struct ShmHeader {
   ShmBarrierState barrier;
   ShmOpDescriptor ops[2][ShmBarrierState::kMaxMembers];
+  ClaimedOpRing claimed;
+  ShmOpLogState log;
 };
-constexpr std::size_t kHeaderBytes = 4096;
-static_assert(sizeof(ShmHeader) <= kHeaderBytes, "the header must fit its page");
+constexpr std::size_t kPageBytes = 4096;
+constexpr std::size_t kHeaderBytes = (sizeof(ShmHeader) + kPageBytes - 1) / kPageBytes * kPageBytes;
 
 bool supported(const at::Tensor& t) {
   return t.device().is_cpu() && t.scalar_type() != at::kBool &&
@@ -59,15 +66,29 @@ class ShmWork : public Work {
   bool done_ = false;
 };
 
+// An in-place all-reduce: waiting finishes it (helping with its pieces).
+class ClaimedWork : public Work {
+ public:
+  explicit ClaimedWork(std::shared_ptr<ClaimedAllReduce> op) : op_(std::move(op)) {}
+  void wait() override { op_->finish(); }
+
+ private:
+  std::shared_ptr<ClaimedAllReduce> op_;
+};
+
 class SharedMemoryCommunicator : public Communicator {
  public:
   SharedMemoryCommunicator(std::shared_ptr<Communicator> inner,
-                           std::unique_ptr<SharedSegment> segment)
+                           std::unique_ptr<SharedSegment> segment, ShmHelperPolicy helperPolicy,
+                           int processesOnHost)
       : inner_(std::move(inner)),
         segment_(std::move(segment)),
         header_(static_cast<ShmHeader*>(segment_->data())),
         barrier_(&header_->barrier, inner_->size(), inner_->rank()),
         buffers_(inner_->size(), inner_->rank()),
+        log_(&header_->log, inner_->size(), inner_->rank()),
+        helperPolicy_(helperPolicy),
+        processesOnHost_(processesOnHost),
         worker_(2 * inner_->options().timeout) {}
 
   int rank() const override { return inner_->rank(); }
@@ -84,10 +105,10 @@ class SharedMemoryCommunicator : public Communicator {
     requireContiguous(tensor, "all_reduce", name());
     checkAverageable(tensor, op, "all_reduce", name());
     if (std::optional<BufferPlacement> where = buffers_.find(tensor)) {
-      return submit("all_reduce",
-                    [this, tensor, op, where = *where] { runAllReduceInPlace(tensor, op, where); });
+      return startClaimedAllReduce(tensor, op, *where);
     }
-    return submit("all_reduce", [this, tensor, op] { runAllReduce(tensor, op); });
+    ShmOpDescriptor mine = describeOp(ShmOpKind::kAllReduce, tensor, op);
+    return submit("all_reduce", mine, [this, tensor, op, mine] { runAllReduce(tensor, op, mine); });
   }
 
   WorkHandle allGatherAsync(at::Tensor& output, const at::Tensor& input) override {
@@ -95,7 +116,9 @@ class SharedMemoryCommunicator : public Communicator {
     requireContiguous(output, "all_gather", name());
     checkStacked(output, input, "all_gather", "output", "input", name(), size());
     at::Tensor source = input.contiguous();
-    return submit("all_gather", [this, output, source] { runAllGather(output, source); });
+    ShmOpDescriptor mine = describeOp(ShmOpKind::kAllGather, input, ReduceOp::kSum);
+    return submit("all_gather", mine,
+                  [this, output, source, mine] { runAllGather(output, source, mine); });
   }
 
   WorkHandle reduceScatterAsync(at::Tensor& output, const at::Tensor& input, ReduceOp op) override {
@@ -105,13 +128,16 @@ class SharedMemoryCommunicator : public Communicator {
     checkStacked(input, output, "reduce_scatter", "input", "output", name(), size());
     checkAverageable(output, op, "reduce_scatter", name());
     if (std::optional<BufferPlacement> where = buffers_.find(input)) {
-      return submit("reduce_scatter", [this, output, input, op, where = *where] {
-        runReduceScatterInPlace(output, input, op, where);
+      ShmOpDescriptor mine =
+          describeOp(ShmOpKind::kReduceScatterInPlace, input, op, where->id, where->offset);
+      return submit("reduce_scatter", mine, [this, output, input, op, where = *where, mine] {
+        runReduceScatterInPlace(output, input, op, where, mine);
       });
     }
     at::Tensor source = input.contiguous();
-    return submit("reduce_scatter",
-                  [this, output, source, op] { runReduceScatter(output, source, op); });
+    ShmOpDescriptor mine = describeOp(ShmOpKind::kReduceScatter, output, op);
+    return submit("reduce_scatter", mine,
+                  [this, output, source, op, mine] { runReduceScatter(output, source, op, mine); });
   }
 
   WorkHandle broadcastAsync(at::Tensor& tensor, int root) override {
@@ -143,9 +169,21 @@ class SharedMemoryCommunicator : public Communicator {
   }
 
  private:
-  WorkHandle submit(const char* op, std::function<void()> run) {
+  // Logs a staged op and queues it; while it waits at a barrier, it looks for
+  // peers that called something else (shm_op_log.h).
+  WorkHandle submit(const char* op, const ShmOpDescriptor& mine, std::function<void()> run) {
     std::string what = std::string(op) + " on group " + name() + " (shared memory)";
-    return std::make_unique<ShmWork>(&worker_, worker_.submit(std::move(run)), what);
+    std::lock_guard<std::mutex> lock(issueMutex_);
+    uint64_t index = log_.append(mine);
+    auto task = worker_.submit([this, index, run = std::move(run)] {
+      waitingIn_ = index;
+      run();
+    });
+    return std::make_unique<ShmWork>(&worker_, std::move(task), what);
+  }
+
+  std::function<void()> checkPeersWhileWaiting(uint64_t index) {
+    return [this, index] { log_.checkWhileWaiting(index, "group " + name() + " (shared memory)"); };
   }
 
   // Flips to the other set of slots and descriptors: see kSlotBytes.
@@ -159,7 +197,8 @@ class SharedMemoryCommunicator : public Communicator {
   }
 
   void meet(const char* op) {
-    barrier_.arriveAndWait(options().timeout, std::string(op) + " on group " + name());
+    barrier_.arriveAndWait(options().timeout, std::string(op) + " on group " + name(),
+                           checkPeersWhileWaiting(waitingIn_));
   }
 
   // The first meeting of an op: every member says what it is doing, and all
@@ -181,10 +220,9 @@ class SharedMemoryCommunicator : public Communicator {
 
   // Per chunk: stage mine; reduce my share of every slot into slot 0; read
   // slot 0 back.
-  void runAllReduce(at::Tensor tensor, ReduceOp op) {
+  void runAllReduce(at::Tensor tensor, ReduceOp op, const ShmOpDescriptor& mine) {
     at::Tensor flat = tensor.view({-1});
     int64_t chunk = kSlotBytes / tensor.element_size();
-    ShmOpDescriptor mine = describeOp(ShmOpKind::kAllReduce, tensor, op);
     for (int64_t offset = 0; offset < flat.numel(); offset += chunk) {
       int64_t length = std::min(chunk, flat.numel() - offset);
       int set = nextSet();
@@ -202,21 +240,37 @@ class SharedMemoryCommunicator : public Communicator {
     }
   }
 
-  // Every member's buffer is in the segment: reduce my share of all of them
-  // and write it back to all; no staging.
-  void runAllReduceInPlace(at::Tensor tensor, ReduceOp op, const BufferPlacement& where) {
-    int set = nextSet();
-    meetAgreeing(set, describeOp(ShmOpKind::kAllReduceInPlace, tensor, op, where.id, where.offset),
-                 "all_reduce");
-    allReduceShareInPlace(buffers_.regions(where, tensor), rank(), op);
-    meet("all_reduce");
+  // Every member's buffer is in the segment: arrive, and let this member's
+  // worker reduce pieces as soon as all have arrived (shm_claimed_reduce.h).
+  // The op kSlots earlier took the same slot; this member finishes it first
+  // if nobody waited for it, so the slot can be freed.
+  WorkHandle startClaimedAllReduce(const at::Tensor& tensor, ReduceOp op,
+                                   const BufferPlacement& where) {
+    ShmOpDescriptor mine =
+        describeOp(ShmOpKind::kAllReduceInPlace, tensor, op, where.id, where.offset);
+    std::lock_guard<std::mutex> lock(issueMutex_);
+    uint64_t index = log_.append(mine);
+    uint64_t sequence = claimedSequence_++;
+    std::shared_ptr<ClaimedAllReduce>& inSlot = claimedInFlight_[sequence % ClaimedOpRing::kSlots];
+    if (inSlot) inSlot->finish();
+    ClaimedGroup group{&header_->claimed,
+                       header_->barrier.pids,
+                       size(),
+                       rank(),
+                       options().timeout,
+                       "all_reduce on group " + name() + " (shared memory)"};
+    inSlot = std::make_shared<ClaimedAllReduce>(group, sequence, buffers_.regions(where, tensor),
+                                                op, mine, checkPeersWhileWaiting(index));
+    if (workerShouldHelp(helperPolicy_, processesOnHost_)) {
+      worker_.submit([started = inSlot] { started->help(/*waitForMembers=*/true); });
+    }
+    return std::make_unique<ClaimedWork>(inSlot);
   }
 
   // Per chunk: stage my rows' chunk; copy every member's chunk out.
-  void runAllGather(at::Tensor output, at::Tensor input) {
+  void runAllGather(at::Tensor output, at::Tensor input, const ShmOpDescriptor& mine) {
     at::Tensor in = input.view({-1}), out = output.view({-1});
     int64_t per = in.numel(), chunk = kSlotBytes / input.element_size();
-    ShmOpDescriptor mine = describeOp(ShmOpKind::kAllGather, input, ReduceOp::kSum);
     for (int64_t offset = 0; offset < per; offset += chunk) {
       int64_t length = std::min(chunk, per - offset);
       int set = nextSet();
@@ -229,10 +283,10 @@ class SharedMemoryCommunicator : public Communicator {
 
   // Per chunk: stage, for every member d, my part destined to d; reduce the
   // parts destined to me from every slot.
-  void runReduceScatter(at::Tensor output, at::Tensor input, ReduceOp op) {
+  void runReduceScatter(at::Tensor output, at::Tensor input, ReduceOp op,
+                        const ShmOpDescriptor& mine) {
     at::Tensor in = input.view({-1}), out = output.view({-1});
     int64_t per = out.numel(), chunk = kSlotBytes / output.element_size() / size();
-    ShmOpDescriptor mine = describeOp(ShmOpKind::kReduceScatter, output, op);
     for (int64_t offset = 0; offset < per; offset += chunk) {
       int64_t length = std::min(chunk, per - offset);
       int set = nextSet();
@@ -254,11 +308,9 @@ class SharedMemoryCommunicator : public Communicator {
   // member's copy; the second meeting keeps the inputs unchanged until all
   // have read them.
   void runReduceScatterInPlace(at::Tensor output, const at::Tensor& input, ReduceOp op,
-                               const BufferPlacement& where) {
+                               const BufferPlacement& where, const ShmOpDescriptor& mine) {
     int set = nextSet();
-    meetAgreeing(set,
-                 describeOp(ShmOpKind::kReduceScatterInPlace, input, op, where.id, where.offset),
-                 "reduce_scatter");
+    meetAgreeing(set, mine, "reduce_scatter");
     reduceScatterFromRegions(output, buffers_.regions(where, input), rank(), op);
     meet("reduce_scatter");
   }
@@ -268,8 +320,15 @@ class SharedMemoryCommunicator : public Communicator {
   ShmHeader* header_;
   ShmBarrier barrier_;
   CollectiveBufferRegistry buffers_;
-  int set_ = 0;           // touched only by the task running on worker_
-  OrderedWorker worker_;  // last: stops before the segment it uses goes away
+  ShmOpLog log_;
+  ShmHelperPolicy helperPolicy_;
+  int processesOnHost_;
+  std::mutex issueMutex_;  // ops enter the log and the claimed ring in call order
+  uint64_t claimedSequence_ = 0;
+  std::shared_ptr<ClaimedAllReduce> claimedInFlight_[ClaimedOpRing::kSlots];
+  int set_ = 0;             // touched only by the task running on worker_
+  uint64_t waitingIn_ = 0;  // log index of that task's op
+  OrderedWorker worker_;    // last: stops before the segment it uses goes away
 };
 
 std::string readFirstLine(const char* path) {
@@ -307,10 +366,12 @@ bool sharedMemoryDisabled() {
 
 }  // namespace
 
-std::shared_ptr<Communicator> attachSharedMemory(std::shared_ptr<Communicator> inner) {
+std::shared_ptr<Communicator> attachSharedMemory(std::shared_ptr<Communicator> inner,
+                                                 int processesOnHost) {
   if (inner->size() < 2 || inner->size() > ShmBarrierState::kMaxMembers || sharedMemoryDisabled() ||
       !allOnThisHost(*inner))
     return inner;
+  ShmHelperPolicy helperPolicy = shmHelperPolicyFromEnvironment();
   std::size_t bytes = kHeaderBytes + 2 * inner->size() * kSlotBytes;
   GroupSegment placed = mapSegmentTogether(*inner, bytes, inner->name());
   if (!placed.segment) {
@@ -321,8 +382,8 @@ std::shared_ptr<Communicator> attachSharedMemory(std::shared_ptr<Communicator> i
     }
     return inner;
   }
-  auto comm =
-      std::make_shared<SharedMemoryCommunicator>(std::move(inner), std::move(placed.segment));
+  auto comm = std::make_shared<SharedMemoryCommunicator>(
+      std::move(inner), std::move(placed.segment), helperPolicy, processesOnHost);
   comm->barrierState().join();
   at::Tensor ready = at::zeros({1}, at::kInt);
   comm->allReduce(ready);  // every pid is recorded before anyone can wait on it

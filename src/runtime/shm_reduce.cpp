@@ -86,28 +86,12 @@ void withOp(ReduceOp op, Body&& body) {
   }
 }
 
+// Each part's data from element `start` on.
 template <typename T>
-std::vector<T*> pointers(const std::vector<at::Tensor>& parts) {
+std::vector<T*> pointers(const std::vector<at::Tensor>& parts, int64_t start = 0) {
   std::vector<T*> raw;
-  for (const at::Tensor& part : parts) raw.push_back(part.data_ptr<T>());
+  for (const at::Tensor& part : parts) raw.push_back(part.data_ptr<T>() + start);
   return raw;
-}
-
-template <typename T>
-void reduceIntoTyped(T* out, const std::vector<T*>& parts, int64_t numel, ReduceOp op) {
-  for (int64_t base = 0; base < numel; base += kStripe) {
-    reduceStripe(out + base, parts, base, std::min(kStripe, numel - base), op);
-  }
-}
-
-template <typename T>
-void reduceIntoAllTyped(const std::vector<T*>& parts, int64_t numel, ReduceOp op) {
-  T acc[kStripe];
-  for (int64_t base = 0; base < numel; base += kStripe) {
-    int64_t len = std::min(kStripe, numel - base);
-    reduceStripe(acc, parts, base, len, op);
-    for (T* part : parts) std::copy(acc, acc + len, part + base);
-  }
 }
 
 std::vector<at::Tensor> slices(const std::vector<at::Tensor>& regions, int64_t start,
@@ -128,25 +112,20 @@ void reduceInto(at::Tensor& out, const std::vector<at::Tensor>& parts, ReduceOp 
   });
 }
 
-void reduceIntoAll(const std::vector<at::Tensor>& parts, ReduceOp op) {
-  AT_DISPATCH_ALL_TYPES_AND2(
-      at::kHalf, at::kBFloat16, parts[0].scalar_type(), "shm_reduce_all", [&] {
-        withOp(op, [&](auto kOp) {
-          reduceIntoAllTyped<decltype(kOp)::value>(pointers<scalar_t>(parts), parts[0].numel());
-        });
-      });
-}
-
 std::pair<int64_t, int64_t> shareOf(int64_t length, int rank, int n) {
   int64_t per = (length + n - 1) / n;
   int64_t lo = std::min(length, rank * per);
   return {lo, std::min(length, lo + per)};
 }
 
-void allReduceShareInPlace(const std::vector<at::Tensor>& regions, int rank, ReduceOp op) {
-  int n = static_cast<int>(regions.size());
-  auto [lo, hi] = shareOf(regions[0].numel(), rank, n);
-  if (hi > lo) reduceIntoAll(slices(regions, lo, hi - lo), op);
+void reduceRangeIntoAll(const std::vector<at::Tensor>& regions, int64_t start, int64_t length,
+                        ReduceOp op) {
+  AT_DISPATCH_ALL_TYPES_AND2(
+      at::kHalf, at::kBFloat16, regions[0].scalar_type(), "shm_reduce_range", [&] {
+        withOp(op, [&](auto kOp) {
+          reduceIntoAllTyped<decltype(kOp)::value>(pointers<scalar_t>(regions, start), length);
+        });
+      });
 }
 
 void reduceScatterFromRegions(at::Tensor& out, const std::vector<at::Tensor>& regions, int rank,

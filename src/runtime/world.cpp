@@ -99,7 +99,7 @@ std::shared_ptr<Communicator> World::newGroup(const std::string& name,
   spec.backend = backend_;
   spec.localAddress = localAddress_;
   std::shared_ptr<Communicator> comm = createC10dCommunicator(spec, store_->store);
-  return backend_ == "gloo" ? attachSharedMemory(std::move(comm)) : comm;
+  return backend_ == "gloo" ? attachSharedMemory(std::move(comm), env_.localWorldSize) : comm;
 }
 
 ParallelGroups World::parallelGroups(const ParallelLayout& layout) {
