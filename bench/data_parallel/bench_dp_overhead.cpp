@@ -3,6 +3,7 @@
 // communication at all, measured in the same run, rounds interleaved.
 //   overhead_ratio = median over rounds of (step_s / nocomm_step_s)
 // step_s and nocomm_step_s are the medians of each mode's rounds.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -16,7 +17,16 @@ namespace {
 
 constexpr int kWarmupSteps = 3;
 constexpr int kRounds = 7;
-constexpr int kStepsPerRound = 3;
+// Each round runs about this long per mode, so a round of the small model
+// (20 ms steps) is not a handful of steps that one burst of noise decides.
+constexpr double kRoundSeconds = 0.3;
+constexpr int kMinStepsPerRound = 3;
+constexpr int kMaxStepsPerRound = 30;
+
+int stepsPerRound(double secondsPerStep) {
+  int steps = static_cast<int>(kRoundSeconds / secondsPerStep);
+  return std::clamp(steps, kMinStepsPerRound, kMaxStepsPerRound);
+}
 
 void measure(const strata::bench::MlpShape& shape, strata::Communicator& comm) {
   using strata::bench::BenchTrainer;
@@ -24,11 +34,11 @@ void measure(const strata::bench::MlpShape& shape, strata::Communicator& comm) {
   BenchTrainer parallel(shape, comm, Sync::kOverlapped);
   BenchTrainer local(shape, comm, Sync::kNone);
   parallel.secondsPerStep(kWarmupSteps);
-  local.secondsPerStep(kWarmupSteps);
+  int perRound = stepsPerRound(local.secondsPerStep(kWarmupSteps));
   std::vector<double> steps, nocomms, ratios;
   for (int round = 0; round < kRounds; ++round) {
-    steps.push_back(parallel.secondsPerStep(kStepsPerRound));
-    nocomms.push_back(local.secondsPerStep(kStepsPerRound));
+    steps.push_back(parallel.secondsPerStep(perRound));
+    nocomms.push_back(local.secondsPerStep(perRound));
     ratios.push_back(steps.back() / nocomms.back());
   }
   using strata::bench::median;

@@ -37,19 +37,43 @@ T combine(T a, T b) {
   }
 }
 
+template <ReduceOp Op, typename T>
+T average(T sum, std::size_t count) {
+  if constexpr (Op == ReduceOp::kAvg) {
+    return static_cast<T>(sum / static_cast<T>(count));
+  } else {
+    return sum;
+  }
+}
+
 // acc[0, len) = reduce_j parts[j][base, base + len), in j order; kAvg
 // divides the sum by the number of parts.
 template <ReduceOp Op, typename T>
 void reduceStripe(T* acc, const std::vector<T*>& parts, int64_t base, int64_t len) {
   const T* first = parts[0] + base;
-  for (int64_t i = 0; i < len; ++i) acc[i] = first[i];
-  for (std::size_t j = 1; j < parts.size(); ++j) {
+  if (parts.size() == 1) {
+    std::copy(first, first + len, acc);
+    return;
+  }
+  const T* second = parts[1] + base;
+  for (int64_t i = 0; i < len; ++i) acc[i] = combine<Op>(first[i], second[i]);
+  for (std::size_t j = 2; j < parts.size(); ++j) {
     const T* part = parts[j] + base;
     for (int64_t i = 0; i < len; ++i) acc[i] = combine<Op>(acc[i], part[i]);
   }
   if constexpr (Op == ReduceOp::kAvg) {
-    T count = static_cast<T>(parts.size());
-    for (int64_t i = 0; i < len; ++i) acc[i] = static_cast<T>(acc[i] / count);
+    for (int64_t i = 0; i < len; ++i) acc[i] = average<Op>(acc[i], parts.size());
+  }
+}
+
+// Two members, the usual pair of data-parallel ranks on one host: one pass,
+// two loads and two stores per element, no partial result in between.
+template <ReduceOp Op, typename T>
+void reducePairIntoBoth(T* __restrict a, T* __restrict b, int64_t numel) {
+  for (int64_t i = 0; i < numel; ++i) {
+    T v = average<Op>(combine<Op>(a[i], b[i]), 2);
+    a[i] = v;
+    b[i] = v;
   }
 }
 
@@ -63,6 +87,7 @@ void reduceIntoTyped(T* out, const std::vector<T*>& parts, int64_t numel) {
 
 template <ReduceOp Op, typename T>
 void reduceIntoAllTyped(const std::vector<T*>& parts, int64_t numel) {
+  if (parts.size() == 2) return reducePairIntoBoth<Op>(parts[0], parts[1], numel);
   T acc[kStripe];
   for (int64_t base = 0; base < numel; base += kStripe) {
     int64_t len = std::min(kStripe, numel - base);
