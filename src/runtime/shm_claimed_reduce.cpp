@@ -21,7 +21,7 @@ constexpr int kHelperSpinPolls = 200;
 // a millisecond saves the futex wake-up when the last pieces are in flight.
 constexpr int kFinishSpinPolls = 20000;
 // A sleeping waiter wakes at least this often to check its deadline and peers.
-constexpr long kSleepSliceNs = 2'000'000;
+constexpr long kSleepSliceNs = 20'000'000;
 
 constexpr uint64_t kPieceMask = 0xffffffffu;
 
