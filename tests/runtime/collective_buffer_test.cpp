@@ -15,12 +15,6 @@ namespace {
 
 using testing::RankContext;
 
-std::vector<int> everyone(int worldSize) {
-  std::vector<int> ranks(worldSize);
-  for (int r = 0; r < worldSize; ++r) ranks[r] = r;
-  return ranks;
-}
-
 torch::Tensor rankData(int rank, int64_t numel, torch::ScalarType dtype) {
   torch::manual_seed(200 + rank);
   if (dtype == torch::kLong) return torch::randint(-1000, 1000, {numel}, torch::kLong);
@@ -81,9 +75,10 @@ void compareReduceScatter(Communicator& shm, Communicator& gloo, int rank, int n
 
 void compareWithGloo(const RankContext& ctx) {
   auto world = World::init();
-  std::shared_ptr<Communicator> shm = world->newGroup("over-shm", everyone(ctx.worldSize));
+  std::shared_ptr<Communicator> shm = world->newGroup("over-shm", testing::allRanks(ctx.worldSize));
   setenv("STRATA_SHM", "0", 1);
-  std::shared_ptr<Communicator> gloo = world->newGroup("over-gloo", everyone(ctx.worldSize));
+  std::shared_ptr<Communicator> gloo =
+      world->newGroup("over-gloo", testing::allRanks(ctx.worldSize));
   ASSERT_STREQ(shm->backend(), "gloo+shm");
   for (torch::ScalarType dtype : {torch::kFloat, torch::kDouble, torch::kLong})
     compareAllReduce(*shm, *gloo, ctx.rank, dtype);
@@ -108,7 +103,7 @@ TEST(CollectiveBuffer, InPlaceReductionsMatchGlooOnThreeProcesses) {
 void expectDisagreement(World& world, int worldSize, const std::string& name,
                         const std::function<void(Communicator&)>& call,
                         const std::vector<std::string>& parts) {
-  std::shared_ptr<Communicator> group = world.newGroup(name, everyone(worldSize));
+  std::shared_ptr<Communicator> group = world.newGroup(name, testing::allRanks(worldSize));
   try {
     call(*group);
     ADD_FAILURE() << name << ": the collective returned although the members disagreed";

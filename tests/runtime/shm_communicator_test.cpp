@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "multiprocess.h"
+#include "peer_failure_checks.h"
 #include "strata/runtime/error.h"
 #include "strata/runtime/world.h"
 
@@ -69,11 +70,10 @@ void compareGatherAndScatter(Communicator& shm, Communicator& gloo, int rank, in
 
 void compareWithGloo(const RankContext& ctx) {
   auto world = World::init();
-  std::vector<int> everyone(ctx.worldSize);
-  for (int r = 0; r < ctx.worldSize; ++r) everyone[r] = r;
-  std::shared_ptr<Communicator> shm = world->newGroup("over-shm", everyone);
+  std::shared_ptr<Communicator> shm = world->newGroup("over-shm", testing::allRanks(ctx.worldSize));
   setenv("STRATA_SHM", "0", 1);
-  std::shared_ptr<Communicator> gloo = world->newGroup("over-gloo", everyone);
+  std::shared_ptr<Communicator> gloo =
+      world->newGroup("over-gloo", testing::allRanks(ctx.worldSize));
   ASSERT_STREQ(shm->backend(), "gloo+shm");
   ASSERT_STREQ(gloo->backend(), "gloo");
   compareAllReduce(*shm, *gloo, ctx.rank);
@@ -99,56 +99,12 @@ TEST(SharedMemoryTransport, MatchesGlooOnThreeProcesses) {
 }
 
 TEST(SharedMemoryTransport, PeerThatExitsIsNamedWithinASecond) {
-  testing::MultiProcessOptions options;
-  options.commTimeoutSeconds = 60;
-  testing::runInProcesses(
-      2,
-      [](const RankContext& ctx) {
-        auto world = World::init();
-        torch::Tensor t = torch::ones({4});
-        world->comm().allReduce(t);
-        if (ctx.rank == 1) std::_Exit(0);
-        auto start = std::chrono::steady_clock::now();
-        try {
-          world->comm().allReduce(t);
-          ADD_FAILURE() << "all_reduce returned although the peer exited";
-        } catch (const PeerError& e) {
-          std::string message = e.what();
-          EXPECT_NE(message.find("all_reduce on group world"), std::string::npos) << message;
-          EXPECT_NE(message.find("group ranks 1 (exited)"), std::string::npos) << message;
-        }
-        EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
-      },
-      options);
+  testing::expectExitedPeerNamed([](Communicator&) { return torch::ones({4}); },
+                                 "group ranks 1 (exited)");
 }
 
 TEST(SharedMemoryTransport, StalledPeerTimesOutNamingIt) {
-  testing::MultiProcessOptions options;
-  options.commTimeoutSeconds = 2;
-  testing::runInProcesses(
-      2,
-      [](const RankContext& ctx) {
-        auto world = World::init();
-        torch::Tensor t = torch::ones({4});
-        world->comm().allReduce(t);
-        if (ctx.rank == 1) {
-          std::this_thread::sleep_for(std::chrono::seconds(4));
-          std::_Exit(0);
-        }
-        try {
-          world->comm().allReduce(t);
-          ADD_FAILURE() << "all_reduce returned although the peer stalled";
-        } catch (const TimeoutError& e) {
-          std::string message = e.what();
-          EXPECT_NE(message.find("timed out after 2 s waiting for group ranks 1"),
-                    std::string::npos)
-              << message;
-        }
-        // The group is out of step after a failed collective: later ones
-        // fail at once with the same cause.
-        EXPECT_THROW(world->comm().allReduce(t), TimeoutError);
-      },
-      options);
+  testing::expectStalledPeerTimesOut([](Communicator&) { return torch::ones({4}); });
 }
 
 }  // namespace

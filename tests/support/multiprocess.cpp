@@ -167,4 +167,10 @@ void runInProcesses(int worldSize, const std::function<void(const RankContext&)>
   }
 }
 
+std::vector<int> allRanks(int worldSize) {
+  std::vector<int> ranks(worldSize);
+  for (int r = 0; r < worldSize; ++r) ranks[r] = r;
+  return ranks;
+}
+
 }  // namespace strata::testing

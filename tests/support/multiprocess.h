@@ -48,6 +48,9 @@ std::vector<RankResult> runInProcessesRaw(int worldSize,
 void runInProcesses(int worldSize, const std::function<void(const RankContext&)>& body,
                     const MultiProcessOptions& options = {});
 
+// 0, 1, ..., worldSize - 1: the members of a group of every rank.
+std::vector<int> allRanks(int worldSize);
+
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int freePort();
 
