@@ -59,7 +59,9 @@ struct ClaimedOpSlot {
 };
 
 struct ClaimedOpRing {
-  static constexpr int kSlots = 8;
+  // Enough for the buckets of a large model to be in flight at once: a
+  // member arriving at op s waits for op s - kSlots to be over.
+  static constexpr int kSlots = 32;
   ClaimedOpSlot slots[kSlots];  // zeroed by the segment's creator
 };
 

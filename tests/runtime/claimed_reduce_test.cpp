@@ -18,10 +18,10 @@ namespace {
 
 using testing::RankContext;
 
-// More ops than the ring's 8 slots, each spanning a few 64 KiB pieces, so
+// More ops than the ring's 32 slots, each spanning two 64 KiB pieces, so
 // slots are reused while earlier ops are still unwaited.
-constexpr int kOps = 21;
-constexpr int64_t kOpNumel = 40009;
+constexpr int kOps = 70;
+constexpr int64_t kOpNumel = 20011;
 
 void manyInFlightMatchGloo(const RankContext& ctx, const char* helper) {
   setenv("STRATA_SHM_HELPER", helper, 1);
