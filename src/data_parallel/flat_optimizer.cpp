@@ -33,6 +33,24 @@ int64_t bytesOf(const std::vector<at::Tensor>& tensors) {
   return bytes;
 }
 
+std::string indexed(const char* name, size_t i) { return name + ("." + std::to_string(i)); }
+
+const at::Tensor& entry(const std::vector<NamedTensor>& saved, const std::string& name,
+                        at::IntArrayRef sizes) {
+  for (const NamedTensor& item : saved) {
+    if (item.name != name) continue;
+    if (item.tensor.sizes() != sizes) {
+      throw ConfigError("optimizer state '" + name + "' has " +
+                        std::to_string(item.tensor.numel()) + " elements in the saved state, " +
+                        std::to_string(c10::multiply_integers(sizes)) + " here");
+    }
+    return item.tensor;
+  }
+  throw ConfigError("the saved optimizer state lacks '" + name + "'");
+}
+
+at::Tensor counter(int64_t value) { return torch::tensor(value, torch::kLong); }
+
 }  // namespace
 
 FlatAdamW::FlatAdamW(AdamWConfig config) : config_(config) {
@@ -64,6 +82,25 @@ void FlatAdamW::update(size_t segment, at::Tensor& param, const at::Tensor& grad
 }
 
 int64_t FlatAdamW::stateBytes() const { return bytesOf(expAvg_) + bytesOf(expAvgSq_); }
+
+std::vector<NamedTensor> FlatAdamW::saveState() const {
+  std::vector<NamedTensor> state{{"step", counter(step_)}};
+  for (size_t i = 0; i < expAvg_.size(); ++i) {
+    state.push_back({indexed("exp_avg", i), expAvg_[i]});
+    state.push_back({indexed("exp_avg_sq", i), expAvgSq_[i]});
+  }
+  return state;
+}
+
+void FlatAdamW::loadState(const std::vector<NamedTensor>& saved) {
+  torch::NoGradGuard noGrad;
+  int64_t step = entry(saved, "step", {}).item<int64_t>();
+  for (size_t i = 0; i < expAvg_.size(); ++i) {
+    expAvg_[i].copy_(entry(saved, indexed("exp_avg", i), expAvg_[i].sizes()));
+    expAvgSq_[i].copy_(entry(saved, indexed("exp_avg_sq", i), expAvgSq_[i].sizes()));
+  }
+  step_ = step;
+}
 
 FlatSgd::FlatSgd(SgdConfig config) : config_(config) {
   requirePositive(config.lr, "SGD lr");
@@ -101,5 +138,24 @@ void FlatSgd::update(size_t segment, at::Tensor& param, const at::Tensor& grad) 
 }
 
 int64_t FlatSgd::stateBytes() const { return bytesOf(momentum_); }
+
+std::vector<NamedTensor> FlatSgd::saveState() const {
+  std::vector<int64_t> started(started_.begin(), started_.end());
+  std::vector<NamedTensor> state{{"started", torch::tensor(started, torch::kLong)}};
+  for (size_t i = 0; i < momentum_.size(); ++i) {
+    state.push_back({indexed("momentum", i), momentum_[i]});
+  }
+  return state;
+}
+
+void FlatSgd::loadState(const std::vector<NamedTensor>& saved) {
+  torch::NoGradGuard noGrad;
+  int64_t segments = static_cast<int64_t>(started_.size());
+  at::Tensor started = entry(saved, "started", {segments});
+  for (size_t i = 0; i < momentum_.size(); ++i) {
+    momentum_[i].copy_(entry(saved, indexed("momentum", i), momentum_[i].sizes()));
+  }
+  for (int64_t i = 0; i < segments; ++i) started_[i] = started[i].item<int64_t>() != 0;
+}
 
 }  // namespace strata::data_parallel

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <sstream>
 
+#include "strata/data_parallel/zero_optimizer.h"
+
 namespace strata::train {
 namespace {
 
@@ -70,14 +72,69 @@ void loadModule(torch::nn::Module& module, torch::serialize::InputArchive& archi
   }
 }
 
+std::string shardedKey(size_t group) { return "sharded_optimizer_" + std::to_string(group); }
+
+void writeOptimizers(const RankState& state, torch::serialize::OutputArchive& archive) {
+  if (state.optimizer) {
+    torch::serialize::OutputArchive optimizer;
+    state.optimizer->save(optimizer);
+    archive.write("optimizer", optimizer);
+  }
+  archive.write("sharded_optimizers", scalar(static_cast<int64_t>(state.shardedOptimizers.size())));
+  for (size_t g = 0; g < state.shardedOptimizers.size(); ++g) {
+    torch::serialize::OutputArchive sharded;
+    for (const auto& item : state.shardedOptimizers[g]->saveState())
+      sharded.write(item.name, item.tensor);
+    archive.write(shardedKey(g), sharded);
+  }
+}
+
+// Into the live state: each saved tensor is shape-checked and copied into
+// the one saveState() names, then the optimizer rereads its counters.
+void readShardedOptimizer(torch::serialize::InputArchive& archive, size_t group,
+                          data_parallel::ZeroOptimizer& optimizer, const std::string& origin) {
+  torch::serialize::InputArchive sharded;
+  archive.read(shardedKey(group), sharded);
+  std::vector<data_parallel::NamedTensor> state = optimizer.saveState();
+  for (auto& item : state)
+    readTensor(sharded, item.name, item.tensor, shardedKey(group) + ".", origin);
+  optimizer.loadState(state);
+}
+
+void readOptimizers(torch::serialize::InputArchive& archive, RankState& state,
+                    const std::string& origin) {
+  int64_t sharded = 0;
+  if (at::Tensor count; archive.try_read("sharded_optimizers", count))
+    sharded = count.item<int64_t>();
+  bool zeroHere = !state.shardedOptimizers.empty();
+  if (state.optimizer || zeroHere) {
+    if ((sharded > 0) != zeroHere) {
+      throw CheckpointError("checkpoint shard '" + origin + "' was saved by a run " +
+                            (sharded > 0 ? "with" : "without") + " ZeRO and this run is " +
+                            (zeroHere ? "with" : "without") + " it: resume with the same --zero");
+    }
+    if (zeroHere && sharded != static_cast<int64_t>(state.shardedOptimizers.size())) {
+      throw CheckpointError("checkpoint shard '" + origin + "' holds " + std::to_string(sharded) +
+                            " sharded optimizers, this run has " +
+                            std::to_string(state.shardedOptimizers.size()));
+    }
+  }
+  if (state.optimizer) {
+    torch::serialize::InputArchive optimizer;
+    archive.read("optimizer", optimizer);
+    state.optimizer->load(optimizer);
+  }
+  for (size_t g = 0; g < state.shardedOptimizers.size(); ++g)
+    readShardedOptimizer(archive, g, *state.shardedOptimizers[g], origin);
+}
+
 }  // namespace
 
 std::string serializeShard(const RankState& state) {
-  torch::serialize::OutputArchive archive, model, optimizer;
+  torch::serialize::OutputArchive archive, model;
   state.model->save(model);
-  state.optimizer->save(optimizer);
   archive.write("model", model);
-  archive.write("optimizer", optimizer);
+  writeOptimizers(state, archive);
   archive.write("lr_step", scalar(state.lr.step));
   archive.write("data_epoch", scalar(state.data.epoch));
   archive.write("data_batch", scalar(state.data.batch));
@@ -89,12 +146,11 @@ std::string serializeShard(const RankState& state) {
 
 void parseShard(const std::string& bytes, const std::string& origin, RankState& state) {
   try {
-    torch::serialize::InputArchive archive, model, optimizer;
+    torch::serialize::InputArchive archive, model;
     archive.load_from(bytes.data(), bytes.size());
     archive.read("model", model);
-    archive.read("optimizer", optimizer);
     loadModule(*state.model, model, "", origin);
-    if (state.optimizer) state.optimizer->load(optimizer);  // null: model only (generation)
+    readOptimizers(archive, state, origin);  // none: model only (generation)
     state.lr.step = readScalar(archive, "lr_step");
     state.data = {readScalar(archive, "data_epoch"), readScalar(archive, "data_batch")};
     at::Tensor rng;

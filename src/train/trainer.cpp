@@ -114,11 +114,6 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
   // (the config itself in validated()), on every rank alike, before the first
   // collective.
   checkPrecisionSupported(config_.train.precision);
-  if (config_.parallel.zero && !config_.checkpoint.dir.empty()) {
-    throw ConfigError(
-        "checkpoints of ZeRO-1 runs are not supported yet (the sharded optimizer state has no "
-        "checkpoint format): drop --zero or --checkpoint-dir");
-  }
   DataSplit data = makeDataSplit(config_);
   setIntraOpThreads(static_cast<int>(config_.train.threads));
   torch::manual_seed(static_cast<uint64_t>(config_.train.seed));
@@ -272,9 +267,20 @@ std::vector<pipeline::TraceEvent> Trainer::gatherLastTrace() const {
   return pipeline::gatherEvents(*state_->groups.pp, state_->pipeline->lastStep().events);
 }
 
+RankState Trainer::rankState() const {
+  const State& s = *state_;
+  RankState rank;
+  rank.model = s.model.ptr().get();
+  rank.optimizer = s.optimizer.get();
+  for (const auto& zero : s.zero) rank.shardedOptimizers.push_back(zero.get());
+  rank.lr = lr_.state();
+  rank.data = s.trainData->position();
+  return rank;
+}
+
 void Trainer::saveCheckpoint() {
   State& s = *state_;
-  RankState rank{s.model.ptr().get(), s.optimizer.get(), lr_.state(), s.trainData->position()};
+  RankState rank = rankState();
   train::saveCheckpoint(config_.checkpoint.dir, stepsDone(), s.layout, configToToml(config_), rank,
                         world_->comm());
 }
@@ -283,7 +289,7 @@ bool Trainer::resumeFromLatest() {
   State& s = *state_;
   std::optional<std::string> latest = findLatestComplete(config_.checkpoint.dir);
   if (!latest) return false;
-  RankState rank{s.model.ptr().get(), s.optimizer.get(), {}, {}};
+  RankState rank = rankState();
   loadCheckpoint(*latest, s.layout, world_->rank(), rank);
   lr_.restore(rank.lr);
   s.trainData->seek(rank.data);

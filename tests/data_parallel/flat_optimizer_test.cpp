@@ -84,6 +84,56 @@ TEST(FlatSgd, EqualsTorchSgdWithMomentumAndNesterov) {
   }
 }
 
+// Two updates, then the state moves to a fresh optimizer (deep copies, as a
+// checkpoint would): the next updates of both are equal, bit for bit.
+void expectStateCarriesOver(FlatOptimizer& original, FlatOptimizer& restored) {
+  torch::manual_seed(5);
+  auto type = torch::TensorOptions(torch::kFloat);
+  original.allocate(kCuts, type);
+  restored.allocate(kCuts, type);
+  std::vector<torch::Tensor> a, b;
+  for (int64_t n : kCuts) a.push_back(torch::randn({n}));
+  for (const auto& t : a) b.push_back(t.clone());
+  auto update = [](FlatOptimizer& opt, std::vector<torch::Tensor>& params) {
+    opt.beginStep();
+    for (size_t s = 0; s < params.size(); ++s) {
+      torch::manual_seed(10 + static_cast<int>(s));
+      opt.update(s, params[s], torch::randn_like(params[s]));
+    }
+  };
+  update(original, a);
+  update(original, a);
+  std::vector<NamedTensor> saved = original.saveState();
+  for (auto& item : saved) item.tensor = item.tensor.clone();
+  restored.loadState(saved);
+  for (size_t s = 0; s < a.size(); ++s) b[s].copy_(a[s]);
+  update(original, a);
+  update(restored, b);
+  for (size_t s = 0; s < a.size(); ++s) EXPECT_TRUE(torch::equal(a[s], b[s])) << "segment " << s;
+}
+
+TEST(FlatOptimizer, SavedStateLoadsIntoAFreshOptimizer) {
+  FlatAdamW adam({}), freshAdam({});
+  expectStateCarriesOver(adam, freshAdam);
+  SgdConfig momentum{0.1, 0.9, 0, 0, true};
+  FlatSgd sgd(momentum), freshSgd(momentum);
+  expectStateCarriesOver(sgd, freshSgd);
+}
+
+TEST(FlatOptimizer, StateOfAnotherShapeIsNamed) {
+  FlatAdamW saved({}), other({});
+  saved.allocate({4, 5}, torch::kFloat);
+  other.allocate({4, 6}, torch::kFloat);
+  try {
+    other.loadState(saved.saveState());
+    ADD_FAILURE() << "state of another shape loaded";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("'exp_avg.1' has 5 elements in the saved state, 6 here"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(FlatOptimizer, RejectsBadHyperParameters) {
   AdamWConfig adam;
   adam.beta2 = 1.0;

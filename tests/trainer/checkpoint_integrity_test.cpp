@@ -98,5 +98,27 @@ TEST(TrainerCheckpoint, HalfWrittenSavesAreSkipped) {
   removeSharedDir(dir);
 }
 
+// The optimizer state of a ZeRO run is sharded and that of a plain run is
+// not: neither loads into the other.
+TEST(TrainerCheckpoint, ZeroAndPlainCheckpointsDoNotMix) {
+  for (bool savedWithZero : {true, false}) {
+    std::string dir = sharedDir(savedWithZero ? "zerotoplain" : "plaintozero");
+    TrainConfig config = checkpointedConfig(dir);
+    config.parallel.zero = savedWithZero;
+    {
+      Trainer trainer(config, singleProcessWorld());
+      trainSteps(trainer, 1);
+      trainer.saveCheckpoint();
+    }
+    config.parallel.zero = !savedWithZero;
+    expectResumeFails(config,
+                      {shardOf(dir, 1),
+                       savedWithZero ? "saved by a run with ZeRO and this run is without it"
+                                     : "saved by a run without ZeRO and this run is with it",
+                       "resume with the same --zero"});
+    removeSharedDir(dir);
+  }
+}
+
 }  // namespace
 }  // namespace strata::train::testing

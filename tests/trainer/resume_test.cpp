@@ -4,8 +4,8 @@
 // kTotal steps straight; one trains kSavedAt steps, saves, makes one more
 // step that no checkpoint holds and ends; one resumes from the latest
 // checkpoint and trains to kTotal. The resumed losses must equal the
-// uninterrupted ones exactly: model, AdamW moments, LR schedule and data
-// position all come back.
+// uninterrupted ones exactly: model, AdamW moments (sharded ones under ZeRO),
+// LR schedule and data position all come back.
 #include <gtest/gtest.h>
 
 #include "trainer_test_util.h"
@@ -78,6 +78,14 @@ TEST(TrainerResume, Pp2EqualsUninterrupted) {
   TrainConfig config = tinyConfig();
   config.parallel.pp = 2;
   expectResumeEqualsUninterrupted("resumepp2", config, 2);
+}
+
+// Under ZeRO-1 each dp rank restores its own shard of both sharded AdamWs.
+TEST(TrainerResume, Dp2ZeroEqualsUninterrupted) {
+  TrainConfig config = tinyConfig();
+  config.parallel.dp = 2;
+  config.parallel.zero = true;
+  expectResumeEqualsUninterrupted("resumezero", config, 2);
 }
 
 }  // namespace

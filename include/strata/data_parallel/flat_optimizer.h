@@ -6,12 +6,15 @@
 //
 // Nothing blocks or communicates. allocate() throws ConfigError for bad
 // hyper-parameters; update() expects 1-D tensors of the allocated segment size.
+// saveState() / loadState() carry a rank's state through a checkpoint.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <vector>
+
+#include "strata/data_parallel/replica_sync.h"
 
 namespace strata::data_parallel {
 
@@ -29,6 +32,12 @@ class FlatOptimizer {
   virtual int64_t stateBytes() const = 0;
   // For learning-rate schedules: the rate of the next update() calls.
   virtual void setLearningRate(double lr) = 0;
+  // Checkpointing: this rank's state by name ("exp_avg.3", "step", ...);
+  // the tensors alias the live state, counters are fresh copies.
+  virtual std::vector<NamedTensor> saveState() const = 0;
+  // Restores what saveState() returned; ConfigError names an entry that is
+  // missing or has another shape.
+  virtual void loadState(const std::vector<NamedTensor>& saved) = 0;
 };
 
 struct AdamWConfig {
@@ -51,6 +60,8 @@ class FlatAdamW : public FlatOptimizer {
   void update(size_t segment, at::Tensor& param, const at::Tensor& grad) override;
   int64_t stateBytes() const override;
   void setLearningRate(double lr) override { config_.lr = lr; }
+  std::vector<NamedTensor> saveState() const override;
+  void loadState(const std::vector<NamedTensor>& saved) override;
 
  private:
   AdamWConfig config_;
@@ -76,6 +87,8 @@ class FlatSgd : public FlatOptimizer {
   void update(size_t segment, at::Tensor& param, const at::Tensor& grad) override;
   int64_t stateBytes() const override;
   void setLearningRate(double lr) override { config_.lr = lr; }
+  std::vector<NamedTensor> saveState() const override;
+  void loadState(const std::vector<NamedTensor>& saved) override;
 
  private:
   SgdConfig config_;

@@ -40,6 +40,10 @@ class ZeroOptimizer {
   int stage() const;
   // Optimizer state held by this rank.
   int64_t stateBytes() const { return optimizer_->stateBytes(); }
+  // This rank's shard of the optimizer state, for checkpoints (the
+  // parameters themselves are the model's); see FlatOptimizer.
+  std::vector<NamedTensor> saveState() const { return optimizer_->saveState(); }
+  void loadState(const std::vector<NamedTensor>& saved) { optimizer_->loadState(saved); }
 
  private:
   void gatherParameters();

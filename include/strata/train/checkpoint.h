@@ -13,8 +13,9 @@
 //
 // A shard is a LibTorch archive (torch::serialize::OutputArchive, the format
 // of torch::save) holding the model's parameters and buffers, the
-// optimizer's state as LibTorch's own optimizer serialisation writes it,
-// the LR-schedule step, the data position and the default CPU generator's
+// optimizer's state as LibTorch's own optimizer serialisation writes it (or,
+// under ZeRO, this rank's shard of each sharded optimizer's state), the
+// LR-schedule step, the data position and the default CPU generator's
 // state. Using LibTorch's archive rather than our own format keeps the
 // optimizer state in the layout LibTorch itself reads back, for every
 // optimizer, across LibTorch versions. The SHA-256 is over the whole shard
@@ -50,6 +51,9 @@ class Optimizer;
 namespace strata {
 class Communicator;
 }
+namespace strata::data_parallel {
+class ZeroOptimizer;
+}
 
 namespace strata::train {
 
@@ -58,12 +62,15 @@ class CheckpointError : public Error {
   using Error::Error;
 };
 
-// What one rank saves and restores. The pointers must outlive the call.
+// What one rank saves and restores. The pointers must outlive the call. A
+// run has `optimizer` or, under ZeRO, `shardedOptimizers`; a checkpoint of
+// one kind does not load into a run of the other (CheckpointError).
 struct RankState {
   torch::nn::Module* model = nullptr;
   torch::optim::Optimizer* optimizer = nullptr;
   LrState lr;
   DataPosition data;
+  std::vector<data_parallel::ZeroOptimizer*> shardedOptimizers = {};
 };
 
 struct ShardRecord {

@@ -25,6 +25,7 @@
 #include "strata/models/gpt.h"
 #include "strata/runtime/world.h"
 #include "strata/train/batch_reader.h"
+#include "strata/train/checkpoint.h"
 #include "strata/train/config.h"
 #include "strata/train/lr_schedule.h"
 
@@ -84,6 +85,9 @@ class Trainer {
   void syncGradients();
   void optimizerStep();
   void zeroGradients();
+  // What a checkpoint of this rank holds: model, optimizer (or ZeRO shards),
+  // LR step and data position.
+  RankState rankState() const;
 
   TrainConfig config_;
   std::shared_ptr<World> world_;
