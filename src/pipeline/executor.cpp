@@ -48,6 +48,16 @@ std::vector<Action> dependencyOrder(const schedule::Schedule& schedule) {
 
 int64_t bytesOf(const at::Tensor& tensor) { return tensor.numel() * tensor.element_size(); }
 
+// The forward actions of `order`, in its order. No forward waits on a
+// backward, so the projection of a valid order is valid, and every rank
+// reaches each of its forwards no later than in the full schedule.
+std::vector<Action> forwardsOf(const std::vector<Action>& order) {
+  std::vector<Action> forwards;
+  for (const Action& action : order)
+    if (action.kind == ActionKind::kForward) forwards.push_back(action);
+  return forwards;
+}
+
 }  // namespace
 
 // What a (stage, micro-batch) keeps between its forward and its backward.
@@ -69,6 +79,7 @@ struct Executor::StepState {
   int64_t peakStashBytes = 0;
   double actionStart = 0;  // moved past every wait, so actions time compute only
   std::vector<TraceEvent> events;
+  bool forwardOnly = false;  // evaluate(): nothing is kept for a backward
 
   void hold(Stashed& entry, int64_t bytes) {
     entry.bytes = bytes;
@@ -94,6 +105,7 @@ Executor::Executor(schedule::Schedule schedule, std::vector<Stage>& stages,
   validateOrThrow(schedule_);
   adoptStages(stages, schedule_.stagesOn(rank_));
   order_ = schedule_.actions(rank_);
+  forwardOrder_ = forwardsOf(order_);
 }
 
 Executor::Executor(schedule::Schedule schedule, std::vector<Stage>& stages, ExecutorOptions options)
@@ -103,6 +115,7 @@ Executor::Executor(schedule::Schedule schedule, std::vector<Stage>& stages, Exec
   for (int s = 0; s < schedule_.stages(); ++s) everyStage[s] = s;
   adoptStages(stages, everyStage);
   order_ = dependencyOrder(schedule_);
+  forwardOrder_ = forwardsOf(order_);
 }
 
 void Executor::adoptStages(std::vector<Stage>& stages, const std::vector<int>& expected) {
@@ -129,7 +142,8 @@ Executor::~Executor() = default;
 
 Stage& Executor::stage(int index) { return *stages_.at(index); }
 
-StepResult Executor::step(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn) {
+void Executor::prepare(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn,
+                       StepState& state) const {
   int m = schedule_.microbatches();
   if (!input.defined() || !target.defined() || input.dim() == 0 || target.dim() == 0) {
     throw ConfigError("pipeline step needs a defined input and target with a batch dimension");
@@ -140,24 +154,42 @@ StepResult Executor::step(const at::Tensor& input, const at::Tensor& target, con
                       std::to_string(target.size(0)) + " targets does not split into " +
                       std::to_string(m) + " equal micro-batches");
   }
-  StepState state;
   state.inputs = input.chunk(m, 0);
   state.targets = target.chunk(m, 0);
   state.lossFn = &lossFn;
-  links_->beginStep(order_, [this](int s) { return stage(s).device(); });
-  for (const Action& action : order_) runAction(action, state);
-  links_->flush();
+}
 
+void Executor::run(const std::vector<Action>& order, StepState& state) {
+  links_->beginStep(order, [this](int s) { return stage(s).device(); });
+  for (const Action& action : order) runAction(action, state);
+  links_->flush();
+}
+
+double Executor::lossOnEveryRank(double lossSum) {
+  if (!pp_ || pp_->size() == 1) return lossSum;
+  at::Tensor loss = torch::full({1}, lossSum, torch::kFloat64);
+  pp_->broadcast(loss, schedule_.rankOf(schedule_.stages() - 1));
+  return loss.item<double>();
+}
+
+StepResult Executor::step(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn) {
+  StepState state;
+  prepare(input, target, lossFn, state);
+  run(order_, state);
   StepResult result;
-  result.loss = state.lossSum;
-  if (pp_ && pp_->size() > 1) {
-    at::Tensor loss = torch::full({1}, state.lossSum, torch::kFloat64);
-    pp_->broadcast(loss, schedule_.rankOf(schedule_.stages() - 1));
-    result.loss = loss.item<double>();
-  }
+  result.loss = lossOnEveryRank(state.lossSum);
   result.peakStashBytes = state.peakStashBytes;
   result.events = std::move(state.events);
   return result;
+}
+
+double Executor::evaluate(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn) {
+  StepState state;
+  prepare(input, target, lossFn, state);
+  state.forwardOnly = true;
+  torch::NoGradGuard noGrad;
+  run(forwardOrder_, state);
+  return lossOnEveryRank(state.lossSum);
 }
 
 void Executor::runAction(const Action& action, StepState& state) {
@@ -212,7 +244,9 @@ void Executor::forward(const Action& action, StepState& state) {
 
   int64_t activationBytes = 0;
   at::Tensor output;
-  if (checkpoint_[s]) {
+  if (state.forwardOnly) {
+    output = current.forward(entry.input);
+  } else if (checkpoint_[s]) {
     torch::NoGradGuard noGrad;
     output = current.forward(entry.input);
     activationBytes = bytesOf(entry.input);
@@ -225,6 +259,7 @@ void Executor::forward(const Action& action, StepState& state) {
   } else {
     links_->send(output, s, action.microbatch, Flow::kActivation);
   }
+  if (state.forwardOnly) return;
   if (!checkpoint_[s]) entry.output = output;
   auto key = std::make_pair(s, action.microbatch);
   state.hold(state.stash[key] = std::move(entry), activationBytes);

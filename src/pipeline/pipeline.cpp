@@ -131,6 +131,10 @@ double Pipeline::step(const at::Tensor& input, const at::Tensor& target, const L
   return lastStep_.loss;
 }
 
+double Pipeline::evaluate(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn) {
+  return executor_->evaluate(input, target, lossFn);
+}
+
 std::vector<at::Tensor> Pipeline::parameters() const {
   std::vector<at::Tensor> result;
   for (const Stage& stage : stages_) {

@@ -253,11 +253,12 @@ double Trainer::evaluate(int64_t batches) {
   s.model->eval();
   s.validationData->seek(DataPosition{});
   double sum = 0;
+  PrecisionGuard precision(config_.train.precision);
   for (int64_t i = 0; i < batches; ++i) {
-    sum += runBatch(s.validationData->next());
+    Batch batch = s.validationData->next();
+    sum += s.pipeline->evaluate(batch.input, batch.target, s.lossFn);
   }
   s.model->train();
-  zeroGradients();
   at::Tensor loss = torch::full({1}, sum / static_cast<double>(batches), torch::kDouble);
   s.groups.dp->allReduce(loss, ReduceOp::kAvg);
   return loss.item<double>();

@@ -78,6 +78,7 @@ TEST(PipelineInProcess, MatchesSerialForEverySchedule) {
       Pipeline pipe(model, cpus(p), config.options());
       Trained piped = trainPipelined(pipe, model, batch);
       expectMatchesSerial(pipe, piped, serial, "in-process " + config.describe(p));
+      expectEvaluateMatchesSerial(pipe, serial, batch, "in-process " + config.describe(p));
     }
   }
 }

@@ -26,8 +26,9 @@ void trainMatrix(const RankContext& ctx) {
     torch::nn::Sequential model = makeMlp(kSeed);
     Pipeline pipe(model, groups, config.options());
     Trained piped = trainPipelined(pipe, model, batch);
-    expectMatchesSerial(pipe, piped, serial,
-                        "rank " + std::to_string(ctx.rank) + " " + config.describe(ctx.worldSize));
+    std::string what = "rank " + std::to_string(ctx.rank) + " " + config.describe(ctx.worldSize);
+    expectMatchesSerial(pipe, piped, serial, what);
+    expectEvaluateMatchesSerial(pipe, serial, batch, what);
   }
 }
 

@@ -113,6 +113,28 @@ inline void expectMatchesSerial(const Pipeline& pipe, const Trained& piped, cons
 }
 
 // One configuration of the parallel-equals-serial matrix.
+// Forward-only evaluation of the trained pipeline gives the trained serial
+// model's loss on a fresh batch, on every rank, and leaves every gradient as
+// the last training step left it.
+inline void expectEvaluateMatchesSerial(Pipeline& pipe, const Trained& serial, int64_t batch,
+                                        const std::string& what) {
+  auto [x, t] = batchFor(kSteps, batch);
+  torch::nn::Sequential reference = serial.model;  // a handle to the same module
+  double expected;
+  {
+    torch::NoGradGuard noGrad;
+    expected = mseLoss(reference->forward(x), t).item<double>();
+  }
+  std::vector<torch::Tensor> grads;
+  for (const torch::Tensor& p : pipe.parameters()) grads.push_back(p.grad().clone());
+  double loss = pipe.evaluate(x, t, mseLoss);
+  EXPECT_NEAR(loss, expected, 1e-5 * std::max(std::abs(expected), 1e-6)) << what << ": evaluate";
+  std::vector<torch::Tensor> params = pipe.parameters();
+  for (size_t i = 0; i < params.size(); ++i) {
+    EXPECT_TRUE(torch::equal(params[i].grad(), grads[i])) << what << ": evaluate changed a grad";
+  }
+}
+
 struct Config {
   Config(std::string schedule, int microbatches, int virtualStages = 1,
          std::vector<int> layersPerStage = {}, bool checkpoint = false,

@@ -73,6 +73,10 @@ class Executor {
   ~Executor();
 
   StepResult step(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn);
+  // Forward only (evaluation): the schedule's F actions in its order, under
+  // no-grad, keeping nothing for a backward; no gradient changes. Returns the
+  // mean loss over the batch, on every rank. Blocks and throws as step().
+  double evaluate(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn);
 
   const schedule::Schedule& schedule() const { return schedule_; }
 
@@ -81,6 +85,12 @@ class Executor {
   struct StepState;
 
   void adoptStages(std::vector<Stage>& stages, const std::vector<int>& expected);
+  // Checks the batch (ConfigError) and cuts it into micro-batches.
+  void prepare(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn,
+               StepState& state) const;
+  void run(const std::vector<schedule::Action>& order, StepState& state);
+  // The last stage's rank broadcasts the loss over pp.
+  double lossOnEveryRank(double lossSum);
   void runAction(const schedule::Action& action, StepState& state);
   // Runs `receive`, recording the time as a wait for a peer.
   template <typename Receive>
@@ -99,6 +109,7 @@ class Executor {
   schedule::Schedule schedule_;
   std::map<int, Stage*> stages_;
   std::vector<schedule::Action> order_;
+  std::vector<schedule::Action> forwardOrder_;  // order_'s F actions: evaluate()
   std::vector<bool> checkpoint_;
   std::unique_ptr<StageLinks> links_;
   std::shared_ptr<Communicator> pp_;

@@ -74,6 +74,9 @@ class Pipeline {
   // micro-batch per the schedule, gradients accumulated in .grad. Returns the
   // batch's mean loss, on every rank.
   double step(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn);
+  // Forward only, for evaluation: the mean loss over the batch on every rank,
+  // no gradients touched (Executor::evaluate).
+  double evaluate(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn);
 
   std::vector<at::Tensor> parameters() const;  // of this process's stages
   const std::vector<Stage>& stages() const { return stages_; }

@@ -55,8 +55,7 @@ class Trainer {
 
   StepReport step();
   // Mean validation loss over `batches` global batches of the validation
-  // split, the same on every rank. Runs the pipeline's forward and backward
-  // (the executor has no forward-only mode) and discards the gradients.
+  // split, the same on every rank: forward only, gradients untouched.
   double evaluate(int64_t batches);
 
   // Writes a checkpoint of the current step (collective).
