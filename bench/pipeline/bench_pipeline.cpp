@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "bench_ranks.h"
+#include "heavy_first_model.h"
 #include "strata/pipeline/pipeline.h"
 #include "strata/pipeline/trace.h"
 #include "strata/runtime/world.h"
@@ -51,26 +52,6 @@ torch::nn::Sequential makeMlp() {
     if (i) model->push_back(torch::nn::ReLU());
     model->push_back(torch::nn::Linear(kWidth, kWidth));
   }
-  return model;
-}
-
-// x = tanh(W x) applied `repeats` times: layer 0 costs ten times the others.
-struct RepeatedLinearImpl : torch::nn::Module {
-  RepeatedLinearImpl(int64_t width, int repeats)
-      : linear(register_module("linear", torch::nn::Linear(width, width))), repeats(repeats) {}
-  torch::Tensor forward(torch::Tensor x) {
-    for (int i = 0; i < repeats; ++i) x = torch::tanh(linear(x));
-    return x;
-  }
-  torch::nn::Linear linear;
-  int repeats;
-};
-TORCH_MODULE(RepeatedLinear);
-
-torch::nn::Sequential makeHeavyFirstModel() {
-  torch::manual_seed(0);
-  torch::nn::Sequential model;
-  for (int i = 0; i < 8; ++i) model->push_back(RepeatedLinear(kHeavyWidth, i == 0 ? 10 : 1));
   return model;
 }
 
@@ -224,7 +205,8 @@ void benchPartition(const ParallelGroups& groups) {
     options.microbatches = kMicrobatches;
     options.autoPartition = automatic;
     options.profileInput = torch::randn({kMicrobatchRows, kHeavyWidth});
-    Measured measured = runTimed(makeHeavyFirstModel(), kHeavyWidth, groups, options);
+    Measured measured =
+        runTimed(strata::testing::heavyFirstModel(0, kHeavyWidth), kHeavyWidth, groups, options);
     if (groups.pp->rank() != 0) continue;
     bench::emitJson(std::string("{\"bench\":\"partition_balance\",\"method\":\"") +
                     (automatic ? "auto" : "equal") +

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "heavy_first_model.h"
 #include "pipeline_fixtures.h"
 #include "strata/pipeline/pipeline.h"
 #include "strata/pipeline/profiler.h"
@@ -99,28 +100,8 @@ TEST(PipelineInProcess, CheckpointingStashesOnlyStageInputs) {
   EXPECT_GT(plain.lastStep().peakStashBytes, 2 * checkpointed.lastStep().peakStashBytes);
 }
 
-// Layer 0 runs its Linear ten times, the others once.
-struct RepeatedLinearImpl : torch::nn::Module {
-  RepeatedLinearImpl(int64_t width, int repeats)
-      : linear(register_module("linear", torch::nn::Linear(width, width))), repeats(repeats) {}
-  torch::Tensor forward(torch::Tensor x) {
-    for (int i = 0; i < repeats; ++i) x = torch::tanh(linear(x));
-    return x;
-  }
-  torch::nn::Linear linear;
-  int repeats;
-};
-TORCH_MODULE(RepeatedLinear);
-
-torch::nn::Sequential heavyFirstModel() {
-  torch::manual_seed(kSeed);
-  torch::nn::Sequential model;
-  for (int i = 0; i < 8; ++i) model->push_back(RepeatedLinear(64, i == 0 ? 10 : 1));
-  return model;
-}
-
 TEST(PipelineAutoPartition, BeatsEqualCountsOnAHeavyLayer) {
-  torch::nn::Sequential model = heavyFirstModel();
+  torch::nn::Sequential model = strata::testing::heavyFirstModel(kSeed, 64);
   torch::Tensor sample = torch::randn({256, 64});
   std::vector<plan::LayerCost> costs =
       toLayerCosts(profileLayers(layersOf(model), sample, at::kCPU), 1);
