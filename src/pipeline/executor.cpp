@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <set>
 
+#include "forward_replay.h"
 #include "stage_links.h"
 #include "strata/runtime/error.h"
 #include "strata/schedule/error.h"
@@ -67,6 +69,7 @@ struct Executor::Stashed {
   at::Tensor output;      // y_m, or loss_m on the last stage; undefined while checkpointed
   at::Tensor outputGrad;  // dL/dy_m, kept from I until W
   int64_t bytes = 0;      // activation bytes this entry holds
+  std::optional<ForwardReplay> replay;  // checkpointed: what the recompute must see
 };
 
 struct Executor::StepState {
@@ -248,6 +251,7 @@ void Executor::forward(const Action& action, StepState& state) {
     output = current.forward(entry.input);
   } else if (checkpoint_[s]) {
     torch::NoGradGuard noGrad;
+    entry.replay.emplace(current);
     output = current.forward(entry.input);
     activationBytes = bytesOf(entry.input);
   } else {
@@ -265,11 +269,13 @@ void Executor::forward(const Action& action, StepState& state) {
   state.hold(state.stash[key] = std::move(entry), activationBytes);
 }
 
-// Recomputes a checkpointed stage's forward with grad enabled.
+// Recomputes a checkpointed stage's forward with grad enabled, replaying the
+// random state and buffers its first forward saw (forward_replay.h).
 void Executor::ensureOutput(const Action& action, Stashed& stashed, const StepState& state) {
   if (stashed.output.defined()) return;
   torch::AutoGradMode withGrad(true);
-  at::Tensor output = stage(action.stage).forward(stashed.input);
+  at::Tensor output =
+      stashed.replay->replay([&] { return stage(action.stage).forward(stashed.input); });
   if (isLast(action.stage)) {
     output = (*state.lossFn)(output, stashed.target) / schedule_.microbatches();
   }

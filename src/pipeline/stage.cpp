@@ -34,4 +34,12 @@ std::vector<at::Tensor> Stage::parameters() const {
   return result;
 }
 
+std::vector<at::Tensor> Stage::buffers() const {
+  std::vector<at::Tensor> result;
+  for (const torch::nn::AnyModule& layer : layers_) {
+    for (const at::Tensor& buffer : layer.ptr()->buffers()) result.push_back(buffer);
+  }
+  return result;
+}
+
 }  // namespace strata::pipeline

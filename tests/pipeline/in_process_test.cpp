@@ -100,6 +100,55 @@ TEST(PipelineInProcess, CheckpointingStashesOnlyStageInputs) {
   EXPECT_GT(plain.lastStep().peakStashBytes, 2 * checkpointed.lastStep().peakStashBytes);
 }
 
+// Dropout and batch norm: layers whose forward reads more than its input.
+torch::nn::Sequential noisyModel() {
+  torch::manual_seed(kSeed);
+  torch::nn::Sequential model;
+  model->push_back(torch::nn::Linear(kWidth, kWidth));
+  model->push_back(torch::nn::Dropout(0.5));
+  model->push_back(torch::nn::BatchNorm1d(kWidth));
+  model->push_back(torch::nn::Tanh());
+  model->push_back(torch::nn::Linear(kWidth, kWidth));
+  model->push_back(torch::nn::Dropout(0.3));
+  model->push_back(torch::nn::Linear(kWidth, kWidth));
+  return model;
+}
+
+struct NoisyStep {
+  double loss;
+  std::vector<torch::Tensor> grads, buffers;
+};
+
+NoisyStep noisyStep(bool checkpoint) {
+  torch::nn::Sequential model = noisyModel();
+  PipelineOptions options;
+  options.schedule = "gpipe";  // every forward runs before the first recompute
+  options.microbatches = 4;
+  options.checkpointActivations = checkpoint;
+  Pipeline pipe(model, cpus(2), options);
+  auto [x, t] = batchFor(0, 8);
+  torch::manual_seed(99);
+  NoisyStep result{pipe.step(x, t, mseLoss), {}, {}};
+  for (const auto& p : model->parameters()) result.grads.push_back(p.grad().clone());
+  for (const auto& b : model->buffers()) result.buffers.push_back(b.clone());
+  return result;
+}
+
+// The recompute draws the masks the first forward drew and does not update
+// the batch-norm statistics a second time, so checkpointing changes nothing.
+TEST(PipelineInProcess, CheckpointingReplaysDropoutMasksAndBuffers) {
+  NoisyStep plain = noisyStep(false), checkpointed = noisyStep(true);
+  EXPECT_EQ(checkpointed.loss, plain.loss);
+  ASSERT_EQ(checkpointed.grads.size(), plain.grads.size());
+  for (size_t i = 0; i < plain.grads.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(checkpointed.grads[i], plain.grads[i], 1e-6, 1e-7))
+        << "gradient " << i;
+  }
+  for (size_t i = 0; i < plain.buffers.size(); ++i) {
+    EXPECT_TRUE(torch::equal(checkpointed.buffers[i], plain.buffers[i])) << "buffer " << i;
+  }
+}
+
 TEST(PipelineAutoPartition, BeatsEqualCountsOnAHeavyLayer) {
   torch::nn::Sequential model = strata::testing::heavyFirstModel(kSeed, 64);
   torch::Tensor sample = torch::randn({256, 64});

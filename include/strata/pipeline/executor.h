@@ -44,8 +44,9 @@ struct ExecutorOptions {
   // Stage indices whose forward runs under no-grad, keeping only the stage
   // input; backward recomputes the forward with grad first (activation
   // checkpointing: memory of one input instead of every layer's output, for
-  // one extra forward). The recompute replays the layers as they are, so it
-  // assumes deterministic layers: dropout would draw a different mask.
+  // one extra forward). The recompute sees the random generator state and
+  // module buffers the first forward saw, so dropout draws the same masks
+  // and counters or statistics are not advanced twice (forward_replay.h).
   std::vector<int> checkpointStages;
   bool trace = false;  // record a TraceEvent per action and per wait
 };

@@ -32,6 +32,8 @@ class Stage {
   at::Tensor forward(const at::Tensor& input, int64_t* activationBytes = nullptr) const;
   // The parameters that take gradients, in layer order.
   std::vector<at::Tensor> parameters() const;
+  // Every layer's buffers, in layer order.
+  std::vector<at::Tensor> buffers() const;
 
  private:
   int index_;
