@@ -60,6 +60,58 @@ TEST(ClaimedAllReduce, ManyInFlightReducedByWaitersOnlyMatchGloo) {
   testing::runInProcesses(3, [](const RankContext& ctx) { manyInFlightMatchGloo(ctx, "never"); });
 }
 
+// In-place all-reduces interleaved with staged all-reduces and all-gathers of
+// ordinary tensors (as tensor-parallel traffic mixes with data-parallel
+// buckets), in a random order that every rank draws alike, waited in batches.
+void mixedWithStagedMatchGloo(const RankContext& ctx) {
+  setenv("STRATA_SHM_HELPER", "always", 1);
+  auto world = World::init();
+  std::shared_ptr<Communicator> shm = world->newGroup("mixed", testing::allRanks(ctx.worldSize));
+  setenv("STRATA_SHM", "0", 1);
+  std::shared_ptr<Communicator> gloo = world->newGroup("gloo", testing::allRanks(ctx.worldSize));
+  constexpr int kBatch = 12;
+  torch::Tensor buffer = shm->allocateCollectiveBuffer(kBatch * kOpNumel, {});
+  for (int round = 0; round < 4; ++round) {
+    torch::manual_seed(500 + round);  // the same op sequence on every rank
+    torch::Tensor kinds = torch::randint(0, 3, {kBatch}, torch::kLong);
+    torch::manual_seed(600 + round * 10 + ctx.rank);  // each rank's own data
+    buffer.copy_(torch::randn({kBatch * kOpNumel}));
+    torch::Tensor expectedBuffer = buffer.clone();
+    std::vector<torch::Tensor> ordinary, expected;
+    std::vector<WorkHandle> works;
+    for (int i = 0; i < kBatch; ++i) {
+      int64_t kind = kinds[i].item<int64_t>();
+      if (kind == 0) {
+        torch::Tensor view = buffer.narrow(0, i * kOpNumel, kOpNumel);
+        works.push_back(shm->allReduceAsync(view, ReduceOp::kSum));
+        torch::Tensor reference = expectedBuffer.narrow(0, i * kOpNumel, kOpNumel);
+        gloo->allReduce(reference, ReduceOp::kSum);
+      } else if (kind == 1) {
+        ordinary.push_back(torch::randn({1000 + i}));
+        expected.push_back(ordinary.back().clone());
+        works.push_back(shm->allReduceAsync(ordinary.back(), ReduceOp::kMax));
+        gloo->allReduce(expected.back(), ReduceOp::kMax);
+      } else {
+        torch::Tensor mine = torch::randn({7, 3});
+        ordinary.push_back(torch::empty({7 * ctx.worldSize, 3}));
+        expected.push_back(torch::empty({7 * ctx.worldSize, 3}));
+        works.push_back(shm->allGatherAsync(ordinary.back(), mine));
+        gloo->allGather(expected.back(), mine);
+      }
+    }
+    for (WorkHandle& work : works) work->wait();
+    EXPECT_TRUE(torch::allclose(buffer, expectedBuffer, 1e-5, 1e-6)) << "round " << round;
+    for (size_t j = 0; j < ordinary.size(); ++j) {
+      EXPECT_TRUE(torch::allclose(ordinary[j], expected[j], 1e-5, 1e-6))
+          << "round " << round << ", ordinary op " << j;
+    }
+  }
+}
+
+TEST(ClaimedAllReduce, MixedWithStagedOpsMatchGloo) {
+  testing::runInProcesses(3, mixedWithStagedMatchGloo);
+}
+
 torch::Tensor smallBuffer(Communicator& comm) { return comm.allocateCollectiveBuffer(1000, {}); }
 
 TEST(ClaimedAllReduce, PeerThatExitsBeforeArrivingIsNamedWithinASecond) {
