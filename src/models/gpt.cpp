@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include <limits>
+
 #include "strata/runtime/error.h"
 #include "strata/tensor_parallel/column_parallel_linear.h"
 #include "strata/tensor_parallel/comm_ops.h"
@@ -73,24 +75,26 @@ class GptEmbeddingImpl : public torch::nn::Module, public tp::ShardedModule {
 };
 TORCH_MODULE(GptEmbedding);
 
-// Final LayerNorm and the LM head Y = X W^T, W [vocab, hidden] split by rows
-// (the vocabulary) over tp, so logits stay split: [s, b, vocab/tp].
+// Final LayerNorm and the LM head Y = X W^T, W [Vp, hidden] split by rows
+// (the padded vocabulary) over tp, so logits stay split: [s, b, Vp/tp].
 class GptHeadImpl : public torch::nn::Module, public tp::ShardedModule {
  public:
   GptHeadImpl(const GptConfig& c, std::shared_ptr<Communicator> tpComm,
               const tp::VocabParallelEmbedding& tiedTo)
       : sequenceParallel_(c.sequenceParallel), tp_(std::move(tpComm)) {
     norm = register_module("norm", tp::ParallelLayerNorm(c.hidden, c.sequenceParallel, tp_));
+    markPadding(c.vocab);
     if (tiedTo) {
       // The embedding's own tensor, registered here too so that the stage
       // holding the head trains it when the pipeline puts the embedding
       // elsewhere (see the header on keeping the two copies tied).
-      tiedWeight = register_parameter("tied_weight", tiedTo->weight);  // [vocab/tp, hidden]
+      tiedWeight = register_parameter("tied_weight", tiedTo->weight);  // [Vp/tp, hidden]
       return;
     }
     tp::ColumnParallelLinearOptions options;
     options.inFeatures = c.hidden;
     options.outFeatures = c.vocab;
+    options.padOutputToTp = true;
     options.bias = false;
     options.sequenceParallel = c.sequenceParallel;
     options.init = initFor(c, kHead);
@@ -99,11 +103,7 @@ class GptHeadImpl : public torch::nn::Module, public tp::ShardedModule {
 
   at::Tensor forward(const at::Tensor& x) {
     at::Tensor h = norm->forward(x);
-    if (lmHead) return lmHead->forward(h);
-    // Tied: the same column-parallel product with the embedding's slice.
-    at::Tensor full =
-        sequenceParallel_ ? tp::gatherFromSequenceRegion(h, *tp_) : tp::copyToTensorRegion(h, *tp_);
-    return torch::matmul(full, tiedWeight.t());
+    return maskPadding(lmHead ? lmHead->forward(h) : tiedProduct(h));
   }
 
   int64_t shardDim(const std::string& name) const override {
@@ -115,8 +115,31 @@ class GptHeadImpl : public torch::nn::Module, public tp::ShardedModule {
   at::Tensor tiedWeight;  // undefined unless tied
 
  private:
+  // Tied: the same column-parallel product with the embedding's slice.
+  at::Tensor tiedProduct(const at::Tensor& h) {
+    at::Tensor full =
+        sequenceParallel_ ? tp::gatherFromSequenceRegion(h, *tp_) : tp::copyToTensorRegion(h, *tp_);
+    return torch::matmul(full, tiedWeight.t());
+  }
+
+  // Which of this rank's Vp/tp logits are padding (global index >= vocab).
+  void markPadding(int64_t vocab) {
+    int64_t shard = tp::paddedToMultiple(vocab, tp_->size()) / tp_->size();
+    int64_t first = shard * tp_->rank();
+    at::Tensor global = torch::arange(first, first + shard, torch::kLong);
+    if (first + shard > vocab) padding_ = global >= vocab;  // [Vp/tp]
+  }
+
+  // The lowest float rather than -inf: exp() gives 0 all the same, and no
+  // inf - inf can turn into NaN in a loss.
+  at::Tensor maskPadding(const at::Tensor& logits) const {
+    if (!padding_.defined()) return logits;
+    return logits.masked_fill(padding_.to(logits.device()), std::numeric_limits<float>::lowest());
+  }
+
   bool sequenceParallel_;
   std::shared_ptr<Communicator> tp_;
+  at::Tensor padding_;  // undefined when this rank holds no padding
 };
 TORCH_MODULE(GptHead);
 
@@ -143,7 +166,6 @@ torch::nn::Sequential buildGpt(const GptConfig& c, std::shared_ptr<Communicator>
   checkDivisible("hidden", c.hidden, tpSize);
   checkDivisible("heads", c.heads, tpSize);
   checkDivisible("ffn", c.ffn, tpSize);
-  checkDivisible("vocabulary", c.vocab, tpSize);
   if (c.hidden % c.heads != 0) {
     throw ConfigError("hidden " + std::to_string(c.hidden) + " is not divisible by heads " +
                       std::to_string(c.heads));
@@ -169,7 +191,7 @@ torch::nn::Sequential buildGpt(const GptConfig& c, std::shared_ptr<Communicator>
 }
 
 at::Tensor gptLoss(const at::Tensor& logits, const at::Tensor& targets, Communicator& tpComm) {
-  // logits [s, b, V/tp]; targets [b, s] -> [s, b] to match.
+  // logits [s, b, Vp/tp]; targets [b, s] -> [s, b] to match.
   return tp::vocabParallelCrossEntropy(logits, targets.t().contiguous(), tpComm).mean();
 }
 

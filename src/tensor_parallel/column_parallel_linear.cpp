@@ -10,15 +10,20 @@ namespace strata::tensor_parallel {
 ColumnParallelLinearImpl::ColumnParallelLinearImpl(const ColumnParallelLinearOptions& options,
                                                    std::shared_ptr<Communicator> tp)
     : options_(options), tp_(std::move(tp)) {
-  detail::requireDivisible(options.outFeatures, "ColumnParallelLinear output features", *tp_);
   int parts = tp_->size();
-  // Serial weight [out, in]; this rank keeps rows [r*out/p, (r+1)*out/p).
-  at::Tensor full = seededNormal({options.outFeatures, options.inFeatures},
-                                 deriveSeed(options.init.seed, 0), options.init.weightStd);
+  int64_t rows =
+      options.padOutputToTp ? paddedToMultiple(options.outFeatures, parts) : options.outFeatures;
+  detail::requireDivisible(rows, "ColumnParallelLinear output features", *tp_);
+  // Serial weight [out, in] (zero rows appended up to `rows`); this rank
+  // keeps rows [r*rows/p, (r+1)*rows/p).
+  at::Tensor full = padRows(seededNormal({options.outFeatures, options.inFeatures},
+                                         deriveSeed(options.init.seed, 0), options.init.weightStd),
+                            rows);
   weight = register_parameter("weight", shardOf(full, 0, tp_->rank(), parts));
   if (options.bias) {
-    at::Tensor fullBias =
-        seededNormal({options.outFeatures}, deriveSeed(options.init.seed, 1), options.init.biasStd);
+    at::Tensor fullBias = padRows(
+        seededNormal({options.outFeatures}, deriveSeed(options.init.seed, 1), options.init.biasStd),
+        rows);
     bias = register_parameter("bias", shardOf(fullBias, 0, tp_->rank(), parts));
   }
 }

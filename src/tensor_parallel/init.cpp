@@ -37,4 +37,15 @@ at::Tensor shardOf(const at::Tensor& full, int64_t dim, int part, int parts) {
   return full.narrow(dim, length * part, length).clone(at::MemoryFormat::Contiguous);
 }
 
+int64_t paddedToMultiple(int64_t size, int multiple) {
+  return (size + multiple - 1) / multiple * multiple;
+}
+
+at::Tensor padRows(const at::Tensor& full, int64_t rows) {
+  if (rows == full.size(0)) return full;
+  std::vector<int64_t> padding = full.sizes().vec();
+  padding[0] = rows - full.size(0);
+  return at::cat({full, at::zeros(padding, full.options())}, 0);
+}
+
 }  // namespace strata::tensor_parallel

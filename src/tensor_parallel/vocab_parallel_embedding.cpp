@@ -11,9 +11,9 @@ namespace strata::tensor_parallel {
 VocabParallelEmbeddingImpl::VocabParallelEmbeddingImpl(const VocabParallelEmbeddingOptions& options,
                                                        std::shared_ptr<Communicator> tp)
     : options_(options), tp_(std::move(tp)) {
-  detail::requireDivisible(options.vocab, "VocabParallelEmbedding vocabulary size", *tp_);
-  at::Tensor full = seededNormal({options.vocab, options.hidden}, deriveSeed(options.init.seed, 0),
-                                 options.init.weightStd);
+  at::Tensor full = padRows(seededNormal({options.vocab, options.hidden},
+                                         deriveSeed(options.init.seed, 0), options.init.weightStd),
+                            paddedToMultiple(options.vocab, tp_->size()));
   weight = register_parameter("weight", shardOf(full, 0, tp_->rank(), tp_->size()));
 }
 

@@ -85,7 +85,11 @@ torch::nn::Sequential assemble(const std::string& stepDir, const CheckpointInfo&
       slices.push_back(isParameter ? source->named_parameters()[name]
                                    : source->named_buffers()[name]);
     }
-    target.copy_(slices.size() == 1 ? slices[0] : torch::cat(slices, dim));
+    at::Tensor whole = slices.size() == 1 ? slices[0] : torch::cat(slices, dim);
+    // A vocabulary padded to a multiple of tp ends in padding rows.
+    if (dim != tensor_parallel::kReplicated && whole.size(dim) > target.size(dim))
+      whole = whole.narrow(dim, 0, target.size(dim));
+    target.copy_(whole);
   };
   for (const auto& item : full->named_parameters()) copyNamed(item.key(), item.value(), true);
   for (const auto& item : full->named_buffers()) copyNamed(item.key(), item.value(), false);

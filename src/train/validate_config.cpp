@@ -98,7 +98,6 @@ void checkLayout(const TrainConfig& c, int worldSize, Problems& p) {
   divisible("model.heads", c.model.heads);
   divisible("model.hidden", c.model.hidden);
   divisible("model.ffn", c.model.ffn);
-  divisible("model.vocab", c.model.vocab);
   p.check(c.model.hidden % c.model.heads == 0, "model.hidden " + to_string(c.model.hidden) +
                                                    " is not divisible by model.heads " +
                                                    to_string(c.model.heads));

@@ -60,11 +60,10 @@ TEST(TensorParallelErrors, IndivisibleSizesAreRefusedBeforeCommunicating) {
           ParallelSelfAttention(ParallelSelfAttentionOptions{30, 4, false, 0.0, {}}, tp);
         },
         {"hidden size 30", "heads 4"});
-    expectConfigError(
-        [&] {
-          VocabParallelEmbedding(VocabParallelEmbeddingOptions{30, 16, false, {}}, tp);
-        },
-        {"vocabulary size 30", "tensor-parallel size 4"});
+    // A vocabulary tp does not divide is padded instead: 30 tokens, 32 rows.
+    VocabParallelEmbedding padded(VocabParallelEmbeddingOptions{30, 16, false, {}}, tp);
+    EXPECT_EQ(padded->weight.size(0), 8);
+    expectConfigError([&] { padded(at::full({4, 2}, 30, at::kLong)); }, {"[0, 30)"});
 
     VocabParallelEmbeddingOptions sequenceParallel{32, 16, true, {}};
     VocabParallelEmbedding embedding(sequenceParallel, tp);

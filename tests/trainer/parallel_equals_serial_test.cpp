@@ -90,6 +90,20 @@ TEST(TrainerParallelEqualsSerial, Tp2Dp2) {
   expectParallelEqualsSerial("tp2dp2", parallelConfig(1, 2, 2, "1f1b", true));
 }
 
+// A vocabulary tp does not divide is padded: zero rows in the embedding (and
+// the untied head), padding logits masked, so the losses are the serial ones.
+TEST(TrainerParallelEqualsSerial, Tp2Dp2OddVocabularyTied) {
+  TrainConfig config = parallelConfig(1, 2, 2, "1f1b", true);
+  config.model.vocab = 257;
+  expectParallelEqualsSerial("tp2oddvocab", config);
+}
+
+TEST(TrainerParallelEqualsSerial, Pp2Tp2OddVocabularyUntied) {
+  TrainConfig config = parallelConfig(2, 1, 2, "gpipe", false);
+  config.model.vocab = 259;
+  expectParallelEqualsSerial("pp2tp2oddvocab", config);
+}
+
 // ZeRO-1: each dp rank updates only its shard of the AdamW state.
 TEST(TrainerParallelEqualsSerial, Tp2Dp2Zero1) {
   TrainConfig config = parallelConfig(1, 2, 2, "1f1b", true);

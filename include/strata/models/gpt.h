@@ -4,7 +4,12 @@
 //   [GptEmbedding, ParallelTransformerBlock x layers, GptHead]
 //
 //   ids [b, s] (int64) -> embedding -> x [s, b, hidden] -> blocks -> head ->
-//   logits [s, b, vocab/tp] (this rank's vocabulary slice)
+//   logits [s, b, Vp/tp] (this rank's vocabulary slice)
+//
+// Vp is the vocabulary rounded up to a multiple of tp: the embedding and an
+// untied head carry zero padding rows, and the head sets the padding logits
+// to the lowest float, so softmax and the loss see exactly the serial
+// model's vocabulary (and the padding rows receive no gradient).
 //
 // Under sequence parallel the activations between layers are [s/tp, b, hidden].
 // gptLoss turns the head's logits and the targets [b, s] into the mean
@@ -12,8 +17,8 @@
 //
 // Every rank builds every layer from the same seed, so tp shards and pipeline
 // stages hold exactly the weights of the one-process model. Construction throws
-// ConfigError naming the values (hidden, heads, ffn or vocabulary not divisible
-// by tp) and never communicates; forward blocks in the tp collectives.
+// ConfigError naming the values (hidden, heads or ffn not divisible by tp) and
+// never communicates; forward blocks in the tp collectives.
 //
 // Tied embeddings: the head registers the embedding's weight tensor as its own
 // parameter "tied_weight" (so `parameters()` of the whole model lists it twice

@@ -8,8 +8,12 @@
 // all-gathered along the sequence first). Output: [s, b, out/p], or the full
 // [s, b, out] with gatherOutput.
 //
-// The constructor throws ConfigError when out is not divisible by tp; forward
-// blocks in the tp collectives (see comm_ops.h).
+// With padOutputToTp, out is rounded up to a multiple of tp and the extra
+// rows of the weight and bias are zero (an LM head over a padded
+// vocabulary): the first `out` outputs are the serial layer's, the rest are
+// the caller's to ignore. Without it, the constructor throws ConfigError when
+// out is not divisible by tp. forward blocks in the tp collectives (see
+// comm_ops.h).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -31,6 +35,7 @@ struct ColumnParallelLinearOptions {
   bool gatherOutput = false;
   bool sequenceParallel = false;
   InitOptions init;
+  bool padOutputToTp = false;
 };
 
 class ColumnParallelLinearImpl : public torch::nn::Module, public ShardedModule {

@@ -37,4 +37,12 @@ at::Tensor seededNormal(at::IntArrayRef shape, uint64_t seed, double std);
 // Slice `part` of `parts` equal slices of `full` along `dim` (an independent contiguous copy).
 at::Tensor shardOf(const at::Tensor& full, int64_t dim, int part, int parts);
 
+// `size` rounded up to a multiple of `multiple`: a vocabulary padded so that
+// tp divides it (GPT-2's 50257 tokens become 50258 rows at tp 2).
+int64_t paddedToMultiple(int64_t size, int multiple);
+
+// `full` with zero rows appended along dimension 0 up to `rows`: the serial
+// tensor of a padded vocabulary, whose first rows are the unpadded layer's.
+at::Tensor padRows(const at::Tensor& full, int64_t rows);
+
 }  // namespace strata::tensor_parallel

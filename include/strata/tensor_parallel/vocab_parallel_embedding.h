@@ -1,15 +1,16 @@
-// Vocab-parallel embedding: rank r holds rows [r*V/p, (r+1)*V/p) of the
-// serial table E [V, hidden]. Each rank looks up the ids in its range, writes
-// zeros for the others, and the partial results are summed over tp:
-//   Y = sum_r mask_r(ids) * E_r[ids - r*V/p].
+// Vocab-parallel embedding: rank r holds rows [r*Vp/p, (r+1)*Vp/p) of the
+// serial table E [V, hidden] padded with zero rows to Vp = V rounded up to a
+// multiple of tp (no id selects a padding row, so the output is the serial
+// layer's). Each rank looks up the ids in its range, writes zeros for the
+// others, and the partial results are summed over tp:
+//   Y = sum_r mask_r(ids) * E_r[ids - r*Vp/p].
 //
-// Input ids [s, b] (int64, replicated). Output [s, b, hidden] all-reduced, or
-// [s/p, b, hidden] reduce-scattered under sequence parallel.
+// Input ids [s, b] (int64 in [0, V), replicated). Output [s, b, hidden]
+// all-reduced, or [s/p, b, hidden] reduce-scattered under sequence parallel.
 //
-// The constructor throws ConfigError when the vocabulary is not divisible by
-// tp (pad the vocabulary to a multiple of tp); forward throws ConfigError
-// under sequence parallel when s is not divisible by tp, before
-// communicating, and blocks in the tp collectives.
+// forward throws ConfigError for an id outside [0, V), and under sequence
+// parallel when s is not divisible by tp, before communicating; it blocks in
+// the tp collectives.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -39,7 +40,7 @@ class VocabParallelEmbeddingImpl : public torch::nn::Module, public ShardedModul
   at::Tensor forward(const at::Tensor& ids);
   int64_t shardDim(const std::string& name) const override { return 0; }
 
-  at::Tensor weight;  // [V/p, hidden]
+  at::Tensor weight;  // [Vp/p, hidden]
 
  private:
   VocabParallelEmbeddingOptions options_;
