@@ -60,6 +60,24 @@ std::vector<Action> forwardsOf(const std::vector<Action>& order) {
   return forwards;
 }
 
+bool producesWeightGradients(const Action& action) {
+  return action.kind == ActionKind::kBackward || action.kind == ActionKind::kBackwardWeight;
+}
+
+// The first index of `order` after which every weight-gradient action is the
+// last of its stage (order.size() when the order has none).
+size_t lastWeightGradientsFrom(const std::vector<Action>& order) {
+  std::map<int, size_t> lastOfStage;
+  for (size_t i = 0; i < order.size(); ++i)
+    if (producesWeightGradients(order[i])) lastOfStage[order[i].stage] = i;
+  if (lastOfStage.empty()) return order.size();
+  size_t from = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (producesWeightGradients(order[i]) && lastOfStage[order[i].stage] != i) from = i + 1;
+  }
+  return from;
+}
+
 }  // namespace
 
 // What a (stage, micro-batch) keeps between its forward and its backward.
@@ -109,6 +127,7 @@ Executor::Executor(schedule::Schedule schedule, std::vector<Stage>& stages,
   adoptStages(stages, schedule_.stagesOn(rank_));
   order_ = schedule_.actions(rank_);
   forwardOrder_ = forwardsOf(order_);
+  lastWeightGradientsFrom_ = lastWeightGradientsFrom(order_);
 }
 
 Executor::Executor(schedule::Schedule schedule, std::vector<Stage>& stages, ExecutorOptions options)
@@ -119,6 +138,7 @@ Executor::Executor(schedule::Schedule schedule, std::vector<Stage>& stages, Exec
   adoptStages(stages, everyStage);
   order_ = dependencyOrder(schedule_);
   forwardOrder_ = forwardsOf(order_);
+  lastWeightGradientsFrom_ = lastWeightGradientsFrom(order_);
 }
 
 void Executor::adoptStages(std::vector<Stage>& stages, const std::vector<int>& expected) {
@@ -162,9 +182,18 @@ void Executor::prepare(const at::Tensor& input, const at::Tensor& target, const 
   state.lossFn = &lossFn;
 }
 
-void Executor::run(const std::vector<Action>& order, StepState& state) {
+// Hooks are placed by order_'s index: step() passes order_, evaluate() none.
+void Executor::run(const std::vector<Action>& order, StepState& state, const StepHooks& hooks) {
   links_->beginStep(order, [this](int s) { return stage(s).device(); });
-  for (const Action& action : order) runAction(action, state);
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i == lastWeightGradientsFrom_ && hooks.beforeLastWeightGradients) {
+      hooks.beforeLastWeightGradients();
+    }
+    runAction(order[i], state);
+  }
+  if (lastWeightGradientsFrom_ >= order.size() && hooks.beforeLastWeightGradients) {
+    hooks.beforeLastWeightGradients();
+  }
   links_->flush();
 }
 
@@ -175,10 +204,11 @@ double Executor::lossOnEveryRank(double lossSum) {
   return loss.item<double>();
 }
 
-StepResult Executor::step(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn) {
+StepResult Executor::step(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn,
+                          const StepHooks& hooks) {
   StepState state;
   prepare(input, target, lossFn, state);
-  run(order_, state);
+  run(order_, state, hooks);
   StepResult result;
   result.loss = lossOnEveryRank(state.lossSum);
   result.peakStashBytes = state.peakStashBytes;

@@ -126,8 +126,9 @@ Pipeline::Pipeline(torch::nn::Sequential model, int ranks, std::shared_ptr<Commu
 
 Pipeline::~Pipeline() = default;
 
-double Pipeline::step(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn) {
-  lastStep_ = executor_->step(input, target, lossFn);
+double Pipeline::step(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn,
+                      const StepHooks& hooks) {
+  lastStep_ = executor_->step(input, target, lossFn, hooks);
   return lastStep_.loss;
 }
 

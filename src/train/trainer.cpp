@@ -186,20 +186,29 @@ int64_t Trainer::parameterCount() const { return models::gptParameterCount(state
 double Trainer::runBatch(const Batch& batch) {
   State& s = *state_;
   PrecisionGuard precision(config_.train.precision);
-  // Micro-batches only accumulate; the whole sum is reduced once, after.
+  // Micro-batches only accumulate until each parameter's last gradient is
+  // due; from there the buckets reduce as they fill, during the last
+  // micro-batch's backward.
   AccumulateOnly accumulate(s);
-  return s.pipeline->step(batch.input, batch.target, s.lossFn);
+  pipeline::StepHooks hooks;
+  hooks.beforeLastWeightGradients = [&s] {
+    for (auto& replicas : s.replicas) replicas->setRequireSync(true);
+  };
+  return s.pipeline->step(batch.input, batch.target, s.lossFn, hooks);
 }
 
+// Data parallelism first: its buckets, the tied weight's among them, may be
+// reducing already, and nothing else may write to them until they are done.
+// Both reductions are sums, so their order does not change the result.
 void Trainer::syncGradients() {
   State& s = *state_;
+  for (auto& replicas : s.replicas) replicas->finishGradientSync();
   if (s.tiedGroup) {
     // d loss / d E = (embedding's part, first stage) + (head's part, last stage).
     at::Tensor grad = s.tiedWeight.grad();
     if (!grad.defined()) grad = s.tiedWeight.mutable_grad() = torch::zeros_like(s.tiedWeight);
     s.tiedGroup->allReduce(grad);
   }
-  for (auto& replicas : s.replicas) replicas->finishGradientSync();
 }
 
 void Trainer::optimizerStep() {

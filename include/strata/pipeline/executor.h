@@ -51,6 +51,19 @@ struct ExecutorOptions {
   bool trace = false;  // record a TraceEvent per action and per wait
 };
 
+// What a caller can act on during step().
+struct StepHooks {
+  // Runs once per step, before the first action after which every action of
+  // this rank that produces weight gradients (B, or W under zero-bubble
+  // schedules) is the last one of its stage: from there on each parameter
+  // receives exactly one more gradient. Data parallelism turns its gradient
+  // sync on here (DataParallel::setRequireSync), so its buckets reduce during
+  // the last micro-batch's backward instead of after the step. Under
+  // interleaved schedules a rank's chunks finish at different times and the
+  // hook comes before the last chunk's final gradients only.
+  std::function<void()> beforeLastWeightGradients;
+};
+
 struct StepResult {
   // Mean loss over the batch. Known on every rank: the last stage's rank
   // broadcasts it over the pp group (one scalar per step).
@@ -73,7 +86,8 @@ class Executor {
   Executor(schedule::Schedule schedule, std::vector<Stage>& stages, ExecutorOptions options = {});
   ~Executor();
 
-  StepResult step(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn);
+  StepResult step(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn,
+                  const StepHooks& hooks = {});
   // Forward only (evaluation): the schedule's F actions in its order, under
   // no-grad, keeping nothing for a backward; no gradient changes. Returns the
   // mean loss over the batch, on every rank. Blocks and throws as step().
@@ -89,7 +103,8 @@ class Executor {
   // Checks the batch (ConfigError) and cuts it into micro-batches.
   void prepare(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn,
                StepState& state) const;
-  void run(const std::vector<schedule::Action>& order, StepState& state);
+  void run(const std::vector<schedule::Action>& order, StepState& state,
+           const StepHooks& hooks = {});
   // The last stage's rank broadcasts the loss over pp.
   double lossOnEveryRank(double lossSum);
   void runAction(const schedule::Action& action, StepState& state);
@@ -111,6 +126,7 @@ class Executor {
   std::map<int, Stage*> stages_;
   std::vector<schedule::Action> order_;
   std::vector<schedule::Action> forwardOrder_;  // order_'s F actions: evaluate()
+  size_t lastWeightGradientsFrom_ = 0;          // index in order_: StepHooks
   std::vector<bool> checkpoint_;
   std::unique_ptr<StageLinks> links_;
   std::shared_ptr<Communicator> pp_;

@@ -73,7 +73,8 @@ class Pipeline {
   // One training step over the whole batch: forward and backward of every
   // micro-batch per the schedule, gradients accumulated in .grad. Returns the
   // batch's mean loss, on every rank.
-  double step(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn);
+  double step(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn,
+              const StepHooks& hooks = {});
   // Forward only, for evaluation: the mean loss over the batch on every rank,
   // no gradients touched (Executor::evaluate).
   double evaluate(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn);
