@@ -10,6 +10,7 @@
 
 #include "multiprocess.h"
 #include "peer_failure_checks.h"
+#include "shm_and_gloo_groups.h"
 #include "strata/runtime/error.h"
 #include "strata/runtime/world.h"
 
@@ -26,11 +27,7 @@ constexpr int64_t kOpNumel = 20011;
 void manyInFlightMatchGloo(const RankContext& ctx, const char* helper) {
   setenv("STRATA_SHM_HELPER", helper, 1);
   auto world = World::init();
-  std::shared_ptr<Communicator> shm = world->newGroup("claimed", testing::allRanks(ctx.worldSize));
-  setenv("STRATA_SHM", "0", 1);
-  std::shared_ptr<Communicator> gloo =
-      world->newGroup("reference", testing::allRanks(ctx.worldSize));
-  ASSERT_STREQ(shm->backend(), "gloo+shm");
+  auto [shm, gloo] = testing::shmAndGlooGroups(*world, ctx.worldSize, "claimed");
   torch::Tensor buffer = shm->allocateCollectiveBuffer(kOps * kOpNumel, {});
   torch::manual_seed(300 + ctx.rank);
   for (int round = 0; round < 3; ++round) {
@@ -66,9 +63,7 @@ TEST(ClaimedAllReduce, ManyInFlightReducedByWaitersOnlyMatchGloo) {
 void mixedWithStagedMatchGloo(const RankContext& ctx) {
   setenv("STRATA_SHM_HELPER", "always", 1);
   auto world = World::init();
-  std::shared_ptr<Communicator> shm = world->newGroup("mixed", testing::allRanks(ctx.worldSize));
-  setenv("STRATA_SHM", "0", 1);
-  std::shared_ptr<Communicator> gloo = world->newGroup("gloo", testing::allRanks(ctx.worldSize));
+  auto [shm, gloo] = testing::shmAndGlooGroups(*world, ctx.worldSize, "mixed");
   constexpr int kBatch = 12;
   torch::Tensor buffer = shm->allocateCollectiveBuffer(kBatch * kOpNumel, {});
   for (int round = 0; round < 4; ++round) {

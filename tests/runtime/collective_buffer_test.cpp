@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "multiprocess.h"
+#include "shm_and_gloo_groups.h"
 #include "strata/runtime/error.h"
 #include "strata/runtime/world.h"
 
@@ -75,11 +76,7 @@ void compareReduceScatter(Communicator& shm, Communicator& gloo, int rank, int n
 
 void compareWithGloo(const RankContext& ctx) {
   auto world = World::init();
-  std::shared_ptr<Communicator> shm = world->newGroup("over-shm", testing::allRanks(ctx.worldSize));
-  setenv("STRATA_SHM", "0", 1);
-  std::shared_ptr<Communicator> gloo =
-      world->newGroup("over-gloo", testing::allRanks(ctx.worldSize));
-  ASSERT_STREQ(shm->backend(), "gloo+shm");
+  auto [shm, gloo] = testing::shmAndGlooGroups(*world, ctx.worldSize, "compare");
   for (torch::ScalarType dtype : {torch::kFloat, torch::kDouble, torch::kLong})
     compareAllReduce(*shm, *gloo, ctx.rank, dtype);
   compareReduceScatter(*shm, *gloo, ctx.rank, ctx.worldSize);

@@ -8,6 +8,7 @@
 
 #include "multiprocess.h"
 #include "peer_failure_checks.h"
+#include "shm_and_gloo_groups.h"
 #include "strata/runtime/error.h"
 #include "strata/runtime/world.h"
 
@@ -70,12 +71,7 @@ void compareGatherAndScatter(Communicator& shm, Communicator& gloo, int rank, in
 
 void compareWithGloo(const RankContext& ctx) {
   auto world = World::init();
-  std::shared_ptr<Communicator> shm = world->newGroup("over-shm", testing::allRanks(ctx.worldSize));
-  setenv("STRATA_SHM", "0", 1);
-  std::shared_ptr<Communicator> gloo =
-      world->newGroup("over-gloo", testing::allRanks(ctx.worldSize));
-  ASSERT_STREQ(shm->backend(), "gloo+shm");
-  ASSERT_STREQ(gloo->backend(), "gloo");
+  auto [shm, gloo] = testing::shmAndGlooGroups(*world, ctx.worldSize, "compare");
   compareAllReduce(*shm, *gloo, ctx.rank);
   compareGatherAndScatter(*shm, *gloo, ctx.rank, ctx.worldSize);
   // Asynchronous collectives complete in submission order.
