@@ -240,8 +240,10 @@ class SharedMemoryCommunicator : public Communicator {
     }
   }
 
-  // Every member's buffer is in the segment: arrive, and let this member's
-  // worker reduce pieces as soon as all have arrived (shm_claimed_reduce.h).
+  // Every member's buffer is in the segment: arrive and return; waiting
+  // reduces pieces (shm_claimed_reduce.h), and so does this member's worker
+  // once all have arrived, where the host has a core to spare for it
+  // (shm_helper_policy.h).
   // The op kSlots earlier took the same slot; this member finishes it first
   // if nobody waited for it, so the slot can be freed.
   WorkHandle startClaimedAllReduce(const at::Tensor& tensor, ReduceOp op,
