@@ -2,7 +2,7 @@
 
 #include <iostream>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/train/generate.h"
 #include "strata/util/flags.h"
 

@@ -206,8 +206,8 @@ int planCommand(const std::vector<std::string>& args, std::ostream& out, std::os
   } catch (const FlagError& e) {
     err << e.what() << "\n";  // already names the command
     return 2;
-  } catch (const std::invalid_argument& e) {
-    // PlanError and ScheduleError both derive from invalid_argument.
+  } catch (const Error& e) {
+    // PlanError, ScheduleError and the rest of strata::Error.
     err << "strata plan: " << e.what() << "\n";
     return 2;
   }

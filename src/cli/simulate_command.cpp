@@ -6,6 +6,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "strata/error.h"
 #include "strata/schedule/chrome_trace.h"
 #include "strata/schedule/registry.h"
 #include "strata/schedule/schedule_text.h"
@@ -113,7 +114,7 @@ void printSummary(std::ostream& out, const sched::SimulationResult& result) {
 void writeFile(const std::string& path, const std::string& contents) {
   std::ofstream file(path);
   file << contents;
-  if (!file) throw std::runtime_error("cannot write '" + path + "'");
+  if (!file) throw Error("cannot write '" + path + "'");
 }
 
 void run(const FlagSet& flags, const SimulateOptions& o) {

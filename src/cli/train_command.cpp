@@ -2,7 +2,7 @@
 
 #include <iostream>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/runtime/world.h"
 #include "strata/train/train_flags.h"
 #include "strata/train/train_loop.h"

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <unordered_set>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata::data_parallel {
 namespace {

@@ -3,7 +3,7 @@
 #include <numeric>
 #include <string>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata::data_parallel {
 namespace {

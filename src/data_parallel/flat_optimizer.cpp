@@ -5,7 +5,7 @@
 #include <cmath>
 #include <string>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata::data_parallel {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <torch/torch.h>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata::data_parallel {
 

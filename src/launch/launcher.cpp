@@ -6,7 +6,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/runtime/rendezvous.h"
 #include "worker_group.h"
 

@@ -9,7 +9,7 @@
 
 #include "forward_replay.h"
 #include "stage_links.h"
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/schedule/error.h"
 #include "strata/schedule/simulator.h"
 #include "strata/schedule/validator.h"

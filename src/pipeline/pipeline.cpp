@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
+#include "strata/error.h"
 #include "strata/pipeline/split.h"
 #include "strata/plan/errors.h"
-#include "strata/runtime/error.h"
 #include "strata/schedule/error.h"
 #include "strata/schedule/registry.h"
 #include "strata/schedule/stash.h"

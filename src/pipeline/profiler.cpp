@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata::pipeline {
 namespace {

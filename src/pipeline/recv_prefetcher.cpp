@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/runtime/timeouts.h"
 
 namespace strata::pipeline {
@@ -29,7 +29,7 @@ RecvPrefetcher::~RecvPrefetcher() {
 
 void RecvPrefetcher::start(std::vector<Expected> expected) {
   if (thread_.joinable())
-    throw std::logic_error("pipeline: a step cannot start after the previous one failed midway");
+    throw Error("pipeline: a step cannot start after the previous one failed midway");
   shared_ = std::make_shared<Shared>();
   expectedTags_.clear();
   for (const Expected& message : expected) expectedTags_.insert(message.tag);

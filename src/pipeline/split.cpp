@@ -5,7 +5,7 @@
 #include <numeric>
 #include <sstream>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata::pipeline {
 namespace {

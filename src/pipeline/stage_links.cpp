@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata::pipeline {
 

@@ -7,7 +7,7 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
 #include "collective_checks.h"
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/runtime/timeouts.h"
 #include "torch_compat.h"
 

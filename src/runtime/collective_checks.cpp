@@ -2,7 +2,7 @@
 
 #include <c10/util/Exception.h>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata {
 

@@ -2,7 +2,7 @@
 
 #include <ATen/ATen.h>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/runtime/tensor_header.h"
 
 namespace strata {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata {
 

@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata {
 

@@ -1,6 +1,6 @@
 #include "ordered_worker.h"
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/runtime/timeouts.h"
 
 namespace strata {

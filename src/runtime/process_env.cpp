@@ -3,7 +3,7 @@
 #include <cerrno>
 #include <cstdlib>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata {
 namespace {

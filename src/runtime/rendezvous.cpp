@@ -6,7 +6,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "sha256.h"
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata {
 namespace {

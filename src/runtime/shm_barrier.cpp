@@ -3,7 +3,7 @@
 #include <string>
 
 #include "shm_futex.h"
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/runtime/timeouts.h"
 
 namespace strata {

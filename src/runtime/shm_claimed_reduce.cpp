@@ -4,7 +4,7 @@
 
 #include "shm_futex.h"
 #include "shm_reduce.h"
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/runtime/timeouts.h"
 
 namespace strata {

@@ -23,7 +23,7 @@
 #include "shm_op_log.h"
 #include "shm_reduce.h"
 #include "shm_segment.h"
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata {
 namespace {

@@ -7,7 +7,7 @@
 #include <cctype>
 #include <random>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <thread>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata {
 

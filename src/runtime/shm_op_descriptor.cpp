@@ -1,6 +1,6 @@
 #include "shm_op_descriptor.h"
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata {
 namespace {

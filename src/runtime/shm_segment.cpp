@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata {
 namespace {

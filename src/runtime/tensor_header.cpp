@@ -1,6 +1,6 @@
 #include "strata/runtime/tensor_header.h"
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata {
 namespace {

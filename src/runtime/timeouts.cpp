@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata {
 

@@ -3,7 +3,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata::tensor_parallel {
 

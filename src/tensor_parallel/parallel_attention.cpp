@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "collectives.h"
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata::tensor_parallel {
 namespace {

@@ -3,7 +3,7 @@
 #include <torch/torch.h>
 
 #include "collectives.h"
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/tensor_parallel/comm_ops.h"
 
 namespace strata::tensor_parallel {

@@ -3,7 +3,7 @@
 #include <array>
 #include <string>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/train/random.h"
 
 namespace strata::train {

@@ -6,9 +6,9 @@
 #include <map>
 
 #include "shape_communicator.h"
+#include "strata/error.h"
 #include "strata/models/gpt.h"
 #include "strata/pipeline/split.h"
-#include "strata/runtime/error.h"
 #include "strata/schedule/registry.h"
 #include "strata/tensor_parallel/sharding.h"
 #include "strata/train/checkpoint.h"

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "number_text.h"
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata::train {
 namespace {

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/train/peak_flops.h"
 
 namespace strata::train {

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata::train {
 namespace {

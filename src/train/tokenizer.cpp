@@ -1,6 +1,6 @@
 #include "strata/train/tokenizer.h"
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata::train {
 

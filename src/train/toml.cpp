@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "number_text.h"
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata::train {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <deque>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/train/config_file.h"
 #include "strata/util/flags.h"
 

@@ -7,9 +7,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "strata/error.h"
 #include "strata/pipeline/pipeline.h"
 #include "strata/pipeline/trace.h"
-#include "strata/runtime/error.h"
 #include "strata/schedule/simulator.h"
 #include "strata/schedule/svg.h"
 #include "strata/train/flops.h"

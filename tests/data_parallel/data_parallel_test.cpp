@@ -6,7 +6,7 @@
 #include <torch/torch.h>
 
 #include "multiprocess.h"
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/runtime/world.h"
 #include "training_fixture.h"
 

@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata::data_parallel {
 namespace {

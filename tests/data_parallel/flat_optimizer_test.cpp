@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata::data_parallel {
 namespace {

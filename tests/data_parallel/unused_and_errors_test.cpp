@@ -5,7 +5,7 @@
 
 #include "multiprocess.h"
 #include "strata/data_parallel/data_parallel.h"
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/runtime/world.h"
 #include "training_fixture.h"
 

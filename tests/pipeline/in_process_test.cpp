@@ -9,7 +9,7 @@
 #include "strata/pipeline/profiler.h"
 #include "strata/pipeline/split.h"
 #include "strata/pipeline/trace.h"
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/schedule/chrome_trace.h"
 #include "strata/schedule/svg.h"
 

@@ -11,7 +11,7 @@
 #include "multiprocess.h"
 #include "peer_failure_checks.h"
 #include "shm_and_gloo_groups.h"
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/runtime/world.h"
 
 namespace strata {

@@ -8,7 +8,7 @@
 
 #include "multiprocess.h"
 #include "shm_and_gloo_groups.h"
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/runtime/world.h"
 
 namespace strata {

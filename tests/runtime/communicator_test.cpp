@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "multiprocess.h"
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/runtime/tensor_header.h"
 #include "strata/runtime/world.h"
 

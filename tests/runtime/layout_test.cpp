@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata {
 namespace {

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "multiprocess.h"
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/runtime/world.h"
 
 namespace strata::testing {

@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/runtime/timeouts.h"
 
 namespace strata {

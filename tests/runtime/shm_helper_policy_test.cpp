@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata {
 namespace {

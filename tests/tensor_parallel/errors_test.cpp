@@ -4,7 +4,7 @@
 #include <torch/torch.h>
 
 #include "multiprocess.h"
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/tensor_parallel/comm_ops.h"
 #include "strata/tensor_parallel/dropout.h"
 #include "strata/tensor_parallel/parallel_attention.h"

@@ -6,7 +6,7 @@
 #include <regex>
 #include <set>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/train/batch_reader.h"
 #include "strata/train/corpus.h"
 #include "strata/train/data_source.h"

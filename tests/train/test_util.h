@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 
 namespace strata::train {
 

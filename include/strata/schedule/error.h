@@ -1,20 +1,19 @@
 // Errors raised by the schedule IR.
 //
 // Everything in strata::schedule reports bad input by throwing ScheduleError
-// (a std::invalid_argument) whose message names the offending values. A
+// (a strata::Error) whose message names the offending values. A
 // schedule that would deadlock or break ordering throws the subclass
 // ValidationError, whose message also carries the step x rank grid with the
 // offending actions marked. Nothing in this library blocks or times out.
 #pragma once
 
-#include <stdexcept>
-#include <string>
+#include "strata/error.h"
 
 namespace strata::schedule {
 
-class ScheduleError : public std::invalid_argument {
+class ScheduleError : public Error {
  public:
-  using std::invalid_argument::invalid_argument;
+  using Error::Error;
 };
 
 class ValidationError : public ScheduleError {

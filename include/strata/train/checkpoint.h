@@ -36,7 +36,7 @@
 #include <string>
 #include <vector>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/runtime/layout.h"
 #include "strata/train/batch_reader.h"
 #include "strata/train/lr_schedule.h"

@@ -8,15 +8,18 @@
 
 #include <functional>
 #include <limits>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "strata/error.h"
+
 namespace strata {
 
-class FlagError : public std::invalid_argument {
+// A bad command line: a ConfigError, so callers that handle configuration
+// errors handle flags too.
+class FlagError : public ConfigError {
  public:
-  using std::invalid_argument::invalid_argument;
+  using ConfigError::ConfigError;
 };
 
 struct ParsedArgs {

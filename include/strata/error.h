@@ -1,5 +1,9 @@
-// The errors Strata raises. Every message names the thing that went wrong:
-// the flag, the factor, the operation and its group or peer.
+// The one error hierarchy of Strata: everything Strata throws derives from
+// strata::Error, so a caller catches one type. Every message names the thing
+// that went wrong: the flag, the factor, the operation and its group or peer.
+//
+// Standard library only, so the LibTorch-free layers (schedule, plan, util)
+// share it.
 #pragma once
 
 #include <stdexcept>
@@ -13,8 +17,8 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Bad configuration or environment, detected before any communication, so
-// every rank raises the same error.
+// Bad configuration, flag or environment, detected before any communication,
+// so every rank raises the same error.
 class ConfigError : public Error {
  public:
   using Error::Error;

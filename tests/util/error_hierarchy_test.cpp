@@ -1,0 +1,43 @@
+// One error hierarchy: whatever a Strata layer rejects, a caller catches it
+// as strata::Error. Each check provokes a real error of one layer.
+#include <gtest/gtest.h>
+
+#include <type_traits>
+
+#include "strata/error.h"
+#include "strata/plan/cluster.h"
+#include "strata/plan/errors.h"
+#include "strata/schedule/error.h"
+#include "strata/schedule/registry.h"
+#include "strata/util/flags.h"
+
+namespace strata {
+namespace {
+
+static_assert(std::is_base_of_v<Error, ConfigError>);
+static_assert(std::is_base_of_v<Error, TimeoutError>);
+static_assert(std::is_base_of_v<Error, PeerError>);
+static_assert(std::is_base_of_v<Error, ProtocolError>);
+static_assert(std::is_base_of_v<ConfigError, FlagError>);
+static_assert(std::is_base_of_v<ConfigError, plan::PlanError>);
+static_assert(std::is_base_of_v<Error, schedule::ScheduleError>);
+static_assert(std::is_base_of_v<schedule::ScheduleError, schedule::ValidationError>);
+
+TEST(ErrorHierarchy, AnUnknownFlagIsCaughtAsStrataError) {
+  long long steps = 1;
+  FlagSet flags("strata test", "flags");
+  flags.addInt("steps", &steps, "steps");
+  EXPECT_THROW(flags.parse({"--no-such-flag", "1"}), Error);
+}
+
+TEST(ErrorHierarchy, AnUnknownScheduleIsCaughtAsStrataError) {
+  schedule::GeneratorOptions options;
+  EXPECT_THROW(schedule::generate("no-such-schedule", options), Error);
+}
+
+TEST(ErrorHierarchy, AnUnknownClusterPresetIsCaughtAsStrataError) {
+  EXPECT_THROW(plan::clusterPreset("no-such-cluster"), Error);
+}
+
+}  // namespace
+}  // namespace strata
