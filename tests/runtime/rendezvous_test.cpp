@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "multiprocess.h"
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/runtime/world.h"
 
 namespace strata {
@@ -63,7 +63,8 @@ TEST(Rendezvous, MissingTokenIsRefused) {
 }
 
 TEST(Rendezvous, WrongTokenCannotSeeTheJobsKeys) {
-  int port = testing::freePort();
+  testing::ReservedPort reserved;
+  int port = reserved.number();
   auto server = serveStore("127.0.0.1", port, std::chrono::seconds(5));
   publishTokenFingerprint(*server, "right");
   ProcessEnv right;
@@ -108,7 +109,8 @@ TEST(Rendezvous, UnreachableStoreTimesOut) {
   ProcessEnv env;
   env.worldSize = 2;
   env.rank = 1;
-  env.masterPort = testing::freePort();
+  testing::ReservedPort nobodyListens;
+  env.masterPort = nobodyListens.number();
   EXPECT_THROW(World::init(env, Timeouts::fromSeconds(1)), TimeoutError);
 }
 

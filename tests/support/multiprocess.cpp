@@ -7,10 +7,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 namespace strata::testing {
@@ -18,6 +21,9 @@ namespace {
 
 constexpr char kChildCallVar[] = "STRATA_TEST_CHILD_CALL";
 constexpr char kChildRankVar[] = "STRATA_TEST_CHILD_RANK";
+// A file the child creates as it enters the body; its absence after a
+// successful exit means the body never ran.
+constexpr char kChildMarkerVar[] = "STRATA_TEST_CHILD_MARKER";
 
 std::string currentTestName() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
@@ -45,6 +51,7 @@ std::string readFile(const std::string& path) {
 
 [[noreturn]] void runChild(int rank, int worldSize,
                            const std::function<void(const RankContext&)>& body) {
+  if (const char* marker = std::getenv(kChildMarkerVar)) std::ofstream(marker).put('1');
   try {
     body(RankContext{rank, worldSize});
   } catch (const std::exception& e) {
@@ -60,18 +67,21 @@ std::string readFile(const std::string& path) {
 
 }  // namespace
 
-int freePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+ReservedPort::ReservedPort() : fd_(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+  int on = 1;
+  setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  if (fd_ < 0 || bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
+    throw std::runtime_error("cannot reserve a loopback port: " + std::string(strerror(errno)));
   socklen_t length = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
-  close(fd);
-  return ntohs(addr.sin_port);
+  getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &length);
+  port_ = ntohs(addr.sin_port);
 }
+
+ReservedPort::~ReservedPort() { close(fd_); }
 
 std::vector<RankResult> runInProcessesRaw(int worldSize,
                                           const std::function<void(const RankContext&)>& body,
@@ -82,7 +92,7 @@ std::vector<RankResult> runInProcessesRaw(int worldSize,
     runChild(std::atoi(std::getenv(kChildRankVar)), worldSize, body);
   }
 
-  int port = freePort();
+  ReservedPort port;
   std::string logPrefix =
       "/tmp/strata-test-" + std::to_string(getpid()) + "-" + std::to_string(call) + "-rank";
   std::vector<pid_t> pids(worldSize);
@@ -102,7 +112,9 @@ std::vector<RankResult> runInProcessesRaw(int worldSize,
     spec.setEnv["LOCAL_RANK"] = std::to_string(rank);
     spec.setEnv["LOCAL_WORLD_SIZE"] = std::to_string(worldSize);
     spec.setEnv["MASTER_ADDR"] = "127.0.0.1";
-    spec.setEnv["MASTER_PORT"] = std::to_string(port);
+    spec.setEnv["MASTER_PORT"] = std::to_string(port.number());
+    spec.setEnv[kChildMarkerVar] = logPrefix + std::to_string(rank) + ".ran";
+    std::remove(spec.setEnv[kChildMarkerVar].c_str());
     spec.setEnv["STRATA_TIMEOUT"] = std::to_string(options.commTimeoutSeconds);
     spec.setEnv["OMP_NUM_THREADS"] = "1";
     int fd = open((logPrefix + std::to_string(rank)).c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
@@ -146,6 +158,9 @@ std::vector<RankResult> runInProcessesRaw(int worldSize,
     std::string path = logPrefix + std::to_string(rank);
     results[rank].output = readFile(path);
     std::remove(path.c_str());
+    std::string marker = path + ".ran";
+    results[rank].ranBody = std::ifstream(marker).good();
+    std::remove(marker.c_str());
   }
   return results;
 }
@@ -162,6 +177,11 @@ void runInProcesses(int worldSize, const std::function<void(const RankContext&)>
     } else if (!r.exit.success()) {
       ADD_FAILURE() << "rank " << rank << " of " << worldSize << " ended with " << r.exit.describe()
                     << "; its output:\n"
+                    << r.output;
+    } else if (!r.ranBody) {
+      ADD_FAILURE() << "rank " << rank << " of " << worldSize
+                    << " exited without running the test body (did its --gtest_filter match "
+                       "this test?); its output:\n"
                     << r.output;
     }
   }

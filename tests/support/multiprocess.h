@@ -5,7 +5,9 @@
 // sees RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (a free port) and
 // STRATA_TIMEOUT, runs only the matching runInProcesses() body and exits.
 // The parent gathers every rank's exit status and output, kills the others as
-// soon as one fails, and kills everything after `timeout`.
+// soon as one fails, and kills everything after `timeout`. A rank that exits
+// successfully without having entered the body (a --gtest_filter that
+// matched nothing, a body index that went astray) counts as failed.
 #pragma once
 
 #include <chrono>
@@ -35,6 +37,7 @@ struct MultiProcessOptions {
 struct RankResult {
   ExitStatus exit;
   bool timedOut = false;  // still running at the deadline and killed
+  bool ranBody = false;   // the rank entered runInProcesses' body
   std::string output;     // stdout and stderr together
 };
 
@@ -51,7 +54,22 @@ void runInProcesses(int worldSize, const std::function<void(const RankContext&)>
 // 0, 1, ..., worldSize - 1: the members of a group of every rank.
 std::vector<int> allRanks(int worldSize);
 
-// A TCP port on 127.0.0.1 that was free a moment ago.
-int freePort();
+// A TCP port on 127.0.0.1 held bound (SO_REUSEADDR, never listening) for
+// this object's lifetime: no other socket on the machine is given it, and the
+// job's rendezvous store, which binds with SO_REUSEADDR too, can still listen
+// on it. So concurrent tests never race for a port between choosing and
+// using it.
+class ReservedPort {
+ public:
+  ReservedPort();
+  ~ReservedPort();
+  ReservedPort(const ReservedPort&) = delete;
+  ReservedPort& operator=(const ReservedPort&) = delete;
+  int number() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
 
 }  // namespace strata::testing
