@@ -4,7 +4,7 @@
 
 #include <limits>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/tensor_parallel/column_parallel_linear.h"
 #include "strata/tensor_parallel/comm_ops.h"
 #include "strata/tensor_parallel/dropout.h"
@@ -57,10 +57,16 @@ class GptEmbeddingImpl : public torch::nn::Module, public tp::ShardedModule {
     }
     at::Tensor x = tokens->forward(ids.t().contiguous());  // [s or s/tp, b, hidden]
     int64_t rows = x.size(0);
-    int64_t first = config_.sequenceParallel ? tp_->rank() * rows : 0;
-    x = x + positions.narrow(0, first, rows).unsqueeze(1);
-    return config_.sequenceParallel ? dropout_.sequenceSharded(x, is_training(), *tp_)
-                                    : dropout_.replicated(x, is_training());
+    if (!config_.sequenceParallel) {
+      x = x + positions.narrow(0, 0, rows).unsqueeze(1);
+      return dropout_.replicated(x, is_training());
+    }
+    // Each rank adds the positions of its own rows, so each holds a part of
+    // the replicated table's gradient; copyToTensorRegion sums the parts
+    // over tp in backward.
+    at::Tensor table = tp::copyToTensorRegion(positions, *tp_);  // [context, hidden]
+    x = x + table.narrow(0, tp_->rank() * rows, rows).unsqueeze(1);
+    return dropout_.sequenceSharded(x, is_training(), *tp_);
   }
 
   int64_t shardDim(const std::string&) const override { return tp::kReplicated; }

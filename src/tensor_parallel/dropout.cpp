@@ -3,7 +3,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/tensor_parallel/init.h"
 
 namespace strata::tensor_parallel {
@@ -59,6 +59,17 @@ at::Tensor SeededDropout::unitSharded(const at::Tensor& x, int64_t dim, int64_t 
     masks.push_back(keepMask(unitShape, p_, deriveSeed(callSeed, first + unit)));
   }
   return applyMask(x, at::stack(masks, dim));
+}
+
+void setDropoutCalls(torch::nn::Module& module, int64_t calls) {
+  static const std::string kSuffix = "dropout_calls";
+  for (auto& buffer : module.named_buffers()) {
+    const std::string& name = buffer.key();
+    if (name.size() >= kSuffix.size() &&
+        name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0) {
+      buffer.value().fill_(calls);
+    }
+  }
 }
 
 }  // namespace strata::tensor_parallel

@@ -7,8 +7,10 @@ ParallelTransformerBlockImpl::ParallelTransformerBlockImpl(
     const ParallelTransformerBlockOptions& options, std::shared_ptr<Communicator> tp)
     : sequenceParallel_(options.sequenceParallel),
       tp_(tp),
-      dropout_(options.hiddenDropout, deriveSeed(options.init.seed, 2)) {
-  register_buffer("dropout_calls", dropout_.callCounter());
+      attentionResidualDropout_(options.hiddenDropout, deriveSeed(options.init.seed, 2)),
+      mlpResidualDropout_(options.hiddenDropout, deriveSeed(options.init.seed, 3)) {
+  register_buffer("attention_residual_dropout_calls", attentionResidualDropout_.callCounter());
+  register_buffer("mlp_residual_dropout_calls", mlpResidualDropout_.callCounter());
   ParallelSelfAttentionOptions attn;
   attn.hidden = options.hidden;
   attn.heads = options.heads;
@@ -30,13 +32,14 @@ ParallelTransformerBlockImpl::ParallelTransformerBlockImpl(
 }
 
 at::Tensor ParallelTransformerBlockImpl::forward(const at::Tensor& x) {
-  at::Tensor h = x + residualDropout(attention(ln1(x)));
-  return h + residualDropout(mlp(ln2(h)));
+  at::Tensor h = x + residualDropout(attentionResidualDropout_, attention(ln1(x)));
+  return h + residualDropout(mlpResidualDropout_, mlp(ln2(h)));
 }
 
-at::Tensor ParallelTransformerBlockImpl::residualDropout(const at::Tensor& x) {
-  return sequenceParallel_ ? dropout_.sequenceSharded(x, is_training(), *tp_)
-                           : dropout_.replicated(x, is_training());
+at::Tensor ParallelTransformerBlockImpl::residualDropout(SeededDropout& dropout,
+                                                         const at::Tensor& x) {
+  return sequenceParallel_ ? dropout.sequenceSharded(x, is_training(), *tp_)
+                           : dropout.replicated(x, is_training());
 }
 
 }  // namespace strata::tensor_parallel

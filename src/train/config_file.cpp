@@ -3,7 +3,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/train/toml.h"
 
 namespace strata::train {
@@ -105,6 +105,15 @@ std::string configToToml(const TrainConfig& config) {
     out << option.key << " = " << tomlLiteral(valueOf(option, config)) << "\n";
   }
   return out.str();
+}
+
+std::vector<std::pair<std::string, std::string>> configEntries(const TrainConfig& config) {
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (const ConfigOption& option : configOptions()) {
+    entries.emplace_back(std::string(option.table) + "." + option.key,
+                         tomlLiteral(valueOf(option, config)));
+  }
+  return entries;
 }
 
 }  // namespace strata::train

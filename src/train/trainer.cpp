@@ -5,14 +5,16 @@
 #include <chrono>
 #include <set>
 
+#include "config_agreement.h"
 #include "strata/data_parallel/data_parallel.h"
 #include "strata/data_parallel/flat_optimizer.h"
 #include "strata/data_parallel/zero_optimizer.h"
+#include "strata/error.h"
 #include "strata/models/gpt.h"
 #include "strata/pipeline/pipeline.h"
 #include "strata/pipeline/trace.h"
-#include "strata/runtime/error.h"
 #include "strata/runtime/threads.h"
+#include "strata/tensor_parallel/dropout.h"
 #include "strata/tensor_parallel/sharding.h"
 #include "strata/train/checkpoint.h"
 #include "strata/train/config_file.h"
@@ -32,8 +34,10 @@ struct Trainer::State {
   models::GptConfig gpt;
   torch::nn::Sequential model;
   std::unique_ptr<pipeline::Pipeline> pipeline;
-  std::vector<at::Tensor> parameters;  // this rank's, each once
-  std::vector<NormTerm> normTerms;
+  std::vector<at::Tensor> parameters;       // this rank's, each once
+  std::vector<ParameterShard> shards;       // the same, named, with their tp split
+  std::vector<NormTerm> normTerms;          // every parameter, whole
+  GradientTerms gradients;                  // what clipping measures (ZeRO-2: chunks)
   std::shared_ptr<Communicator> tiedGroup;  // first and last stage, when they share a weight
   at::Tensor tiedWeight;
   // Gradient averaging over dp: one replica set, or under ZeRO-1 two (weights
@@ -52,19 +56,61 @@ bool contains(const std::set<c10::TensorImpl*>& set, const at::Tensor& t) {
   return set.count(t.unsafeGetTensorImpl()) > 0;
 }
 
-// ZeRO-1 with the decay policy of makeAdamW (optimizer.h): matrices decay,
+// ZeRO with the decay policy of makeAdamW (optimizer.h): matrices decay,
 // vectors do not, so each group gets its own replica set and sharded AdamW.
+// Under ZeRO-2 a weight tied across pipeline stages keeps whole averaged
+// gradients in a set of its own: its two stages' copies must be summed
+// whole, and the stages' sets cut it into different chunks.
 void buildZero(Trainer::State& s, const std::vector<data_parallel::NamedTensor>& named,
-               const OptimConfig& c) {
-  std::vector<data_parallel::NamedTensor> groups[2];
-  for (const auto& item : named) groups[item.tensor.dim() >= 2 ? 0 : 1].push_back(item);
-  for (int g = 0; g < 2; ++g) {
+               const OptimConfig& c, int64_t stage) {
+  enum { kDecayed, kPlain, kTied, kGroups };
+  std::vector<data_parallel::NamedTensor> groups[kGroups];
+  for (const auto& item : named) {
+    bool tied = s.tiedGroup && item.tensor.is_same(s.tiedWeight);
+    groups[stage == 2 && tied ? kTied : item.tensor.dim() >= 2 ? kDecayed : kPlain].push_back(item);
+  }
+  for (int g = 0; g < kGroups; ++g) {
     if (groups[g].empty()) continue;
-    data_parallel::AdamWConfig adam{c.lr, c.beta1, c.beta2, c.eps, g == 0 ? c.weightDecay : 0.0};
-    s.replicas.push_back(std::make_unique<data_parallel::DataParallel>(groups[g], *s.groups.dp));
+    data_parallel::AdamWConfig adam{c.lr, c.beta1, c.beta2, c.eps,
+                                    g == kPlain ? 0.0 : c.weightDecay};
+    data_parallel::DataParallelOptions options;
+    if (stage == 2 && g != kTied)
+      options.reduction = data_parallel::GradientReduction::kReduceScatter;
+    s.replicas.push_back(
+        std::make_unique<data_parallel::DataParallel>(groups[g], *s.groups.dp, options));
     s.zero.push_back(std::make_unique<data_parallel::ZeroOptimizer>(
         *s.replicas.back(), std::make_unique<data_parallel::FlatAdamW>(adam)));
   }
+}
+
+// What clipping measures: whole gradients, except those a ZeRO-2 replica set
+// holds only as this rank's chunks, which are measured chunk by chunk with
+// each element weighted as its parameter's NormTerm says.
+GradientTerms gradientTerms(const Trainer::State& s) {
+  std::set<c10::TensorImpl*> counted, chunked;
+  for (const NormTerm& term : s.normTerms)
+    if (term.countHere) counted.insert(term.parameter.unsafeGetTensorImpl());
+  GradientTerms gradients;
+  for (const auto& replicas : s.replicas) {
+    if (replicas->options().reduction != data_parallel::GradientReduction::kReduceScatter) continue;
+    const data_parallel::BucketLayout& layout = replicas->layout();
+    const std::vector<at::Tensor>& params = replicas->parameters();
+    at::Tensor weights = torch::zeros({layout.totalNumel()});  // [total], padding 0
+    for (size_t i = 0; i < params.size(); ++i) {
+      chunked.insert(params[i].unsafeGetTensorImpl());
+      const data_parallel::ParamSlot& slot = layout.slot(static_cast<int>(i));
+      if (contains(counted, params[i])) weights.narrow(0, slot.offset, slot.numel).fill_(1);
+    }
+    int dpRank = replicas->comm().rank();
+    for (int b = 0; b < static_cast<int>(layout.buckets().size()); ++b) {
+      gradients.sharded.push_back(
+          {replicas->ownedGradient(b),
+           weights.narrow(0, layout.chunkOffset(b, dpRank), layout.chunkNumel(b))});
+    }
+  }
+  for (const NormTerm& term : s.normTerms)
+    if (!contains(chunked, term.parameter)) gradients.terms.push_back(term);
+  return gradients;
 }
 
 // Turns gradient sync off on every replica set for its lifetime.
@@ -101,6 +147,7 @@ models::GptConfig gptConfigOf(const TrainConfig& c) {
   g.context = c.model.context;
   g.dropout = c.model.dropout;
   g.tiedEmbeddings = c.model.tiedEmbeddings;
+  g.sequenceParallel = c.parallel.sequenceParallel;
   g.seed = static_cast<uint64_t>(c.train.seed);
   return g;
 }
@@ -114,6 +161,7 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
   // (the config itself in validated()), on every rank alike, before the first
   // collective.
   checkPrecisionSupported(config_.train.precision);
+  checkSameConfigOnEveryRank(config_, world_->comm());
   DataSplit data = makeDataSplit(config_);
   setIntraOpThreads(static_cast<int>(config_.train.threads));
   torch::manual_seed(static_cast<uint64_t>(config_.train.seed));
@@ -129,6 +177,7 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
   options.schedule = p.schedule;
   options.microbatches = static_cast<int>(config_.microBatches());
   options.virtualStages = static_cast<int>(p.virtualStages);
+  options.checkpointActivations = p.checkpointActivations;
   options.trace = true;
   s.pipeline = std::make_unique<pipeline::Pipeline>(s.model, s.groups, options);
 
@@ -142,11 +191,12 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
     if (!contains(owned, t) || contains(seen, t)) continue;
     seen.insert(t.unsafeGetTensorImpl());
     bool tied = item.key() == models::kTiedEmbeddingName && s.gpt.tiedEmbeddings;
-    bool replicatedOverTp =
-        tensor_parallel::shardDimOf(*s.model, item.key()) == tensor_parallel::kReplicated;
+    int64_t shardDim = tensor_parallel::shardDimOf(*s.model, item.key());
+    bool replicatedOverTp = shardDim == tensor_parallel::kReplicated;
     bool counted = !(replicatedOverTp && s.groups.coord.tp != 0) &&
                    !(tied && lastStage && s.groups.coord.pp != 0);
     s.parameters.push_back(t);
+    s.shards.push_back({item.key(), t, shardDim});
     s.normTerms.push_back({t, counted});
     named.push_back({item.key(), t});
     if (tied) s.tiedWeight = t;
@@ -160,14 +210,15 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
         "tied[dp=" + std::to_string(first.dp) + ",tp=" + std::to_string(first.tp) + "]",
         {s.layout.rankOf(first), s.layout.rankOf(last)});
   }
-  if (p.zero) {
-    buildZero(s, named, config_.train);
+  if (p.zero > 0) {
+    buildZero(s, named, config_.train, p.zero);
   } else {
     if (s.layout.degree(Dim::kData) > 1) {
       s.replicas.push_back(std::make_unique<data_parallel::DataParallel>(named, *s.groups.dp));
     }
     s.optimizer = makeAdamW(s.parameters, config_.train);
   }
+  s.gradients = gradientTerms(s);
   s.lossFn = [tp = s.groups.tp](const at::Tensor& logits, const at::Tensor& target) {
     return models::gptLoss(logits, target, *tp);
   };
@@ -182,6 +233,7 @@ const ParallelLayout& Trainer::layout() const { return state_->layout; }
 const ParallelGroups& Trainer::groups() const { return state_->groups; }
 const pipeline::Pipeline& Trainer::pipeline() const { return *state_->pipeline; }
 int64_t Trainer::parameterCount() const { return models::gptParameterCount(state_->gpt); }
+std::vector<ParameterShard> Trainer::parameterShards() const { return state_->shards; }
 
 double Trainer::runBatch(const Batch& batch) {
   State& s = *state_;
@@ -239,9 +291,16 @@ StepReport Trainer::step() {
   StepReport report;
   report.lr = lr_.current();
   zeroGradients();
+  // Global micro-batch index of this replica's first: replica r reads rows
+  // [r*B/dp, (r+1)*B/dp) of the global batch (batch_reader.h).
+  int64_t replicaMicroBatches = config_.microBatches();
+  int64_t globalMicroBatches = config_.train.globalBatch / config_.train.microBatch;
+  tensor_parallel::setDropoutCalls(
+      *s.model, stepsDone() * globalMicroBatches + s.groups.coord.dp * replicaMicroBatches);
   double localLoss = runBatch(s.trainData->next());
   syncGradients();
-  report.gradNorm = clipGradNorm(s.normTerms, config_.train.gradClip, *s.groups.tp, *s.groups.pp);
+  report.gradNorm =
+      clipGradNorm(s.gradients, config_.train.gradClip, {*s.groups.dp, *s.groups.tp, *s.groups.pp});
   optimizerStep();
   lr_.advance();
   at::Tensor loss = torch::full({1}, localLoss, torch::kDouble);

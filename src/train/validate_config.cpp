@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/schedule/error.h"
 #include "strata/schedule/registry.h"
 #include "strata/train/tokenizer.h"
@@ -47,6 +47,8 @@ void checkRanges(const TrainConfig& c, Problems& p) {
   atLeast("parallel.dp", c.parallel.dp, 1);
   atLeast("parallel.tp", c.parallel.tp, 1);
   atLeast("parallel.virtual_stages", c.parallel.virtualStages, 1);
+  p.check(c.parallel.zero >= 0 && c.parallel.zero <= 2,
+          "parallel.zero " + to_string(c.parallel.zero) + " is not a ZeRO stage (0, 1 or 2)");
   atLeast("train.steps", c.train.steps, 0);
   atLeast("train.global_batch", c.train.globalBatch, 1);
   atLeast("train.micro_batch", c.train.microBatch, 1);
@@ -109,6 +111,9 @@ void checkBatch(const TrainConfig& c, Problems& p) {
           "train.global_batch " + to_string(t.globalBatch) + " is not divisible by micro_batch " +
               to_string(t.microBatch) + " x dp " + to_string(c.parallel.dp) + " = " +
               to_string(t.microBatch * c.parallel.dp));
+  p.check(!c.parallel.sequenceParallel || t.seqLen % c.parallel.tp == 0,
+          "train.seq_len " + to_string(t.seqLen) + " is not divisible by tp " +
+              to_string(c.parallel.tp) + " (parallel.sequence_parallel splits the sequence)");
   p.check(t.seqLen <= c.model.context, "train.seq_len " + to_string(t.seqLen) +
                                            " is longer than the model's context " +
                                            to_string(c.model.context));

@@ -56,13 +56,13 @@ TEST(Toml, ErrorsNameFileAndLine) {
 TEST(ConfigFile, SetsNamedOptionsAndKeepsTheRest) {
   TrainConfig config;
   applyConfigToml(
-      "[model]\nlayers = 8\n[parallel]\npp = 2\nschedule = \"zb-h1\"\nzero = true\n"
+      "[model]\nlayers = 8\n[parallel]\npp = 2\nschedule = \"zb-h1\"\nzero = 2\n"
       "[train]\nlr = 1\n[data]\nfiles = \"a.txt,b.txt\"\n",
       "run.toml", config);
   EXPECT_EQ(config.model.layers, 8);
   EXPECT_EQ(config.parallel.pp, 2);
   EXPECT_EQ(config.parallel.schedule, "zb-h1");
-  EXPECT_TRUE(config.parallel.zero);
+  EXPECT_EQ(config.parallel.zero, 2);
   EXPECT_DOUBLE_EQ(config.train.lr, 1.0);  // an integer where a float is expected
   EXPECT_EQ(config.dataFiles(), (std::vector<std::string>{"a.txt", "b.txt"}));
   EXPECT_EQ(config.model.hidden, TrainConfig{}.model.hidden);
@@ -80,8 +80,8 @@ TEST(ConfigFile, UnknownKeysAndBadTypesAreNamed) {
                     {"run.toml:2", "model.layers", "integer", "2.5"});
   expectErrorNaming([&] { applyConfigToml("[train]\nlr = \"fast\"\n", "run.toml", config); },
                     {"run.toml:2", "train.lr", "\"fast\""});
-  expectErrorNaming([&] { applyConfigToml("[parallel]\nzero = 1\n", "run.toml", config); },
-                    {"run.toml:2", "parallel.zero", "true or false"});
+  expectErrorNaming([&] { applyConfigToml("[parallel]\nzero = true\n", "run.toml", config); },
+                    {"run.toml:2", "parallel.zero", "integer"});
 }
 
 TEST(ConfigFile, RoundTripsEveryOption) {

@@ -104,6 +104,23 @@ TEST(ValidateConfig, SequenceMustFitTheContext) {
   expectInvalid(c, 1, {"train.seq_len 256", "context 128"});
 }
 
+TEST(ValidateConfig, SequenceParallelSplitsTheSequenceOverTp) {
+  TrainConfig c = valid3d();
+  c.parallel.sequenceParallel = true;
+  c.train.seqLen = 127;
+  expectInvalid(c, 8, {"train.seq_len 127", "not divisible by tp 2", "sequence_parallel"});
+  c.train.seqLen = 128;
+  EXPECT_NO_THROW(validateConfig(c, 8));
+}
+
+TEST(ValidateConfig, ZeroStageIsZeroOneOrTwo) {
+  TrainConfig c = valid3d();
+  c.parallel.zero = 3;
+  expectInvalid(c, 8, {"parallel.zero 3", "0, 1 or 2"});
+  c.parallel.zero = 2;
+  EXPECT_NO_THROW(validateConfig(c, 8));
+}
+
 TEST(ValidateConfig, RangesAndChoices) {
   TrainConfig c;
   c.model.vocab = 100;

@@ -104,13 +104,13 @@ TEST(TrainerCheckpoint, ZeroAndPlainCheckpointsDoNotMix) {
   for (bool savedWithZero : {true, false}) {
     std::string dir = sharedDir(savedWithZero ? "zerotoplain" : "plaintozero");
     TrainConfig config = checkpointedConfig(dir);
-    config.parallel.zero = savedWithZero;
+    config.parallel.zero = savedWithZero ? 1 : 0;
     {
       Trainer trainer(config, singleProcessWorld());
       trainSteps(trainer, 1);
       trainer.saveCheckpoint();
     }
-    config.parallel.zero = !savedWithZero;
+    config.parallel.zero = savedWithZero ? 0 : 1;
     expectResumeFails(config,
                       {shardOf(dir, 1),
                        savedWithZero ? "saved by a run with ZeRO and this run is without it"

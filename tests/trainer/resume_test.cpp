@@ -84,7 +84,7 @@ TEST(TrainerResume, Pp2EqualsUninterrupted) {
 TEST(TrainerResume, Dp2ZeroEqualsUninterrupted) {
   TrainConfig config = tinyConfig();
   config.parallel.dp = 2;
-  config.parallel.zero = true;
+  config.parallel.zero = 1;
   expectResumeEqualsUninterrupted("resumezero", config, 2);
 }
 

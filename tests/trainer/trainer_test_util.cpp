@@ -1,5 +1,6 @@
 #include "trainer_test_util.h"
 
+#include <torch/torch.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -56,8 +57,10 @@ strata::testing::MultiProcessOptions sharedDirOptions(const std::string& dir) {
 }
 
 std::shared_ptr<World> singleProcessWorld() {
+  // Held until the store listens on it.
+  strata::testing::ReservedPort port;
   ProcessEnv env;
-  env.masterPort = strata::testing::freePort();
+  env.masterPort = port.number();
   return World::init(env, Timeouts::fromSeconds(30));
 }
 
@@ -88,6 +91,34 @@ std::vector<double> readValues(const std::string& dir, const std::string& name, 
   std::vector<double> values;
   for (double v; in >> v;) values.push_back(v);
   return values;
+}
+
+void writeShards(const std::string& dir, int rank, const Trainer& trainer) {
+  std::string base = (fs::path(dir) / ("shards-rank-" + std::to_string(rank))).string();
+  std::vector<at::Tensor> tensors;
+  std::ofstream names(base + ".txt");
+  names << trainer.groups().coord.tp << " " << trainer.groups().tp->size() << "\n";
+  for (const ParameterShard& shard : trainer.parameterShards()) {
+    names << shard.name << " " << shard.shardDim << "\n";
+    tensors.push_back(shard.tensor.detach());
+  }
+  torch::save(tensors, base + ".pt");
+}
+
+SavedShards readShards(const std::string& dir, int rank) {
+  std::string base = (fs::path(dir) / ("shards-rank-" + std::to_string(rank))).string();
+  SavedShards saved;
+  std::ifstream names(base + ".txt");
+  names >> saved.tpRank >> saved.tpSize;
+  std::vector<at::Tensor> tensors;
+  torch::load(tensors, base + ".pt");
+  for (const at::Tensor& tensor : tensors) {
+    ParameterShard shard;
+    names >> shard.name >> shard.shardDim;
+    shard.tensor = tensor;
+    saved.shards.push_back(shard);
+  }
+  return saved;
 }
 
 void flipMiddleByte(const std::string& path) {

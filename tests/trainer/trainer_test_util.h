@@ -47,6 +47,16 @@ void writeValues(const std::string& dir, const std::string& name, int rank,
                  const std::vector<double>& values);
 std::vector<double> readValues(const std::string& dir, const std::string& name, int rank);
 
+// This rank's parameter shards (Trainer::parameterShards()) and its tp
+// coordinate, saved to dir by a rank and read back by the parent.
+struct SavedShards {
+  int tpRank = 0;
+  int tpSize = 1;
+  std::vector<ParameterShard> shards;
+};
+void writeShards(const std::string& dir, int rank, const Trainer& trainer);
+SavedShards readShards(const std::string& dir, int rank);
+
 // Flips one byte in the middle of a file / cuts `bytes` off its end.
 void flipMiddleByte(const std::string& path);
 void truncateBy(const std::string& path, uintmax_t bytes);

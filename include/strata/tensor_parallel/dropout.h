@@ -11,12 +11,15 @@
 //     random numbers of the local slice; LibTorch's CPU generator
 //     (mt19937) cannot jump ahead to a row.
 // Each training-mode call advances the call number, identically on every
-// rank as long as every rank runs the same forward passes.
+// rank as long as every rank runs the same forward passes. Strata's layers
+// call each of their dropouts once per forward, so the call number counts
+// micro-batches; setDropoutCalls() moves it to a given micro-batch.
 //
 // Nothing here communicates. Throws ConfigError for p outside [0, 1).
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <torch/nn/module.h>
 
 #include <cstdint>
 
@@ -50,5 +53,12 @@ class SeededDropout {
   uint64_t seed_;
   at::Tensor calls_;  // [1] int64
 };
+
+// Sets the call number of every SeededDropout registered in `module` or its
+// descendants (the buffers named "...dropout_calls") to `calls`. The trainer
+// sets it to the global index of a replica's first micro-batch of the step,
+// so data-parallel replicas draw the masks one process draws for the same
+// samples.
+void setDropoutCalls(torch::nn::Module& module, int64_t calls);
 
 }  // namespace strata::tensor_parallel

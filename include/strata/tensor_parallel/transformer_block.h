@@ -5,7 +5,10 @@
 // the residual dropout masks are the same on every rank. Under sequence
 // parallel they are sequence-sharded [s/p, b, hidden]: LayerNorms, residuals
 // and dropout run on each rank's rows, and the masks are the rows of the
-// serial mask (see dropout.h).
+// serial mask (see dropout.h). Each residual branch has its own dropout
+// stream, drawn once per forward, so a stream's call number counts
+// micro-batches (the trainer relies on this to give data-parallel replicas
+// the masks of a single process).
 //
 // The constructor throws ConfigError for sizes not divisible as the
 // sublayers require; forward blocks in the tp collectives.
@@ -31,7 +34,7 @@ struct ParallelTransformerBlockOptions {
   bool sequenceParallel = false;
   double hiddenDropout = 0.0;     // on both residual branches
   double attentionDropout = 0.0;  // on the attention probabilities
-  InitOptions init;               // attention, mlp, dropout: sub-streams 0, 1, 2
+  InitOptions init;  // attention, mlp, attention / mlp residual dropout: sub-streams 0-3
 };
 
 class ParallelTransformerBlockImpl : public torch::nn::Module {
@@ -47,11 +50,12 @@ class ParallelTransformerBlockImpl : public torch::nn::Module {
   ParallelMLP mlp{nullptr};
 
  private:
-  at::Tensor residualDropout(const at::Tensor& x);
+  at::Tensor residualDropout(SeededDropout& dropout, const at::Tensor& x);
 
   bool sequenceParallel_;
   std::shared_ptr<Communicator> tp_;
-  SeededDropout dropout_;
+  SeededDropout attentionResidualDropout_;
+  SeededDropout mlpResidualDropout_;
 };
 TORCH_MODULE(ParallelTransformerBlock);
 

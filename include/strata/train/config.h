@@ -30,7 +30,15 @@ struct ParallelConfig {
   int64_t tp = 1;
   std::string schedule = "1f1b";
   int64_t virtualStages = 1;  // model chunks per pipeline rank (interleaved-1f1b)
-  bool zero = false;          // ZeRO-1: shard optimizer state over dp
+  // ZeRO stage over dp: 0 off, 1 shards the AdamW state, 2 the averaged
+  // gradients too (each replica keeps only the chunks it updates).
+  int64_t zero = 0;
+  // Sequence parallel: LayerNorms, dropout and residuals run on seq_len / tp
+  // rows per tp rank (needs seq_len divisible by tp).
+  bool sequenceParallel = false;
+  // Each stage keeps only its inputs; backward recomputes the forward, with
+  // the dropout masks the first forward drew.
+  bool checkpointActivations = false;
 };
 
 struct OptimConfig {

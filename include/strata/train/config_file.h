@@ -7,6 +7,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "strata/train/config.h"
 
@@ -20,5 +22,7 @@ void applyConfigToml(const std::string& text, const std::string& fileName, Train
 TrainConfig readConfigFile(const std::string& path);
 // Every option, table by table; applyConfigToml() of it gives back `config`.
 std::string configToToml(const TrainConfig& config);
+// Every option as ("table.key", TOML literal of its value), in configOptions() order.
+std::vector<std::pair<std::string, std::string>> configEntries(const TrainConfig& config);
 
 }  // namespace strata::train

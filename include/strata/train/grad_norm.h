@@ -8,11 +8,14 @@
 //     tp rank 0 only;
 //   - pipeline stages hold disjoint layers, so squares are summed over pp, but
 //     a tied embedding held by the first and the last stage counts once;
-//   - data-parallel replicas hold the same (averaged) gradients: not summed.
-//   ||g|| = sqrt( sum_pp sum_tp sum_{owned p} ||g_p||^2 )
+//   - data-parallel replicas hold the same (averaged) gradients: not summed,
+//     except under ZeRO-2, where each replica holds only its chunks of the
+//     averaged gradient and the chunks' squares are summed over dp.
+//   ||g|| = sqrt( sum_pp sum_tp [ sum_{owned p} ||g_p||^2 + sum_dp ||chunks||^2 ] )
 //
-// Blocks in one all-reduce over tp and one over pp (each bounded by its
-// communicator's timeout); every rank returns the same norm.
+// Blocks in one all-reduce over tp and one over pp, and under ZeRO-2 one over
+// dp (each bounded by its communicator's timeout); every rank returns the
+// same norm.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -28,11 +31,30 @@ struct NormTerm {
   bool countHere = true;  // false for a replica counted on another rank
 };
 
-double globalGradNorm(const std::vector<NormTerm>& terms, Communicator& tp, Communicator& pp);
+// One ZeRO-2 chunk of averaged gradient (1-D, scaled in place by clipping)
+// and, per element, 1 where it counts on this rank by the rules above, else 0.
+struct ShardedNormTerm {
+  at::Tensor gradient;
+  at::Tensor counted;
+};
+
+// The gradients to measure: whole ones (`terms`, the same on every dp rank)
+// and dp-sharded chunks (`sharded`: empty on every rank of a dp group, or on none).
+struct GradientTerms {
+  std::vector<NormTerm> terms;
+  std::vector<ShardedNormTerm> sharded;
+};
+
+struct NormGroups {
+  Communicator& dp;
+  Communicator& tp;
+  Communicator& pp;
+};
+
+double globalGradNorm(const GradientTerms& gradients, const NormGroups& groups);
 
 // Scales every gradient by min(1, maxNorm / (norm + 1e-6)); returns the norm
 // before clipping. maxNorm <= 0 only measures.
-double clipGradNorm(const std::vector<NormTerm>& terms, double maxNorm, Communicator& tp,
-                    Communicator& pp);
+double clipGradNorm(const GradientTerms& gradients, double maxNorm, const NormGroups& groups);
 
 }  // namespace strata::train

@@ -39,6 +39,17 @@ namespace strata::train {
 // The model part of a training config, as the GPT builder takes it.
 models::GptConfig gptConfigOf(const TrainConfig& config);
 
+// One parameter as this rank holds it: its name in the one-process model,
+// this rank's tensor (live, not a copy), and the dimension tensor
+// parallelism splits it along (tensor_parallel::kReplicated when every tp
+// rank holds all of it). A vocabulary tp does not divide is padded with rows
+// up to the next multiple of tp before the split (models/gpt.h).
+struct ParameterShard {
+  std::string name;
+  at::Tensor tensor;
+  int64_t shardDim = 0;
+};
+
 struct StepReport {
   int64_t step = 0;     // steps completed, this one included
   double loss = 0;      // mean over the global batch, known on every rank
@@ -71,6 +82,9 @@ class Trainer {
   World& world() const { return *world_; }
   // Model parameters of the whole (unsharded) GPT.
   int64_t parameterCount() const;
+  // The parameters of this rank's stages, each once (a tied weight under the
+  // embedding's name), in model order.
+  std::vector<ParameterShard> parameterShards() const;
   // This step's pipeline trace events of every pp rank (collective over pp;
   // the result is complete on pp rank 0).
   std::vector<pipeline::TraceEvent> gatherLastTrace() const;

@@ -1,0 +1,116 @@
+#include "reference_training.h"
+
+#include <cmath>
+
+#include "reference_gpt.h"
+#include "strata/models/gpt.h"
+#include "strata/runtime/world.h"
+#include "strata/train/data_source.h"
+#include "strata/train/trainer.h"
+#include "trainer_test_util.h"
+
+namespace strata::train::testing {
+namespace {
+
+// Linear warmup to the peak over warmup_steps, then cosine decay to min_lr at
+// the last step (the schedule strata train documents).
+double learningRate(const OptimConfig& c, int64_t step) {
+  if (step < c.warmupSteps)
+    return c.lr * static_cast<double>(step + 1) / static_cast<double>(c.warmupSteps);
+  if (step >= c.steps) return c.minLr;
+  double progress =
+      static_cast<double>(step - c.warmupSteps) / static_cast<double>(c.steps - c.warmupSteps);
+  return c.minLr + (c.lr - c.minLr) * 0.5 * (1.0 + std::cos(M_PI * progress));
+}
+
+// The starting weights: a one-process Strata GPT from the config's seed.
+std::map<std::string, torch::Tensor> strataInitialWeights(const TrainConfig& config) {
+  auto world = singleProcessWorld();
+  ParallelGroups groups = world->parallelGroups(ParallelLayout(1, {1, 1, 1, 1}));
+  torch::nn::Sequential model = models::buildGpt(gptConfigOf(config), groups.tp);
+  std::map<std::string, torch::Tensor> weights;
+  for (const auto& item : model->named_parameters()) {
+    if (item.key() == models::kTiedHeadName) continue;  // the embedding's own tensor
+    weights[item.key()] = item.value().detach().clone();
+  }
+  return weights;
+}
+
+strata::testing::ReferenceGptConfig referenceConfig(const TrainConfig& c) {
+  strata::testing::ReferenceGptConfig r;
+  r.layers = c.model.layers;
+  r.hidden = c.model.hidden;
+  r.heads = c.model.heads;
+  r.ffn = c.model.ffn;
+  r.vocab = c.model.vocab;
+  r.context = c.model.context;
+  r.dropout = c.model.dropout;
+  r.tiedEmbeddings = c.model.tiedEmbeddings;
+  r.seed = static_cast<uint64_t>(c.train.seed);
+  return r;
+}
+
+torch::optim::AdamW makeReferenceAdamW(const std::vector<torch::Tensor>& trainable,
+                                       const OptimConfig& c) {
+  std::vector<torch::Tensor> matrices, vectors;
+  for (const torch::Tensor& t : trainable) (t.dim() >= 2 ? matrices : vectors).push_back(t);
+  auto options = [&](double decay) {
+    return std::make_unique<torch::optim::AdamWOptions>(
+        torch::optim::AdamWOptions(c.lr).betas({c.beta1, c.beta2}).eps(c.eps).weight_decay(decay));
+  };
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(matrices, options(c.weightDecay));
+  groups.emplace_back(vectors, options(0.0));
+  return torch::optim::AdamW(std::move(groups));
+}
+
+// Mean loss of one global batch, micro-batch by micro-batch; with `train`
+// the gradients of that mean accumulate.
+double runGlobalBatch(strata::testing::ReferenceGpt& model, const Batch& batch, int64_t microBatch,
+                      int64_t firstCall, bool train) {
+  int64_t m = batch.input.size(0) / microBatch;
+  double sum = 0;
+  for (int64_t j = 0; j < m; ++j) {
+    torch::Tensor ids = batch.input.narrow(0, j * microBatch, microBatch);
+    torch::Tensor targets = batch.target.narrow(0, j * microBatch, microBatch);
+    torch::Tensor loss = model.loss(ids, targets, firstCall + j, train);
+    if (train) (loss / static_cast<double>(m)).backward();
+    sum += loss.item<double>();
+  }
+  return sum / static_cast<double>(m);
+}
+
+}  // namespace
+
+ReferenceRun trainReference(const TrainConfig& config, int steps) {
+  TrainConfig oneReplica = config;
+  oneReplica.parallel = ParallelConfig{};
+  strata::testing::ReferenceGpt model(referenceConfig(config));
+  model.load(strataInitialWeights(oneReplica));
+  DataSplit data = makeDataSplit(oneReplica);
+  BatchReader train = makeTrainReader(data, oneReplica, 0);
+  const OptimConfig& c = config.train;
+  std::vector<torch::Tensor> trainable = model.trainable();
+  torch::optim::AdamW optimizer = makeReferenceAdamW(trainable, c);
+  int64_t microBatches = c.globalBatch / c.microBatch;
+
+  ReferenceRun run;
+  for (int step = 0; step < steps; ++step) {
+    for (auto& group : optimizer.param_groups())
+      static_cast<torch::optim::AdamWOptions&>(group.options()).lr(learningRate(c, step));
+    optimizer.zero_grad();
+    run.losses.push_back(
+        runGlobalBatch(model, train.next(), c.microBatch, step * microBatches, /*train=*/true));
+    if (c.gradClip > 0) torch::nn::utils::clip_grad_norm_(trainable, c.gradClip);
+    optimizer.step();
+  }
+  {
+    torch::NoGradGuard noGrad;
+    BatchReader validation = makeValidationReader(data, oneReplica, 0);
+    run.validationLoss = runGlobalBatch(model, validation.next(), c.microBatch, 0, false);
+  }
+  run.parameters = model.parameters();
+  return run;
+}
+
+}  // namespace strata::train::testing
