@@ -19,7 +19,7 @@ int generateCommand(const std::vector<std::string>& args) {
   flags.addString("prompt", &o.prompt, "text to continue");
   flags.addInt("tokens", &tokens, "bytes to generate", 0);
   flags.addDouble("temperature", &o.temperature, "sampling temperature; 0 is greedy");
-  flags.addInt("top-k", &topK, "sample among the k likeliest bytes; 0: all", 0);
+  flags.addInt("top-k", &topK, "sample among the k likeliest bytes (k >= 1); unset: all", 1);
   flags.addInt("seed", &seed, "sampling seed", 0);
   try {
     ParsedArgs parsed = flags.parse(args);

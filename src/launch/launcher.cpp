@@ -91,14 +91,21 @@ int primaryFailure(const WorkerGroup& group, const std::vector<int>& failures) {
   return failures.front();
 }
 
+// "rank 1 (local rank 1) failed with exit code 3": the cause the report opens
+// with, repeated when the launcher gives up.
+std::string failureCause(const WorkerGroup& group, const std::vector<int>& failures) {
+  const WorkerState& w = group.workers()[primaryFailure(group, failures)];
+  return "rank " + std::to_string(w.spec.globalRank) + " (local rank " +
+         std::to_string(w.spec.localRank) + ") failed with " + w.exit->describe();
+}
+
 std::string describeFailure(const WorkerGroup& group, const std::vector<int>& failures) {
   int primary = primaryFailure(group, failures);
   const WorkerState& w = group.workers()[primary];
   double seconds = std::chrono::duration<double>(w.endedAt - w.startedAt).count();
   std::ostringstream out;
   out.precision(3);
-  out << "strata launch: rank " << w.spec.globalRank << " (local rank " << w.spec.localRank
-      << ") failed with " << w.exit->describe() << " after " << seconds << " s";
+  out << "strata launch: " << failureCause(group, failures) << " after " << seconds << " s";
   if (failures.size() > 1) {
     out << "\nstrata launch: also failed, most likely because of it:";
     for (int i : failures) {
@@ -127,9 +134,16 @@ std::string describeFailure(const WorkerGroup& group, const std::vector<int>& fa
 
 enum class Outcome { kSuccess, kWorkerFailed, kSignalled };
 
+struct AttemptResult {
+  Outcome outcome = Outcome::kSuccess;
+  std::string report;  // describeFailure() after a worker failed
+  std::string cause;   // failureCause() after a worker failed
+};
+
 // Runs one attempt to its end. Every wait in here is bounded: pump() by its
 // argument, the stop by kStopGrace, then SIGKILL.
-Outcome superviseAttempt(WorkerGroup& group, std::string* report) {
+AttemptResult superviseAttempt(WorkerGroup& group) {
+  AttemptResult result;
   using Clock = std::chrono::steady_clock;
   std::vector<int> failures;
   std::optional<Clock::time_point> stopAt, killAt;
@@ -147,32 +161,55 @@ Outcome superviseAttempt(WorkerGroup& group, std::string* report) {
     }
     bool settled = stopAt && (Clock::now() >= *stopAt || failures.size() == group.workers().size());
     if (settled && !killAt) {
-      *report = describeFailure(group, failures);
+      result.report = describeFailure(group, failures);
       group.signalAll(SIGTERM);
       killAt = Clock::now() + kStopGrace;
     }
     if (killAt && Clock::now() >= *killAt) group.killAll();
   }
-  if (gReceivedSignal) return Outcome::kSignalled;
-  if (failures.empty()) return Outcome::kSuccess;
-  if (report->empty()) *report = describeFailure(group, failures);
-  return Outcome::kWorkerFailed;
+  if (gReceivedSignal) {
+    result.outcome = Outcome::kSignalled;
+  } else if (!failures.empty()) {
+    result.outcome = Outcome::kWorkerFailed;
+    if (result.report.empty()) result.report = describeFailure(group, failures);
+    result.cause = failureCause(group, failures);
+  }
+  return result;
+}
+
+// Node 0 serves the rendezvous store; every other node checks its job token
+// against it before starting a worker, so a node with another token, or none,
+// is refused once and at once, instead of each worker failing alone, restarts
+// being spent on it, and node 0's workers waiting for it until they time out.
+// Returns the store node 0 serves (null elsewhere); sets attempt->port.
+c10::intrusive_ptr<c10d::TCPStore> joinRendezvous(const LaunchOptions& o, Attempt* attempt) {
+  std::chrono::milliseconds timeout = Timeouts::fromSeconds(o.timeoutSeconds).rendezvous;
+  if (o.nodeRank != 0) {
+    try {
+      checkJobToken(o.masterAddr, attempt->port, o.jobToken, timeout);
+    } catch (const Error& e) {
+      throw Error("node " + std::to_string(o.nodeRank) + " cannot join the job at " + o.masterAddr +
+                  ":" + std::to_string(attempt->port) + ": " + e.what());
+    }
+    return {};
+  }
+  c10::intrusive_ptr<c10d::TCPStore> store = serveStore(o.masterAddr, attempt->port, timeout);
+  attempt->port = store->getPort();
+  publishTokenFingerprint(*store, o.jobToken);
+  return store;
 }
 
 }  // namespace
 
 int runLauncher(const LaunchOptions& options) {
   installSignalHandlers();
+  // Forked before the store's threads and sockets exist, so it holds none of them.
+  OrphanGuard guard;
   Attempt attempt;
   attempt.port = static_cast<int>(options.masterPort);
   c10::intrusive_ptr<c10d::TCPStore> store;
   try {
-    if (options.nodeRank == 0) {
-      store = serveStore(options.masterAddr, attempt.port,
-                         Timeouts::fromSeconds(options.timeoutSeconds).rendezvous);
-      attempt.port = store->getPort();
-      publishTokenFingerprint(*store, options.jobToken);
-    }
+    store = joinRendezvous(options, &attempt);
   } catch (const Error& e) {
     std::cerr << "strata launch: " << e.what() << std::endl;
     return 2;
@@ -183,23 +220,22 @@ int runLauncher(const LaunchOptions& options) {
             << options.masterAddr << ":" << attempt.port << std::endl;
 
   for (;; ++attempt.number) {
-    std::string report;
-    Outcome outcome;
+    AttemptResult result;
     {
-      WorkerGroup group(workerSpecs(options, attempt));
-      outcome = superviseAttempt(group, &report);
+      WorkerGroup group(workerSpecs(options, attempt), guard);
+      result = superviseAttempt(group);
     }
-    if (outcome == Outcome::kSuccess) return 0;
-    if (outcome == Outcome::kSignalled) {
+    if (result.outcome == Outcome::kSuccess) return 0;
+    if (result.outcome == Outcome::kSignalled) {
       std::cerr << "strata launch: stopped all workers after signal " << gReceivedSignal
                 << std::endl;
       return 128 + gReceivedSignal;
     }
-    std::cerr << report << std::endl;
+    std::cerr << result.report << std::endl;
     if (attempt.number >= options.maxRestarts) {
       if (options.maxRestarts > 0) {
-        std::cerr << "strata launch: giving up after " << options.maxRestarts << " restarts"
-                  << std::endl;
+        std::cerr << "strata launch: giving up after " << options.maxRestarts
+                  << " restarts; in the last attempt " << result.cause << std::endl;
       }
       return 1;
     }

@@ -30,7 +30,7 @@ void writeLine(bool isStderr, const std::string& line) {
 
 }  // namespace
 
-WorkerGroup::WorkerGroup(std::vector<WorkerSpec> specs) {
+WorkerGroup::WorkerGroup(std::vector<WorkerSpec> specs, OrphanGuard& guard) : guard_(guard) {
   for (WorkerSpec& spec : specs) {
     int out[2], err[2];
     openPipe(out);
@@ -42,6 +42,7 @@ WorkerGroup::WorkerGroup(std::vector<WorkerSpec> specs) {
     spawn.stderrFd = err[1];
     WorkerState state;
     state.pid = spawnProcess(spawn);
+    guard_.watch(state.pid);
     close(out[1]);
     close(err[1]);
     state.stdoutFd = out[0];
@@ -55,6 +56,7 @@ WorkerGroup::WorkerGroup(std::vector<WorkerSpec> specs) {
 WorkerGroup::~WorkerGroup() {
   killAll();
   for (WorkerState& w : workers_) {
+    guard_.forget(w.pid);
     if (w.stdoutFd >= 0) close(w.stdoutFd);
     if (w.stderrFd >= 0) close(w.stderrFd);
   }

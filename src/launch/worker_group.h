@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "orphan_guard.h"
 #include "strata/util/subprocess.h"
 
 namespace strata {
@@ -38,7 +39,8 @@ struct WorkerState {
 
 class WorkerGroup {
  public:
-  explicit WorkerGroup(std::vector<WorkerSpec> specs);
+  // Each worker's process group is registered with `guard` while it runs.
+  WorkerGroup(std::vector<WorkerSpec> specs, OrphanGuard& guard);
   ~WorkerGroup();
 
   // Relays output for up to `wait`, then reaps any workers that ended.
@@ -60,6 +62,7 @@ class WorkerGroup {
   void flushPartial(WorkerState& w);
 
   std::vector<WorkerState> workers_;
+  OrphanGuard& guard_;
 };
 
 }  // namespace strata

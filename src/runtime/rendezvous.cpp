@@ -85,6 +85,11 @@ void publishTokenFingerprint(c10d::Store& store, const std::string& token) {
   store.set(kFingerprintKey, std::vector<uint8_t>(fingerprint.begin(), fingerprint.end()));
 }
 
+void checkJobToken(const std::string& host, int port, const std::string& token,
+                   std::chrono::milliseconds timeout) {
+  checkTokenFingerprint(*connectStore(host, port, /*isServer=*/false, timeout), token, timeout);
+}
+
 c10::intrusive_ptr<c10d::Store> rendezvous(const ProcessEnv& env, const Timeouts& timeouts) {
   if (env.worldSize == 1 && !env.storeHostedByLauncher) {
     return c10::make_intrusive<c10d::HashStore>();

@@ -2,8 +2,10 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
 #include <filesystem>
 #include <map>
+#include <sstream>
 
 #include "shape_communicator.h"
 #include "strata/error.h"
@@ -97,18 +99,32 @@ torch::nn::Sequential assemble(const std::string& stepDir, const CheckpointInfo&
   return full;
 }
 
-int64_t sampleNext(const at::Tensor& logits, const GenerateOptions& o, at::Generator& generator) {
-  if (o.temperature <= 0) return logits.argmax().item<int64_t>();
-  at::Tensor scaled = logits / o.temperature;
-  if (o.topK > 0 && o.topK < scaled.size(0)) {
-    at::Tensor kth = std::get<0>(scaled.topk(o.topK)).min();
-    scaled = scaled.masked_fill(scaled < kth, -std::numeric_limits<float>::infinity());
+}  // namespace
+
+void checkSamplingOptions(double temperature, int64_t topK) {
+  if (!(temperature >= 0) || !std::isfinite(temperature)) {
+    std::ostringstream got;
+    got << temperature;
+    throw ConfigError("--temperature must be a finite number >= 0 (0 is greedy), got " + got.str());
   }
-  at::Tensor probabilities = torch::softmax(scaled, 0);
-  return at::multinomial(probabilities, 1, false, generator).item<int64_t>();
+  if (topK < 0) {
+    throw ConfigError("--top-k must be at least 1 (or unset: all tokens), got " +
+                      std::to_string(topK));
+  }
 }
 
-}  // namespace
+int64_t sampleNextToken(const at::Tensor& logits, double temperature, int64_t topK,
+                        at::Generator& generator) {
+  checkSamplingOptions(temperature, topK);
+  if (temperature == 0) return logits.argmax().item<int64_t>();
+  // Exactly the k likeliest by index, not every logit >= the k-th: with ties
+  // at the k-th value a threshold would let more than k tokens through.
+  int64_t k = topK > 0 ? std::min(topK, logits.size(0)) : logits.size(0);
+  auto [values, indices] = logits.topk(k);
+  at::Tensor probabilities = torch::softmax(values / temperature, 0);
+  int64_t pick = at::multinomial(probabilities, 1, false, generator).item<int64_t>();
+  return indices[pick].item<int64_t>();
+}
 
 torch::nn::Sequential loadFullModel(const std::string& checkpoint, TrainConfig* config) {
   std::string stepDir = stepDirectoryOf(checkpoint);
@@ -118,9 +134,9 @@ torch::nn::Sequential loadFullModel(const std::string& checkpoint, TrainConfig* 
 }
 
 std::string generateText(const GenerateOptions& o) {
-  if (o.tokens < 0 || o.temperature < 0 || o.topK < 0) {
-    throw ConfigError("generate: --tokens, --temperature and --top-k must not be negative");
-  }
+  if (o.tokens < 0)
+    throw ConfigError("--tokens must not be negative, got " + std::to_string(o.tokens));
+  checkSamplingOptions(o.temperature, o.topK);
   TrainConfig config;
   torch::nn::Sequential model = loadFullModel(o.checkpoint, &config);
 
@@ -135,7 +151,7 @@ std::string generateText(const GenerateOptions& o) {
             .unsqueeze(0);                                        // [1, s]
     at::Tensor logits = model->forward(window);                   // [s, 1, vocab]
     at::Tensor last = logits[-1][0].slice(0, 0, kByteVocabSize);  // bytes only
-    ids.push_back(sampleNext(last, o, generator));
+    ids.push_back(sampleNextToken(last, o.temperature, o.topK, generator));
   }
   return decodeBytes(ids);
 }

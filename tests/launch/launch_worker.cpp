@@ -42,7 +42,9 @@ int main(int argc, char** argv) {
     if (world->env().restartAttempt == 0 && misbehave) return 1;
   }
   if (mode == "sleep") {
-    std::cout << "sleeping" << std::endl;
+    // After the barrier, so every worker of the job is up once all said so.
+    // The parent shows whether a wrapper stands between launcher and worker.
+    std::cout << "ready pid " << getpid() << " ppid " << getppid() << std::endl;
     std::this_thread::sleep_for(std::chrono::minutes(5));
   }
   allReduceOnce(*world);

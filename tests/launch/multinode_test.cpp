@@ -1,65 +1,51 @@
 // Two launchers as two nodes: on loopback, and on two network namespaces
 // joined by a veth pair, each with its own address (the second needs root and
-// iproute2; it is skipped without them).
-#include <fcntl.h>
+// iproute2; it is skipped without them); and a second node whose job token
+// differs, which is refused.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
-#include <sstream>
-#include <thread>
+#include <cstdlib>
+#include <memory>
 
+#include "child_process.h"
 #include "strata/util/subprocess.h"
 
 namespace strata {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using testing::after;
+using testing::ChildProcess;
 
-struct Node {
-  pid_t pid = -1;
-  std::string log;
-};
+// Two launchers and four workers starting on a loaded machine, then one
+// all-reduce: far above the usual few seconds.
+constexpr std::chrono::seconds kJobLimit{60};
 
-Node startNode(std::vector<std::string> prefix, int nodeRank, const std::string& addr, int port) {
-  Node node;
-  node.log = "/tmp/strata-multinode-" + std::to_string(getpid()) + "-" + std::to_string(nodeRank);
-  int fd = open(node.log.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+std::unique_ptr<ChildProcess> startNode(std::vector<std::string> prefix, int nodeRank,
+                                        const std::string& addr, int port,
+                                        const std::vector<std::string>& extraFlags) {
   SpawnSpec spec;
   spec.argv = std::move(prefix);
   spec.argv.insert(spec.argv.end(),
                    {STRATA_BINARY, "launch", "--nproc-per-node", "2", "--nnodes", "2",
                     "--node-rank", std::to_string(nodeRank), "--master-addr", addr, "--master-port",
-                    std::to_string(port), "--timeout", "20", "--", LAUNCH_WORKER, "ok"});
-  spec.stdoutFd = fd;
-  spec.stderrFd = fd;
-  node.pid = spawnProcess(spec);
-  close(fd);
-  return node;
+                    std::to_string(port), "--timeout", "20"});
+  spec.argv.insert(spec.argv.end(), extraFlags.begin(), extraFlags.end());
+  spec.argv.insert(spec.argv.end(), {"--", LAUNCH_WORKER, "ok"});
+  return std::make_unique<ChildProcess>(spec);
 }
 
-// Waits for both nodes (at most 60 s) and returns their combined output.
-std::string finish(std::vector<Node> nodes, bool* allSucceeded) {
-  *allSucceeded = true;
-  auto deadline = Clock::now() + std::chrono::seconds(60);
+// Waits for both nodes (at most kJobLimit in all) and returns their combined output.
+std::string finish(ChildProcess& first, ChildProcess& second, bool* bothSucceeded) {
+  *bothSucceeded = true;
+  testing::Deadline deadline = after(kJobLimit);
   std::string output;
-  for (Node& node : nodes) {
-    std::optional<ExitStatus> status;
-    while (!(status = pollExit(node.pid)) && Clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    if (!status) {
-      kill(node.pid, SIGKILL);
-      status = waitExit(node.pid);
-    }
-    *allSucceeded = *allSucceeded && status->success();
-    std::ifstream in(node.log);
-    std::stringstream text;
-    text << in.rdbuf();
-    output += text.str();
-    std::remove(node.log.c_str());
+  for (ChildProcess* node : {&first, &second}) {
+    std::optional<ExitStatus> status = node->waitForExit(deadline);
+    *bothSucceeded = *bothSucceeded && status && status->success();
+    output += node->output();
   }
   return output;
 }
@@ -69,8 +55,9 @@ int freshPort() { return 20000 + (getpid() * 7) % 20000; }
 TEST(MultiNode, TwoLaunchersOnLoopbackFormOneJob) {
   int port = freshPort();
   bool ok = false;
-  std::string output =
-      finish({startNode({}, 0, "127.0.0.1", port), startNode({}, 1, "127.0.0.1", port)}, &ok);
+  auto first = startNode({}, 0, "127.0.0.1", port, {});
+  auto second = startNode({}, 1, "127.0.0.1", port, {});
+  std::string output = finish(*first, *second, &ok);
   EXPECT_TRUE(ok) << output;
   for (int rank = 0; rank < 4; ++rank) {
     EXPECT_NE(output.find("[rank " + std::to_string(rank) + "] sum 4"), std::string::npos)
@@ -100,9 +87,9 @@ TEST(MultiNode, TwoHostsInNetworkNamespaces) {
   std::string output;
   if (made) {
     int port = freshPort();
-    output = finish({startNode({"ip", "netns", "exec", a}, 0, "10.231.7.1", port),
-                     startNode({"ip", "netns", "exec", b}, 1, "10.231.7.1", port)},
-                    &ok);
+    auto first = startNode({"ip", "netns", "exec", a}, 0, "10.231.7.1", port, {});
+    auto second = startNode({"ip", "netns", "exec", b}, 1, "10.231.7.1", port, {});
+    output = finish(*first, *second, &ok);
   }
   run("ip netns del " + a);
   run("ip netns del " + b);
@@ -112,6 +99,39 @@ TEST(MultiNode, TwoHostsInNetworkNamespaces) {
     EXPECT_NE(output.find("[rank " + std::to_string(rank) + "] sum 4"), std::string::npos)
         << output;
   }
+}
+
+// A node whose launcher holds another job token, or none, is refused at the
+// rendezvous: its launcher exits 2 naming the mismatch before starting a
+// worker. The refusal comes as soon as node 0's store answers, so it must not
+// wait for --timeout (120 s here); 30 s covers two launchers starting on a
+// loaded machine.
+void expectSecondNodeRefused(const std::vector<std::string>& secondNodeToken,
+                             const std::string& why) {
+  unsetenv("STRATA_JOB_TOKEN");  // the token comes from the flags alone
+  int port = freshPort();
+  auto first = startNode({}, 0, "127.0.0.1", port, {"--job-token", "alpha"});
+  std::vector<std::string> flags = {"--timeout", "120"};
+  flags.insert(flags.end(), secondNodeToken.begin(), secondNodeToken.end());
+  auto second = startNode({}, 1, "127.0.0.1", port, flags);
+  std::optional<ExitStatus> status = second->waitForExit(after(std::chrono::seconds(30)));
+  ASSERT_TRUE(status) << "node 1 not refused within 30 s:\n" << second->output();
+  EXPECT_EQ(status->code, 2) << second->output();
+  EXPECT_NE(second->output().find("node 1 cannot join the job at 127.0.0.1:" +
+                                  std::to_string(port) + ": refused by the job"),
+            std::string::npos)
+      << second->output();
+  EXPECT_NE(second->output().find(why), std::string::npos) << second->output();
+  EXPECT_EQ(second->output().find("[rank "), std::string::npos) << "a worker started:\n"
+                                                                << second->output();
+}
+
+TEST(MultiNode, SecondNodeWithAnotherTokenIsRefused) {
+  expectSecondNodeRefused({"--job-token", "beta"}, "job token does not match the job's");
+}
+
+TEST(MultiNode, SecondNodeWithoutTheTokenIsRefused) {
+  expectSecondNodeRefused({}, "it requires a job token and this process has none");
 }
 
 }  // namespace

@@ -1,10 +1,17 @@
 // strata generate: the model reassembled from a pp 2 x tp 2 checkpoint is the
-// model that was trained, and sampling from it behaves.
+// model that was trained, sampling keeps to its promises (top-k, greedy at
+// temperature 0), and bad flags are refused by name.
 #include "strata/train/generate.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
+#include <numeric>
+#include <set>
+
+#include "child_process.h"
+#include "strata/runtime/error.h"
 #include "strata/train/checkpoint.h"
 #include "strata/train/data_source.h"
 #include "strata/train/trainer.h"
@@ -80,6 +87,125 @@ TEST(Generate, MissingCheckpointIsAClearError) {
     ADD_FAILURE() << "generated from nothing";
   } catch (const CheckpointError& e) {
     EXPECT_NE(std::string(e.what()).find("no complete checkpoint under"), std::string::npos);
+  }
+}
+
+// Distinct logits in a shuffled order, so "the k likeliest" is not "the first k".
+at::Tensor knownLogits() {
+  return torch::tensor({0.3f, 2.0f, -1.0f, 1.5f, 0.9f, 2.2f, -0.4f, 1.1f});
+}
+
+// The indices of the k largest values, by sorting: independent of topk().
+std::set<int64_t> likeliest(const at::Tensor& logits, int64_t k) {
+  std::vector<int64_t> order(static_cast<size_t>(logits.size(0)));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return logits[a].item<float>() > logits[b].item<float>();
+  });
+  return std::set<int64_t>(order.begin(), order.begin() + k);
+}
+
+std::set<int64_t> drawn(const at::Tensor& logits, double temperature, int64_t topK, int draws) {
+  at::Generator generator = at::detail::createCPUGenerator(7);
+  std::set<int64_t> seen;
+  for (int i = 0; i < draws; ++i) {
+    seen.insert(train::sampleNextToken(logits, temperature, topK, generator));
+  }
+  return seen;
+}
+
+TEST(Sampling, TopKOnlyEverPicksAmongTheKLikeliest) {
+  at::Tensor logits = knownLogits();
+  for (int64_t k : {1, 3, 5}) {
+    for (double temperature : {0.5, 1.0, 20.0}) {
+      std::set<int64_t> seen = drawn(logits, temperature, k, 2000);
+      std::set<int64_t> allowed = likeliest(logits, k);
+      for (int64_t token : seen) {
+        EXPECT_TRUE(allowed.count(token)) << "token " << token << " is outside the top " << k
+                                          << " at temperature " << temperature;
+      }
+      // At a high temperature the k are near-uniform: each shows up in 2000 draws.
+      if (temperature == 20.0) {
+        EXPECT_EQ(seen, allowed) << "k " << k;
+      }
+    }
+  }
+}
+
+TEST(Sampling, TopKCountsTiesAtTheKthValueOnce) {
+  // The 2nd-likeliest value is shared by three tokens: top-2 may use only one of them.
+  at::Tensor logits = torch::tensor({1.0f, 3.0f, 2.0f, 2.0f, 2.0f, 0.0f});
+  std::set<int64_t> seen = drawn(logits, 1.0, 2, 2000);
+  EXPECT_LE(seen.size(), 2u);
+  EXPECT_TRUE(seen.count(1));
+}
+
+TEST(Sampling, TemperatureZeroIsTheArgmax) {
+  at::Generator generator = at::detail::createCPUGenerator(11);
+  for (int trial = 0; trial < 20; ++trial) {
+    at::Tensor logits = torch::randn({257}, generator);
+    std::vector<float> values(logits.data_ptr<float>(), logits.data_ptr<float>() + 257);
+    int64_t argmax = std::max_element(values.begin(), values.end()) - values.begin();
+    for (int64_t k : {0, 1, 5}) {
+      EXPECT_EQ(train::sampleNextToken(logits, 0.0, k, generator), argmax);
+    }
+  }
+}
+
+TEST(Sampling, BadOptionsNameTheFlag) {
+  at::Generator generator = at::detail::createCPUGenerator(0);
+  struct Case {
+    double temperature;
+    int64_t topK;
+    const char* message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {-0.5, 0, "--temperature must be a finite number >= 0 (0 is greedy), got -0.5"},
+           {std::nan(""), 0, "--temperature must be a finite number >= 0"},
+           {INFINITY, 0, "--temperature must be a finite number >= 0"},
+           {1.0, -2, "--top-k must be at least 1 (or unset: all tokens), got -2"},
+       }) {
+    try {
+      train::sampleNextToken(knownLogits(), c.temperature, c.topK, generator);
+      ADD_FAILURE() << "accepted " << c.message;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Flags are checked before the checkpoint is read: every case names a
+// checkpoint that does not exist, so only the flag's own error can appear.
+TEST(GenerateCli, BadFlagsAreClearErrors) {
+  const std::string missing = "/nonexistent/strata-generate-test";
+  struct Case {
+    std::vector<std::string> args;
+    const char* message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"--checkpoint", missing, "--top-k", "0"}, "--top-k must be at least 1, got 0"},
+           {{"--checkpoint", missing, "--top-k", "-3"}, "--top-k must be at least 1, got -3"},
+           {{"--checkpoint", missing, "--top-k", "many"}, "--top-k expects an integer, got 'many'"},
+           {{"--checkpoint", missing, "--temperature", "-0.5"},
+            "--temperature must be a finite number >= 0 (0 is greedy), got -0.5"},
+           {{"--checkpoint", missing, "--temperature", "nan"},
+            "--temperature must be a finite number >= 0"},
+           {{"--checkpoint", missing, "--temperature", "warm"},
+            "--temperature expects a number, got 'warm'"},
+           {{"--checkpoint", missing, "--tokens", "-1"}, "--tokens must be at least 0, got -1"},
+           {{"--checkpoint", missing, "--seed"}, "--seed needs a value"},
+           {{"--checkpoint", missing, "--frobnicate", "1"}, "unknown flag '--frobnicate'"},
+           {{"--prompt", "the "}, "--checkpoint DIR is required"},
+       }) {
+    std::vector<std::string> argv = {STRATA_BINARY, "generate"};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    std::string output;
+    // The binary only parses and exits; 30 s covers loading LibTorch on a loaded machine.
+    std::optional<ExitStatus> status =
+        strata::testing::runToEnd(argv, strata::testing::after(std::chrono::seconds(30)), &output);
+    ASSERT_TRUE(status) << output;
+    EXPECT_EQ(status->code, 2) << output;
+    EXPECT_NE(output.find(c.message), std::string::npos) << output;
   }
 }
 

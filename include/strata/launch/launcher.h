@@ -2,7 +2,11 @@
 //
 // runLauncher blocks until the job ends and returns the exit code for the
 // launcher process: 0 when every worker exited 0, 1 when a worker failed
-// (after restarts ran out), 2 for bad options, 128+N after signal N.
+// (after restarts ran out; the last words name the rank and its exit code or
+// signal), 2 for bad options or a rendezvous this node cannot serve or join
+// (port in use; on a node other than 0, node 0 unreachable within the timeout
+// or the job token refused, before any worker starts), 128+N after signal N.
+// Workers die with the launcher even when it is SIGKILLed (src/launch/orphan_guard.h).
 // When a worker exits non-zero or dies of a signal, the others are stopped
 // within kStopGrace (SIGTERM, then SIGKILL) and the failed rank, its exit code
 // or signal and its last lines of stderr are printed. A worker that stalls is

@@ -37,6 +37,15 @@ c10::intrusive_ptr<c10d::TCPStore> serveStore(const std::string& host, int port,
 // Publishes the token fingerprint on a freshly served store.
 void publishTokenFingerprint(c10d::Store& store, const std::string& token);
 
+// Connects to the store at host:port as a client and checks `token` against
+// the job's fingerprint, as every worker does: the launcher of a node other
+// than 0 calls it before starting workers, so a node with another token, or
+// none, is refused once, at once, and by name. Blocks at most `timeout`
+// (twice: to connect, then for the fingerprint); throws TimeoutError or
+// ConfigError.
+void checkJobToken(const std::string& host, int port, const std::string& token,
+                   std::chrono::milliseconds timeout);
+
 // Connects (or, on rank 0 without a launcher, serves), checks the token and
 // returns a store scoped to this job and restart attempt.
 c10::intrusive_ptr<c10d::Store> rendezvous(const ProcessEnv& env, const Timeouts& timeouts);

@@ -11,6 +11,7 @@
 // found or a shard fails its checksum, ConfigError for bad options.
 #pragma once
 
+#include <ATen/core/Generator.h>
 #include <torch/nn/modules/container/sequential.h>
 
 #include <cstdint>
@@ -33,6 +34,17 @@ struct GenerateOptions {
 // that step directory), reassembled for one process (tp = 1), in eval mode;
 // `config` receives the run's configuration.
 torch::nn::Sequential loadFullModel(const std::string& checkpoint, TrainConfig* config);
+
+// Throws ConfigError, naming the flag, unless temperature is finite and >= 0
+// and topK >= 0.
+void checkSamplingOptions(double temperature, int64_t topK);
+
+// One token drawn from `logits` (one row, over the vocabulary): the argmax at
+// temperature 0; otherwise from softmax(logits / temperature) over exactly
+// the topK likeliest tokens (all when topK is 0; ties broken by topk's
+// order). Throws as checkSamplingOptions.
+int64_t sampleNextToken(const at::Tensor& logits, double temperature, int64_t topK,
+                        at::Generator& generator);
 
 // The prompt followed by the generated text.
 std::string generateText(const GenerateOptions& options);
