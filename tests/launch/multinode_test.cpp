@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "child_process.h"
+#include "multiprocess.h"
 #include "strata/util/subprocess.h"
 
 namespace strata {
@@ -50,10 +51,9 @@ std::string finish(ChildProcess& first, ChildProcess& second, bool* bothSucceede
   return output;
 }
 
-int freshPort() { return 20000 + (getpid() * 7) % 20000; }
-
 TEST(MultiNode, TwoLaunchersOnLoopbackFormOneJob) {
-  int port = freshPort();
+  testing::ReservedPort reserved;
+  int port = reserved.number();
   bool ok = false;
   auto first = startNode({}, 0, "127.0.0.1", port, {});
   auto second = startNode({}, 1, "127.0.0.1", port, {});
@@ -86,7 +86,7 @@ TEST(MultiNode, TwoHostsInNetworkNamespaces) {
   bool ok = false;
   std::string output;
   if (made) {
-    int port = freshPort();
+    int port = 29500;  // inside the namespaces, which nothing else uses
     auto first = startNode({"ip", "netns", "exec", a}, 0, "10.231.7.1", port, {});
     auto second = startNode({"ip", "netns", "exec", b}, 1, "10.231.7.1", port, {});
     output = finish(*first, *second, &ok);
@@ -109,7 +109,8 @@ TEST(MultiNode, TwoHostsInNetworkNamespaces) {
 void expectSecondNodeRefused(const std::vector<std::string>& secondNodeToken,
                              const std::string& why) {
   unsetenv("STRATA_JOB_TOKEN");  // the token comes from the flags alone
-  int port = freshPort();
+  testing::ReservedPort reserved;
+  int port = reserved.number();
   auto first = startNode({}, 0, "127.0.0.1", port, {"--job-token", "alpha"});
   std::vector<std::string> flags = {"--timeout", "120"};
   flags.insert(flags.end(), secondNodeToken.begin(), secondNodeToken.end());

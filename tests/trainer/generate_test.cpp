@@ -11,7 +11,7 @@
 #include <set>
 
 #include "child_process.h"
-#include "strata/runtime/error.h"
+#include "strata/error.h"
 #include "strata/train/checkpoint.h"
 #include "strata/train/data_source.h"
 #include "strata/train/trainer.h"
