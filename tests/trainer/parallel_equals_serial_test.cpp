@@ -2,10 +2,11 @@
 // trains exactly what the independent reference (reference_training.h, plain
 // LibTorch, none of Strata's layers) trains from the same weights and data.
 //
-// Compared after kSteps steps: every step's loss, the validation loss after
-// the last step, and every parameter of every rank — each tp shard of each
-// stage of each replica against its slice of the reference tensor. The
-// tolerance is 1e-5 relative in float32, per tensor as
+// Compared after kSteps steps: every step's loss and global gradient norm
+// (the norm sees a gradient's scale, which AdamW and clipping would hide),
+// the validation loss after the last step, and every parameter of every rank — each tp shard of
+// each stage of each replica against its slice of the reference tensor. The tolerance is 1e-5
+// relative in float32, per tensor as
 // ||got - expected|| / ||expected||: the parallel run sums the same numbers
 // in another order (tp all-reduces, dp averages, micro-batches), which moves
 // the last bits. A norm rather than the largest entry, because AdamW divides
@@ -79,14 +80,30 @@ torch::Tensor expectedShard(const torch::Tensor& full, const ParameterShard& sha
   return expected.narrow(shard.shardDim, part * saved.tpRank, part);
 }
 
+// What a rank records: kSteps losses, kSteps gradient norms, then the
+// validation loss after them.
+std::vector<double> trainAndRecord(Trainer& trainer) {
+  std::vector<double> losses, norms;
+  for (int i = 0; i < kSteps; ++i) {
+    StepReport report = trainer.step();
+    losses.push_back(report.loss);
+    norms.push_back(report.gradNorm);
+  }
+  losses.insert(losses.end(), norms.begin(), norms.end());
+  losses.push_back(trainer.evaluate(1));
+  return losses;
+}
+
 void expectRecordMatches(const std::vector<double>& got, const ReferenceRun& reference, int rank) {
-  ASSERT_EQ(got.size(), static_cast<size_t>(kSteps + 1))
+  ASSERT_EQ(got.size(), static_cast<size_t>(2 * kSteps + 1))
       << "rank " << rank << " recorded too little";
   for (int i = 0; i < kSteps; ++i) {
     EXPECT_NEAR(got[i], reference.losses[i], kTolerance * reference.losses[i])
         << "rank " << rank << ", loss of step " << i + 1;
+    EXPECT_NEAR(got[kSteps + i], reference.gradNorms[i], kTolerance * reference.gradNorms[i])
+        << "rank " << rank << ", gradient norm of step " << i + 1;
   }
-  EXPECT_NEAR(got[kSteps], reference.validationLoss, kTolerance * reference.validationLoss)
+  EXPECT_NEAR(got[2 * kSteps], reference.validationLoss, kTolerance * reference.validationLoss)
       << "rank " << rank << ", validation loss after step " << kSteps;
 }
 
@@ -125,9 +142,7 @@ void expectEqualsReference(const std::string& name, const TrainConfig& config) {
       processes,
       [&](const strata::testing::RankContext& ctx) {
         Trainer trainer(config, World::init());
-        std::vector<double> record = trainSteps(trainer, kSteps);
-        record.push_back(trainer.evaluate(1));
-        writeValues(dir, "record", ctx.rank, record);
+        writeValues(dir, "record", ctx.rank, trainAndRecord(trainer));
         writeShards(dir, ctx.rank, trainer);
       },
       sharedDirOptions(dir));

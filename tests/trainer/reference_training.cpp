@@ -1,6 +1,7 @@
 #include "reference_training.h"
 
 #include <cmath>
+#include <limits>
 
 #include "reference_gpt.h"
 #include "strata/models/gpt.h"
@@ -101,7 +102,8 @@ ReferenceRun trainReference(const TrainConfig& config, int steps) {
     optimizer.zero_grad();
     run.losses.push_back(
         runGlobalBatch(model, train.next(), c.microBatch, step * microBatches, /*train=*/true));
-    if (c.gradClip > 0) torch::nn::utils::clip_grad_norm_(trainable, c.gradClip);
+    run.gradNorms.push_back(torch::nn::utils::clip_grad_norm_(
+        trainable, c.gradClip > 0 ? c.gradClip : std::numeric_limits<double>::infinity()));
     optimizer.step();
   }
   {

@@ -24,6 +24,7 @@ namespace strata::train::testing {
 
 struct ReferenceRun {
   std::vector<double> losses;                       // one per step
+  std::vector<double> gradNorms;                    // one per step, before clipping
   double validationLoss = 0;                        // after the last step, one global batch
   std::map<std::string, torch::Tensor> parameters;  // Strata's names, unpadded
 };
