@@ -6,6 +6,7 @@
 // share it.
 #pragma once
 
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -40,6 +41,18 @@ class PeerError : public Error {
 class ProtocolError : public Error {
  public:
   using Error::Error;
+};
+
+// An operating-system call failed (fork, pipe, ...): names the call and
+// errno's meaning, and keeps errno.
+class SystemError : public Error {
+ public:
+  SystemError(const std::string& call, int error)
+      : Error(call + ": " + std::strerror(error)), error_(error) {}
+  int error() const { return error_; }
+
+ private:
+  int error_;
 };
 
 }  // namespace strata

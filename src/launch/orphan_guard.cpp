@@ -6,7 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <system_error>
+
+#include "strata/error.h"
 
 namespace strata {
 namespace {
@@ -58,14 +59,14 @@ void detachFromLauncher() {
 OrphanGuard::OrphanGuard() {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
-    throw std::system_error(errno, std::generic_category(), "pipe for the orphan guard");
+    throw SystemError("pipe for the orphan guard", errno);
   }
   guard_ = fork();
   if (guard_ < 0) {
     int error = errno;
     close(fds[0]);
     close(fds[1]);
-    throw std::system_error(error, std::generic_category(), "fork of the orphan guard");
+    throw SystemError("fork of the orphan guard", error);
   }
   if (guard_ == 0) {
     close(fds[1]);  // else the guard's own copy would keep the pipe open forever

@@ -20,7 +20,7 @@ namespace strata {
 
 class OrphanGuard {
  public:
-  // Forks the guard. Throws std::system_error when the pipe or fork fails.
+  // Forks the guard. Throws SystemError when the pipe or fork fails.
   OrphanGuard();
   // Closes the pipe (the guard kills what is still registered) and reaps the guard.
   ~OrphanGuard();

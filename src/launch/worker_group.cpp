@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <system_error>
 
+#include "strata/error.h"
 #include "strata/launch/launcher.h"
 
 namespace strata {
@@ -18,7 +18,7 @@ namespace {
 // Read ends are non-blocking: a worker's own children may keep a pipe open
 // after the worker exits, and draining must not wait for them.
 void openPipe(int fds[2]) {
-  if (pipe2(fds, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe");
+  if (pipe2(fds, O_CLOEXEC) != 0) throw SystemError("pipe", errno);
   fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
 }
 

@@ -7,7 +7,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <system_error>
+
+#include "strata/error.h"
 
 extern char** environ;
 
@@ -59,7 +60,7 @@ pid_t spawnProcess(const SpawnSpec& spec) {
   pid_t parent = getpid();
 
   pid_t pid = fork();
-  if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork");
+  if (pid < 0) throw SystemError("fork", errno);
   if (pid == 0) {
     if (spec.newProcessGroup) setpgid(0, 0);
     if (spec.dieWithParent) {
@@ -98,7 +99,7 @@ ExitStatus waitExit(pid_t pid) {
 std::string currentExecutable() {
   char path[4096];
   ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (n < 0) throw std::system_error(errno, std::generic_category(), "readlink /proc/self/exe");
+  if (n < 0) throw SystemError("readlink /proc/self/exe", errno);
   return std::string(path, static_cast<size_t>(n));
 }
 

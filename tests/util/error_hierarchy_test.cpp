@@ -2,6 +2,9 @@
 // as strata::Error. Each check provokes a real error of one layer.
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <cstring>
+#include <string>
 #include <type_traits>
 
 #include "strata/error.h"
@@ -18,6 +21,7 @@ static_assert(std::is_base_of_v<Error, ConfigError>);
 static_assert(std::is_base_of_v<Error, TimeoutError>);
 static_assert(std::is_base_of_v<Error, PeerError>);
 static_assert(std::is_base_of_v<Error, ProtocolError>);
+static_assert(std::is_base_of_v<Error, SystemError>);
 static_assert(std::is_base_of_v<ConfigError, FlagError>);
 static_assert(std::is_base_of_v<ConfigError, plan::PlanError>);
 static_assert(std::is_base_of_v<Error, schedule::ScheduleError>);
@@ -33,6 +37,12 @@ TEST(ErrorHierarchy, AnUnknownFlagIsCaughtAsStrataError) {
 TEST(ErrorHierarchy, AnUnknownScheduleIsCaughtAsStrataError) {
   schedule::GeneratorOptions options;
   EXPECT_THROW(schedule::generate("no-such-schedule", options), Error);
+}
+
+TEST(ErrorHierarchy, ASystemErrorNamesTheCallAndErrno) {
+  SystemError error("fork", EAGAIN);
+  EXPECT_EQ(error.error(), EAGAIN);
+  EXPECT_EQ(std::string(error.what()), std::string("fork: ") + std::strerror(EAGAIN));
 }
 
 TEST(ErrorHierarchy, AnUnknownClusterPresetIsCaughtAsStrataError) {

@@ -2,7 +2,7 @@
 //
 // spawnProcess() uses fork + exec with only async-signal-safe calls between
 // them, so it is safe in a process whose LibTorch or OpenMP threads already
-// run. It throws std::system_error when the fork fails; an exec failure shows
+// run. It throws SystemError when the fork fails; an exec failure shows
 // up as exit code 127 of the child. pollExit never blocks; waitExit blocks
 // until the child ends (callers bound it by killing the child first).
 #pragma once
