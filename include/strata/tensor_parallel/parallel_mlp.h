@@ -1,6 +1,7 @@
 // Tensor-parallel MLP: Y = GELU(X A) B with A split by columns and B by rows,
 // so GELU applies to each rank's columns independently: one all-reduce in
-// forward (after B) and one in backward (before A).
+// forward (after B) and one in backward (before A). GELU is the exact form,
+// x * Phi(x) with the normal CDF (erf), not the tanh approximation.
 //
 // Input/output [s, b, hidden], or [s/p, b, hidden] under sequence parallel
 // (all-gather before A, reduce-scatter after B instead).
