@@ -17,6 +17,7 @@
 #include "strata/pipeline/split.h"
 #include "strata/runtime/world.h"
 #include "strata/train/trainer.h"
+#include "strata/util/parse_number.h"
 
 namespace strata::bench {
 namespace {
@@ -180,12 +181,13 @@ void machineTask(const std::string& dir) {
 void trainTask(const std::string& dir, const std::string& layout) {
   std::istringstream in(layout);
   std::string pp, dp, tp, schedule;
-  if (!std::getline(in, pp, ',') || !std::getline(in, dp, ',') || !std::getline(in, tp, ',') ||
-      !std::getline(in, schedule))
+  bool complete = std::getline(in, pp, ',') && std::getline(in, dp, ',') &&
+                  std::getline(in, tp, ',') && std::getline(in, schedule);
+  std::optional<int> ppDegree = parseInt(pp), dpDegree = parseInt(dp), tpDegree = parseInt(tp);
+  if (!complete || !ppDegree || !dpDegree || !tpDegree)
     throw std::runtime_error("calibration: bad layout '" + layout + "', want pp,dp,tp,schedule");
   auto world = World::init();
-  train::Trainer trainer(calibrationConfig(std::stoi(pp), std::stoi(dp), std::stoi(tp), schedule),
-                         world);
+  train::Trainer trainer(calibrationConfig(*ppDegree, *dpDegree, *tpDegree, schedule), world);
   for (int i = 0; i < kWarmupSteps; ++i) trainer.step();
   std::vector<double> seconds;
   for (int i = 0; i < kTimedSteps; ++i) seconds.push_back(trainer.step().seconds);

@@ -15,6 +15,10 @@ int launchCommand(const std::vector<std::string>& args) {
   } catch (const FlagError& e) {
     std::cerr << e.what() << std::endl;
     return 2;
+  } catch (const ConfigError& e) {
+    // A bad environment variable: exit 2 like a bad flag (FlagError names the command itself).
+    std::cerr << "strata launch: " << e.what() << std::endl;
+    return 2;
   }
   if (help) {
     std::cout << launchHelp();

@@ -7,6 +7,7 @@
 #include "strata/train/train_flags.h"
 #include "strata/train/train_loop.h"
 #include "strata/train/trainer.h"
+#include "strata/util/parse_number.h"
 
 namespace strata {
 namespace {
@@ -27,12 +28,9 @@ Timeouts extractTimeout(std::vector<std::string>& args) {
     } else {
       continue;
     }
-    char* end = nullptr;
-    double seconds = std::strtod(value.c_str(), &end);
-    if (value.empty() || *end != '\0') {
-      throw ConfigError("--timeout expects a number of seconds, got '" + value + "'");
-    }
-    return Timeouts::fromSeconds(seconds);
+    std::optional<double> seconds = parseReal(value);
+    if (!seconds) throw ConfigError("--timeout expects a number of seconds, got '" + value + "'");
+    return Timeouts::fromSeconds(*seconds);
   }
   return timeouts;
 }

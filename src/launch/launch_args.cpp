@@ -1,6 +1,7 @@
 #include <cstdlib>
 
 #include "strata/launch/launcher.h"
+#include "strata/runtime/timeouts.h"
 #include "strata/util/flags.h"
 
 namespace strata {
@@ -37,7 +38,10 @@ std::string launchHelp() {
 LaunchOptions parseLaunchArgs(const std::vector<std::string>& args, bool* helpRequested) {
   LaunchOptions o;
   if (const char* token = std::getenv("STRATA_JOB_TOKEN")) o.jobToken = token;
-  if (const char* timeout = std::getenv("STRATA_TIMEOUT")) o.timeoutSeconds = std::atof(timeout);
+  // A malformed STRATA_TIMEOUT is refused even when --timeout overrides it:
+  // a typo in the environment is reported where it was made, not ignored.
+  if (std::optional<double> timeout = Timeouts::secondsFromEnvironment())
+    o.timeoutSeconds = *timeout;
   FlagSet flags = launchFlags(o);
   ParsedArgs parsed = flags.parse(args);
   *helpRequested = parsed.helpRequested;

@@ -6,6 +6,7 @@
 
 #include "key_value_text.h"
 #include "strata/plan/errors.h"
+#include "strata/util/parse_number.h"
 
 namespace strata::plan {
 namespace {
@@ -40,13 +41,12 @@ std::string knownKeys() {
 bool isIntegerKey(const std::string& key) { return key == "nodes" || key == "devices_per_node"; }
 
 double parseValue(const std::string& where, const std::string& key, const std::string& text) {
-  double value = 0;
-  bool ok = parseFiniteNumber(text, value);
-  bool positive = key.find("latency") != std::string::npos ? value >= 0 : value > 0;
-  if (!ok || !positive)
-    throw PlanError(where + ": " + key + " expects a " +
-                    (key.find("latency") != std::string::npos ? "non-negative" : "positive") +
+  std::optional<double> parsed = parseReal(text);
+  bool latency = key.find("latency") != std::string::npos;
+  if (!parsed || !(latency ? *parsed >= 0 : *parsed > 0))
+    throw PlanError(where + ": " + key + " expects a " + (latency ? "non-negative" : "positive") +
                     " number, got '" + text + "'");
+  double value = *parsed;
   if (isIntegerKey(key) && value != std::floor(value))
     throw PlanError(where + ": " + key + " expects a whole number, got '" + text + "'");
   if (key == "matmul_efficiency" && value > 1)

@@ -1,8 +1,5 @@
 #include "key_value_text.h"
 
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -48,13 +45,6 @@ std::string readTextFile(const std::string& path, const std::string& what) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-bool parseFiniteNumber(const std::string& text, double& value) {
-  errno = 0;
-  char* end = nullptr;
-  value = std::strtod(text.c_str(), &end);
-  return !text.empty() && errno == 0 && end && *end == '\0' && std::isfinite(value);
 }
 
 }  // namespace strata::plan

@@ -1,6 +1,7 @@
 // The `key = value` text that cluster files and measured profiles share:
 // one pair per line, `#` starts a comment, blank lines are skipped, a value
-// in double quotes loses them. Pure text handling: nothing blocks.
+// in double quotes loses them. Pure text handling: nothing blocks. Numeric
+// values are read with parseReal (strata/util/parse_number.h).
 #pragma once
 
 #include <string>
@@ -19,9 +20,5 @@ std::vector<KeyValueLine> readKeyValueLines(const std::string& text, const std::
 
 // The whole file; throws PlanError "cannot read <what> file '<path>'".
 std::string readTextFile(const std::string& path, const std::string& what);
-
-// `text` as a finite number; false when it is not one (trailing characters,
-// overflow, empty).
-bool parseFiniteNumber(const std::string& text, double& value);
 
 }  // namespace strata::plan

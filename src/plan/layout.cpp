@@ -1,22 +1,26 @@
 #include "strata/plan/layout.h"
 
 #include <cctype>
-#include <cstdlib>
 #include <sstream>
 #include <vector>
 
 #include "strata/plan/errors.h"
+#include "strata/util/parse_number.h"
 
 namespace strata::plan {
 namespace {
 
-// Reads the positive integer after `prefix` in `item`, e.g. "pp8" -> 8.
+// Reads the digits after `prefix` in `item`, e.g. "pp8" -> 8; false when
+// `item` is not `prefix` and digits only (a sign is no digit: "zero-1" is no
+// ZeRO stage). Digits too many for an int are an error, not another item.
 bool numberAfter(const std::string& item, const std::string& prefix, int* out) {
   if (item.rfind(prefix, 0) != 0 || item.size() == prefix.size()) return false;
   std::string digits = item.substr(prefix.size());
   for (char c : digits)
     if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-  *out = std::atoi(digits.c_str());
+  std::optional<int> value = parseInt(digits);
+  if (!value) throw PlanError("layout item '" + item + "' is too large");
+  *out = *value;
   return true;
 }
 

@@ -8,6 +8,7 @@
 
 #include "key_value_text.h"
 #include "strata/plan/errors.h"
+#include "strata/util/parse_number.h"
 
 namespace strata::plan {
 namespace {
@@ -60,10 +61,10 @@ std::string knownKeys() {
 
 double parseValue(const std::string& where, const std::string& key, const std::string& text,
                   bool wholeNumber) {
-  double value = 0;
-  bool ok = parseFiniteNumber(text, value);
-  if (!ok || value <= 0)
+  std::optional<double> parsed = parseReal(text);
+  if (!parsed || *parsed <= 0)
     throw PlanError(where + ": " + key + " expects a positive number, got '" + text + "'");
+  double value = *parsed;
   if (wholeNumber && value != std::floor(value))
     throw PlanError(where + ": " + key + " expects a whole number, got '" + text + "'");
   if (key == "concurrent_slowdown" && value < 1)

@@ -1,25 +1,23 @@
 #include "strata/runtime/process_env.h"
 
-#include <cerrno>
 #include <cstdlib>
 
 #include "strata/error.h"
+#include "strata/util/parse_number.h"
 
 namespace strata {
 namespace {
 
-int parseInt(const ProcessEnv::Lookup& lookup, const std::string& name, int fallback, int min,
-             int max) {
+int intVariable(const ProcessEnv::Lookup& lookup, const std::string& name, int fallback, int min,
+                int max) {
   std::optional<std::string> text = lookup(name);
   if (!text || text->empty()) return fallback;
-  errno = 0;
-  char* end = nullptr;
-  long value = std::strtol(text->c_str(), &end, 10);
-  if (errno != 0 || *end != '\0' || value < min || value > max) {
+  std::optional<int64_t> value = parseInteger(*text);
+  if (!value || *value < min || *value > max) {
     throw ConfigError(name + " must be an integer in [" + std::to_string(min) + ", " +
                       std::to_string(max) + "], got '" + *text + "'");
   }
-  return static_cast<int>(value);
+  return static_cast<int>(*value);
 }
 
 }  // namespace
@@ -27,15 +25,15 @@ int parseInt(const ProcessEnv::Lookup& lookup, const std::string& name, int fall
 ProcessEnv ProcessEnv::fromLookup(const Lookup& lookup) {
   constexpr int kMaxInt = 1 << 30;
   ProcessEnv env;
-  env.worldSize = parseInt(lookup, "WORLD_SIZE", 1, 1, kMaxInt);
-  env.rank = parseInt(lookup, "RANK", 0, -kMaxInt, kMaxInt);
+  env.worldSize = intVariable(lookup, "WORLD_SIZE", 1, 1, kMaxInt);
+  env.rank = intVariable(lookup, "RANK", 0, -kMaxInt, kMaxInt);
   if (env.rank < 0 || env.rank >= env.worldSize) {
     throw ConfigError("RANK " + std::to_string(env.rank) + " is outside [0, WORLD_SIZE " +
                       std::to_string(env.worldSize) + ")");
   }
   env.localWorldSize =
-      parseInt(lookup, "LOCAL_WORLD_SIZE", env.worldSize == 1 ? 1 : env.worldSize, 1, kMaxInt);
-  env.localRank = parseInt(lookup, "LOCAL_RANK", env.rank % env.localWorldSize, 0, kMaxInt);
+      intVariable(lookup, "LOCAL_WORLD_SIZE", env.worldSize == 1 ? 1 : env.worldSize, 1, kMaxInt);
+  env.localRank = intVariable(lookup, "LOCAL_RANK", env.rank % env.localWorldSize, 0, kMaxInt);
   if (env.localRank >= env.localWorldSize) {
     throw ConfigError("LOCAL_RANK " + std::to_string(env.localRank) +
                       " is outside [0, LOCAL_WORLD_SIZE " + std::to_string(env.localWorldSize) +
@@ -49,11 +47,11 @@ ProcessEnv ProcessEnv::fromLookup(const Lookup& lookup) {
                       "and MASTER_PORT)");
   }
   if (addr && !addr->empty()) env.masterAddr = *addr;
-  env.masterPort = parseInt(lookup, "MASTER_PORT", env.masterPort, 1, 65535);
+  env.masterPort = intVariable(lookup, "MASTER_PORT", env.masterPort, 1, 65535);
   if (auto token = lookup("STRATA_JOB_TOKEN")) env.jobToken = *token;
-  int torchrunAttempt = parseInt(lookup, "TORCHELASTIC_RESTART_COUNT", 0, 0, kMaxInt);
-  env.restartAttempt = parseInt(lookup, "STRATA_RESTART_ATTEMPT", torchrunAttempt, 0, kMaxInt);
-  env.storeHostedByLauncher = parseInt(lookup, "STRATA_LAUNCHER_STORE", 0, 0, 1) == 1;
+  int torchrunAttempt = intVariable(lookup, "TORCHELASTIC_RESTART_COUNT", 0, 0, kMaxInt);
+  env.restartAttempt = intVariable(lookup, "STRATA_RESTART_ATTEMPT", torchrunAttempt, 0, kMaxInt);
+  env.storeHostedByLauncher = intVariable(lookup, "STRATA_LAUNCHER_STORE", 0, 0, 1) == 1;
   return env;
 }
 

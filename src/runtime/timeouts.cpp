@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "strata/error.h"
+#include "strata/util/parse_number.h"
 
 namespace strata {
 
@@ -18,16 +19,20 @@ Timeouts Timeouts::fromSeconds(double seconds) {
   return Timeouts{ms, ms};
 }
 
-Timeouts Timeouts::fromEnvironment() {
+std::optional<double> Timeouts::secondsFromEnvironment() {
   const char* text = std::getenv("STRATA_TIMEOUT");
-  if (!text || !*text) return Timeouts{};
-  char* end = nullptr;
-  double seconds = std::strtod(text, &end);
-  if (*end != '\0' || !(seconds > 0)) {
+  if (!text || !*text) return std::nullopt;
+  std::optional<double> seconds = parseReal(text);
+  if (!seconds || !(*seconds > 0)) {
     throw ConfigError(std::string("STRATA_TIMEOUT must be a positive number of seconds, got '") +
                       text + "'");
   }
-  return fromSeconds(seconds);
+  return seconds;
+}
+
+Timeouts Timeouts::fromEnvironment() {
+  std::optional<double> seconds = secondsFromEnvironment();
+  return seconds ? fromSeconds(*seconds) : Timeouts{};
 }
 
 std::string describeDuration(std::chrono::milliseconds duration) {

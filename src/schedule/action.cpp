@@ -1,25 +1,24 @@
 #include "strata/schedule/action.h"
 
 #include <cctype>
+#include <optional>
+#include <string_view>
 #include <tuple>
 
 #include "strata/schedule/error.h"
+#include "strata/util/parse_number.h"
 
 namespace strata::schedule {
 namespace {
 
-// Reads the decimal number starting at `pos`; returns false if there is none
-// or it overflows an int.
+// Reads the digits starting at `pos` (no sign: "0F-1" is no action) and
+// moves `pos` past them; returns false if there are none or they overflow an int.
 bool readNumber(const std::string& text, std::size_t& pos, int& value) {
   const std::size_t begin = pos;
-  long long number = 0;
-  while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
-    number = number * 10 + (text[pos] - '0');
-    if (number > 1'000'000'000) return false;
-    ++pos;
-  }
-  value = static_cast<int>(number);
-  return pos > begin;
+  while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) ++pos;
+  std::optional<int> number = parseInt(std::string_view(text).substr(begin, pos - begin));
+  if (number) value = *number;
+  return number.has_value();
 }
 
 [[noreturn]] void badToken(const std::string& token) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "strata/schedule/error.h"
+#include "strata/util/parse_number.h"
 
 namespace strata::schedule {
 namespace {
@@ -19,16 +20,6 @@ std::vector<std::string> splitWords(const std::string& line) {
   return words;
 }
 
-std::optional<int> toInteger(const std::string& word) {
-  std::size_t used = 0;
-  try {
-    const int value = std::stoi(word, &used);
-    if (used == word.size()) return value;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
-}
-
 class LineParser {
  public:
   LineParser(int lineNumber, std::vector<std::string> words)
@@ -40,7 +31,7 @@ class LineParser {
 
   int integerAt(std::size_t index, const std::string& what) const {
     if (index >= words_.size()) fail("missing value for " + what);
-    const std::optional<int> value = toInteger(words_[index]);
+    const std::optional<int> value = parseInt(words_[index]);
     if (!value) fail("bad " + what + " '" + words_[index] + "': not an integer");
     return *value;
   }
@@ -95,7 +86,7 @@ void parseRankLine(const LineParser& line, Schedule& schedule) {
     line.fail("expected 'rank N: actions...'");
   }
   const std::string number = words[1].substr(0, words[1].size() - 1);
-  const std::optional<int> rank = toInteger(number);
+  const std::optional<int> rank = parseInt(number);
   if (!rank || *rank < 0 || *rank >= schedule.ranks()) {
     line.fail("bad rank '" + number + "': the header has " + std::to_string(schedule.ranks()) +
               " ranks");

@@ -11,6 +11,7 @@
 #include "runtime/sha256.h"
 #include "strata/runtime/communicator.h"
 #include "strata/train/toml.h"
+#include "strata/util/parse_number.h"
 
 namespace strata::train {
 namespace {
@@ -98,8 +99,11 @@ CheckpointInfo parseMetadata(const Metadata& m) {
 // A checksum as 32 int64 values (one per byte), for the all-gather.
 std::vector<int64_t> digestValues(const std::string& hex) {
   std::vector<int64_t> values;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2)
-    values.push_back(std::stoll(hex.substr(i, 2), nullptr, 16));
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    std::optional<int64_t> byte = parseInteger(std::string_view(hex).substr(i, 2), 16);
+    if (!byte || *byte < 0) throw CheckpointError("shard checksum '" + hex + "' is not hex");
+    values.push_back(*byte);
+  }
   return values;
 }
 
@@ -139,8 +143,10 @@ bool parseStepName(const std::string& name, int64_t* step) {
   if (name.size() < 6 || name.rfind("step-", 0) != 0) return false;
   std::string digits = name.substr(5);
   if (digits.find_first_not_of("0123456789") != std::string::npos) return false;
-  *step = std::stoll(digits);
-  return true;
+  // Too many digits for a step: not a directory Strata wrote, so skipped like any other.
+  std::optional<int64_t> value = parseInteger(digits);
+  if (value) *step = *value;
+  return value.has_value();
 }
 
 void checkLayout(const CheckpointInfo& info, const ParallelLayout& layout, const std::string& dir) {

@@ -1,13 +1,12 @@
 #include "strata/train/toml.h"
 
 #include <cctype>
-#include <cerrno>
-#include <cstdlib>
 #include <set>
 #include <sstream>
 
 #include "number_text.h"
 #include "strata/error.h"
+#include "strata/util/parse_number.h"
 
 namespace strata::train {
 namespace {
@@ -106,15 +105,11 @@ class LineParser {
       if (word[i] == '_' && between) continue;
       digits += word[i];
     }
-    errno = 0;
-    char* end = nullptr;
     bool isFloat = digits.find_first_of(".eE") != std::string::npos;
     if (!isFloat) {
-      long long integer = std::strtoll(digits.c_str(), &end, 10);
-      if (!digits.empty() && *end == '\0' && errno == 0) return static_cast<int64_t>(integer);
+      if (std::optional<int64_t> integer = parseInteger(digits)) return *integer;
     } else if (std::isdigit(static_cast<unsigned char>(digits.back()))) {
-      double real = std::strtod(digits.c_str(), &end);
-      if (*end == '\0' && errno == 0) return real;
+      if (std::optional<double> real = parseReal(digits)) return *real;
     }
     fail("'" + word + "' is not a string, number or boolean");
   }

@@ -1,30 +1,11 @@
 #include "strata/util/flags.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
 #include <sstream>
 
+#include "strata/util/parse_number.h"
+
 namespace strata {
-namespace {
-
-long long parseInteger(const std::string& text, bool* ok) {
-  errno = 0;
-  char* end = nullptr;
-  long long value = std::strtoll(text.c_str(), &end, 10);
-  *ok = !text.empty() && errno == 0 && end && *end == '\0';
-  return value;
-}
-
-double parseReal(const std::string& text, bool* ok) {
-  errno = 0;
-  char* end = nullptr;
-  double value = std::strtod(text.c_str(), &end);
-  *ok = !text.empty() && errno == 0 && end && *end == '\0';
-  return value;
-}
-
-}  // namespace
 
 FlagSet::FlagSet(std::string command, std::string summary)
     : command_(std::move(command)), summary_(std::move(summary)) {}
@@ -37,13 +18,12 @@ void FlagSet::addInt(const std::string& name, long long* target, const std::stri
                      long long min) {
   flags_.push_back({name, help, std::to_string(*target), "N", false,
                     [this, name, target, min](const std::string& v) {
-                      bool ok = false;
-                      long long value = parseInteger(v, &ok);
-                      if (!ok) fail("--" + name + " expects an integer, got '" + v + "'");
-                      if (value < min)
+                      std::optional<int64_t> value = parseInteger(v);
+                      if (!value) fail("--" + name + " expects an integer, got '" + v + "'");
+                      if (*value < min)
                         fail("--" + name + " must be at least " + std::to_string(min) + ", got " +
                              v);
-                      *target = value;
+                      *target = *value;
                     }});
 }
 
@@ -51,10 +31,9 @@ void FlagSet::addDouble(const std::string& name, double* target, const std::stri
   std::ostringstream text;
   text << *target;
   flags_.push_back({name, help, text.str(), "X", false, [this, name, target](const std::string& v) {
-                      bool ok = false;
-                      double value = parseReal(v, &ok);
-                      if (!ok) fail("--" + name + " expects a number, got '" + v + "'");
-                      *target = value;
+                      std::optional<double> value = parseReal(v);
+                      if (!value) fail("--" + name + " expects a number, got '" + v + "'");
+                      *target = *value;
                     }});
 }
 

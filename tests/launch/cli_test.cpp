@@ -1,4 +1,5 @@
-// The `strata` command itself: what it does with a subcommand it does not know.
+// The `strata` command itself: what it does with a subcommand it does not
+// know, and with an environment it cannot use.
 #include <gtest/gtest.h>
 
 #include "child_process.h"
@@ -25,6 +26,25 @@ TEST(Cli, UnknownSubcommandListsTheSubcommandsAndFails) {
           << command << " is not listed:\n"
           << output;
     }
+  }
+}
+
+// STRATA_TIMEOUT is read by the launcher before any worker starts; a value
+// that is no positive number is refused there, naming the variable and the text.
+TEST(Cli, LaunchRefusesAMalformedStrataTimeoutNamingIt) {
+  for (const char* bad : {"abc", "1.5x", "0"}) {
+    SpawnSpec spec;
+    spec.argv = {STRATA_BINARY, "launch", "--nproc-per-node", "1", "--", "true"};
+    spec.setEnv = {{"STRATA_TIMEOUT", bad}};
+    testing::ChildProcess launcher(spec);
+    std::optional<ExitStatus> status = launcher.waitForExit(after(kLimit));
+    ASSERT_TRUE(status) << launcher.output();
+    EXPECT_EQ(status->code, 2) << launcher.output();
+    EXPECT_NE(launcher.output().find("strata launch: STRATA_TIMEOUT must be a positive number of "
+                                     "seconds, got '" +
+                                     std::string(bad) + "'"),
+              std::string::npos)
+        << launcher.output();
   }
 }
 

@@ -129,6 +129,19 @@ TEST(Layout, TextFormRoundTrips) {
   EXPECT_THROW(parseLayout("pp0"), PlanError);
   EXPECT_THROW(parseLayout("pp8,foo"), PlanError);
   EXPECT_THROW(parseLayout("zero4"), PlanError);
+  EXPECT_THROW(parseLayout("zero-1"), PlanError);
+  EXPECT_THROW(parseLayout("pp+2"), PlanError);
+}
+
+TEST(Layout, DegreeTooLargeForAnIntIsNamed) {
+  try {
+    parseLayout("pp8,tp99999999999");
+    FAIL() << "accepted tp99999999999";
+  } catch (const PlanError& error) {
+    EXPECT_NE(std::string(error.what()).find("layout item 'tp99999999999' is too large"),
+              std::string::npos)
+        << error.what();
+  }
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 
 #include "strata/error.h"
@@ -67,12 +68,38 @@ TEST(ProcessEnv, BadValuesNameTheVariable) {
   EXPECT_NE(errorOf({{"MASTER_PORT", "70000"}}).find("MASTER_PORT"), std::string::npos);
   EXPECT_NE(errorOf({{"LOCAL_RANK", "3"}, {"LOCAL_WORLD_SIZE", "2"}}).find("LOCAL_RANK 3"),
             std::string::npos);
+  // Out of range and trailing text are errors, not a clamped or partial value.
+  EXPECT_NE(
+      errorOf({{"WORLD_SIZE", "99999999999999999999"}})
+          .find("WORLD_SIZE must be an integer in [1, 1073741824], got '99999999999999999999'"),
+      std::string::npos);
+  EXPECT_NE(errorOf({{"MASTER_PORT", "29500x"}}).find("MASTER_PORT must be an integer"),
+            std::string::npos);
 }
 
 TEST(Timeouts, FromSecondsValidates) {
   EXPECT_EQ(Timeouts::fromSeconds(1.5).collective.count(), 1500);
   EXPECT_THROW(Timeouts::fromSeconds(0), ConfigError);
   EXPECT_THROW(Timeouts::fromSeconds(-3), ConfigError);
+}
+
+TEST(Timeouts, EnvironmentValueMustBeAPositiveNumber) {
+  ::setenv("STRATA_TIMEOUT", "2.5", 1);
+  EXPECT_EQ(Timeouts::secondsFromEnvironment(), 2.5);
+  EXPECT_EQ(Timeouts::fromEnvironment().collective.count(), 2500);
+  for (const char* bad : {"abc", "1.5x", "0", "-1", "inf"}) {
+    ::setenv("STRATA_TIMEOUT", bad, 1);
+    try {
+      Timeouts::secondsFromEnvironment();
+      ADD_FAILURE() << "accepted STRATA_TIMEOUT=" << bad;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(
+          std::string(e.what()),
+          "STRATA_TIMEOUT must be a positive number of seconds, got '" + std::string(bad) + "'");
+    }
+  }
+  ::unsetenv("STRATA_TIMEOUT");
+  EXPECT_EQ(Timeouts::secondsFromEnvironment(), std::nullopt);
 }
 
 }  // namespace

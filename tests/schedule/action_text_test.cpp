@@ -65,6 +65,8 @@ void expectParseError(const std::string& text, const std::string& expected) {
 TEST(ScheduleText, ParseErrorsNameLineAndToken) {
   expectParseError("", "no 'ranks R stages S microbatches M' header");
   expectParseError("ranks 2 stages two microbatches 1\n", "bad stages 'two'");
+  expectParseError("ranks 2 stages 2x microbatches 1\n", "bad stages '2x'");
+  expectParseError("ranks 2 stages 2 microbatches 99999999999\n", "bad microbatches '99999999999'");
   expectParseError("ranks 2 stages 2 microbatches 1\nrank 0: 0F0 0Q0\n",
                    "schedule line 2: bad action '0Q0'");
   expectParseError("ranks 2 stages 2 microbatches 1\nrank 5: 0F0\n", "bad rank '5'");

@@ -41,6 +41,14 @@ TEST(Toml, ParsesTheSupportedSubset) {
   EXPECT_FALSE(std::get<bool>(entries[8].value));
 }
 
+TEST(Toml, NumbersTakeASignButNoTrailingText) {
+  std::vector<TomlEntry> entries = parseToml("a = +5\nb = -7\nc = +2.5e-3\n", "t.toml");
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_EQ(std::get<int64_t>(entries[0].value), 5);
+  EXPECT_EQ(std::get<int64_t>(entries[1].value), -7);
+  EXPECT_DOUBLE_EQ(std::get<double>(entries[2].value), 2.5e-3);
+}
+
 TEST(Toml, ErrorsNameFileAndLine) {
   expectErrorNaming([] { parseToml("[a]\nx = \"open\n", "f.toml"); }, {"f.toml:2", "unterminated"});
   expectErrorNaming([] { parseToml("[a]\nx = 1\nx = 2\n", "f.toml"); }, {"f.toml:3", "a.x"});
@@ -51,6 +59,10 @@ TEST(Toml, ErrorsNameFileAndLine) {
   expectErrorNaming([] { parseToml("x 1\n", "f.toml"); }, {"f.toml:1", "'='"});
   expectErrorNaming([] { parseToml("[a\n", "f.toml"); }, {"f.toml:1", "']'"});
   expectErrorNaming([] { parseToml("x = 1.\n", "f.toml"); }, {"f.toml:1", "'1.'"});
+  expectErrorNaming([] { parseToml("x = 99999999999999999999\n", "f.toml"); },
+                    {"f.toml:1", "'99999999999999999999'"});
+  expectErrorNaming([] { parseToml("x = 1e999\n", "f.toml"); }, {"f.toml:1", "'1e999'"});
+  expectErrorNaming([] { parseToml("x = 1.5x\n", "f.toml"); }, {"f.toml:1", "'1.5x'"});
 }
 
 TEST(ConfigFile, SetsNamedOptionsAndKeepsTheRest) {

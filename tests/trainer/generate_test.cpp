@@ -188,8 +188,9 @@ TEST(GenerateCli, BadFlagsAreClearErrors) {
            {{"--checkpoint", missing, "--top-k", "many"}, "--top-k expects an integer, got 'many'"},
            {{"--checkpoint", missing, "--temperature", "-0.5"},
             "--temperature must be a finite number >= 0 (0 is greedy), got -0.5"},
+           // The flag parser refuses nan itself: no flag takes one.
            {{"--checkpoint", missing, "--temperature", "nan"},
-            "--temperature must be a finite number >= 0"},
+            "--temperature expects a number, got 'nan'"},
            {{"--checkpoint", missing, "--temperature", "warm"},
             "--temperature expects a number, got 'warm'"},
            {{"--checkpoint", missing, "--tokens", "-1"}, "--tokens must be at least 0, got -1"},

@@ -61,6 +61,15 @@ TEST(Flags, ErrorsNameTheFlag) {
   EXPECT_NE(message({"--rate"}).find("--rate needs a value"), std::string::npos);
   EXPECT_NE(message({"-x"}).find("unknown flag '-x'"), std::string::npos);
   EXPECT_NE(message({"--verbose=maybe"}).find("expects true or false"), std::string::npos);
+  EXPECT_NE(message({"--count=99999999999999999999"})
+                .find("--count expects an integer, got '99999999999999999999'"),
+            std::string::npos);
+  for (const char* rate : {"1.5x", "nan", "1e999", ""}) {
+    EXPECT_NE(
+        message({"--rate", rate}).find("--rate expects a number, got '" + std::string(rate) + "'"),
+        std::string::npos)
+        << rate;
+  }
 }
 
 TEST(Flags, HelpListsEveryFlagWithDefault) {

@@ -37,7 +37,9 @@ constexpr std::chrono::seconds kStopGrace{3};
 constexpr int kStderrLinesKept = 20;
 
 // Parses `strata launch` arguments (after the subcommand). Throws FlagError
-// naming the bad flag or value. Sets *helpRequested and returns defaults on --help.
+// naming the bad flag or value, and ConfigError naming STRATA_TIMEOUT and its
+// text when that variable is not a positive number. Sets *helpRequested and
+// returns defaults on --help.
 LaunchOptions parseLaunchArgs(const std::vector<std::string>& args, bool* helpRequested);
 std::string launchHelp();
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 namespace strata {
@@ -19,6 +20,10 @@ struct Timeouts {
   std::chrono::milliseconds rendezvous{static_cast<long>(kDefaultSeconds * 1000)};
 
   static Timeouts fromSeconds(double seconds);
+  // STRATA_TIMEOUT in seconds, or nullopt when it is unset or empty. Throws
+  // ConfigError naming the variable and its text when it is not a positive
+  // number; the launcher and the workers read it here, so both word it alike.
+  static std::optional<double> secondsFromEnvironment();
   // Reads STRATA_TIMEOUT (seconds, > 0). Throws ConfigError when malformed.
   static Timeouts fromEnvironment();
 };
