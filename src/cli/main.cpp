@@ -1,4 +1,6 @@
 // The `strata` command: one binary, one subcommand per job.
+#include <torch/version.h>
+
 #include <functional>
 #include <iostream>
 #include <map>
@@ -9,9 +11,22 @@
 #include "launch_command.h"
 #include "plan_command.h"
 #include "simulate_command.h"
+#include "strata/version.h"
 #include "train_command.h"
 
 namespace {
+
+// `strata version` and `strata --version`. The LibTorch named is the one whose
+// headers this binary was compiled against, what a bug report needs when
+// LibTorch versions behave differently.
+int versionCommand(const std::vector<std::string>& args) {
+  if (!args.empty()) {
+    std::cerr << "strata version: unexpected '" << args[0] << "'\n";
+    return 2;
+  }
+  std::cout << "strata " << strata::kVersion << "\nbuilt with LibTorch " << TORCH_VERSION << "\n";
+  return 0;
+}
 
 struct Subcommand {
   std::function<int(const std::vector<std::string>&)> run;
@@ -30,12 +45,14 @@ const std::map<std::string, Subcommand>& subcommands() {
       {"plan",
        {[](const std::vector<std::string>& a) { return strata::planCommand(a); },
         "choose a parallel layout for a model on a cluster and predict time to train"}},
+      {"version", {versionCommand, "print Strata's version and the LibTorch it was built with"}},
   };
   return table;
 }
 
 void printUsage(std::ostream& out) {
-  out << "usage: strata COMMAND [flags]   (strata COMMAND --help for its flags)\n\ncommands:\n";
+  out << "usage: strata COMMAND [flags]   (strata COMMAND --help for its flags)\n"
+         "       strata --version\n\ncommands:\n";
   for (const auto& [name, command] : subcommands()) {
     out << "  " << name << std::string(12 - name.size(), ' ') << command.summary << "\n";
   }
@@ -49,6 +66,7 @@ int main(int argc, char** argv) {
     printUsage(args.empty() ? std::cerr : std::cout);
     return args.empty() ? 2 : 0;
   }
+  if (args[0] == "--version") args[0] = "version";
   auto it = subcommands().find(args[0]);
   if (it == subcommands().end()) {
     std::cerr << "strata: unknown command '" << args[0] << "'\n\n";

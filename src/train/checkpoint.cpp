@@ -12,6 +12,7 @@
 #include "strata/runtime/communicator.h"
 #include "strata/train/toml.h"
 #include "strata/util/parse_number.h"
+#include "strata/version.h"
 
 namespace strata::train {
 namespace {
@@ -39,9 +40,12 @@ std::string shardTable(size_t rank) {
   return table;
 }
 
+// strata_version is an added key, not a new format: readers look keys up by
+// name, so Strata before 0.5.0 reads these checkpoints too.
 std::string metadataText(const CheckpointInfo& info) {
   std::string text =
       "[checkpoint]\nformat = " + std::to_string(kFormatVersion) +
+      "\nstrata_version = " + tomlLiteral(std::string(kVersion)) +
       "\nstep = " + std::to_string(info.step) + "\nworld_size = " + std::to_string(info.worldSize) +
       "\npp = " + std::to_string(info.degrees.pp) + "\ndp = " + std::to_string(info.degrees.dp) +
       "\ncp = " + std::to_string(info.degrees.cp) + "\ntp = " + std::to_string(info.degrees.tp) +
@@ -68,8 +72,17 @@ class Metadata {
   }
   template <typename T>
   T get(const std::string& key) const {
+    std::optional<T> value = find<T>(key);
+    if (!value)
+      throw CheckpointError("checkpoint metadata '" + path_ + "' lacks a valid '" + key + "'");
+    return *value;
+  }
+  // nullopt when absent; a present key of another type is still an error.
+  template <typename T>
+  std::optional<T> find(const std::string& key) const {
     auto it = values_.find(key);
-    if (it == values_.end() || !std::holds_alternative<T>(it->second))
+    if (it == values_.end()) return std::nullopt;
+    if (!std::holds_alternative<T>(it->second))
       throw CheckpointError("checkpoint metadata '" + path_ + "' lacks a valid '" + key + "'");
     return std::get<T>(it->second);
   }
@@ -81,6 +94,8 @@ class Metadata {
 
 CheckpointInfo parseMetadata(const Metadata& m) {
   CheckpointInfo info;
+  // Checkpoints written before Strata had a version lack the key; they load.
+  info.strataVersion = m.find<std::string>("checkpoint.strata_version").value_or("");
   info.step = m.get<int64_t>("checkpoint.step");
   info.worldSize = static_cast<int>(m.get<int64_t>("checkpoint.world_size"));
   info.degrees.pp = static_cast<int>(m.get<int64_t>("checkpoint.pp"));

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "strata/error.h"
@@ -47,6 +48,15 @@ double maxOverJob(Trainer& trainer, double value) {
   return t.item<double>();
 }
 
+// Names the writer's version: a run resumed from another version's checkpoint
+// is the first place to look when its losses differ from the original run's.
+std::string resumeNote(const CheckpointInfo& info) {
+  std::string writer =
+      info.strataVersion.empty() ? "a Strata older than 0.5.0" : "strata " + info.strataVersion;
+  return ", resumed at step " + std::to_string(info.step) + " from a checkpoint written by " +
+         writer;
+}
+
 void writeText(const std::string& path, const std::string& text) {
   std::ofstream out(path);
   out << text;
@@ -76,14 +86,16 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
   bool leader = trainer.world().rank() == 0;
   TrainSummary summary;
   summary.layout = trainer.layout().describe();
-  bool resumed = c.checkpoint.resume && !c.checkpoint.dir.empty() && trainer.resumeFromLatest();
+  std::optional<CheckpointInfo> resumedFrom;
+  if (c.checkpoint.resume && !c.checkpoint.dir.empty()) resumedFrom = trainer.resumeFromLatest();
+  bool resumed = resumedFrom.has_value();
   int64_t first = trainer.stepsDone();
   if (leader) {
     std::filesystem::create_directories(c.train.outDir);
     log << "strata train: GPT of " << trainer.parameterCount() << " parameters, layout "
         << summary.layout << ", " << c.microBatches() << " micro-batches of " << c.train.microBatch
         << " per replica, schedule " << c.parallel.schedule
-        << (resumed ? ", resumed at step " + std::to_string(first) : std::string()) << std::endl;
+        << (resumed ? resumeNote(*resumedFrom) : std::string()) << std::endl;
   }
   summary.peakFlopsPerWorker = sharedPeakFlops(trainer);
   GptShape shape{c.model.layers, c.model.hidden, c.model.ffn, c.model.vocab, c.train.seqLen};

@@ -354,15 +354,15 @@ void Trainer::saveCheckpoint() {
                         world_->comm());
 }
 
-bool Trainer::resumeFromLatest() {
+std::optional<CheckpointInfo> Trainer::resumeFromLatest() {
   State& s = *state_;
   std::optional<std::string> latest = findLatestComplete(config_.checkpoint.dir);
-  if (!latest) return false;
+  if (!latest) return std::nullopt;
   RankState rank = rankState();
-  loadCheckpoint(*latest, s.layout, world_->rank(), rank);
+  CheckpointInfo info = loadCheckpoint(*latest, s.layout, world_->rank(), rank);
   lr_.restore(rank.lr);
   s.trainData->seek(rank.data);
-  return true;
+  return info;
 }
 
 }  // namespace strata::train

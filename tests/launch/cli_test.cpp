@@ -1,8 +1,9 @@
 // The `strata` command itself: what it does with a subcommand it does not
-// know, and with an environment it cannot use.
+// know and with an environment it cannot use, and what it says its version is.
 #include <gtest/gtest.h>
 
 #include "child_process.h"
+#include "strata/version.h"
 
 namespace strata {
 namespace {
@@ -46,6 +47,31 @@ TEST(Cli, LaunchRefusesAMalformedStrataTimeoutNamingIt) {
               std::string::npos)
         << launcher.output();
   }
+}
+
+// STRATA_TEST_TORCH_VERSION is the version CMake's find_package(Torch) found,
+// a source independent of the <torch/version.h> the binary prints from.
+TEST(Cli, VersionNamesStrataAndTheLibTorchItWasBuiltWith) {
+  for (const char* spelling : {"--version", "version"}) {
+    std::string output;
+    std::optional<ExitStatus> status =
+        testing::runToEnd({STRATA_BINARY, spelling}, after(kLimit), &output);
+    ASSERT_TRUE(status) << output;
+    EXPECT_EQ(status->code, 0) << output;
+    EXPECT_EQ(output,
+              "strata " STRATA_VERSION "\nbuilt with LibTorch " STRATA_TEST_TORCH_VERSION "\n")
+        << spelling;
+  }
+}
+
+TEST(Cli, HelpMentionsVersion) {
+  std::string output;
+  std::optional<ExitStatus> status =
+      testing::runToEnd({STRATA_BINARY, "--help"}, after(kLimit), &output);
+  ASSERT_TRUE(status) << output;
+  EXPECT_EQ(status->code, 0) << output;
+  EXPECT_NE(output.find("strata --version"), std::string::npos) << output;
+  EXPECT_NE(output.find("\n  version "), std::string::npos) << output;
 }
 
 }  // namespace

@@ -6,10 +6,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "multiprocess.h"
+#include "runtime/sha256.h"
 #include "strata/runtime/world.h"
 #include "strata/train/optimizer.h"
+#include "strata/version.h"
 #include "test_util.h"
 
 namespace strata::train {
@@ -139,6 +142,53 @@ TEST(Checkpoint, TamperedMetadataIsNamed) {
   std::ofstream(metadata, std::ios::app) << "# edited\n";
   expectErrorNaming<CheckpointError>([&] { readCheckpointInfo(stepDir); },
                                      {metadata, "sha256 expected"});
+  fs::remove_all(dir);
+}
+
+std::string readText(const fs::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Replaces metadata.toml and vouches for it in COMPLETE, as a save by another
+// Strata would have left them.
+void rewriteMetadata(const std::string& stepDir, const std::string& metadata) {
+  std::ofstream(fs::path(stepDir) / "metadata.toml", std::ios::trunc) << metadata;
+  std::ofstream(fs::path(stepDir) / "COMPLETE", std::ios::trunc)
+      << "metadata_sha256 = \"" << sha256Hex(metadata) << "\"\n";
+}
+
+TEST(Checkpoint, MetadataRecordsTheWritingVersion) {
+  fs::path dir = freshDir("version");
+  Trainee trainee(1);
+  std::string stepDir = saveSingle(dir, 5, trainee);
+  std::string metadata = readText(fs::path(stepDir) / "metadata.toml");
+  EXPECT_NE(metadata.find("\nstrata_version = \"" STRATA_VERSION "\"\n"), std::string::npos)
+      << metadata;
+  EXPECT_EQ(readCheckpointInfo(stepDir).strataVersion, STRATA_VERSION);
+  fs::remove_all(dir);
+}
+
+// A checkpoint of another version loads and says which; one from before
+// Strata recorded versions (no key) loads with an empty version.
+TEST(Checkpoint, CheckpointsOfOtherVersionsLoad) {
+  fs::path dir = freshDir("otherversion");
+  Trainee trainee(1);
+  std::string stepDir = saveSingle(dir, 5, trainee);
+  std::string metadata = readText(fs::path(stepDir) / "metadata.toml");
+  std::string ours = "strata_version = \"" STRATA_VERSION "\"\n";
+  size_t at = metadata.find(ours);
+  ASSERT_NE(at, std::string::npos) << metadata;
+  for (std::string recorded : {"0.9.1", ""}) {
+    std::string line = recorded.empty() ? "" : "strata_version = \"" + recorded + "\"\n";
+    rewriteMetadata(stepDir, std::string(metadata).replace(at, ours.size(), line));
+    Trainee restored(2);
+    RankState state = restored.state();
+    CheckpointInfo info = loadCheckpoint(stepDir, oneRank(), 0, state);
+    EXPECT_EQ(info.strataVersion, recorded);
+    EXPECT_EQ(info.step, 5);
+    expectSameParameters(*trainee.model, *restored.model);
+  }
   fs::remove_all(dir);
 }
 

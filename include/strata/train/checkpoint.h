@@ -4,7 +4,8 @@
 // Layout on disk (DIR must be on a filesystem every rank writes to):
 //   DIR/step-000100/rank-00000.pt ... rank-NNNNN.pt   one shard per rank
 //   DIR/step-000100/metadata.toml                     step, layout, config,
-//                                                     size + SHA-256 per shard
+//                                                     size + SHA-256 per shard,
+//                                                     the writer's Strata version
 //   DIR/step-000100/COMPLETE                          SHA-256 of metadata.toml
 // Every file is written to a temporary name, fsynced, renamed into place and
 // its directory fsynced (atomic_file.h). COMPLETE is written last, after
@@ -85,6 +86,10 @@ struct CheckpointInfo {
   ParallelDegrees degrees;
   std::string configToml;           // the run's TrainConfig (config_file.h)
   std::vector<ShardRecord> shards;  // indexed by global rank
+  // The Strata version that wrote the checkpoint, filled in by reading it;
+  // empty for checkpoints older than Strata 0.5.0, which did not record it.
+  // Writing always records the writer's own version (strata/version.h).
+  std::string strataVersion = {};
 };
 
 // DIR/step-NNNNNN (at least six digits).

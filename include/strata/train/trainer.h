@@ -19,6 +19,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,9 +72,9 @@ class Trainer {
 
   // Writes a checkpoint of the current step (collective).
   void saveCheckpoint();
-  // Restores the latest complete checkpoint under config.checkpoint.dir;
-  // returns false when there is none.
-  bool resumeFromLatest();
+  // Restores the latest complete checkpoint under config.checkpoint.dir and
+  // returns what its metadata says; nullopt when there is none.
+  std::optional<CheckpointInfo> resumeFromLatest();
 
   int64_t stepsDone() const { return lr_.state().step; }
   const TrainConfig& config() const { return config_; }
