@@ -7,8 +7,8 @@
 #include "c10d_communicator.h"
 #include "local_address.h"
 #include "shm_communicator.h"
-#include "strata/runtime/allocator_tuning.h"
 #include "strata/error.h"
+#include "strata/runtime/allocator_tuning.h"
 #include "strata/runtime/rendezvous.h"
 
 namespace strata {

@@ -5,11 +5,11 @@
 
 #include "heavy_first_model.h"
 #include "pipeline_fixtures.h"
+#include "strata/error.h"
 #include "strata/pipeline/pipeline.h"
 #include "strata/pipeline/profiler.h"
 #include "strata/pipeline/split.h"
 #include "strata/pipeline/trace.h"
-#include "strata/error.h"
 #include "strata/schedule/chrome_trace.h"
 #include "strata/schedule/svg.h"
 
