@@ -12,7 +12,7 @@
 #include <map>
 #include <string>
 
-#include "strata/train/config.h"
+#include "strata/train/config/config.h"
 
 namespace strata::bench {
 

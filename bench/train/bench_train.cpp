@@ -38,9 +38,9 @@
 #include "bench_stats.h"
 #include "plain_gpt_loop.h"
 #include "pytorch_peer.h"
-#include "strata/train/flops.h"
-#include "strata/train/peak_flops.h"
-#include "strata/train/trainer.h"
+#include "strata/train/loop/flops.h"
+#include "strata/train/loop/peak_flops.h"
+#include "strata/train/loop/trainer.h"
 #include "strata/util/subprocess.h"
 
 namespace {

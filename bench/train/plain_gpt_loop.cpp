@@ -5,8 +5,8 @@
 #include <set>
 
 #include "strata/models/gpt.h"
-#include "strata/train/data_source.h"
-#include "strata/train/trainer.h"
+#include "strata/train/data/data_source.h"
+#include "strata/train/loop/trainer.h"
 
 namespace strata::bench {
 namespace {

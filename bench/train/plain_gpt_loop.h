@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "strata/runtime/communicator.h"
-#include "strata/train/batch_reader.h"
-#include "strata/train/config.h"
+#include "strata/train/config/config.h"
+#include "strata/train/data/batch_reader.h"
 
 namespace strata::bench {
 

@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "strata/error.h"
-#include "strata/train/generate.h"
+#include "strata/train/loop/generate.h"
 #include "strata/util/flags.h"
 
 namespace strata {

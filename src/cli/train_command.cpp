@@ -4,9 +4,9 @@
 
 #include "strata/error.h"
 #include "strata/runtime/world.h"
-#include "strata/train/train_flags.h"
-#include "strata/train/train_loop.h"
-#include "strata/train/trainer.h"
+#include "strata/train/config/train_flags.h"
+#include "strata/train/loop/train_loop.h"
+#include "strata/train/loop/trainer.h"
 #include "strata/util/parse_number.h"
 
 namespace strata {

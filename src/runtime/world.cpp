@@ -6,7 +6,7 @@
 
 #include "c10d_communicator.h"
 #include "local_address.h"
-#include "shm_communicator.h"
+#include "runtime/shm/shm_communicator.h"
 #include "strata/error.h"
 #include "strata/runtime/allocator_tuning.h"
 #include "strata/runtime/rendezvous.h"

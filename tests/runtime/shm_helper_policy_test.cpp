@@ -1,6 +1,6 @@
 // When a worker thread helps with in-place reductions: the environment's
 // override, and the default's spare-core rule.
-#include "shm_helper_policy.h"
+#include "runtime/shm/shm_helper_policy.h"
 
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "strata/train/checkpoint.h"
+#include "strata/train/checkpoint/checkpoint.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -11,7 +11,7 @@
 #include "multiprocess.h"
 #include "runtime/sha256.h"
 #include "strata/runtime/world.h"
-#include "strata/train/optimizer.h"
+#include "strata/train/loop/optimizer.h"
 #include "strata/version.h"
 #include "test_util.h"
 

@@ -3,9 +3,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "strata/train/config_file.h"
-#include "strata/train/toml.h"
-#include "strata/train/train_flags.h"
+#include "strata/train/config/config_file.h"
+#include "strata/train/config/toml.h"
+#include "strata/train/config/train_flags.h"
 #include "test_util.h"
 
 namespace strata::train {

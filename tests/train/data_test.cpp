@@ -7,11 +7,11 @@
 #include <set>
 
 #include "strata/error.h"
-#include "strata/train/batch_reader.h"
-#include "strata/train/corpus.h"
-#include "strata/train/data_source.h"
-#include "strata/train/text_dataset.h"
-#include "strata/train/tokenizer.h"
+#include "strata/train/data/batch_reader.h"
+#include "strata/train/data/corpus.h"
+#include "strata/train/data/data_source.h"
+#include "strata/train/data/text_dataset.h"
+#include "strata/train/data/tokenizer.h"
 #include "test_util.h"
 
 namespace strata::train {

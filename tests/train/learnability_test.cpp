@@ -7,11 +7,11 @@
 
 #include <cmath>
 
-#include "strata/train/batch_reader.h"
-#include "strata/train/corpus.h"
-#include "strata/train/lr_schedule.h"
-#include "strata/train/optimizer.h"
-#include "strata/train/tokenizer.h"
+#include "strata/train/data/batch_reader.h"
+#include "strata/train/data/corpus.h"
+#include "strata/train/data/tokenizer.h"
+#include "strata/train/loop/lr_schedule.h"
+#include "strata/train/loop/optimizer.h"
 
 namespace strata::train {
 namespace {

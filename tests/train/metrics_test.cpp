@@ -1,4 +1,4 @@
-#include "strata/train/metrics.h"
+#include "strata/train/loop/metrics.h"
 
 #include <gtest/gtest.h>
 
@@ -9,11 +9,11 @@
 #include <sstream>
 #include <vector>
 
-#include "strata/train/flops.h"
-#include "strata/train/loss_curve.h"
-#include "strata/train/memory.h"
-#include "strata/train/peak_flops.h"
-#include "strata/train/progress.h"
+#include "strata/train/loop/flops.h"
+#include "strata/train/loop/loss_curve.h"
+#include "strata/train/loop/memory.h"
+#include "strata/train/loop/peak_flops.h"
+#include "strata/train/loop/progress.h"
 
 namespace strata::train {
 namespace {

@@ -1,7 +1,7 @@
 // strata generate: the model reassembled from a pp 2 x tp 2 checkpoint is the
 // model that was trained, sampling keeps to its promises (top-k, greedy at
 // temperature 0), and bad flags are refused by name.
-#include "strata/train/generate.h"
+#include "strata/train/loop/generate.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -12,9 +12,9 @@
 
 #include "child_process.h"
 #include "strata/error.h"
-#include "strata/train/checkpoint.h"
-#include "strata/train/data_source.h"
-#include "strata/train/trainer.h"
+#include "strata/train/checkpoint/checkpoint.h"
+#include "strata/train/data/data_source.h"
+#include "strata/train/loop/trainer.h"
 #include "trainer_test_util.h"
 
 namespace strata::train::testing {

@@ -6,8 +6,8 @@
 #include "reference_gpt.h"
 #include "strata/models/gpt.h"
 #include "strata/runtime/world.h"
-#include "strata/train/data_source.h"
-#include "strata/train/trainer.h"
+#include "strata/train/data/data_source.h"
+#include "strata/train/loop/trainer.h"
 #include "trainer_test_util.h"
 
 namespace strata::train::testing {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "strata/train/config.h"
+#include "strata/train/config/config.h"
 
 namespace strata::train::testing {
 

@@ -15,8 +15,8 @@
 
 #include "multiprocess.h"
 #include "strata/runtime/world.h"
-#include "strata/train/config.h"
-#include "strata/train/trainer.h"
+#include "strata/train/config/config.h"
+#include "strata/train/loop/trainer.h"
 
 namespace strata::train::testing {
 

@@ -1,0 +1,121 @@
+// Checkpoints that survive crashes: a save is either complete and loads, or
+// is invisible.
+//
+// Layout on disk (DIR must be on a filesystem every rank writes to):
+//   DIR/step-000100/rank-00000.pt ... rank-NNNNN.pt   one shard per rank
+//   DIR/step-000100/metadata.toml                     step, layout, config,
+//                                                     size + SHA-256 per shard,
+//                                                     the writer's Strata version
+//   DIR/step-000100/COMPLETE                          SHA-256 of metadata.toml
+// Every file is written to a temporary name, fsynced, renamed into place and
+// its directory fsynced (atomic_file.h). COMPLETE is written last, after
+// every shard and the metadata, so a step directory without it is a save
+// that did not finish and findLatestComplete() skips it.
+//
+// A shard is a LibTorch archive (torch::serialize::OutputArchive, the format
+// of torch::save) holding the model's parameters and buffers, the
+// optimizer's state as LibTorch's own optimizer serialisation writes it (or,
+// under ZeRO, this rank's shard of each sharded optimizer's state), the
+// LR-schedule step, the data position and the default CPU generator's
+// state. Using LibTorch's archive rather than our own format keeps the
+// optimizer state in the layout LibTorch itself reads back, for every
+// optimizer, across LibTorch versions. The SHA-256 is over the whole shard
+// file, so corruption anywhere, and truncation, is caught before parsing.
+//
+// Every rank writes its own shard, data-parallel replicas included: simple,
+// and any rank can restore alone, at the cost of dp copies of the weights.
+//
+// saveCheckpoint is collective: it blocks in `world`'s all-gather and
+// barriers (bounded by the communicator's timeouts: TimeoutError,
+// PeerError). Loading never communicates. Every I/O or integrity failure
+// throws CheckpointError naming the file (and expected vs actual checksum
+// or size).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "strata/error.h"
+#include "strata/runtime/layout.h"
+#include "strata/train/data/batch_reader.h"
+#include "strata/train/loop/lr_schedule.h"
+
+namespace torch::nn {
+class Module;
+}
+namespace torch::optim {
+class Optimizer;
+}
+
+namespace strata {
+class Communicator;
+}
+namespace strata::data_parallel {
+class ZeroOptimizer;
+}
+
+namespace strata::train {
+
+class CheckpointError : public Error {
+ public:
+  using Error::Error;
+};
+
+// What one rank saves and restores. The pointers must outlive the call. A
+// run has `optimizer` or, under ZeRO, `shardedOptimizers`; a checkpoint of
+// one kind does not load into a run of the other (CheckpointError).
+struct RankState {
+  torch::nn::Module* model = nullptr;
+  torch::optim::Optimizer* optimizer = nullptr;
+  LrState lr;
+  DataPosition data;
+  std::vector<data_parallel::ZeroOptimizer*> shardedOptimizers = {};
+};
+
+struct ShardRecord {
+  std::string file;  // relative to the step directory
+  int64_t bytes = 0;
+  std::string sha256;  // lower-case hex
+};
+
+struct CheckpointInfo {
+  int64_t step = 0;
+  int worldSize = 1;
+  ParallelDegrees degrees;
+  std::string configToml;           // the run's TrainConfig (config_file.h)
+  std::vector<ShardRecord> shards;  // indexed by global rank
+  // The Strata version that wrote the checkpoint, filled in by reading it;
+  // empty for checkpoints older than Strata 0.5.0, which did not record it.
+  // Writing always records the writer's own version (strata/version.h).
+  std::string strataVersion = {};
+};
+
+// DIR/step-NNNNNN (at least six digits).
+std::string stepDirectory(const std::string& dir, int64_t step);
+
+// Collective over `world`, the whole job's communicator (its ranks are the
+// global ranks), all ranks with the same step: every rank writes its shard,
+// then rank 0 writes the metadata and COMPLETE; returns once the checkpoint is
+// complete on disk. A COMPLETE left in the step directory by an earlier save
+// is removed before any shard is overwritten.
+void saveCheckpoint(const std::string& dir, int64_t step, const ParallelLayout& layout,
+                    const std::string& configToml, const RankState& state, Communicator& world);
+
+// The building blocks saveCheckpoint runs, for tests and tools.
+ShardRecord writeShard(const std::string& stepDir, int rank, const RankState& state);
+void writeMetadataAndMarker(const std::string& stepDir, const CheckpointInfo& info);
+
+// The complete step directory with the highest step under `dir`, or nullopt
+// when there is none (or `dir` does not exist).
+std::optional<std::string> findLatestComplete(const std::string& dir);
+// Reads and checks metadata.toml against COMPLETE.
+CheckpointInfo readCheckpointInfo(const std::string& stepDir);
+// Verifies this rank's shard (size, SHA-256) and restores `state` from it,
+// including the default CPU generator. Throws CheckpointError when the
+// checkpoint's layout differs from `layout`.
+CheckpointInfo loadCheckpoint(const std::string& stepDir, const ParallelLayout& layout, int rank,
+                              RankState& state);
+
+}  // namespace strata::train

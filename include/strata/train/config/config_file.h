@@ -1,0 +1,28 @@
+// Reading and writing TrainConfig as a TOML file with the tables [model],
+// [parallel], [train], [data] and [checkpoint] (keys: see configOptions()).
+//
+// Nothing blocks. Reading throws ConfigError "FILE:LINE: ..." naming the key
+// for a key the table does not have, a key outside any table, a value of the
+// wrong type or an integer out of range, and for any TOML syntax error.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "strata/train/config/config.h"
+
+namespace strata::train {
+
+// Sets every option the text names; options it does not name keep their
+// value in `config`.
+void applyConfigToml(const std::string& text, const std::string& fileName, TrainConfig& config);
+// Defaults overridden by the file at `path`; throws ConfigError when it
+// cannot be read.
+TrainConfig readConfigFile(const std::string& path);
+// Every option, table by table; applyConfigToml() of it gives back `config`.
+std::string configToToml(const TrainConfig& config);
+// Every option as ("table.key", TOML literal of its value), in configOptions() order.
+std::vector<std::pair<std::string, std::string>> configEntries(const TrainConfig& config);
+
+}  // namespace strata::train

@@ -1,0 +1,35 @@
+// The training and validation data a TrainConfig names, ready to read.
+//
+// Text comes from data.files (concatenated by readTextFiles) or, when none
+// are named, from generateCorpus(data.corpus_seed, data.corpus_bytes). It is
+// tokenised byte by byte, its last data.validation_fraction held out, and
+// both parts cut into windows of train.seq_len.
+//
+// Every rank builds the same split from the same config, before any
+// communication, so errors (a missing file, too little text for one global
+// batch) are raised on every rank alike: ConfigError naming the file or the
+// sizes. Reads files; never communicates.
+#pragma once
+
+#include "strata/train/config/config.h"
+#include "strata/train/data/batch_reader.h"
+#include "strata/train/data/text_dataset.h"
+
+namespace strata::train {
+
+struct DataSplit {
+  WindowDataset train;
+  WindowDataset validation;
+};
+
+DataSplit makeDataSplit(const TrainConfig& config);
+
+// Replica `dpRank` of parallel.dp: shuffled training batches seeded by
+// train.seed (shuffle per data.shuffle), starting at the beginning; seek()
+// to resume.
+BatchReader makeTrainReader(const DataSplit& data, const TrainConfig& config, int dpRank);
+// The same global batch size and sharding over the validation windows, in
+// order, so every evaluation sees the same batches.
+BatchReader makeValidationReader(const DataSplit& data, const TrainConfig& config, int dpRank);
+
+}  // namespace strata::train

@@ -1,0 +1,52 @@
+// Text generation from a training checkpoint: `strata generate`.
+//
+// The checkpoint may come from any pp x dp x tp layout: the full model is
+// reassembled in this one process from the shards of data-parallel replica 0
+// (each pipeline stage's layers from the rank that trained them; tensor-
+// parallel slices concatenated along their split dimension), then sampled
+// token by token: greedy at temperature 0, otherwise softmax(logits / T)
+// restricted to the top k (0: all).
+//
+// Reads files only. Throws CheckpointError when no complete checkpoint is
+// found or a shard fails its checksum, ConfigError for bad options.
+#pragma once
+
+#include <ATen/core/Generator.h>
+#include <torch/nn/modules/container/sequential.h>
+
+#include <cstdint>
+#include <string>
+
+#include "strata/train/config/config.h"
+
+namespace strata::train {
+
+struct GenerateOptions {
+  std::string checkpoint;  // a checkpoint directory, or a step directory in one
+  std::string prompt = "\n";
+  int64_t tokens = 200;    // bytes to generate
+  double temperature = 0;  // 0: greedy
+  int64_t topK = 0;        // 0: no top-k cut
+  int64_t seed = 0;
+};
+
+// The whole model of the latest complete checkpoint under `checkpoint` (or of
+// that step directory), reassembled for one process (tp = 1), in eval mode;
+// `config` receives the run's configuration.
+torch::nn::Sequential loadFullModel(const std::string& checkpoint, TrainConfig* config);
+
+// Throws ConfigError, naming the flag, unless temperature is finite and >= 0
+// and topK >= 0.
+void checkSamplingOptions(double temperature, int64_t topK);
+
+// One token drawn from `logits` (one row, over the vocabulary): the argmax at
+// temperature 0; otherwise from softmax(logits / temperature) over exactly
+// the topK likeliest tokens (all when topK is 0; ties broken by topk's
+// order). Throws as checkSamplingOptions.
+int64_t sampleNextToken(const at::Tensor& logits, double temperature, int64_t topK,
+                        at::Generator& generator);
+
+// The prompt followed by the generated text.
+std::string generateText(const GenerateOptions& options);
+
+}  // namespace strata::train

@@ -1,0 +1,47 @@
+// Progress reports on rank 0.
+//
+// On a terminal: one bar redrawn in place,
+//   [#########...........]  120/300  loss 2.314  lr 8.1e-04  12.3k tok/s  ETA 1m23s
+// otherwise (a log file, CI): one plain line per report,
+//   step 120/300 loss 2.314 lr 8.1e-04 grad 0.82 12.3k tok/s mfu 31.0% ETA 1m23s
+// The caller passes the elapsed time, so nothing here reads a clock, blocks
+// or throws.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "strata/train/loop/metrics.h"
+
+namespace strata::train {
+
+// "45s", "3m07s", "2h05m"; "?" when unknown (negative or not finite).
+std::string formatDuration(double seconds);
+// Remaining time assuming the rate so far: elapsed / done * (total - done).
+double estimateRemainingSeconds(double elapsedSeconds, int64_t doneSteps, int64_t totalSteps);
+// Whether the standard error stream is a terminal.
+bool stderrIsTerminal();
+
+class ProgressReporter {
+ public:
+  // `firstStep` is where this run started (after a resume), so the ETA uses
+  // only steps this run made.
+  ProgressReporter(std::ostream& out, bool terminal, int64_t totalSteps, int64_t firstStep = 0);
+
+  // `metrics.step` counts completed steps.
+  void report(const StepMetrics& metrics, double elapsedSeconds);
+  // Ends the bar's line on a terminal.
+  void finish();
+
+ private:
+  std::string bar(int64_t step) const;
+
+  std::ostream& out_;
+  bool terminal_;
+  int64_t totalSteps_;
+  int64_t firstStep_;
+  bool drawn_ = false;
+};
+
+}  // namespace strata::train

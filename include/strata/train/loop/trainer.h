@@ -1,0 +1,112 @@
+// The GPT trainer: one object that trains a GPT over any pp x dp x tp layout.
+//
+//   auto world = strata::World::init();
+//   strata::train::Trainer trainer(config, world);   // validates, then builds
+//   for (int i = 0; i < config.train.steps; ++i) trainer.step();
+//
+// Per step: every data-parallel replica reads its part of the global batch;
+// the pipeline runs forward and backward over the micro-batches of its
+// schedule (tensor-parallel layers inside each stage); a tied embedding's
+// two copies (first and last stage) sum their gradients; gradients are
+// averaged over dp; the global norm over every group is clipped; AdamW (or
+// ZeRO-1 sharded AdamW) steps with the warmup-cosine learning rate.
+//
+// The constructor first checks the config against the world size
+// (validate_config.h), throwing ConfigError on every rank alike before any
+// communication; then it creates the process groups (collective). step()
+// and evaluate() are collectives over the whole job; every wait in them is
+// bounded by the communicators' timeout (TimeoutError, PeerError).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "strata/models/gpt.h"
+#include "strata/runtime/world.h"
+#include "strata/train/checkpoint/checkpoint.h"
+#include "strata/train/config/config.h"
+#include "strata/train/data/batch_reader.h"
+#include "strata/train/loop/lr_schedule.h"
+
+namespace strata::pipeline {
+class Pipeline;
+struct TraceEvent;
+}  // namespace strata::pipeline
+
+namespace strata::train {
+
+// The model part of a training config, as the GPT builder takes it.
+models::GptConfig gptConfigOf(const TrainConfig& config);
+
+// One parameter as this rank holds it: its name in the one-process model,
+// this rank's tensor (live, not a copy), and the dimension tensor
+// parallelism splits it along (tensor_parallel::kReplicated when every tp
+// rank holds all of it). A vocabulary tp does not divide is padded with rows
+// up to the next multiple of tp before the split (models/gpt.h).
+struct ParameterShard {
+  std::string name;
+  at::Tensor tensor;
+  int64_t shardDim = 0;
+};
+
+struct StepReport {
+  int64_t step = 0;     // steps completed, this one included
+  double loss = 0;      // mean over the global batch, known on every rank
+  double lr = 0;        // the rate this step used
+  double gradNorm = 0;  // global, before clipping
+  double seconds = 0;   // wall time of the step
+  double bubble = 0;    // this rank's measured pipeline idle share
+};
+
+class Trainer {
+ public:
+  Trainer(TrainConfig config, std::shared_ptr<World> world);
+  ~Trainer();
+
+  StepReport step();
+  // Mean validation loss over `batches` global batches of the validation
+  // split, the same on every rank: forward only, gradients untouched.
+  double evaluate(int64_t batches);
+
+  // Writes a checkpoint of the current step (collective).
+  void saveCheckpoint();
+  // Restores the latest complete checkpoint under config.checkpoint.dir and
+  // returns what its metadata says; nullopt when there is none.
+  std::optional<CheckpointInfo> resumeFromLatest();
+
+  int64_t stepsDone() const { return lr_.state().step; }
+  const TrainConfig& config() const { return config_; }
+  const ParallelLayout& layout() const;
+  const ParallelGroups& groups() const;
+  World& world() const { return *world_; }
+  // Model parameters of the whole (unsharded) GPT.
+  int64_t parameterCount() const;
+  // The parameters of this rank's stages, each once (a tied weight under the
+  // embedding's name), in model order.
+  std::vector<ParameterShard> parameterShards() const;
+  // This step's pipeline trace events of every pp rank (collective over pp;
+  // the result is complete on pp rank 0).
+  std::vector<pipeline::TraceEvent> gatherLastTrace() const;
+  const pipeline::Pipeline& pipeline() const;
+
+ public:
+  struct State;  // public so the trainer's helpers can take it
+
+ private:
+  double runBatch(const Batch& batch);
+  void syncGradients();
+  void optimizerStep();
+  void zeroGradients();
+  // What a checkpoint of this rank holds: model, optimizer (or ZeRO shards),
+  // LR step and data position.
+  RankState rankState() const;
+
+  TrainConfig config_;
+  std::shared_ptr<World> world_;
+  std::unique_ptr<State> state_;
+  WarmupCosineLr lr_;
+};
+
+}  // namespace strata::train

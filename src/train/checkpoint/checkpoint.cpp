@@ -1,0 +1,270 @@
+#include "strata/train/checkpoint/checkpoint.h"
+
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "runtime/sha256.h"
+#include "strata/runtime/communicator.h"
+#include "strata/train/config/toml.h"
+#include "strata/util/parse_number.h"
+#include "strata/version.h"
+#include "train/checkpoint/atomic_file.h"
+#include "train/checkpoint/checkpoint_shard.h"
+
+namespace strata::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kMetadataFile = "metadata.toml";
+constexpr const char* kMarkerFile = "COMPLETE";
+constexpr int64_t kFormatVersion = 1;
+constexpr int64_t kDigestBytes = 32;
+
+std::string shardFileName(int rank) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "rank-%05d.pt", rank);
+  return name;
+}
+
+std::string join(const std::string& dir, const std::string& file) {
+  return (fs::path(dir) / file).string();
+}
+
+std::string shardTable(size_t rank) {
+  char table[32];
+  std::snprintf(table, sizeof(table), "shard-%05zu", rank);
+  return table;
+}
+
+// strata_version is an added key, not a new format: readers look keys up by
+// name, so Strata before 0.5.0 reads these checkpoints too.
+std::string metadataText(const CheckpointInfo& info) {
+  std::string text =
+      "[checkpoint]\nformat = " + std::to_string(kFormatVersion) +
+      "\nstrata_version = " + tomlLiteral(std::string(kVersion)) +
+      "\nstep = " + std::to_string(info.step) + "\nworld_size = " + std::to_string(info.worldSize) +
+      "\npp = " + std::to_string(info.degrees.pp) + "\ndp = " + std::to_string(info.degrees.dp) +
+      "\ncp = " + std::to_string(info.degrees.cp) + "\ntp = " + std::to_string(info.degrees.tp) +
+      "\nconfig = " + tomlLiteral(info.configToml) + "\n";
+  for (size_t rank = 0; rank < info.shards.size(); ++rank) {
+    const ShardRecord& shard = info.shards[rank];
+    text += "\n[" + shardTable(rank) + "]\nfile = " + tomlLiteral(shard.file) +
+            "\nbytes = " + std::to_string(shard.bytes) + "\nsha256 = " + tomlLiteral(shard.sha256) +
+            "\n";
+  }
+  return text;
+}
+
+// metadata.toml's entries by "table.key"; every lookup failure names the file.
+class Metadata {
+ public:
+  Metadata(const std::string& text, const std::string& path) : path_(path) {
+    try {
+      for (TomlEntry& entry : parseToml(text, path))
+        values_[entry.table + "." + entry.key] = std::move(entry.value);
+    } catch (const ConfigError& error) {
+      throw CheckpointError(std::string("corrupt checkpoint metadata: ") + error.what());
+    }
+  }
+  template <typename T>
+  T get(const std::string& key) const {
+    std::optional<T> value = find<T>(key);
+    if (!value)
+      throw CheckpointError("checkpoint metadata '" + path_ + "' lacks a valid '" + key + "'");
+    return *value;
+  }
+  // nullopt when absent; a present key of another type is still an error.
+  template <typename T>
+  std::optional<T> find(const std::string& key) const {
+    auto it = values_.find(key);
+    if (it == values_.end()) return std::nullopt;
+    if (!std::holds_alternative<T>(it->second))
+      throw CheckpointError("checkpoint metadata '" + path_ + "' lacks a valid '" + key + "'");
+    return std::get<T>(it->second);
+  }
+
+ private:
+  std::string path_;
+  std::map<std::string, TomlValue> values_;
+};
+
+CheckpointInfo parseMetadata(const Metadata& m) {
+  CheckpointInfo info;
+  // Checkpoints written before Strata had a version lack the key; they load.
+  info.strataVersion = m.find<std::string>("checkpoint.strata_version").value_or("");
+  info.step = m.get<int64_t>("checkpoint.step");
+  info.worldSize = static_cast<int>(m.get<int64_t>("checkpoint.world_size"));
+  info.degrees.pp = static_cast<int>(m.get<int64_t>("checkpoint.pp"));
+  info.degrees.dp = static_cast<int>(m.get<int64_t>("checkpoint.dp"));
+  info.degrees.cp = static_cast<int>(m.get<int64_t>("checkpoint.cp"));
+  info.degrees.tp = static_cast<int>(m.get<int64_t>("checkpoint.tp"));
+  info.configToml = m.get<std::string>("checkpoint.config");
+  for (size_t rank = 0; rank < static_cast<size_t>(info.worldSize); ++rank) {
+    std::string table = shardTable(rank);
+    info.shards.push_back({m.get<std::string>(table + ".file"), m.get<int64_t>(table + ".bytes"),
+                           m.get<std::string>(table + ".sha256")});
+  }
+  return info;
+}
+
+// A checksum as 32 int64 values (one per byte), for the all-gather.
+std::vector<int64_t> digestValues(const std::string& hex) {
+  std::vector<int64_t> values;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    std::optional<int64_t> byte = parseInteger(std::string_view(hex).substr(i, 2), 16);
+    if (!byte || *byte < 0) throw CheckpointError("shard checksum '" + hex + "' is not hex");
+    values.push_back(*byte);
+  }
+  return values;
+}
+
+std::string digestHex(const int64_t* values) {
+  std::string hex;
+  char pair[3];
+  for (int64_t i = 0; i < kDigestBytes; ++i) {
+    std::snprintf(pair, sizeof(pair), "%02x", static_cast<unsigned>(values[i]));
+    hex += pair;
+  }
+  return hex;
+}
+
+// Every rank's ShardRecord, gathered as [bytes, digest bytes...] rows.
+std::vector<ShardRecord> gatherShardRecords(const ShardRecord& mine, Communicator& world) {
+  std::vector<int64_t> row = {mine.bytes};
+  std::vector<int64_t> digest = digestValues(mine.sha256);
+  row.insert(row.end(), digest.begin(), digest.end());
+  at::Tensor input = torch::tensor(row, torch::kLong);                                  // [33]
+  at::Tensor output = torch::empty({world.size() * (kDigestBytes + 1)}, torch::kLong);  // [W * 33]
+  world.allGather(output, input);
+  const int64_t* values = output.data_ptr<int64_t>();
+  std::vector<ShardRecord> records;
+  for (int r = 0; r < world.size(); ++r) {
+    const int64_t* rowStart = values + r * (kDigestBytes + 1);
+    records.push_back({shardFileName(r), rowStart[0], digestHex(rowStart + 1)});
+  }
+  return records;
+}
+
+void removeStaleMarker(const std::string& stepDir) {
+  std::error_code ignored;
+  if (fs::remove(join(stepDir, kMarkerFile), ignored)) syncDirectory(stepDir);
+}
+
+bool parseStepName(const std::string& name, int64_t* step) {
+  if (name.size() < 6 || name.rfind("step-", 0) != 0) return false;
+  std::string digits = name.substr(5);
+  if (digits.find_first_not_of("0123456789") != std::string::npos) return false;
+  // Too many digits for a step: not a directory Strata wrote, so skipped like any other.
+  std::optional<int64_t> value = parseInteger(digits);
+  if (value) *step = *value;
+  return value.has_value();
+}
+
+void checkLayout(const CheckpointInfo& info, const ParallelLayout& layout, const std::string& dir) {
+  const ParallelDegrees& d = info.degrees;
+  const ParallelDegrees& mine = layout.degrees();
+  if (info.worldSize == layout.worldSize() && d.pp == mine.pp && d.dp == mine.dp &&
+      d.cp == mine.cp && d.tp == mine.tp)
+    return;
+  ParallelLayout saved(info.worldSize, d);
+  throw CheckpointError("checkpoint '" + dir + "' was saved with layout " + saved.describe() +
+                        " on " + std::to_string(info.worldSize) + " ranks; this job runs " +
+                        layout.describe() + " on " + std::to_string(layout.worldSize()));
+}
+
+}  // namespace
+
+std::string stepDirectory(const std::string& dir, int64_t step) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "step-%06lld", static_cast<long long>(step));
+  return join(dir, name);
+}
+
+ShardRecord writeShard(const std::string& stepDir, int rank, const RankState& state) {
+  std::string bytes = serializeShard(state);
+  ShardRecord record{shardFileName(rank), static_cast<int64_t>(bytes.size()), sha256Hex(bytes)};
+  writeFileAtomically(join(stepDir, record.file), bytes);
+  return record;
+}
+
+void writeMetadataAndMarker(const std::string& stepDir, const CheckpointInfo& info) {
+  std::string metadata = metadataText(info);
+  writeFileAtomically(join(stepDir, kMetadataFile), metadata);
+  writeFileAtomically(join(stepDir, kMarkerFile),
+                      "metadata_sha256 = \"" + sha256Hex(metadata) + "\"\n");
+}
+
+void saveCheckpoint(const std::string& dir, int64_t step, const ParallelLayout& layout,
+                    const std::string& configToml, const RankState& state, Communicator& world) {
+  std::string stepDir = stepDirectory(dir, step);
+  std::error_code error;
+  fs::create_directories(stepDir, error);
+  if (!fs::is_directory(stepDir))
+    throw CheckpointError("cannot create checkpoint directory '" + stepDir +
+                          "': " + error.message());
+  if (world.rank() == 0) removeStaleMarker(stepDir);
+  world.barrier();  // no shard is overwritten while an old COMPLETE still vouches for it
+  ShardRecord mine = writeShard(stepDir, world.rank(), state);
+  std::vector<ShardRecord> shards = gatherShardRecords(mine, world);
+  if (world.rank() == 0)
+    writeMetadataAndMarker(stepDir,
+                           {step, layout.worldSize(), layout.degrees(), configToml, shards});
+  world.barrier();  // nobody returns before the checkpoint is complete
+}
+
+std::optional<std::string> findLatestComplete(const std::string& dir) {
+  std::error_code error;
+  if (!fs::is_directory(dir, error)) return std::nullopt;
+  std::optional<std::string> latest;
+  int64_t latestStep = -1;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
+    int64_t step = 0;
+    if (!entry.is_directory() || !parseStepName(entry.path().filename().string(), &step)) continue;
+    if (step > latestStep && fs::exists(entry.path() / kMarkerFile)) {
+      latestStep = step;
+      latest = entry.path().string();
+    }
+  }
+  return latest;
+}
+
+CheckpointInfo readCheckpointInfo(const std::string& stepDir) {
+  std::string markerPath = join(stepDir, kMarkerFile);
+  std::string metadataPath = join(stepDir, kMetadataFile);
+  if (!fs::exists(markerPath))
+    throw CheckpointError("checkpoint '" + stepDir + "' is incomplete: no " + kMarkerFile +
+                          " marker (the save did not finish)");
+  std::string metadata = readWholeFile(metadataPath);
+  std::string expected =
+      Metadata(readWholeFile(markerPath), markerPath).get<std::string>(".metadata_sha256");
+  std::string actual = sha256Hex(metadata);
+  if (actual != expected)
+    throw CheckpointError("checkpoint metadata '" + metadataPath +
+                          "' is corrupt: sha256 expected " + expected + ", actual " + actual);
+  return parseMetadata(Metadata(metadata, metadataPath));
+}
+
+CheckpointInfo loadCheckpoint(const std::string& stepDir, const ParallelLayout& layout, int rank,
+                              RankState& state) {
+  CheckpointInfo info = readCheckpointInfo(stepDir);
+  checkLayout(info, layout, stepDir);
+  const ShardRecord& record = info.shards.at(static_cast<size_t>(rank));
+  std::string path = join(stepDir, record.file);
+  std::string bytes = readWholeFile(path);
+  if (static_cast<int64_t>(bytes.size()) != record.bytes)
+    throw CheckpointError("checkpoint shard '" + path + "' is truncated or padded: expected " +
+                          std::to_string(record.bytes) + " bytes, found " +
+                          std::to_string(bytes.size()));
+  std::string actual = sha256Hex(bytes);
+  if (actual != record.sha256)
+    throw CheckpointError("checkpoint shard '" + path + "' is corrupt: sha256 expected " +
+                          record.sha256 + ", actual " + actual);
+  parseShard(bytes, path, state);
+  return info;
+}
+
+}  // namespace strata::train

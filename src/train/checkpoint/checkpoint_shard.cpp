@@ -1,0 +1,166 @@
+#include "train/checkpoint/checkpoint_shard.h"
+
+#include <torch/torch.h>
+
+#include <mutex>
+#include <sstream>
+
+#include "strata/data_parallel/zero_optimizer.h"
+
+namespace strata::train {
+namespace {
+
+// The default CPU generator drives dropout and init; its state makes the
+// random stream after a resume equal the uninterrupted one.
+at::Tensor cpuGeneratorState() {
+  at::Generator generator = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  return generator.get_state();
+}
+
+void setCpuGeneratorState(const at::Tensor& state) {
+  at::Generator generator = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  generator.set_state(state);
+}
+
+at::Tensor scalar(int64_t value) { return torch::tensor(value, torch::kLong); }
+
+int64_t readScalar(torch::serialize::InputArchive& archive, const char* key) {
+  at::Tensor value;
+  archive.read(key, value);
+  return value.item<int64_t>();
+}
+
+std::string shapeText(at::IntArrayRef sizes) {
+  std::string text = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) text += (i ? ", " : "") + std::to_string(sizes[i]);
+  return text + "]";
+}
+
+// Copies the saved tensor into `target` in place (so the optimizer's
+// references stay valid) after checking its shape: LibTorch's own
+// Module::load would silently replace a tensor of a different shape.
+void readTensor(torch::serialize::InputArchive& archive, const std::string& key, at::Tensor& target,
+                const std::string& path, const std::string& origin) {
+  at::Tensor saved;
+  if (!archive.try_read(key, saved))
+    throw CheckpointError("checkpoint shard '" + origin + "' does not fit this model: it lacks '" +
+                          path + key + "'");
+  if (saved.sizes() != target.sizes())
+    throw CheckpointError("checkpoint shard '" + origin + "' does not fit this model: '" + path +
+                          key + "' has shape " + shapeText(saved.sizes()) + " in the checkpoint, " +
+                          shapeText(target.sizes()) + " here");
+  torch::NoGradGuard noGrad;
+  target.copy_(saved);
+}
+
+// Mirrors Module::save: own parameters and buffers by name, then one
+// sub-archive per child module.
+void loadModule(torch::nn::Module& module, torch::serialize::InputArchive& archive,
+                const std::string& path, const std::string& origin) {
+  for (auto& parameter : module.named_parameters(/*recurse=*/false))
+    readTensor(archive, parameter.key(), parameter.value(), path, origin);
+  for (auto& buffer : module.named_buffers(/*recurse=*/false))
+    readTensor(archive, buffer.key(), buffer.value(), path, origin);
+  for (auto& child : module.named_children()) {
+    torch::serialize::InputArchive childArchive;
+    if (!archive.try_read(child.key(), childArchive))
+      throw CheckpointError("checkpoint shard '" + origin +
+                            "' does not fit this model: it lacks '" + path + child.key() + "'");
+    loadModule(*child.value(), childArchive, path + child.key() + ".", origin);
+  }
+}
+
+std::string shardedKey(size_t group) { return "sharded_optimizer_" + std::to_string(group); }
+
+void writeOptimizers(const RankState& state, torch::serialize::OutputArchive& archive) {
+  if (state.optimizer) {
+    torch::serialize::OutputArchive optimizer;
+    state.optimizer->save(optimizer);
+    archive.write("optimizer", optimizer);
+  }
+  archive.write("sharded_optimizers", scalar(static_cast<int64_t>(state.shardedOptimizers.size())));
+  for (size_t g = 0; g < state.shardedOptimizers.size(); ++g) {
+    torch::serialize::OutputArchive sharded;
+    for (const auto& item : state.shardedOptimizers[g]->saveState())
+      sharded.write(item.name, item.tensor);
+    archive.write(shardedKey(g), sharded);
+  }
+}
+
+// Into the live state: each saved tensor is shape-checked and copied into
+// the one saveState() names, then the optimizer rereads its counters.
+void readShardedOptimizer(torch::serialize::InputArchive& archive, size_t group,
+                          data_parallel::ZeroOptimizer& optimizer, const std::string& origin) {
+  torch::serialize::InputArchive sharded;
+  archive.read(shardedKey(group), sharded);
+  std::vector<data_parallel::NamedTensor> state = optimizer.saveState();
+  for (auto& item : state)
+    readTensor(sharded, item.name, item.tensor, shardedKey(group) + ".", origin);
+  optimizer.loadState(state);
+}
+
+void readOptimizers(torch::serialize::InputArchive& archive, RankState& state,
+                    const std::string& origin) {
+  int64_t sharded = 0;
+  if (at::Tensor count; archive.try_read("sharded_optimizers", count))
+    sharded = count.item<int64_t>();
+  bool zeroHere = !state.shardedOptimizers.empty();
+  if (state.optimizer || zeroHere) {
+    if ((sharded > 0) != zeroHere) {
+      throw CheckpointError("checkpoint shard '" + origin + "' was saved by a run " +
+                            (sharded > 0 ? "with" : "without") + " ZeRO and this run is " +
+                            (zeroHere ? "with" : "without") + " it: resume with the same --zero");
+    }
+    if (zeroHere && sharded != static_cast<int64_t>(state.shardedOptimizers.size())) {
+      throw CheckpointError("checkpoint shard '" + origin + "' holds " + std::to_string(sharded) +
+                            " sharded optimizers, this run has " +
+                            std::to_string(state.shardedOptimizers.size()));
+    }
+  }
+  if (state.optimizer) {
+    torch::serialize::InputArchive optimizer;
+    archive.read("optimizer", optimizer);
+    state.optimizer->load(optimizer);
+  }
+  for (size_t g = 0; g < state.shardedOptimizers.size(); ++g)
+    readShardedOptimizer(archive, g, *state.shardedOptimizers[g], origin);
+}
+
+}  // namespace
+
+std::string serializeShard(const RankState& state) {
+  torch::serialize::OutputArchive archive, model;
+  state.model->save(model);
+  archive.write("model", model);
+  writeOptimizers(state, archive);
+  archive.write("lr_step", scalar(state.lr.step));
+  archive.write("data_epoch", scalar(state.data.epoch));
+  archive.write("data_batch", scalar(state.data.batch));
+  archive.write("rng_cpu", cpuGeneratorState());
+  std::ostringstream bytes;
+  archive.save_to(bytes);
+  return bytes.str();
+}
+
+void parseShard(const std::string& bytes, const std::string& origin, RankState& state) {
+  try {
+    torch::serialize::InputArchive archive, model;
+    archive.load_from(bytes.data(), bytes.size());
+    archive.read("model", model);
+    loadModule(*state.model, model, "", origin);
+    readOptimizers(archive, state, origin);  // none: model only (generation)
+    state.lr.step = readScalar(archive, "lr_step");
+    state.data = {readScalar(archive, "data_epoch"), readScalar(archive, "data_batch")};
+    at::Tensor rng;
+    archive.read("rng_cpu", rng);
+    setCpuGeneratorState(rng);
+  } catch (const c10::Error& error) {
+    throw CheckpointError(
+        "checkpoint shard '" + origin +
+        "' does not fit this model and optimizer: " + error.what_without_backtrace());
+  }
+}
+
+}  // namespace strata::train

@@ -1,0 +1,187 @@
+#include "strata/train/config/validate_config.h"
+
+#include <algorithm>
+
+#include "strata/error.h"
+#include "strata/schedule/error.h"
+#include "strata/schedule/registry.h"
+#include "strata/train/data/tokenizer.h"
+
+namespace strata::train {
+namespace {
+
+using std::to_string;
+
+class Problems {
+ public:
+  void check(bool ok, const std::string& problem) {
+    if (!ok) list_.push_back(problem);
+  }
+  bool empty() const { return list_.empty(); }
+  std::vector<std::string> take() { return std::move(list_); }
+
+ private:
+  std::vector<std::string> list_;
+};
+
+std::string number(double value) {
+  std::string text = std::to_string(value);
+  text.erase(text.find_last_not_of('0') + 1);
+  if (text.back() == '.') text.pop_back();
+  return text;
+}
+
+// Sizes that later checks divide by; when one is below its minimum the
+// divisibility checks are skipped.
+void checkRanges(const TrainConfig& c, Problems& p) {
+  auto atLeast = [&](const char* name, int64_t value, int64_t min) {
+    p.check(value >= min,
+            std::string(name) + " must be >= " + to_string(min) + ", got " + to_string(value));
+  };
+  atLeast("model.layers", c.model.layers, 1);
+  atLeast("model.hidden", c.model.hidden, 1);
+  atLeast("model.heads", c.model.heads, 1);
+  atLeast("model.ffn", c.model.ffn, 1);
+  atLeast("model.context", c.model.context, 1);
+  atLeast("parallel.pp", c.parallel.pp, 1);
+  atLeast("parallel.dp", c.parallel.dp, 1);
+  atLeast("parallel.tp", c.parallel.tp, 1);
+  atLeast("parallel.virtual_stages", c.parallel.virtualStages, 1);
+  p.check(c.parallel.zero >= 0 && c.parallel.zero <= 2,
+          "parallel.zero " + to_string(c.parallel.zero) + " is not a ZeRO stage (0, 1 or 2)");
+  atLeast("train.steps", c.train.steps, 0);
+  atLeast("train.global_batch", c.train.globalBatch, 1);
+  atLeast("train.micro_batch", c.train.microBatch, 1);
+  atLeast("train.seq_len", c.train.seqLen, 1);
+  atLeast("train.warmup_steps", c.train.warmupSteps, 0);
+  atLeast("train.threads", c.train.threads, 1);
+  atLeast("train.log_every", c.train.logEvery, 1);
+  atLeast("train.eval_every", c.train.evalEvery, 0);
+  atLeast("train.eval_batches", c.train.evalBatches, 1);
+  atLeast("data.corpus_bytes", c.data.corpusBytes, 1);
+  atLeast("checkpoint.every", c.checkpoint.every, 0);
+}
+
+void checkReals(const TrainConfig& c, Problems& p) {
+  auto inRange = [&](const char* name, double value, bool ok, const char* range) {
+    p.check(ok, std::string(name) + " must be " + range + ", got " + number(value));
+  };
+  const OptimConfig& t = c.train;
+  inRange("model.dropout", c.model.dropout, c.model.dropout >= 0 && c.model.dropout < 1,
+          "in [0, 1)");
+  inRange("train.lr", t.lr, t.lr > 0, "> 0");
+  inRange("train.min_lr", t.minLr, t.minLr >= 0 && t.minLr <= t.lr,
+          ("in [0, lr " + number(t.lr) + "]").c_str());
+  inRange("train.weight_decay", t.weightDecay, t.weightDecay >= 0, ">= 0");
+  inRange("train.beta1", t.beta1, t.beta1 >= 0 && t.beta1 < 1, "in [0, 1)");
+  inRange("train.beta2", t.beta2, t.beta2 >= 0 && t.beta2 < 1, "in [0, 1)");
+  inRange("train.eps", t.eps, t.eps > 0, "> 0");
+  inRange("train.grad_clip", t.gradClip, t.gradClip >= 0, ">= 0 (0 turns clipping off)");
+  double v = c.data.validationFraction;
+  inRange("data.validation_fraction", v, v > 0 && v < 1, "in (0, 1)");
+}
+
+void checkLayout(const TrainConfig& c, int worldSize, Problems& p) {
+  const ParallelConfig& l = c.parallel;
+  p.check(worldSize == l.pp * l.dp * l.tp, "world size " + to_string(worldSize) + " != pp " +
+                                               to_string(l.pp) + " x dp " + to_string(l.dp) +
+                                               " x tp " + to_string(l.tp));
+  int64_t stages = l.pp * l.virtualStages;
+  std::string stageText = l.virtualStages == 1
+                              ? "pp " + to_string(l.pp)
+                              : "pp " + to_string(l.pp) + " x virtual stages " +
+                                    to_string(l.virtualStages) + " = " + to_string(stages);
+  p.check(c.model.layers >= stages, "model.layers " + to_string(c.model.layers) +
+                                        " is fewer than the pipeline stages (" + stageText + ")");
+  auto divisible = [&](const char* name, int64_t value) {
+    p.check(value % l.tp == 0, std::string(name) + " " + to_string(value) +
+                                   " is not divisible by tp " + to_string(l.tp));
+  };
+  divisible("model.heads", c.model.heads);
+  divisible("model.hidden", c.model.hidden);
+  divisible("model.ffn", c.model.ffn);
+  p.check(c.model.hidden % c.model.heads == 0, "model.hidden " + to_string(c.model.hidden) +
+                                                   " is not divisible by model.heads " +
+                                                   to_string(c.model.heads));
+}
+
+void checkBatch(const TrainConfig& c, Problems& p) {
+  const OptimConfig& t = c.train;
+  p.check(t.globalBatch % (t.microBatch * c.parallel.dp) == 0,
+          "train.global_batch " + to_string(t.globalBatch) + " is not divisible by micro_batch " +
+              to_string(t.microBatch) + " x dp " + to_string(c.parallel.dp) + " = " +
+              to_string(t.microBatch * c.parallel.dp));
+  p.check(!c.parallel.sequenceParallel || t.seqLen % c.parallel.tp == 0,
+          "train.seq_len " + to_string(t.seqLen) + " is not divisible by tp " +
+              to_string(c.parallel.tp) + " (parallel.sequence_parallel splits the sequence)");
+  p.check(t.seqLen <= c.model.context, "train.seq_len " + to_string(t.seqLen) +
+                                           " is longer than the model's context " +
+                                           to_string(c.model.context));
+  p.check(c.model.vocab >= kByteVocabSize, "model.vocab " + to_string(c.model.vocab) +
+                                               " is smaller than the byte tokeniser's " +
+                                               to_string(kByteVocabSize) + " tokens");
+}
+
+bool knownSchedule(const std::string& name) {
+  std::vector<std::string> names = schedule::generatorNames();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+std::string knownScheduleNames() {
+  std::string known;
+  for (const std::string& name : schedule::generatorNames())
+    known += (known.empty() ? "" : ", ") + name;
+  return known;
+}
+
+// Asks the schedule's own generator, so the rule (for example interleaved
+// 1F1B's "micro-batches a multiple of pp") lives in one place.
+void checkScheduleFits(const TrainConfig& c, Problems& p) {
+  const ParallelConfig& l = c.parallel;
+  int64_t m = c.microBatches();
+  try {
+    schedule::generate(l.schedule, {static_cast<int>(l.pp), static_cast<int>(m),
+                                    static_cast<int>(l.virtualStages)});
+  } catch (const schedule::ScheduleError& error) {
+    p.check(false, "schedule " + l.schedule + " cannot run " + to_string(m) +
+                       " micro-batches (global batch " + to_string(c.train.globalBatch) +
+                       " / (micro_batch " + to_string(c.train.microBatch) + " x dp " +
+                       to_string(l.dp) + ")) on pp " + to_string(l.pp) + ": " + error.what());
+  }
+}
+
+void checkChoices(const TrainConfig& c, Problems& p) {
+  const std::string& precision = c.train.precision;
+  p.check(precision == "fp32" || precision == "bf16",
+          "train.precision must be fp32 or bf16, got '" + precision + "'");
+  p.check(!c.checkpoint.resume || !c.checkpoint.dir.empty(),
+          "checkpoint.resume needs checkpoint.dir");
+  p.check(knownSchedule(c.parallel.schedule),
+          "unknown schedule '" + c.parallel.schedule + "' (known: " + knownScheduleNames() + ")");
+}
+
+}  // namespace
+
+std::vector<std::string> configProblems(const TrainConfig& config, int worldSize) {
+  Problems problems;
+  checkRanges(config, problems);
+  bool sizesUsable = problems.empty();  // the checks below divide by these sizes
+  checkReals(config, problems);
+  checkChoices(config, problems);
+  if (sizesUsable) {
+    checkLayout(config, worldSize, problems);
+    checkBatch(config, problems);
+  }
+  if (problems.empty()) checkScheduleFits(config, problems);
+  return problems.take();
+}
+
+void validateConfig(const TrainConfig& config, int worldSize) {
+  std::vector<std::string> problems = configProblems(config, worldSize);
+  if (problems.empty()) return;
+  std::string message = "invalid training configuration:";
+  for (const std::string& problem : problems) message += "\n  - " + problem;
+  throw ConfigError(message);
+}
+
+}  // namespace strata::train

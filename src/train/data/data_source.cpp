@@ -1,0 +1,54 @@
+#include "strata/train/data/data_source.h"
+
+#include <torch/torch.h>
+
+#include "strata/train/data/corpus.h"
+#include "strata/train/data/tokenizer.h"
+#include "strata/train/loop/random.h"
+
+namespace strata::train {
+namespace {
+
+// Separate from the seeds of model init and dropout, which also derive from
+// train.seed.
+constexpr uint64_t kDataOrderStream = 0xda7a;
+
+std::string loadText(const TrainConfig& config) {
+  std::vector<std::string> files = config.dataFiles();
+  if (files.empty())
+    return generateCorpus(static_cast<uint64_t>(config.data.corpusSeed), config.data.corpusBytes);
+  return readTextFiles(files);
+}
+
+ReaderOptions readerOptions(const TrainConfig& config, int dpRank) {
+  ReaderOptions options;
+  options.globalBatch = config.train.globalBatch;
+  options.replicas = static_cast<int>(config.parallel.dp);
+  options.replica = dpRank;
+  options.seed = mixSeed(static_cast<uint64_t>(config.train.seed), kDataOrderStream);
+  return options;
+}
+
+}  // namespace
+
+DataSplit makeDataSplit(const TrainConfig& config) {
+  std::vector<int64_t> ids = encodeBytes(loadText(config));
+  torch::Tensor tokens = torch::tensor(ids, torch::kLong);  // [n]
+  TokenSplit split = splitTokens(tokens, config.data.validationFraction);
+  return {WindowDataset(split.train, config.train.seqLen, "training"),
+          WindowDataset(split.validation, config.train.seqLen, "validation")};
+}
+
+BatchReader makeTrainReader(const DataSplit& data, const TrainConfig& config, int dpRank) {
+  ReaderOptions options = readerOptions(config, dpRank);
+  options.shuffle = config.data.shuffle;
+  return BatchReader(data.train, options);
+}
+
+BatchReader makeValidationReader(const DataSplit& data, const TrainConfig& config, int dpRank) {
+  ReaderOptions options = readerOptions(config, dpRank);
+  options.shuffle = false;
+  return BatchReader(data.validation, options);
+}
+
+}  // namespace strata::train

@@ -1,0 +1,43 @@
+#include "strata/train/loop/grad_norm.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+
+namespace strata::train {
+
+namespace {
+
+// Accumulated in float64 so millions of small squares keep their digits.
+at::Tensor squares(const at::Tensor& values) { return values.to(torch::kDouble).pow(2).sum(); }
+
+}  // namespace
+
+double globalGradNorm(const GradientTerms& gradients, const NormGroups& groups) {
+  at::Tensor sumSquares = torch::zeros({1}, torch::kDouble);
+  for (const ShardedNormTerm& chunk : gradients.sharded)
+    sumSquares += squares(chunk.gradient * chunk.counted);
+  if (!gradients.sharded.empty()) groups.dp.allReduce(sumSquares);
+  for (const NormTerm& term : gradients.terms) {
+    const at::Tensor& grad = term.parameter.grad();
+    if (term.countHere && grad.defined()) sumSquares += squares(grad);
+  }
+  groups.tp.allReduce(sumSquares);
+  groups.pp.allReduce(sumSquares);
+  return std::sqrt(sumSquares.item<double>());
+}
+
+double clipGradNorm(const GradientTerms& gradients, double maxNorm, const NormGroups& groups) {
+  double norm = globalGradNorm(gradients, groups);
+  if (maxNorm <= 0) return norm;
+  double scale = maxNorm / (norm + 1e-6);
+  if (scale >= 1) return norm;
+  for (const ShardedNormTerm& chunk : gradients.sharded) chunk.gradient.mul_(scale);
+  for (const NormTerm& term : gradients.terms) {
+    at::Tensor grad = term.parameter.grad();
+    if (grad.defined()) grad.mul_(scale);
+  }
+  return norm;
+}
+
+}  // namespace strata::train

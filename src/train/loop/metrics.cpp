@@ -1,0 +1,38 @@
+#include "strata/train/loop/metrics.h"
+
+#include <cmath>
+
+#include "strata/error.h"
+#include "train/config/number_text.h"
+
+namespace strata::train {
+namespace {
+
+// JSON has no NaN or infinity: unmeasured values are null.
+std::string jsonNumber(double value) {
+  return std::isfinite(value) ? shortestDouble(value) : "null";
+}
+
+}  // namespace
+
+std::string toJsonLine(const StepMetrics& m) {
+  return "{\"step\":" + std::to_string(m.step) + ",\"loss\":" + jsonNumber(m.loss) +
+         ",\"val_loss\":" + jsonNumber(m.validationLoss) + ",\"lr\":" + jsonNumber(m.lr) +
+         ",\"grad_norm\":" + jsonNumber(m.gradNorm) +
+         ",\"tokens_per_s\":" + jsonNumber(m.tokensPerSecond) + ",\"mfu\":" + jsonNumber(m.mfu) +
+         ",\"peak_memory_bytes\":" + jsonNumber(m.peakMemoryBytes) +
+         ",\"bubble\":" + jsonNumber(m.bubble) + "}";
+}
+
+MetricsWriter::MetricsWriter(const std::string& path, bool append)
+    : path_(path), out_(path, append ? std::ios::app : std::ios::trunc) {
+  if (!out_) throw Error("cannot open metrics file '" + path + "'");
+}
+
+void MetricsWriter::write(const StepMetrics& metrics) {
+  out_ << toJsonLine(metrics) << '\n';
+  out_.flush();
+  if (!out_) throw Error("cannot write metrics file '" + path_ + "'");
+}
+
+}  // namespace strata::train

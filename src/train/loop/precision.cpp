@@ -1,0 +1,51 @@
+#include "strata/train/loop/precision.h"
+
+#include <ATen/autocast_mode.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "strata/error.h"
+#include "strata/train/loop/peak_flops.h"
+
+namespace strata::train {
+namespace {
+
+bool cpuHasNativeBf16() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string word;
+  while (cpuinfo >> word) {
+    if (word == "avx512_bf16" || word == "amx_bf16") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void checkPrecisionSupported(const std::string& precision) {
+  if (precision == "fp32") return;
+  if (precision != "bf16") {
+    throw ConfigError("unknown precision '" + precision + "' (known: fp32, bf16)");
+  }
+  if (!cpuHasNativeBf16()) {
+    throw ConfigError("precision bf16 needs a CPU with AVX512-BF16 or AMX (or a CUDA device); " +
+                      cpuModelName() +
+                      " has neither, so bf16 would be emulated and slower than fp32: use "
+                      "--precision fp32");
+  }
+}
+
+PrecisionGuard::PrecisionGuard(const std::string& precision) : enabled_(precision == "bf16") {
+  if (!enabled_) return;
+  previous_ = at::autocast::is_cpu_enabled();
+  at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+  at::autocast::set_cpu_enabled(true);
+}
+
+PrecisionGuard::~PrecisionGuard() {
+  if (!enabled_) return;
+  at::autocast::set_cpu_enabled(previous_);
+  at::autocast::clear_cache();
+}
+
+}  // namespace strata::train

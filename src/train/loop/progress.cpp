@@ -1,0 +1,93 @@
+#include "strata/train/loop/progress.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace strata::train {
+namespace {
+
+std::string format(const char* pattern, double value) {
+  char text[48];
+  std::snprintf(text, sizeof(text), pattern, value);
+  return text;
+}
+
+std::string rate(double tokensPerSecond) {
+  if (!std::isfinite(tokensPerSecond)) return "";
+  if (tokensPerSecond >= 1e6) return format("  %.2fM tok/s", tokensPerSecond / 1e6);
+  if (tokensPerSecond >= 1e3) return format("  %.1fk tok/s", tokensPerSecond / 1e3);
+  return format("  %.0f tok/s", tokensPerSecond);
+}
+
+// "  name value" for measured values, "" for the rest.
+std::string field(const char* name, const char* pattern, double value) {
+  if (!std::isfinite(value)) return "";
+  return std::string("  ") + name + " " + format(pattern, value);
+}
+
+}  // namespace
+
+std::string formatDuration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  auto total = static_cast<int64_t>(std::llround(seconds));
+  char text[32];
+  if (total < 60) {
+    std::snprintf(text, sizeof(text), "%llds", static_cast<long long>(total));
+  } else if (total < 3600) {
+    std::snprintf(text, sizeof(text), "%lldm%02llds", static_cast<long long>(total / 60),
+                  static_cast<long long>(total % 60));
+  } else {
+    std::snprintf(text, sizeof(text), "%lldh%02lldm", static_cast<long long>(total / 3600),
+                  static_cast<long long>(total / 60 % 60));
+  }
+  return text;
+}
+
+double estimateRemainingSeconds(double elapsedSeconds, int64_t doneSteps, int64_t totalSteps) {
+  if (doneSteps <= 0) return -1;
+  return elapsedSeconds / static_cast<double>(doneSteps) *
+         static_cast<double>(totalSteps - doneSteps);
+}
+
+bool stderrIsTerminal() { return ::isatty(STDERR_FILENO) == 1; }
+
+ProgressReporter::ProgressReporter(std::ostream& out, bool terminal, int64_t totalSteps,
+                                   int64_t firstStep)
+    : out_(out), terminal_(terminal), totalSteps_(totalSteps), firstStep_(firstStep) {}
+
+std::string ProgressReporter::bar(int64_t step) const {
+  constexpr int kWidth = 20;
+  int64_t filled = totalSteps_ > 0 ? step * kWidth / totalSteps_ : kWidth;
+  filled = std::min<int64_t>(std::max<int64_t>(filled, 0), kWidth);
+  return "[" + std::string(static_cast<size_t>(filled), '#') +
+         std::string(static_cast<size_t>(kWidth - filled), '.') + "]";
+}
+
+void ProgressReporter::report(const StepMetrics& m, double elapsedSeconds) {
+  std::string eta = formatDuration(
+      estimateRemainingSeconds(elapsedSeconds, m.step - firstStep_, totalSteps_ - firstStep_));
+  std::string counter = std::to_string(m.step) + "/" + std::to_string(totalSteps_);
+  if (terminal_) {
+    // \r returns to the line start; \033[K clears what a longer line left.
+    out_ << "\r" << bar(m.step) << "  " << counter << field("loss", "%.3f", m.loss)
+         << field("lr", "%.1e", m.lr) << rate(m.tokensPerSecond) << "  ETA " << eta << "\033[K"
+         << std::flush;
+    drawn_ = true;
+    return;
+  }
+  out_ << "step " << counter << field("loss", "%.4f", m.loss)
+       << field("val_loss", "%.4f", m.validationLoss) << field("lr", "%.2e", m.lr)
+       << field("grad", "%.3f", m.gradNorm) << rate(m.tokensPerSecond)
+       << field("mfu", "%.1f%%", 100 * m.mfu) << "  ETA " << eta << "\n"
+       << std::flush;
+}
+
+void ProgressReporter::finish() {
+  if (drawn_) out_ << "\n" << std::flush;
+  drawn_ = false;
+}
+
+}  // namespace strata::train

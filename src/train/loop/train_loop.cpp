@@ -1,0 +1,167 @@
+#include "strata/train/loop/train_loop.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "strata/error.h"
+#include "strata/pipeline/pipeline.h"
+#include "strata/pipeline/trace.h"
+#include "strata/schedule/simulator.h"
+#include "strata/schedule/svg.h"
+#include "strata/train/loop/flops.h"
+#include "strata/train/loop/loss_curve.h"
+#include "strata/train/loop/memory.h"
+#include "strata/train/loop/metrics.h"
+#include "strata/train/loop/peak_flops.h"
+#include "strata/train/loop/progress.h"
+
+namespace strata::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Measured on rank 0 (once per machine, then cached) and shared, so every
+// rank reports the same MFU and only one process disturbs the others.
+double sharedPeakFlops(Trainer& trainer) {
+  at::Tensor peak = torch::zeros({1}, torch::kDouble);
+  if (trainer.world().rank() == 0) {
+    PeakFlopsOptions options;
+    options.threads = static_cast<int>(trainer.config().train.threads);
+    peak.fill_(cachedPeakFlops(options));
+  }
+  trainer.world().comm().broadcast(peak, 0);
+  return peak.item<double>();
+}
+
+double maxOverJob(Trainer& trainer, double value) {
+  at::Tensor t = torch::full({1}, value, torch::kDouble);
+  trainer.world().comm().allReduce(t, ReduceOp::kMax);
+  return t.item<double>();
+}
+
+// Names the writer's version: a run resumed from another version's checkpoint
+// is the first place to look when its losses differ from the original run's.
+std::string resumeNote(const CheckpointInfo& info) {
+  std::string writer =
+      info.strataVersion.empty() ? "a Strata older than 0.5.0" : "strata " + info.strataVersion;
+  return ", resumed at step " + std::to_string(info.step) + " from a checkpoint written by " +
+         writer;
+}
+
+void writeText(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) throw Error("cannot write " + path);
+}
+
+// The last step's timeline, measured and simulated, as two SVGs.
+void writeTimelines(Trainer& trainer, const std::string& dir) {
+  std::vector<pipeline::TraceEvent> events = trainer.gatherLastTrace();
+  if (trainer.world().rank() != 0 || events.empty()) return;
+  const schedule::Schedule& plan = trainer.pipeline().schedule();
+  schedule::Timeline measured =
+      pipeline::toTimeline(events, plan.ranks(), pipeline::earliestStart(events));
+  writeText(dir + "/timeline.svg", schedule::renderSvg(measured, "measured: last training step"));
+  schedule::CostModel costs;
+  costs.perStage = pipeline::measuredStageCosts(events, plan.stages());
+  schedule::SimulationResult simulated = schedule::simulate(plan, costs);
+  writeText(dir + "/timeline-simulated.svg",
+            schedule::renderSvg(schedule::toTimeline(simulated),
+                                "simulated from the measured stage costs"));
+}
+
+}  // namespace
+
+TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
+  const TrainConfig& c = trainer.config();
+  bool leader = trainer.world().rank() == 0;
+  TrainSummary summary;
+  summary.layout = trainer.layout().describe();
+  std::optional<CheckpointInfo> resumedFrom;
+  if (c.checkpoint.resume && !c.checkpoint.dir.empty()) resumedFrom = trainer.resumeFromLatest();
+  bool resumed = resumedFrom.has_value();
+  int64_t first = trainer.stepsDone();
+  if (leader) {
+    std::filesystem::create_directories(c.train.outDir);
+    log << "strata train: GPT of " << trainer.parameterCount() << " parameters, layout "
+        << summary.layout << ", " << c.microBatches() << " micro-batches of " << c.train.microBatch
+        << " per replica, schedule " << c.parallel.schedule
+        << (resumed ? resumeNote(*resumedFrom) : std::string()) << std::endl;
+  }
+  summary.peakFlopsPerWorker = sharedPeakFlops(trainer);
+  GptShape shape{c.model.layers, c.model.hidden, c.model.ffn, c.model.vocab, c.train.seqLen};
+  double flopsPerToken = gptTrainingFlopsPerToken(shape);
+  double tokensPerStep = static_cast<double>(c.train.globalBatch * c.train.seqLen);
+
+  std::unique_ptr<MetricsWriter> metrics;
+  if (leader) metrics = std::make_unique<MetricsWriter>(c.train.outDir + "/metrics.jsonl", resumed);
+  ProgressReporter progress(log, stderrIsTerminal(), c.train.steps, first);
+  LossCurve curve;
+  curve.title = "GPT training loss (" + summary.layout + ")";
+  auto runStart = Clock::now();
+  double stepSeconds = 0;
+  for (int64_t s = first; s < c.train.steps; ++s) {
+    StepReport step = trainer.step();
+    stepSeconds += step.seconds;
+    if (s == first) summary.lossStart = step.loss;
+    summary.lossEnd = step.loss;
+    curve.train.push_back({step.step, step.loss});
+    StepMetrics m;
+    m.step = step.step;
+    m.loss = step.loss;
+    m.lr = step.lr;
+    m.gradNorm = step.gradNorm;
+    m.bubble = step.bubble;
+    m.tokensPerSecond = tokensPerStep * (step.step - first) / stepSeconds;
+    m.mfu = modelFlopsUtilization(flopsPerToken, m.tokensPerSecond, summary.peakFlopsPerWorker,
+                                  trainer.world().size());
+    bool last = step.step == c.train.steps;
+    if (c.train.evalEvery > 0 && (step.step % c.train.evalEvery == 0 || last)) {
+      m.validationLoss = trainer.evaluate(c.train.evalBatches);
+      curve.validation.push_back({step.step, m.validationLoss});
+    }
+    if (step.step % c.train.logEvery == 0 || last) {
+      m.peakMemoryBytes = maxOverJob(trainer, static_cast<double>(peakResidentBytes()));
+      if (leader) progress.report(m, since(runStart));
+    }
+    if (leader) metrics->write(m);
+    bool saveNow = c.checkpoint.every > 0 && step.step % c.checkpoint.every == 0;
+    if (!c.checkpoint.dir.empty() && (saveNow || last)) trainer.saveCheckpoint();
+    summary.tokensPerSecond = m.tokensPerSecond;
+    summary.mfu = m.mfu;
+  }
+  if (leader) progress.finish();
+  summary.steps = trainer.stepsDone();
+  summary.validationLoss = trainer.evaluate(c.train.evalBatches);
+  if (leader) {
+    curve.validation.push_back({summary.steps, summary.validationLoss});
+    writeLossCurveSvg(c.train.outDir + "/loss.svg", curve);
+  }
+  if (summary.steps > first) writeTimelines(trainer, c.train.outDir);
+  if (leader) {
+    log << "strata train: wrote " << c.train.outDir << "/{metrics.jsonl,loss.svg,timeline.svg,"
+        << "timeline-simulated.svg}" << std::endl;
+  }
+  return summary;
+}
+
+std::string summaryJson(const TrainSummary& s, const std::string& key) {
+  std::ostringstream out;
+  out.precision(6);
+  out << "{\"" << key << "\":\"gpt\",\"layout\":\"" << s.layout << "\",\"steps\":" << s.steps
+      << ",\"loss_start\":" << s.lossStart << ",\"loss_end\":" << s.lossEnd
+      << ",\"val_loss\":" << s.validationLoss << ",\"tokens_per_s\":" << s.tokensPerSecond
+      << ",\"mfu\":" << s.mfu << "}";
+  return out.str();
+}
+
+}  // namespace strata::train

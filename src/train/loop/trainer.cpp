@@ -1,0 +1,368 @@
+#include "strata/train/loop/trainer.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <set>
+
+#include "strata/data_parallel/data_parallel.h"
+#include "strata/data_parallel/flat_optimizer.h"
+#include "strata/data_parallel/zero_optimizer.h"
+#include "strata/error.h"
+#include "strata/models/gpt.h"
+#include "strata/pipeline/pipeline.h"
+#include "strata/pipeline/trace.h"
+#include "strata/runtime/threads.h"
+#include "strata/tensor_parallel/dropout.h"
+#include "strata/tensor_parallel/sharding.h"
+#include "strata/train/checkpoint/checkpoint.h"
+#include "strata/train/config/config_file.h"
+#include "strata/train/config/validate_config.h"
+#include "strata/train/data/data_source.h"
+#include "strata/train/loop/grad_norm.h"
+#include "strata/train/loop/optimizer.h"
+#include "strata/train/loop/precision.h"
+#include "train/config/config_agreement.h"
+
+namespace strata::train {
+
+struct Trainer::State {
+  State(ParallelLayout l, ParallelGroups g) : layout(std::move(l)), groups(std::move(g)) {}
+
+  ParallelLayout layout;
+  ParallelGroups groups;
+  models::GptConfig gpt;
+  torch::nn::Sequential model;
+  std::unique_ptr<pipeline::Pipeline> pipeline;
+  std::vector<at::Tensor> parameters;       // this rank's, each once
+  std::vector<ParameterShard> shards;       // the same, named, with their tp split
+  std::vector<NormTerm> normTerms;          // every parameter, whole
+  GradientTerms gradients;                  // what clipping measures (ZeRO-2: chunks)
+  std::shared_ptr<Communicator> tiedGroup;  // first and last stage, when they share a weight
+  at::Tensor tiedWeight;
+  // Gradient averaging over dp: one replica set, or under ZeRO-1 two (weights
+  // that decay and those that do not, each with its own sharded AdamW).
+  std::vector<std::unique_ptr<data_parallel::DataParallel>> replicas;
+  std::vector<std::unique_ptr<data_parallel::ZeroOptimizer>> zero;
+  std::unique_ptr<torch::optim::AdamW> optimizer;  // without ZeRO
+  std::unique_ptr<BatchReader> trainData;
+  std::unique_ptr<BatchReader> validationData;
+  pipeline::LossFn lossFn;
+};
+
+namespace {
+
+bool contains(const std::set<c10::TensorImpl*>& set, const at::Tensor& t) {
+  return set.count(t.unsafeGetTensorImpl()) > 0;
+}
+
+// ZeRO with the decay policy of makeAdamW (optimizer.h): matrices decay,
+// vectors do not, so each group gets its own replica set and sharded AdamW.
+// Under ZeRO-2 a weight tied across pipeline stages keeps whole averaged
+// gradients in a set of its own: its two stages' copies must be summed
+// whole, and the stages' sets cut it into different chunks.
+void buildZero(Trainer::State& s, const std::vector<data_parallel::NamedTensor>& named,
+               const OptimConfig& c, int64_t stage) {
+  enum { kDecayed, kPlain, kTied, kGroups };
+  std::vector<data_parallel::NamedTensor> groups[kGroups];
+  for (const auto& item : named) {
+    bool tied = s.tiedGroup && item.tensor.is_same(s.tiedWeight);
+    groups[stage == 2 && tied ? kTied : item.tensor.dim() >= 2 ? kDecayed : kPlain].push_back(item);
+  }
+  for (int g = 0; g < kGroups; ++g) {
+    if (groups[g].empty()) continue;
+    data_parallel::AdamWConfig adam{c.lr, c.beta1, c.beta2, c.eps,
+                                    g == kPlain ? 0.0 : c.weightDecay};
+    data_parallel::DataParallelOptions options;
+    if (stage == 2 && g != kTied)
+      options.reduction = data_parallel::GradientReduction::kReduceScatter;
+    s.replicas.push_back(
+        std::make_unique<data_parallel::DataParallel>(groups[g], *s.groups.dp, options));
+    s.zero.push_back(std::make_unique<data_parallel::ZeroOptimizer>(
+        *s.replicas.back(), std::make_unique<data_parallel::FlatAdamW>(adam)));
+  }
+}
+
+// What clipping measures: whole gradients, except those a ZeRO-2 replica set
+// holds only as this rank's chunks, which are measured chunk by chunk with
+// each element weighted as its parameter's NormTerm says.
+GradientTerms gradientTerms(const Trainer::State& s) {
+  std::set<c10::TensorImpl*> counted, chunked;
+  for (const NormTerm& term : s.normTerms)
+    if (term.countHere) counted.insert(term.parameter.unsafeGetTensorImpl());
+  GradientTerms gradients;
+  for (const auto& replicas : s.replicas) {
+    if (replicas->options().reduction != data_parallel::GradientReduction::kReduceScatter) continue;
+    const data_parallel::BucketLayout& layout = replicas->layout();
+    const std::vector<at::Tensor>& params = replicas->parameters();
+    at::Tensor weights = torch::zeros({layout.totalNumel()});  // [total], padding 0
+    for (size_t i = 0; i < params.size(); ++i) {
+      chunked.insert(params[i].unsafeGetTensorImpl());
+      const data_parallel::ParamSlot& slot = layout.slot(static_cast<int>(i));
+      if (contains(counted, params[i])) weights.narrow(0, slot.offset, slot.numel).fill_(1);
+    }
+    int dpRank = replicas->comm().rank();
+    for (int b = 0; b < static_cast<int>(layout.buckets().size()); ++b) {
+      gradients.sharded.push_back(
+          {replicas->ownedGradient(b),
+           weights.narrow(0, layout.chunkOffset(b, dpRank), layout.chunkNumel(b))});
+    }
+  }
+  for (const NormTerm& term : s.normTerms)
+    if (!contains(chunked, term.parameter)) gradients.terms.push_back(term);
+  return gradients;
+}
+
+// Turns gradient sync off on every replica set for its lifetime.
+class AccumulateOnly {
+ public:
+  explicit AccumulateOnly(Trainer::State& s) : s_(s) {
+    for (auto& replicas : s_.replicas) replicas->setRequireSync(false);
+  }
+  ~AccumulateOnly() {
+    for (auto& replicas : s_.replicas) replicas->setRequireSync(true);
+  }
+
+ private:
+  Trainer::State& s_;
+};
+
+// Runs in the first member initializer, so the whole config is checked (and
+// every problem reported) before a member that rejects bad values on its own,
+// the LR schedule, sees it.
+TrainConfig validated(TrainConfig config, int worldSize) {
+  validateConfig(config, worldSize);
+  return config;
+}
+
+}  // namespace
+
+models::GptConfig gptConfigOf(const TrainConfig& c) {
+  models::GptConfig g;
+  g.layers = c.model.layers;
+  g.hidden = c.model.hidden;
+  g.heads = c.model.heads;
+  g.ffn = c.model.ffn;
+  g.vocab = c.model.vocab;
+  g.context = c.model.context;
+  g.dropout = c.model.dropout;
+  g.tiedEmbeddings = c.model.tiedEmbeddings;
+  g.sequenceParallel = c.parallel.sequenceParallel;
+  g.seed = static_cast<uint64_t>(c.train.seed);
+  return g;
+}
+
+Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
+    : config_(validated(std::move(config), world->size())),
+      world_(std::move(world)),
+      lr_(LrScheduleOptions{config_.train.lr, config_.train.minLr, config_.train.warmupSteps,
+                            config_.train.steps}) {
+  // Everything that can be wrong with the config or the data is found here
+  // (the config itself in validated()), on every rank alike, before the first
+  // collective.
+  checkPrecisionSupported(config_.train.precision);
+  checkSameConfigOnEveryRank(config_, world_->comm());
+  DataSplit data = makeDataSplit(config_);
+  setIntraOpThreads(static_cast<int>(config_.train.threads));
+  torch::manual_seed(static_cast<uint64_t>(config_.train.seed));
+  const ParallelConfig& p = config_.parallel;
+  ParallelLayout layout(
+      world_->size(), {static_cast<int>(p.pp), static_cast<int>(p.dp), 1, static_cast<int>(p.tp)});
+  state_ = std::make_unique<State>(layout, world_->parallelGroups(layout));
+  State& s = *state_;
+  s.gpt = gptConfigOf(config_);
+  s.model = models::buildGpt(s.gpt, s.groups.tp);
+
+  pipeline::PipelineOptions options;
+  options.schedule = p.schedule;
+  options.microbatches = static_cast<int>(config_.microBatches());
+  options.virtualStages = static_cast<int>(p.virtualStages);
+  options.checkpointActivations = p.checkpointActivations;
+  options.trace = true;
+  s.pipeline = std::make_unique<pipeline::Pipeline>(s.model, s.groups, options);
+
+  // This rank's parameters, each once (a tied weight is registered twice).
+  std::set<c10::TensorImpl*> owned, seen;
+  for (const at::Tensor& t : s.pipeline->parameters()) owned.insert(t.unsafeGetTensorImpl());
+  std::vector<data_parallel::NamedTensor> named;
+  bool lastStage = s.groups.coord.pp == s.layout.degree(Dim::kPipeline) - 1;
+  for (const auto& item : s.model->named_parameters()) {
+    const at::Tensor& t = item.value();
+    if (!contains(owned, t) || contains(seen, t)) continue;
+    seen.insert(t.unsafeGetTensorImpl());
+    bool tied = item.key() == models::kTiedEmbeddingName && s.gpt.tiedEmbeddings;
+    int64_t shardDim = tensor_parallel::shardDimOf(*s.model, item.key());
+    bool replicatedOverTp = shardDim == tensor_parallel::kReplicated;
+    bool counted = !(replicatedOverTp && s.groups.coord.tp != 0) &&
+                   !(tied && lastStage && s.groups.coord.pp != 0);
+    s.parameters.push_back(t);
+    s.shards.push_back({item.key(), t, shardDim});
+    s.normTerms.push_back({t, counted});
+    named.push_back({item.key(), t});
+    if (tied) s.tiedWeight = t;
+  }
+  int pp = s.layout.degree(Dim::kPipeline);
+  if (s.tiedWeight.defined() && pp > 1) {
+    Coord first = s.groups.coord, last = s.groups.coord;
+    first.pp = 0;
+    last.pp = pp - 1;
+    s.tiedGroup = world_->newGroup(
+        "tied[dp=" + std::to_string(first.dp) + ",tp=" + std::to_string(first.tp) + "]",
+        {s.layout.rankOf(first), s.layout.rankOf(last)});
+  }
+  if (p.zero > 0) {
+    buildZero(s, named, config_.train, p.zero);
+  } else {
+    if (s.layout.degree(Dim::kData) > 1) {
+      s.replicas.push_back(std::make_unique<data_parallel::DataParallel>(named, *s.groups.dp));
+    }
+    s.optimizer = makeAdamW(s.parameters, config_.train);
+  }
+  s.gradients = gradientTerms(s);
+  s.lossFn = [tp = s.groups.tp](const at::Tensor& logits, const at::Tensor& target) {
+    return models::gptLoss(logits, target, *tp);
+  };
+  s.trainData = std::make_unique<BatchReader>(makeTrainReader(data, config_, s.groups.coord.dp));
+  s.validationData =
+      std::make_unique<BatchReader>(makeValidationReader(data, config_, s.groups.coord.dp));
+}
+
+Trainer::~Trainer() = default;
+
+const ParallelLayout& Trainer::layout() const { return state_->layout; }
+const ParallelGroups& Trainer::groups() const { return state_->groups; }
+const pipeline::Pipeline& Trainer::pipeline() const { return *state_->pipeline; }
+int64_t Trainer::parameterCount() const { return models::gptParameterCount(state_->gpt); }
+std::vector<ParameterShard> Trainer::parameterShards() const { return state_->shards; }
+
+double Trainer::runBatch(const Batch& batch) {
+  State& s = *state_;
+  PrecisionGuard precision(config_.train.precision);
+  // Micro-batches only accumulate until each parameter's last gradient is
+  // due; from there the buckets reduce as they fill, during the last
+  // micro-batch's backward.
+  AccumulateOnly accumulate(s);
+  pipeline::StepHooks hooks;
+  hooks.beforeLastWeightGradients = [&s] {
+    for (auto& replicas : s.replicas) replicas->setRequireSync(true);
+  };
+  return s.pipeline->step(batch.input, batch.target, s.lossFn, hooks);
+}
+
+// Data parallelism first: its buckets, the tied weight's among them, may be
+// reducing already, and nothing else may write to them until they are done.
+// Both reductions are sums, so their order does not change the result.
+void Trainer::syncGradients() {
+  State& s = *state_;
+  for (auto& replicas : s.replicas) replicas->finishGradientSync();
+  if (s.tiedGroup) {
+    // d loss / d E = (embedding's part, first stage) + (head's part, last stage).
+    at::Tensor grad = s.tiedWeight.grad();
+    if (!grad.defined()) grad = s.tiedWeight.mutable_grad() = torch::zeros_like(s.tiedWeight);
+    s.tiedGroup->allReduce(grad);
+  }
+}
+
+void Trainer::optimizerStep() {
+  State& s = *state_;
+  if (s.optimizer) {
+    lr_.apply(*s.optimizer);
+    s.optimizer->step();
+    return;
+  }
+  for (auto& zero : s.zero) {
+    zero->setLearningRate(lr_.current());
+    zero->stepAfterSync();
+  }
+}
+
+void Trainer::zeroGradients() {
+  State& s = *state_;
+  if (s.replicas.empty()) {
+    s.optimizer->zero_grad();
+  } else {
+    for (auto& replicas : s.replicas) replicas->zeroGrad();
+  }
+}
+
+StepReport Trainer::step() {
+  State& s = *state_;
+  auto start = std::chrono::steady_clock::now();
+  StepReport report;
+  report.lr = lr_.current();
+  zeroGradients();
+  // Global micro-batch index of this replica's first: replica r reads rows
+  // [r*B/dp, (r+1)*B/dp) of the global batch (batch_reader.h).
+  int64_t replicaMicroBatches = config_.microBatches();
+  int64_t globalMicroBatches = config_.train.globalBatch / config_.train.microBatch;
+  tensor_parallel::setDropoutCalls(
+      *s.model, stepsDone() * globalMicroBatches + s.groups.coord.dp * replicaMicroBatches);
+  double localLoss = runBatch(s.trainData->next());
+  syncGradients();
+  report.gradNorm =
+      clipGradNorm(s.gradients, config_.train.gradClip, {*s.groups.dp, *s.groups.tp, *s.groups.pp});
+  optimizerStep();
+  lr_.advance();
+  at::Tensor loss = torch::full({1}, localLoss, torch::kDouble);
+  s.groups.dp->allReduce(loss, ReduceOp::kAvg);
+  report.loss = loss.item<double>();
+  report.step = stepsDone();
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto& events = s.pipeline->lastStep().events;
+  std::vector<double> bubbles =
+      pipeline::measuredBubbleFractions(events, s.layout.degree(Dim::kPipeline));
+  int ppRank = s.groups.coord.pp;
+  report.bubble = ppRank < static_cast<int>(bubbles.size()) ? bubbles[ppRank] : 0;
+  return report;
+}
+
+double Trainer::evaluate(int64_t batches) {
+  State& s = *state_;
+  s.model->eval();
+  s.validationData->seek(DataPosition{});
+  double sum = 0;
+  PrecisionGuard precision(config_.train.precision);
+  for (int64_t i = 0; i < batches; ++i) {
+    Batch batch = s.validationData->next();
+    sum += s.pipeline->evaluate(batch.input, batch.target, s.lossFn);
+  }
+  s.model->train();
+  at::Tensor loss = torch::full({1}, sum / static_cast<double>(batches), torch::kDouble);
+  s.groups.dp->allReduce(loss, ReduceOp::kAvg);
+  return loss.item<double>();
+}
+
+std::vector<pipeline::TraceEvent> Trainer::gatherLastTrace() const {
+  return pipeline::gatherEvents(*state_->groups.pp, state_->pipeline->lastStep().events);
+}
+
+RankState Trainer::rankState() const {
+  const State& s = *state_;
+  RankState rank;
+  rank.model = s.model.ptr().get();
+  rank.optimizer = s.optimizer.get();
+  for (const auto& zero : s.zero) rank.shardedOptimizers.push_back(zero.get());
+  rank.lr = lr_.state();
+  rank.data = s.trainData->position();
+  return rank;
+}
+
+void Trainer::saveCheckpoint() {
+  State& s = *state_;
+  RankState rank = rankState();
+  train::saveCheckpoint(config_.checkpoint.dir, stepsDone(), s.layout, configToToml(config_), rank,
+                        world_->comm());
+}
+
+std::optional<CheckpointInfo> Trainer::resumeFromLatest() {
+  State& s = *state_;
+  std::optional<std::string> latest = findLatestComplete(config_.checkpoint.dir);
+  if (!latest) return std::nullopt;
+  RankState rank = rankState();
+  CheckpointInfo info = loadCheckpoint(*latest, s.layout, world_->rank(), rank);
+  lr_.restore(rank.lr);
+  s.trainData->seek(rank.data);
+  return info;
+}
+
+}  // namespace strata::train
