@@ -3,8 +3,9 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
+PREFIX ?= /usr/local
 
-.PHONY: all setup configure build test bench demo format clean
+.PHONY: all setup configure build test bench demo install format clean
 
 all: build
 
@@ -28,6 +29,10 @@ bench: configure
 demo: configure
 	cmake --build $(BUILD) -j $(JOBS) --target strata
 	bash scripts/demo.sh $(BUILD)
+
+# The headers, libstrata.a, the strata CLI, the CMake package and strata.pc.
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp')

@@ -3,14 +3,16 @@
 # All LibTorch targets compile with identical flags so they can reuse one
 # precompiled header (`strata_pch`): a translation unit that parses
 # <torch/torch.h> from scratch takes ~20 s on the development machines.
+# strata_pch is internal to this build; users get the same usage requirements
+# from Strata::strata (cmake/library.cmake).
 
-add_compile_definitions(USE_C10D_GLOO _GLIBCXX_USE_CXX11_ABI=1)
-
-add_library(strata_pch STATIC ${CMAKE_SOURCE_DIR}/cmake/pch_anchor.cpp)
+add_library(strata_pch STATIC ${PROJECT_SOURCE_DIR}/cmake/pch_anchor.cpp)
 target_link_libraries(strata_pch PUBLIC ${TORCH_LIBRARIES} Threads::Threads)
-target_include_directories(strata_pch PUBLIC ${CMAKE_SOURCE_DIR}/include
-                                             ${CMAKE_SOURCE_DIR}/src)
-target_precompile_headers(strata_pch PUBLIC ${CMAKE_SOURCE_DIR}/cmake/pch.h)
+# USE_C10D_GLOO makes c10d's headers declare the Gloo process group.
+target_compile_definitions(strata_pch PUBLIC USE_C10D_GLOO)
+target_include_directories(strata_pch PUBLIC ${PROJECT_SOURCE_DIR}/include
+                                             ${PROJECT_SOURCE_DIR}/src)
+target_precompile_headers(strata_pch PUBLIC ${PROJECT_SOURCE_DIR}/cmake/pch.h)
 
 # strata_torch_target(NAME) makes NAME reuse the shared precompiled header.
 function(strata_torch_target name)

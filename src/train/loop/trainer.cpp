@@ -127,6 +127,20 @@ class AccumulateOnly {
   Trainer::State& s_;
 };
 
+// Puts a module in evaluation mode (dropout off) for its lifetime, and back
+// into training mode after, also when evaluation throws.
+class EvalMode {
+ public:
+  explicit EvalMode(torch::nn::Module& module) : module_(module) { module_.eval(); }
+  explicit EvalMode(const torch::nn::Sequential& model) : EvalMode(*model) {}
+  ~EvalMode() { module_.train(); }
+  EvalMode(const EvalMode&) = delete;
+  EvalMode& operator=(const EvalMode&) = delete;
+
+ private:
+  torch::nn::Module& module_;
+};
+
 // Runs in the first member initializer, so the whole config is checked (and
 // every problem reported) before a member that rejects bad values on its own,
 // the LR schedule, sees it.
@@ -157,7 +171,7 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
       world_(std::move(world)),
       lr_(LrScheduleOptions{config_.train.lr, config_.train.minLr, config_.train.warmupSteps,
                             config_.train.steps}) {
-  // Everything that can be wrong with the config or the data is found here
+  // Everything that can be wrong with the config or the data is found first
   // (the config itself in validated()), on every rank alike, before the first
   // collective.
   checkPrecisionSupported(config_.train.precision);
@@ -165,14 +179,23 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
   DataSplit data = makeDataSplit(config_);
   setIntraOpThreads(static_cast<int>(config_.train.threads));
   torch::manual_seed(static_cast<uint64_t>(config_.train.seed));
+
   const ParallelConfig& p = config_.parallel;
   ParallelLayout layout(
       world_->size(), {static_cast<int>(p.pp), static_cast<int>(p.dp), 1, static_cast<int>(p.tp)});
   state_ = std::make_unique<State>(layout, world_->parallelGroups(layout));
+  buildModel();
+  std::vector<data_parallel::NamedTensor> named = collectOwnParameters();
+  linkTiedWeight();
+  buildOptimizer(named);
+  openData(data);
+}
+
+void Trainer::buildModel() {
   State& s = *state_;
+  const ParallelConfig& p = config_.parallel;
   s.gpt = gptConfigOf(config_);
   s.model = models::buildGpt(s.gpt, s.groups.tp);
-
   pipeline::PipelineOptions options;
   options.schedule = p.schedule;
   options.microbatches = static_cast<int>(config_.microBatches());
@@ -180,8 +203,17 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
   options.checkpointActivations = p.checkpointActivations;
   options.trace = true;
   s.pipeline = std::make_unique<pipeline::Pipeline>(s.model, s.groups, options);
+  s.lossFn = [tp = s.groups.tp](const at::Tensor& logits, const at::Tensor& target) {
+    return models::gptLoss(logits, target, *tp);
+  };
+}
 
-  // This rank's parameters, each once (a tied weight is registered twice).
+// This rank's parameters, each once (a tied weight is registered twice), with
+// their tensor-parallel split and whether this rank counts them in the global
+// gradient norm (a tp-replicated weight counts on tp rank 0 only, a tied
+// weight on its first stage only).
+std::vector<data_parallel::NamedTensor> Trainer::collectOwnParameters() {
+  State& s = *state_;
   std::set<c10::TensorImpl*> owned, seen;
   for (const at::Tensor& t : s.pipeline->parameters()) owned.insert(t.unsafeGetTensorImpl());
   std::vector<data_parallel::NamedTensor> named;
@@ -201,17 +233,29 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
     named.push_back({item.key(), t});
     if (tied) s.tiedWeight = t;
   }
+  return named;
+}
+
+// A weight tied across the pipeline (the embedding reused as the head) lives
+// on the first and the last stage; their copies are kept equal through a
+// group of those two ranks.
+void Trainer::linkTiedWeight() {
+  State& s = *state_;
   int pp = s.layout.degree(Dim::kPipeline);
-  if (s.tiedWeight.defined() && pp > 1) {
-    Coord first = s.groups.coord, last = s.groups.coord;
-    first.pp = 0;
-    last.pp = pp - 1;
-    s.tiedGroup = world_->newGroup(
-        "tied[dp=" + std::to_string(first.dp) + ",tp=" + std::to_string(first.tp) + "]",
-        {s.layout.rankOf(first), s.layout.rankOf(last)});
-  }
-  if (p.zero > 0) {
-    buildZero(s, named, config_.train, p.zero);
+  if (!s.tiedWeight.defined() || pp == 1) return;
+  Coord first = s.groups.coord, last = s.groups.coord;
+  first.pp = 0;
+  last.pp = pp - 1;
+  s.tiedGroup = world_->newGroup(
+      "tied[dp=" + std::to_string(first.dp) + ",tp=" + std::to_string(first.tp) + "]",
+      {s.layout.rankOf(first), s.layout.rankOf(last)});
+}
+
+void Trainer::buildOptimizer(const std::vector<data_parallel::NamedTensor>& named) {
+  State& s = *state_;
+  int64_t zero = config_.parallel.zero;
+  if (zero > 0) {
+    buildZero(s, named, config_.train, zero);
   } else {
     if (s.layout.degree(Dim::kData) > 1) {
       s.replicas.push_back(std::make_unique<data_parallel::DataParallel>(named, *s.groups.dp));
@@ -219,12 +263,13 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
     s.optimizer = makeAdamW(s.parameters, config_.train);
   }
   s.gradients = gradientTerms(s);
-  s.lossFn = [tp = s.groups.tp](const at::Tensor& logits, const at::Tensor& target) {
-    return models::gptLoss(logits, target, *tp);
-  };
-  s.trainData = std::make_unique<BatchReader>(makeTrainReader(data, config_, s.groups.coord.dp));
-  s.validationData =
-      std::make_unique<BatchReader>(makeValidationReader(data, config_, s.groups.coord.dp));
+}
+
+void Trainer::openData(const DataSplit& data) {
+  State& s = *state_;
+  int64_t dpRank = s.groups.coord.dp;
+  s.trainData = std::make_unique<BatchReader>(makeTrainReader(data, config_, dpRank));
+  s.validationData = std::make_unique<BatchReader>(makeValidationReader(data, config_, dpRank));
 }
 
 Trainer::~Trainer() = default;
@@ -318,7 +363,7 @@ StepReport Trainer::step() {
 
 double Trainer::evaluate(int64_t batches) {
   State& s = *state_;
-  s.model->eval();
+  EvalMode evalMode(s.model);
   s.validationData->seek(DataPosition{});
   double sum = 0;
   PrecisionGuard precision(config_.train.precision);
@@ -326,7 +371,6 @@ double Trainer::evaluate(int64_t batches) {
     Batch batch = s.validationData->next();
     sum += s.pipeline->evaluate(batch.input, batch.target, s.lossFn);
   }
-  s.model->train();
   at::Tensor loss = torch::full({1}, sum / static_cast<double>(batches), torch::kDouble);
   s.groups.dp->allReduce(loss, ReduceOp::kAvg);
   return loss.item<double>();

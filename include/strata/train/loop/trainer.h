@@ -30,12 +30,18 @@
 #include "strata/train/data/batch_reader.h"
 #include "strata/train/loop/lr_schedule.h"
 
+namespace strata::data_parallel {
+struct NamedTensor;
+}  // namespace strata::data_parallel
+
 namespace strata::pipeline {
 class Pipeline;
 struct TraceEvent;
 }  // namespace strata::pipeline
 
 namespace strata::train {
+
+struct DataSplit;
 
 // The model part of a training config, as the GPT builder takes it.
 models::GptConfig gptConfigOf(const TrainConfig& config);
@@ -95,6 +101,13 @@ class Trainer {
   struct State;  // public so the trainer's helpers can take it
 
  private:
+  // The constructor's steps, in order.
+  void buildModel();
+  std::vector<data_parallel::NamedTensor> collectOwnParameters();
+  void linkTiedWeight();
+  void buildOptimizer(const std::vector<data_parallel::NamedTensor>& named);
+  void openData(const DataSplit& data);
+
   double runBatch(const Batch& batch);
   void syncGradients();
   void optimizerStep();
