@@ -6,10 +6,14 @@
 # strata_pch is internal to this build; users get the same usage requirements
 # from Strata::strata (cmake/library.cmake).
 
+# Directory-scoped: the definitions reach Strata's own targets only, never a
+# project that adds Strata as a subdirectory (Strata::strata carries
+# USE_C10D_GLOO to its users itself). USE_C10D_GLOO makes c10d's headers
+# declare the Gloo process group.
+add_compile_definitions(USE_C10D_GLOO _GLIBCXX_USE_CXX11_ABI=1)
+
 add_library(strata_pch STATIC ${PROJECT_SOURCE_DIR}/cmake/pch_anchor.cpp)
 target_link_libraries(strata_pch PUBLIC ${TORCH_LIBRARIES} Threads::Threads)
-# USE_C10D_GLOO makes c10d's headers declare the Gloo process group.
-target_compile_definitions(strata_pch PUBLIC USE_C10D_GLOO)
 target_include_directories(strata_pch PUBLIC ${PROJECT_SOURCE_DIR}/include
                                              ${PROJECT_SOURCE_DIR}/src)
 target_precompile_headers(strata_pch PUBLIC ${PROJECT_SOURCE_DIR}/cmake/pch.h)

@@ -131,14 +131,13 @@ class AccumulateOnly {
 // into training mode after, also when evaluation throws.
 class EvalMode {
  public:
-  explicit EvalMode(torch::nn::Module& module) : module_(module) { module_.eval(); }
-  explicit EvalMode(const torch::nn::Sequential& model) : EvalMode(*model) {}
-  ~EvalMode() { module_.train(); }
+  explicit EvalMode(torch::nn::Sequential model) : model_(std::move(model)) { model_->eval(); }
+  ~EvalMode() { model_->train(); }
   EvalMode(const EvalMode&) = delete;
   EvalMode& operator=(const EvalMode&) = delete;
 
  private:
-  torch::nn::Module& module_;
+  torch::nn::Sequential model_;
 };
 
 // Runs in the first member initializer, so the whole config is checked (and
