@@ -9,5 +9,5 @@ mkdir -p "$out"
 "$build/strata" launch --nproc-per-node 4 -- "$build/strata" train --config configs/demo.toml \
   | tee "$out/demo.log"
 summary=$(grep -o '{"train":"gpt".*}' "$out/demo.log" | tail -n 1)
-echo "demo: pictures in $out/loss.svg and $out/timeline.svg, metrics in $out/metrics.jsonl" >&2
+echo "demo: report in $out/report.html, pictures in $out/loss.svg and $out/timeline.svg, metrics in $out/metrics.jsonl" >&2
 echo "${summary/\{\"train\":/\{\"demo\":}"

@@ -8,7 +8,10 @@ packages=(
   build-essential cmake ninja-build ccache git pkg-config
   libtorch-dev libgloo-dev libopenblas0-pthread
   libgtest-dev libgmock-dev
+  nlohmann-json3-dev zlib1g-dev
   iproute2 procps
+  # The run report's test opens report.html in a headless browser.
+  chromium fonts-dejavu-core
 )
 if [[ "${1:-}" == "--bench" ]]; then
   # The benchmarks compare against PyTorch's own Python stack.

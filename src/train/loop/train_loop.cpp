@@ -13,12 +13,14 @@
 #include "strata/pipeline/trace.h"
 #include "strata/schedule/simulator.h"
 #include "strata/schedule/svg.h"
+#include "strata/train/config/config_file.h"
 #include "strata/train/loop/flops.h"
 #include "strata/train/loop/loss_curve.h"
 #include "strata/train/loop/memory.h"
 #include "strata/train/loop/metrics.h"
 #include "strata/train/loop/peak_flops.h"
 #include "strata/train/loop/progress.h"
+#include "strata/train/loop/run_report.h"
 
 namespace strata::train {
 namespace {
@@ -63,20 +65,51 @@ void writeText(const std::string& path, const std::string& text) {
   if (!out) throw Error("cannot write " + path);
 }
 
-// The last step's timeline, measured and simulated, as two SVGs.
-void writeTimelines(Trainer& trainer, const std::string& dir) {
+// The last step's timeline, measured and simulated, into the report as SVGs.
+// Gathering the trace is collective over pp, so every rank calls this; only
+// rank 0 gets the pictures.
+void captureTimelines(Trainer& trainer, RunReportData& report) {
   std::vector<pipeline::TraceEvent> events = trainer.gatherLastTrace();
   if (trainer.world().rank() != 0 || events.empty()) return;
   const schedule::Schedule& plan = trainer.pipeline().schedule();
   schedule::Timeline measured =
       pipeline::toTimeline(events, plan.ranks(), pipeline::earliestStart(events));
-  writeText(dir + "/timeline.svg", schedule::renderSvg(measured, "measured: last training step"));
+  report.measuredTimelineSvg = schedule::renderSvg(measured, "measured: last training step");
   schedule::CostModel costs;
   costs.perStage = pipeline::measuredStageCosts(events, plan.stages());
   schedule::SimulationResult simulated = schedule::simulate(plan, costs);
-  writeText(dir + "/timeline-simulated.svg",
-            schedule::renderSvg(schedule::toTimeline(simulated),
-                                "simulated from the measured stage costs"));
+  report.simulatedTimelineSvg = schedule::renderSvg(schedule::toTimeline(simulated),
+                                                    "simulated from the measured stage costs");
+}
+
+// The last step is always logged, so the report holds its timelines.
+void writeTimelineFiles(const std::string& dir, const RunReportData& report) {
+  if (report.measuredTimelineSvg.empty()) return;
+  writeText(dir + "/timeline.svg", report.measuredTimelineSvg);
+  writeText(dir + "/timeline-simulated.svg", report.simulatedTimelineSvg);
+}
+
+std::vector<StageLayers> stageLayers(const pipeline::Pipeline& pipeline) {
+  const std::vector<plan::StageReport>& parts = pipeline.partition().stages;
+  std::vector<StageLayers> stages;
+  for (int s = 0; s < static_cast<int>(parts.size()); ++s) {
+    stages.push_back({s, pipeline.schedule().rankOf(s), parts[s].firstLayer, parts[s].numLayers});
+  }
+  return stages;
+}
+
+// The report's facts about the run; its history and timelines come as it runs.
+RunReportData reportOfRun(const Trainer& trainer) {
+  const TrainConfig& c = trainer.config();
+  RunReportData report;
+  report.title =
+      "GPT of " + std::to_string(trainer.parameterCount()) + " parameters, " + c.train.outDir;
+  report.schedule = c.parallel.schedule;
+  report.stepsPlanned = c.train.steps;
+  report.layout = trainer.layout();
+  report.stages = stageLayers(trainer.pipeline());
+  report.configToml = configToToml(c);
+  return report;
 }
 
 }  // namespace
@@ -102,8 +135,16 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
   double flopsPerToken = gptTrainingFlopsPerToken(shape);
   double tokensPerStep = static_cast<double>(c.train.globalBatch * c.train.seqLen);
 
+  std::string metricsPath = c.train.outDir + "/metrics.jsonl";
+  std::string reportPath = c.train.outDir + "/report.html";
+  RunReportData report;
   std::unique_ptr<MetricsWriter> metrics;
-  if (leader) metrics = std::make_unique<MetricsWriter>(c.train.outDir + "/metrics.jsonl", resumed);
+  if (leader) {
+    report = reportOfRun(trainer);
+    // Read before the writer opens the file: a fresh run truncates it.
+    if (resumed) report.history = readMetricsHistory(metricsPath, first);
+    metrics = std::make_unique<MetricsWriter>(metricsPath, resumed);
+  }
   ProgressReporter progress(log, stderrIsTerminal(), c.train.steps, first);
   LossCurve curve;
   curve.title = "GPT training loss (" + summary.layout + ")";
@@ -129,11 +170,19 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
       m.validationLoss = trainer.evaluate(c.train.evalBatches);
       curve.validation.push_back({step.step, m.validationLoss});
     }
-    if (step.step % c.train.logEvery == 0 || last) {
+    bool logNow = step.step % c.train.logEvery == 0 || last;
+    if (logNow) {
       m.peakMemoryBytes = maxOverJob(trainer, static_cast<double>(peakResidentBytes()));
       if (leader) progress.report(m, since(runStart));
     }
-    if (leader) metrics->write(m);
+    if (leader) {
+      metrics->write(m);
+      report.history.push_back(m);
+    }
+    if (logNow) {
+      captureTimelines(trainer, report);
+      if (leader) writeRunReport(reportPath, report);
+    }
     bool saveNow = c.checkpoint.every > 0 && step.step % c.checkpoint.every == 0;
     if (!c.checkpoint.dir.empty() && (saveNow || last)) trainer.saveCheckpoint();
     summary.tokensPerSecond = m.tokensPerSecond;
@@ -145,11 +194,12 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
   if (leader) {
     curve.validation.push_back({summary.steps, summary.validationLoss});
     writeLossCurveSvg(c.train.outDir + "/loss.svg", curve);
-  }
-  if (summary.steps > first) writeTimelines(trainer, c.train.outDir);
-  if (leader) {
-    log << "strata train: wrote " << c.train.outDir << "/{metrics.jsonl,loss.svg,timeline.svg,"
-        << "timeline-simulated.svg}" << std::endl;
+    writeTimelineFiles(c.train.outDir, report);
+    report.finished = true;
+    report.finalValidationLoss = summary.validationLoss;
+    writeRunReport(reportPath, report);
+    log << "strata train: wrote " << c.train.outDir << "/{metrics.jsonl,report.html,loss.svg,"
+        << "timeline.svg,timeline-simulated.svg}" << std::endl;
   }
   return summary;
 }

@@ -1,10 +1,11 @@
 // The whole training run around Trainer::step(): resume, progress on rank 0
 // every train.log_every steps (a bar on a terminal, plain lines otherwise),
 // metrics JSONL, evaluation, checkpoints every checkpoint.every steps and at
-// the end, and at the end the pictures in train.out_dir: loss.svg (training
-// and validation loss) and timeline.svg / timeline-simulated.svg (the last
-// step's measured pipeline timeline next to the simulator's, fed with the
-// measured stage costs).
+// the end, report.html (run_report.h) rewritten on rank 0 at every log step
+// and once more when the run ends, and at the end the pictures in
+// train.out_dir: loss.svg (training and validation loss) and timeline.svg /
+// timeline-simulated.svg (the last step's measured pipeline timeline next to
+// the simulator's, fed with the measured stage costs).
 //
 // A collective over the whole job, like every step. Throws what Trainer
 // throws; file errors name the path.
