@@ -4,7 +4,7 @@
 //   overhead_ratio = median over rounds of (step_s / nocomm_step_s)
 // step_s and nocomm_step_s are the medians of each mode's rounds.
 #include <algorithm>
-#include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -12,6 +12,7 @@
 #include "bench_stats.h"
 #include "dp_bench_common.h"
 #include "strata/runtime/world.h"
+#include "strata/util/json.h"
 
 namespace {
 
@@ -43,13 +44,12 @@ void measure(const strata::bench::MlpShape& shape, strata::Communicator& comm) {
   }
   using strata::bench::median;
   if (comm.rank() != 0) return;
-  char json[256];
-  std::snprintf(json, sizeof(json),
-                "{\"bench\":\"dp_overhead\",\"dp\":%d,\"params\":%lld,\"step_s\":%.5f,"
-                "\"nocomm_step_s\":%.5f,\"overhead_ratio\":%.3f}",
-                comm.size(), static_cast<long long>(parallel.parameterCount()), median(steps),
-                median(nocomms), median(ratios));
-  strata::bench::emitJson(json);
+  strata::bench::emitJson({{"bench", "dp_overhead"},
+                           {"dp", comm.size()},
+                           {"params", parallel.parameterCount()},
+                           {"step_s", strata::jsonNumber(median(steps))},
+                           {"nocomm_step_s", strata::jsonNumber(median(nocomms))},
+                           {"overhead_ratio", strata::jsonNumber(median(ratios))}});
 }
 
 }  // namespace

@@ -8,12 +8,14 @@
 //   hidden_fraction = (T_after - T_overlapped) / (T_after - T_none)
 // with each T the median of its mode's rounds. The three times are printed
 // too: when T_after - T_none is within the noise the fraction means little.
-#include <cstdio>
+
+#include <nlohmann/json.hpp>
 
 #include "bench_ranks.h"
 #include "bench_stats.h"
 #include "dp_bench_common.h"
 #include "strata/runtime/world.h"
+#include "strata/util/json.h"
 
 namespace {
 
@@ -45,13 +47,12 @@ int main(int argc, char** argv) {
   double tOverlapped = median(overlappedTimes), tAfter = median(afterTimes),
          tNone = median(noneTimes);
   if (comm.rank() == 0) {
-    char json[256];
-    std::snprintf(
-        json, sizeof(json),
-        "{\"bench\":\"dp_overlap\",\"overlapped_step_s\":%.4f,\"after_backward_step_s\":%.4f,"
-        "\"nocomm_step_s\":%.4f,\"hidden_fraction\":%.3f}",
-        tOverlapped, tAfter, tNone, (tAfter - tOverlapped) / (tAfter - tNone));
-    strata::bench::emitJson(json);
+    strata::bench::emitJson(
+        {{"bench", "dp_overlap"},
+         {"overlapped_step_s", strata::jsonNumber(tOverlapped)},
+         {"after_backward_step_s", strata::jsonNumber(tAfter)},
+         {"nocomm_step_s", strata::jsonNumber(tNone)},
+         {"hidden_fraction", strata::jsonNumber((tAfter - tOverlapped) / (tAfter - tNone))}});
   }
   return 0;
 }

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -21,6 +22,7 @@
 #include "bench_ranks.h"
 #include "dp_bench_common.h"
 #include "strata/runtime/world.h"
+#include "strata/util/json.h"
 #include "strata/util/subprocess.h"
 
 namespace {
@@ -137,12 +139,11 @@ void compare(char* self, const std::string& model) {
     pytorchBest = std::min(pytorchBest, timePytorch(shape, resultPath));
   }
   std::remove(resultPath.c_str());
-  char json[256];
-  std::snprintf(json, sizeof(json),
-                "{\"bench\":\"ddp_vs_pytorch\",\"model\":\"%s\",\"strata_step_s\":%.5f,"
-                "\"pytorch_step_s\":%.5f,\"ratio\":%.3f}",
-                shape.name.c_str(), strataBest, pytorchBest, pytorchBest / strataBest);
-  strata::bench::emitJson(json);
+  strata::bench::emitJson({{"bench", "ddp_vs_pytorch"},
+                           {"model", shape.name},
+                           {"strata_step_s", strata::jsonNumber(strataBest)},
+                           {"pytorch_step_s", strata::jsonNumber(pytorchBest)},
+                           {"ratio", strata::jsonNumber(pytorchBest / strataBest)}});
 }
 
 }  // namespace

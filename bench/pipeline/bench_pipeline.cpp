@@ -16,7 +16,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
-#include <sstream>
+#include <nlohmann/json.hpp>
 
 #include "bench_ranks.h"
 #include "heavy_first_model.h"
@@ -27,6 +27,7 @@
 #include "strata/schedule/registry.h"
 #include "strata/schedule/simulator.h"
 #include "strata/schedule/svg.h"
+#include "strata/util/json.h"
 
 namespace {
 
@@ -59,14 +60,6 @@ torch::Tensor mse(const torch::Tensor& y, const torch::Tensor& t) { return torch
 
 double seconds(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-std::string fixed(double value, int digits = 6) {
-  std::ostringstream out;
-  out.setf(std::ios::fixed);
-  out.precision(digits);
-  out << value;
-  return out.str();
 }
 
 // The baseline: one process, one thread, the whole batch per step.
@@ -175,20 +168,23 @@ void benchSchedules(const ParallelGroups& groups) {
     costs.perStage = measuredStageCosts(measured.events, plan.stages());
     schedule::SimulationResult ideal = schedule::simulate(plan, costs);
     double bubble = measuredBubble(measured.events);
-    bench::emitJson(
-        std::string("{\"bench\":\"pipeline_efficiency\",\"schedule\":\"") + name + "\",\"pp\":" +
-        std::to_string(kRanks) + ",\"microbatches\":" + std::to_string(kMicrobatches) +
-        ",\"measured_s\":" + fixed(measured.stepSeconds) + ",\"ideal_s\":" + fixed(ideal.makespan) +
-        ",\"efficiency\":" + fixed(ideal.makespan / measured.stepSeconds, 3) +
-        ",\"speedup_vs_1proc\":" + fixed(serialSeconds / measured.stepSeconds, 3) + "}");
-    bench::emitJson(std::string("{\"bench\":\"pipeline_bubble\",\"schedule\":\"") + name +
-                    "\",\"simulated\":" + fixed(ideal.meanBubbleFraction(), 3) +
-                    ",\"measured\":" + fixed(bubble, 3) + "}");
+    bench::emitJson({{"bench", "pipeline_efficiency"},
+                     {"schedule", name},
+                     {"pp", kRanks},
+                     {"microbatches", kMicrobatches},
+                     {"measured_s", jsonNumber(measured.stepSeconds)},
+                     {"ideal_s", jsonNumber(ideal.makespan)},
+                     {"efficiency", jsonNumber(ideal.makespan / measured.stepSeconds)},
+                     {"speedup_vs_1proc", jsonNumber(serialSeconds / measured.stepSeconds)}});
+    bench::emitJson({{"bench", "pipeline_bubble"},
+                     {"schedule", name},
+                     {"simulated", jsonNumber(ideal.meanBubbleFraction())},
+                     {"measured", jsonNumber(bubble)}});
     if (std::string(name) != "zb-h1") {
-      bench::emitJson(std::string("{\"bench\":\"pipeline_memory\",\"schedule\":\"") + name +
-                      "\",\"microbatches\":" + std::to_string(kMicrobatches) +
-                      ",\"peak_activation_bytes\":" + std::to_string(measured.peakStashBytes) +
-                      "}");
+      bench::emitJson({{"bench", "pipeline_memory"},
+                       {"schedule", name},
+                       {"microbatches", kMicrobatches},
+                       {"peak_activation_bytes", measured.peakStashBytes}});
     }
     if (std::string(name) == "1f1b") {
       std::vector<TraceEvent> lastStep = stepSlice(measured.events, kTimedSteps - 1);
@@ -208,9 +204,9 @@ void benchPartition(const ParallelGroups& groups) {
     Measured measured =
         runTimed(strata::testing::heavyFirstModel(0, kHeavyWidth), kHeavyWidth, groups, options);
     if (groups.pp->rank() != 0) continue;
-    bench::emitJson(std::string("{\"bench\":\"partition_balance\",\"method\":\"") +
-                    (automatic ? "auto" : "equal") +
-                    "\",\"step_s\":" + fixed(measured.stepSeconds) + "}");
+    bench::emitJson({{"bench", "partition_balance"},
+                     {"method", automatic ? "auto" : "equal"},
+                     {"step_s", jsonNumber(measured.stepSeconds)}});
   }
 }
 

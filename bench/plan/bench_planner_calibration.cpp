@@ -31,12 +31,14 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "bench_ranks.h"
 #include "bench_stats.h"
 #include "calibration_tasks.h"
 #include "strata/plan/cost_model.h"
+#include "strata/util/json.h"
 #include "strata/util/subprocess.h"
 
 namespace {
@@ -215,10 +217,11 @@ int runParent(char** argv) {
     double measured = m.steps[i].at("step_s");
     plan::Estimate e = plan::evaluateLayout(layoutJob(job, kLayouts[i]), planLayout(kLayouts[i]));
     describeEstimate(e, measured);
-    bench::emitJson("{\"bench\":\"planner_calibration\",\"layout\":\"" + plan::toString(e.layout) +
-                    "\",\"predicted_s\":" + fixed(e.iterationSeconds, 4) +
-                    ",\"measured_s\":" + fixed(measured, 4) +
-                    ",\"error\":" + fixed(e.iterationSeconds / measured - 1, 3) + "}");
+    bench::emitJson({{"bench", "planner_calibration"},
+                     {"layout", plan::toString(e.layout)},
+                     {"predicted_s", jsonNumber(e.iterationSeconds)},
+                     {"measured_s", jsonNumber(measured)},
+                     {"error", jsonNumber(e.iterationSeconds / measured - 1)}});
   }
   return 0;
 }

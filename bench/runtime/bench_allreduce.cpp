@@ -13,11 +13,12 @@
 #include <chrono>
 #include <cstring>
 #include <iostream>
-#include <sstream>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "bench_ranks.h"
 #include "strata/runtime/world.h"
+#include "strata/util/json.h"
 
 namespace {
 
@@ -67,12 +68,13 @@ int main(int argc, char** argv) {
       double t = timeAllReduce(world->comm(), tensor.fill_(1));
       if (world->rank() != 0) continue;
       double algbw = bytes / t / 1e9;
-      std::ostringstream line;
-      line << "{\"bench\":\"allreduce\",\"ranks\":" << n << ",\"bytes\":" << bytes
-           << ",\"buffer\":\"" << (collective ? "collective" : "ordinary")
-           << "\",\"algbw_gbps\":" << algbw << ",\"busbw_gbps\":" << algbw * 2 * (n - 1) / n
-           << ",\"memcpy_gbps\":" << copy << "}";
-      strata::bench::emitJson(line.str());
+      strata::bench::emitJson({{"bench", "allreduce"},
+                               {"ranks", n},
+                               {"bytes", bytes},
+                               {"buffer", collective ? "collective" : "ordinary"},
+                               {"algbw_gbps", strata::jsonNumber(algbw)},
+                               {"busbw_gbps", strata::jsonNumber(algbw * 2 * (n - 1) / n)},
+                               {"memcpy_gbps", strata::jsonNumber(copy)}});
     }
   }
   return 0;

@@ -7,11 +7,13 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include "bench_env.h"
+#include "strata/util/json.h"
 #include "strata/util/subprocess.h"
 
 namespace strata::bench {
@@ -62,6 +64,6 @@ bool spawnRanksIfParent(int worldSize, char** argv, const std::map<std::string, 
   return true;
 }
 
-void emitJson(const std::string& jsonObject) { std::cout << jsonObject << std::endl; }
+void emitJson(const nlohmann::ordered_json& result) { std::cout << dumpJson(result) << std::endl; }
 
 }  // namespace strata::bench

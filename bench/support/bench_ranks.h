@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 namespace strata::bench {
@@ -17,7 +18,8 @@ bool spawnRanksIfParent(int worldSize, char** argv,
                         const std::map<std::string, std::string>& env = {},
                         std::chrono::seconds timeout = std::chrono::seconds(900));
 
-// Prints one result as a JSON line on stdout (the format `make bench` collects).
-void emitJson(const std::string& jsonObject);
+// Prints one result as a JSON line on stdout (the format `make bench`
+// collects), written by strata/util/json.h; pass doubles through jsonNumber.
+void emitJson(const nlohmann::ordered_json& result);
 
 }  // namespace strata::bench

@@ -15,12 +15,13 @@
 
 #include <chrono>
 #include <iostream>
-#include <sstream>
+#include <nlohmann/json.hpp>
 
 #include "bench_ranks.h"
 #include "counting_communicator.h"
 #include "strata/runtime/world.h"
 #include "strata/tensor_parallel/parallel_mlp.h"
+#include "strata/util/json.h"
 
 namespace strata::bench {
 namespace {
@@ -91,16 +92,17 @@ int runRank() {
   double predictedComm = callsPerStep * alpha + bytesPerStep * beta;
 
   if (world->rank() == 0) {
-    std::ostringstream json;
-    json << "{\"bench\":\"tp_speedup\",\"tp\":2,\"hidden\":" << kHidden
-         << ",\"tokens\":" << kSeq * kBatch << ",\"speedup\":" << serialStep / parallelStep
-         << ",\"bytes_per_step\":" << int64_t(bytesPerStep)
-         << ",\"predicted_comm_s\":" << predictedComm << ",\"measured_comm_s\":" << measuredComm
-         << "}";
     std::cerr << "serial step " << serialStep << " s, tp=2 step " << parallelStep << " s, "
               << callsPerStep << " collectives per step, alpha " << alpha << " s, beta " << beta
               << " s/byte\n";
-    emitJson(json.str());
+    emitJson({{"bench", "tp_speedup"},
+              {"tp", 2},
+              {"hidden", kHidden},
+              {"tokens", kSeq * kBatch},
+              {"speedup", jsonNumber(serialStep / parallelStep)},
+              {"bytes_per_step", int64_t(bytesPerStep)},
+              {"predicted_comm_s", jsonNumber(predictedComm)},
+              {"measured_comm_s", jsonNumber(measuredComm)}});
   }
   world->comm().barrier();
   return 0;

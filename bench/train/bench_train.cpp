@@ -24,11 +24,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <functional>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -41,9 +41,11 @@
 #include "strata/train/loop/flops.h"
 #include "strata/train/loop/peak_flops.h"
 #include "strata/train/loop/trainer.h"
+#include "strata/util/json.h"
 #include "strata/util/subprocess.h"
 
 namespace {
+using strata::jsonNumber;
 using strata::bench::median;
 
 using strata::train::TrainConfig;
@@ -120,7 +122,7 @@ double maxAbsDifference(const std::vector<double>& a, const std::vector<double>&
   return worst;
 }
 
-std::string benchOverhead() {
+nlohmann::ordered_json benchOverhead() {
   TrainConfig config = overheadConfig();
   auto world = singleProcessWorld();
   strata::train::Trainer trainer(config, world);
@@ -144,20 +146,18 @@ std::string benchOverhead() {
     ratios.push_back(s.wall / p.wall);
     cpuRatios.push_back(s.cpu / p.cpu);
   }
-  char json[512];
-  std::snprintf(
-      json, sizeof(json),
-      "{\"bench\":\"train_overhead\",\"overhead\":%.4f,\"overhead_cpu\":%.4f,"
-      "\"strata_step_s\":%.5f,"
-      "\"plain_step_s\":%.5f,\"rounds\":%d,\"steps_per_round\":%d,"
-      "\"max_loss_diff\":%.2e,\"layers\":%lld,\"hidden\":%lld,\"batch\":%lld,"
-      "\"seq\":%lld}",
-      median(ratios) - 1.0, median(cpuRatios) - 1.0, median(strataTimes), median(plainTimes),
-      kOverheadRounds, kOverheadStepsPerRound, maxAbsDifference(strataLosses, plainLosses),
-      static_cast<long long>(config.model.layers), static_cast<long long>(config.model.hidden),
-      static_cast<long long>(config.train.globalBatch),
-      static_cast<long long>(config.train.seqLen));
-  return json;
+  return {{"bench", "train_overhead"},
+          {"overhead", jsonNumber(median(ratios) - 1.0)},
+          {"overhead_cpu", jsonNumber(median(cpuRatios) - 1.0)},
+          {"strata_step_s", jsonNumber(median(strataTimes))},
+          {"plain_step_s", jsonNumber(median(plainTimes))},
+          {"rounds", kOverheadRounds},
+          {"steps_per_round", kOverheadStepsPerRound},
+          {"max_loss_diff", jsonNumber(maxAbsDifference(strataLosses, plainLosses))},
+          {"layers", config.model.layers},
+          {"hidden", config.model.hidden},
+          {"batch", config.train.globalBatch},
+          {"seq", config.train.seqLen}};
 }
 
 struct LargeTimings {
@@ -188,33 +188,32 @@ LargeTimings timeLarge(const TrainConfig& config) {
   return t;
 }
 
-std::string mfuJson(const TrainConfig& config, const LargeTimings& t) {
+nlohmann::ordered_json mfuJson(const TrainConfig& config, const LargeTimings& t) {
   const auto& m = config.model;
   strata::train::GptShape shape{m.layers, m.hidden, m.ffn, m.vocab, config.train.seqLen};
   double flopsPerToken = strata::train::gptTrainingFlopsPerToken(shape);
   double tokensPerSecond =
       static_cast<double>(config.train.globalBatch * config.train.seqLen) / t.strataStep;
   double mfu = strata::train::modelFlopsUtilization(flopsPerToken, tokensPerSecond, t.peakFlops, 1);
-  char json[512];
-  std::snprintf(json, sizeof(json),
-                "{\"bench\":\"train_mfu\",\"hidden\":%lld,\"mfu\":%.4f,\"achieved_gflops\":%.2f,"
-                "\"peak_gflops\":%.2f,\"step_s\":%.4f,\"tokens_per_s\":%.1f,\"layers\":%lld,"
-                "\"ffn\":%lld,\"batch\":%lld,\"seq\":%lld}",
-                static_cast<long long>(m.hidden), mfu, flopsPerToken * tokensPerSecond / 1e9,
-                t.peakFlops / 1e9, t.strataStep, tokensPerSecond, static_cast<long long>(m.layers),
-                static_cast<long long>(m.ffn), static_cast<long long>(config.train.globalBatch),
-                static_cast<long long>(config.train.seqLen));
-  return json;
+  return {{"bench", "train_mfu"},
+          {"hidden", m.hidden},
+          {"mfu", jsonNumber(mfu)},
+          {"achieved_gflops", jsonNumber(flopsPerToken * tokensPerSecond / 1e9)},
+          {"peak_gflops", jsonNumber(t.peakFlops / 1e9)},
+          {"step_s", jsonNumber(t.strataStep)},
+          {"tokens_per_s", jsonNumber(tokensPerSecond)},
+          {"layers", m.layers},
+          {"ffn", m.ffn},
+          {"batch", config.train.globalBatch},
+          {"seq", config.train.seqLen}};
 }
 
-std::string versusPytorchJson(const TrainConfig& config, const LargeTimings& t) {
-  char json[256];
-  std::snprintf(json, sizeof(json),
-                "{\"bench\":\"train_vs_pytorch\",\"ratio\":%.3f,\"strata_step_s\":%.4f,"
-                "\"pytorch_step_s\":%.4f,\"hidden\":%lld}",
-                t.pytorchStep / t.strataStep, t.strataStep, t.pytorchStep,
-                static_cast<long long>(config.model.hidden));
-  return json;
+nlohmann::ordered_json versusPytorchJson(const TrainConfig& config, const LargeTimings& t) {
+  return {{"bench", "train_vs_pytorch"},
+          {"ratio", jsonNumber(t.pytorchStep / t.strataStep)},
+          {"strata_step_s", jsonNumber(t.strataStep)},
+          {"pytorch_step_s", jsonNumber(t.pytorchStep)},
+          {"hidden", config.model.hidden}};
 }
 
 // OpenBLAS (libopenblas0-pthread) sizes its own thread pool from the

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "strata/plan/errors.h"
@@ -9,6 +10,7 @@
 #include "strata/plan/search.h"
 #include "strata/schedule/error.h"
 #include "strata/util/flags.h"
+#include "strata/util/json.h"
 
 namespace strata {
 namespace {
@@ -93,22 +95,25 @@ std::string fmt(const char* format, double value) {
 }
 
 void printJson(std::ostream& out, int rank, const Estimate& e) {
-  out << "{\"rank\":" << rank << ",\"layout\":\"" << plan::toString(e.layout)
-      << "\",\"micro_batches\":" << e.microBatches
-      << ",\"iteration_s\":" << fmt("%.6g", e.iterationSeconds)
-      << ",\"samples_per_s\":" << fmt("%.6g", e.samplesPerSecond)
-      << ",\"tokens_per_s\":" << fmt("%.6g", e.tokensPerSecond)
-      << ",\"model_tflops_per_device\":" << fmt("%.6g", e.modelFlopsPerDevice / 1e12)
-      << ",\"hardware_tflops_per_device\":" << fmt("%.6g", e.hardwareFlopsPerDevice / 1e12)
-      << ",\"mfu\":" << fmt("%.4f", e.mfu)
-      << ",\"memory_gib\":" << fmt("%.3f", gib(e.memory.total()))
-      << ",\"days_to_train\":" << fmt("%.4g", e.daysToTrain)
-      << ",\"compute_s\":" << fmt("%.6g", e.time.compute)
-      << ",\"recompute_s\":" << fmt("%.6g", e.time.recompute)
-      << ",\"bubble_s\":" << fmt("%.6g", e.time.bubble)
-      << ",\"tp_comm_s\":" << fmt("%.6g", e.time.tpComm)
-      << ",\"dp_exposed_s\":" << fmt("%.6g", e.time.dpExposed)
-      << ",\"optimizer_s\":" << fmt("%.6g", e.time.optimizer) << "}\n";
+  nlohmann::ordered_json line = {
+      {"rank", rank},
+      {"layout", plan::toString(e.layout)},
+      {"micro_batches", e.microBatches},
+      {"iteration_s", jsonNumber(e.iterationSeconds)},
+      {"samples_per_s", jsonNumber(e.samplesPerSecond)},
+      {"tokens_per_s", jsonNumber(e.tokensPerSecond)},
+      {"model_tflops_per_device", jsonNumber(e.modelFlopsPerDevice / 1e12)},
+      {"hardware_tflops_per_device", jsonNumber(e.hardwareFlopsPerDevice / 1e12)},
+      {"mfu", jsonNumber(e.mfu)},
+      {"memory_gib", jsonNumber(gib(e.memory.total()))},
+      {"days_to_train", jsonNumber(e.daysToTrain)},
+      {"compute_s", jsonNumber(e.time.compute)},
+      {"recompute_s", jsonNumber(e.time.recompute)},
+      {"bubble_s", jsonNumber(e.time.bubble)},
+      {"tp_comm_s", jsonNumber(e.time.tpComm)},
+      {"dp_exposed_s", jsonNumber(e.time.dpExposed)},
+      {"optimizer_s", jsonNumber(e.time.optimizer)}};
+  out << dumpJson(line) << "\n";
 }
 
 void printRow(std::ostream& out, int rank, const Estimate& e) {

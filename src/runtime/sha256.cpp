@@ -1,69 +1,58 @@
 #include "sha256.h"
 
-#include <array>
-#include <cstdint>
-#include <cstdio>
-#include <vector>
+#include <openssl/evp.h>
+
+#include "strata/error.h"
 
 namespace strata {
 namespace {
 
-constexpr std::array<uint32_t, 64> kRoundConstants = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+void check(int status, const char* call) {
+  if (status != 1) throw Error(std::string("SHA-256: OpenSSL's ") + call + " failed");
+}
 
-uint32_t rotateRight(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
-
-void compressBlock(std::array<uint32_t, 8>& state, const uint8_t* block) {
-  std::array<uint32_t, 64> w{};
-  for (int i = 0; i < 16; ++i) {
-    w[i] = (uint32_t{block[4 * i]} << 24) | (uint32_t{block[4 * i + 1]} << 16) |
-           (uint32_t{block[4 * i + 2]} << 8) | uint32_t{block[4 * i + 3]};
+std::string toHex(const unsigned char* bytes, unsigned int count) {
+  constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned int i = 0; i < count; ++i) {
+    hex += kDigits[bytes[i] >> 4];
+    hex += kDigits[bytes[i] & 0xf];
   }
-  for (int i = 16; i < 64; ++i) {
-    uint32_t s0 = rotateRight(w[i - 15], 7) ^ rotateRight(w[i - 15], 18) ^ (w[i - 15] >> 3);
-    uint32_t s1 = rotateRight(w[i - 2], 17) ^ rotateRight(w[i - 2], 19) ^ (w[i - 2] >> 10);
-    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-  }
-  std::array<uint32_t, 8> v = state;
-  for (int i = 0; i < 64; ++i) {
-    uint32_t s1 = rotateRight(v[4], 6) ^ rotateRight(v[4], 11) ^ rotateRight(v[4], 25);
-    uint32_t choose = (v[4] & v[5]) ^ (~v[4] & v[6]);
-    uint32_t t1 = v[7] + s1 + choose + kRoundConstants[i] + w[i];
-    uint32_t s0 = rotateRight(v[0], 2) ^ rotateRight(v[0], 13) ^ rotateRight(v[0], 22);
-    uint32_t majority = (v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]);
-    uint32_t t2 = s0 + majority;
-    v = {t1 + t2, v[0], v[1], v[2], v[3] + t1, v[4], v[5], v[6]};
-  }
-  for (int i = 0; i < 8; ++i) state[i] += v[i];
+  return hex;
 }
 
 }  // namespace
 
-std::string sha256Hex(const std::string& data) {
-  std::array<uint32_t, 8> state = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  std::vector<uint8_t> message(data.begin(), data.end());
-  uint64_t bitLength = static_cast<uint64_t>(message.size()) * 8;
-  message.push_back(0x80);
-  while (message.size() % 64 != 56) message.push_back(0);
-  for (int shift = 56; shift >= 0; shift -= 8) message.push_back(uint8_t(bitLength >> shift));
-  for (size_t offset = 0; offset < message.size(); offset += 64) {
-    compressBlock(state, message.data() + offset);
-  }
-  std::string hex;
-  char byte[9];
-  for (uint32_t word : state) {
-    std::snprintf(byte, sizeof(byte), "%08x", word);
-    hex += byte;
-  }
-  return hex;
+void Sha256::FreeContext::operator()(evp_md_ctx_st* context) const { EVP_MD_CTX_free(context); }
+
+Sha256::Sha256() : context_(EVP_MD_CTX_new()) {
+  if (!context_) throw Error("SHA-256: OpenSSL's EVP_MD_CTX_new failed");
+  check(EVP_DigestInit_ex(context_.get(), EVP_sha256(), nullptr), "EVP_DigestInit_ex");
+}
+
+void Sha256::checkNotFinished(const char* what) const {
+  if (finished_)
+    throw Error(std::string("SHA-256: ") + what + " after the digest was taken; hash anew instead");
+}
+
+void Sha256::update(const void* data, std::size_t size) {
+  checkNotFinished("update");
+  check(EVP_DigestUpdate(context_.get(), data, size), "EVP_DigestUpdate");
+}
+
+std::string Sha256::hexDigest() {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  checkNotFinished("a second digest");
+  check(EVP_DigestFinal_ex(context_.get(), digest, &size), "EVP_DigestFinal_ex");
+  finished_ = true;
+  return toHex(digest, size);
+}
+
+std::string sha256Hex(std::string_view data) {
+  Sha256 hash;
+  hash.update(data);
+  return hash.hexDigest();
 }
 
 }  // namespace strata

@@ -1,11 +1,10 @@
-// Escaping for text placed inside JSON strings and XML.
+// Escaping for text placed inside XML (SVG); JSON is escaped by nlohmann.
 #pragma once
 
 #include <string>
 
 namespace strata::schedule {
 
-std::string escapeJson(const std::string& text);
 std::string escapeXml(const std::string& text);
 
 }  // namespace strata::schedule

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace strata {
@@ -45,10 +46,10 @@ TEST(PlanCommand, JsonIsOneObjectPerLayout) {
   std::string line;
   int count = 0;
   while (std::getline(lines, line)) {
-    EXPECT_EQ(line.front(), '{');
-    EXPECT_EQ(line.back(), '}');
-    EXPECT_NE(line.find("\"samples_per_s\":"), std::string::npos);
-    ++count;
+    nlohmann::json layout = nlohmann::json::parse(line);
+    EXPECT_EQ(layout.at("rank"), ++count);
+    EXPECT_GT(layout.at("samples_per_s").get<double>(), 0) << line;
+    EXPECT_TRUE(layout.at("layout").is_string()) << line;
   }
   EXPECT_EQ(count, 3);
 }

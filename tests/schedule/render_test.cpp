@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "strata/schedule/chrome_trace.h"
@@ -44,23 +46,48 @@ TEST(TimeGrid, AlignsActionsInTime) {
             "one column = 1\n");
 }
 
-TEST(ChromeTrace, HasOneCompleteEventPerAction) {
-  const Schedule schedule = zeroBubbleH1(4, 8);
-  const std::string json = toChromeTrace(simulatedTimeline(schedule), 1000);
-  EXPECT_EQ(json.rfind("{\"traceEvents\":[", 0), 0u);
-  EXPECT_EQ(occurrences(json, "\"ph\":\"X\""), schedule.actionCount());
-  EXPECT_EQ(occurrences(json, "\"ph\":\"M\""), 4u);
-  EXPECT_NE(json.find("{\"name\":\"0F0\",\"cat\":\"F\",\"ph\":\"X\",\"ts\":0,\"dur\":1000,"
-                      "\"pid\":0,\"tid\":0}"),
-            std::string::npos)
-      << json.substr(0, 400);
-  EXPECT_EQ(occurrences(json, "{"), occurrences(json, "}"));
-  EXPECT_EQ(occurrences(json, "["), occurrences(json, "]"));
+using Json = nlohmann::json;
+
+std::size_t eventsOfPhase(const Json& trace, const std::string& phase) {
+  std::size_t count = 0;
+  for (const Json& event : trace.at("traceEvents")) count += event.at("ph") == phase;
+  return count;
 }
 
-TEST(ChromeTrace, EscapesLabels) {
-  Timeline timeline{1, "ms", {{0, "wait \"peer\"", "wait", 0, 1}}};
-  EXPECT_NE(toChromeTrace(timeline).find("wait \\\"peer\\\""), std::string::npos);
+TEST(ChromeTrace, ParsesWithOneCompleteEventPerAction) {
+  const Schedule schedule = zeroBubbleH1(4, 8);
+  const std::string text = toChromeTrace(simulatedTimeline(schedule), 1000);
+  EXPECT_EQ(text.back(), '\n');
+  const Json trace = Json::parse(text);
+  EXPECT_EQ(trace.at("displayTimeUnit"), "ms");
+  EXPECT_EQ(eventsOfPhase(trace, "X"), schedule.actionCount());
+  EXPECT_EQ(eventsOfPhase(trace, "M"), 4u);
+  EXPECT_EQ(trace.at("traceEvents").at(3),
+            Json::parse(R"({"name":"thread_name","ph":"M","pid":0,"tid":3,)"
+                        R"("args":{"name":"rank 3"}})"));
+  EXPECT_EQ(trace.at("traceEvents").at(4),
+            Json::parse(R"({"name":"0F0","cat":"F","ph":"X","ts":0,"dur":1000,"pid":0,"tid":0})"));
+}
+
+TEST(ChromeTrace, EscapesLabelsSoTheyReadBack) {
+  const std::string label = "wait \"peer\" C:\\tmp\n\t\x01 end";
+  Timeline timeline{1, "ms", {{0, label, "wait", 0, 1}}};
+  const Json trace = Json::parse(toChromeTrace(timeline));
+  EXPECT_EQ(trace.at("traceEvents").at(1).at("name"), label);
+}
+
+TEST(ChromeTrace, BytesThatAreNotUtf8BecomeReplacementCharacters) {
+  Timeline timeline{1, "ms", {{0, "bad \xff byte", "F", 0, 1}}};
+  const Json trace = Json::parse(toChromeTrace(timeline));
+  EXPECT_EQ(trace.at("traceEvents").at(1).at("name"), "bad \xef\xbf\xbd byte");
+}
+
+TEST(ChromeTrace, NonFiniteTimesAreNull) {
+  const double infinity = std::numeric_limits<double>::infinity();
+  Timeline timeline{1, "ms", {{0, "0F0", "F", 0, infinity}}};
+  const Json trace = Json::parse(toChromeTrace(timeline));
+  EXPECT_EQ(trace.at("traceEvents").at(1).at("ts"), 0);
+  EXPECT_TRUE(trace.at("traceEvents").at(1).at("dur").is_null());
 }
 
 TEST(Svg, DrawsOneBlockPerActionWithLegendAndAxis) {

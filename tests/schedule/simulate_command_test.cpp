@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -55,7 +56,8 @@ TEST(SimulateCommand, WritesSvgTraceAndTextThatReadsBack) {
                    "--virtual-stages=2", "--svg", svg, "--trace", trace, "--text"});
   ASSERT_EQ(result.status, 0) << result.err;
   EXPECT_NE(readFile(svg).find("<rect class=\"action\""), std::string::npos);
-  EXPECT_EQ(readFile(trace).rfind("{\"traceEvents\":[", 0), 0u);
+  // 2 thread names, then F and B of 4 microbatches on each of the 4 stages.
+  EXPECT_EQ(nlohmann::json::parse(readFile(trace)).at("traceEvents").size(), 2u + 4 * 4 * 2);
   const std::size_t header = result.out.find("ranks 2 stages 4 microbatches 4");
   ASSERT_NE(header, std::string::npos) << result.out;
   std::ofstream(text) << result.out.substr(header);

@@ -14,6 +14,9 @@
 #include "strata/train/loop/optimizer.h"
 #include "strata/version.h"
 #include "test_util.h"
+#include "train/checkpoint/atomic_file.h"
+#include "train/checkpoint/checkpoint_shard.h"
+#include "train/checkpoint/file_digest.h"
 
 namespace strata::train {
 namespace {
@@ -189,6 +192,60 @@ TEST(Checkpoint, CheckpointsOfOtherVersionsLoad) {
     EXPECT_EQ(info.step, 5);
     expectSameParameters(*trainee.model, *restored.model);
   }
+  fs::remove_all(dir);
+}
+
+// The record is hashed while the shard streams to disk; it must describe the
+// bytes that landed in the file.
+TEST(Checkpoint, ShardRecordDescribesTheWrittenFile) {
+  fs::path dir = freshDir("record");
+  Trainee trainee(1);
+  std::string stepDir = stepDirectory(dir.string(), 1);
+  fs::create_directories(stepDir);
+  ShardRecord record = writeShard(stepDir, 0, trainee.state());
+  std::string bytes = readText(fs::path(stepDir) / record.file);
+  EXPECT_EQ(record.bytes, static_cast<int64_t>(bytes.size()));
+  EXPECT_EQ(record.sha256, sha256Hex(bytes));
+  fs::remove_all(dir);
+}
+
+// A sink that fails mid-archive (a full disk) surfaces its own error, and
+// LibTorch does not call it again.
+TEST(Checkpoint, FailingShardSinkSurfacesItsOwnError) {
+  Trainee trainee(1);
+  int calls = 0;
+  auto failOnSecond = [&](const void*, size_t) {
+    if (++calls == 2) throw CheckpointError("disk full");
+  };
+  expectErrorNaming<CheckpointError>([&] { serializeShard(trainee.state(), failOnSecond); },
+                                     {"disk full"});
+  EXPECT_EQ(calls, 2);
+}
+
+TEST(Checkpoint, AbandonedAtomicWriteLeavesNoFile) {
+  fs::path dir = freshDir("abandoned");
+  fs::create_directories(dir);
+  {
+    AtomicFileWriter file((dir / "shard").string());
+    file.write("partial", 7);
+  }
+  EXPECT_TRUE(fs::is_empty(dir));
+  fs::remove_all(dir);
+}
+
+// 2.5 MiB: two whole pieces of the digest's 1 MiB reads and a partial one.
+TEST(Checkpoint, FileDigestCoversEveryPiece) {
+  fs::path dir = freshDir("digest");
+  fs::create_directories(dir);
+  std::string bytes;
+  for (size_t i = 0; i < (size_t{5} << 19); ++i) bytes += static_cast<char>(i * 31 % 251);
+  std::string path = (dir / "big").string();
+  std::ofstream(path, std::ios::binary) << bytes;
+  FileDigest digest = digestFile(path);
+  EXPECT_EQ(digest.bytes, static_cast<int64_t>(bytes.size()));
+  EXPECT_EQ(digest.sha256, sha256Hex(bytes));
+  std::string missing = (dir / "missing").string();
+  expectErrorNaming<CheckpointError>([&] { digestFile(missing); }, {missing});
   fs::remove_all(dir);
 }
 

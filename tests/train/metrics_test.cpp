@@ -5,8 +5,12 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <limits>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "strata/train/loop/flops.h"
@@ -14,6 +18,7 @@
 #include "strata/train/loop/memory.h"
 #include "strata/train/loop/peak_flops.h"
 #include "strata/train/loop/progress.h"
+#include "strata/util/log.h"
 
 namespace strata::train {
 namespace {
@@ -33,11 +38,32 @@ StepMetrics sample() {
   return m;
 }
 
-TEST(Metrics, JsonLineHasEveryFieldAndNullForUnmeasured) {
-  EXPECT_EQ(toJsonLine(sample()),
-            "{\"step\":120,\"loss\":2.3141,\"val_loss\":null,\"lr\":0.00081,"
-            "\"grad_norm\":0.82,\"tokens_per_s\":12345,\"mfu\":0.31,"
-            "\"peak_memory_bytes\":1048576,\"bubble\":0.25}");
+TEST(Metrics, JsonLineHasEveryFieldInOrderAndNullForUnmeasured) {
+  nlohmann::ordered_json line = nlohmann::ordered_json::parse(toJsonLine(sample()));
+  std::vector<std::string> keys;
+  for (const auto& field : line.items()) keys.push_back(field.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"step", "loss", "val_loss", "lr", "grad_norm",
+                                            "tokens_per_s", "mfu", "peak_memory_bytes", "bubble"}));
+  EXPECT_EQ(line["step"], 120);
+  EXPECT_TRUE(line["val_loss"].is_null());
+  // Read back exactly, not just closely.
+  EXPECT_EQ(line["loss"].get<double>(), 2.3141);
+  EXPECT_EQ(line["lr"].get<double>(), 8.1e-4);
+  EXPECT_EQ(line["mfu"].get<double>(), 0.31);
+  EXPECT_EQ(line["peak_memory_bytes"].get<double>(), 1 << 20);
+}
+
+TEST(Metrics, NonFiniteValuesAreNullAndTheLineStillParses) {
+  StepMetrics m = sample();
+  m.loss = std::nan("");
+  m.gradNorm = std::numeric_limits<double>::infinity();
+  m.tokensPerSecond = -std::numeric_limits<double>::infinity();
+  const std::string text = toJsonLine(m);
+  nlohmann::json line = nlohmann::json::parse(text);
+  EXPECT_TRUE(line["loss"].is_null()) << text;
+  EXPECT_TRUE(line["grad_norm"].is_null()) << text;
+  EXPECT_TRUE(line["tokens_per_s"].is_null()) << text;
+  EXPECT_EQ(line["bubble"].get<double>(), 0.25);
 }
 
 TEST(Metrics, WriterAppendsOneLinePerStep) {
@@ -166,6 +192,35 @@ TEST(PeakFlops, MeasuresOnceThenReadsTheCache) {
   EXPECT_DOUBLE_EQ(cachedPeakFlops(options, fake), 3e11);
   EXPECT_DOUBLE_EQ(cachedPeakFlops(options, fake), 3e11);
   fs::remove_all(cache.parent_path());
+}
+
+// An embedding program captures the library's warnings with its own sink,
+// and gets stderr back when it restores the sink it replaced.
+TEST(PeakFlops, UnwritableCacheWarnsThroughTheLogSink) {
+  fs::path file = fs::temp_directory_path() / ("strata_not_a_dir_" + std::to_string(getpid()));
+  std::ofstream(file) << "a file, so no directory can be made under it\n";
+  PeakFlopsOptions options;
+  options.cachePath = (file / "peak-flops.toml").string();
+  auto fake = [] { return 1e11; };
+  std::vector<std::pair<LogLevel, std::string>> captured;
+  LogSink previous = setLogSink(
+      [&](LogLevel level, const std::string& message) { captured.emplace_back(level, message); });
+  EXPECT_DOUBLE_EQ(cachedPeakFlops(options, fake), 1e11);
+  setLogSink(previous);
+  ASSERT_EQ(captured.size(), 1u);
+  EXPECT_EQ(captured[0].first, LogLevel::Warning);
+  EXPECT_EQ(captured[0].second.rfind("cannot cache the peak FLOP/s in '" + options.cachePath, 0),
+            0u)
+      << captured[0].second;
+
+  std::ostringstream stderrText;
+  std::streambuf* realStderr = std::cerr.rdbuf(stderrText.rdbuf());
+  cachedPeakFlops(options, fake);
+  std::cerr.rdbuf(realStderr);
+  EXPECT_EQ(captured.size(), 1u);
+  EXPECT_EQ(stderrText.str().rfind("strata: warning: cannot cache the peak FLOP/s in '", 0), 0u)
+      << stderrText.str();
+  fs::remove(file);
 }
 
 TEST(PeakFlops, MeasuresAPositiveRateAndNamesTheCpu) {

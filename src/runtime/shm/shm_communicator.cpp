@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
-#include <iostream>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -24,6 +23,7 @@
 #include "runtime/shm/shm_reduce.h"
 #include "runtime/shm/shm_segment.h"
 #include "strata/error.h"
+#include "strata/util/log.h"
 
 namespace strata {
 namespace {
@@ -159,9 +159,10 @@ class SharedMemoryCommunicator : public Communicator {
     GroupSegment placed = mapSegmentTogether(*inner_, region * size(), "buf" + name());
     if (!placed.segment) {
       if (rank() == 0) {
-        std::cerr << "strata: group " << name() << ": a collective buffer of " << region * size()
-                  << " bytes is in ordinary memory (its collectives copy)"
-                  << (placed.problem.empty() ? "" : ": " + placed.problem) << "\n";
+        logWarning("group " + name() + ": a collective buffer of " +
+                   std::to_string(region * size()) +
+                   " bytes is in ordinary memory (its collectives copy)" +
+                   (placed.problem.empty() ? "" : ": " + placed.problem));
       }
       return Communicator::allocateCollectiveBuffer(numel, options);
     }
@@ -378,9 +379,9 @@ std::shared_ptr<Communicator> attachSharedMemory(std::shared_ptr<Communicator> i
   GroupSegment placed = mapSegmentTogether(*inner, bytes, inner->name());
   if (!placed.segment) {
     if (inner->rank() == 0) {
-      std::cerr << "strata: group " << inner->name()
-                << " uses Gloo for its collectives: the shared-memory transport is unavailable"
-                << (placed.problem.empty() ? "" : " (" + placed.problem + ")") << "\n";
+      logWarning("group " + inner->name() +
+                 " uses Gloo for its collectives: the shared-memory transport is unavailable" +
+                 (placed.problem.empty() ? "" : " (" + placed.problem + ")"));
     }
     return inner;
   }

@@ -20,8 +20,8 @@
 // collective over `inner`, blocking like its broadcast and all-reduce, and
 // returns `inner` unchanged when the members are on different hosts, when
 // STRATA_SHM=0, or when any member cannot create or map the segment (then
-// with one warning line on stderr from group rank 0). ConfigError for a bad
-// STRATA_SHM_HELPER.
+// with one warning from group rank 0 through strata/util/log.h). ConfigError
+// for a bad STRATA_SHM_HELPER.
 //
 // The collectives' waits are bounded by inner's timeout (TimeoutError naming
 // the group ranks that did not arrive); a member that exits surfaces as

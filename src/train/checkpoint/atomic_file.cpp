@@ -18,13 +18,17 @@ namespace {
   throw CheckpointError("cannot " + what + " '" + path + "': " + std::strerror(errno));
 }
 
+// Close-on-exec, so a process the trainer spawns inherits no checkpoint file.
+int openFile(const std::string& path, int flags, mode_t mode = 0) {
+  int fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
+  if (fd < 0) fail("open", path);
+  return fd;
+}
+
 // Closes the descriptor on every path out, including exceptions.
 class FileDescriptor {
  public:
-  FileDescriptor(const std::string& path, int flags, mode_t mode = 0)
-      : fd_(::open(path.c_str(), flags | O_CLOEXEC, mode)) {
-    if (fd_ < 0) fail("open", path);
-  }
+  FileDescriptor(const std::string& path, int flags) : fd_(openFile(path, flags)) {}
   ~FileDescriptor() { ::close(fd_); }
   FileDescriptor(const FileDescriptor&) = delete;
   FileDescriptor& operator=(const FileDescriptor&) = delete;
@@ -34,16 +38,6 @@ class FileDescriptor {
   int fd_;
 };
 
-void writeAll(int fd, const std::string& bytes, const std::string& path) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail("write", path);
-    done += static_cast<size_t>(n);
-  }
-}
-
 }  // namespace
 
 void syncDirectory(const std::string& path) {
@@ -51,16 +45,41 @@ void syncDirectory(const std::string& path) {
   if (::fsync(dir.get()) != 0) fail("fsync directory", path);
 }
 
-void writeFileAtomically(const std::string& path, const std::string& bytes) {
-  std::string temporary = path + ".tmp-" + std::to_string(::getpid());
-  {
-    FileDescriptor file(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    writeAll(file.get(), bytes, temporary);
-    if (::fsync(file.get()) != 0) fail("fsync", temporary);
+AtomicFileWriter::AtomicFileWriter(const std::string& path)
+    : path_(path),
+      temporary_(path + ".tmp-" + std::to_string(::getpid())),
+      fd_(openFile(temporary_, O_WRONLY | O_CREAT | O_TRUNC, 0644)) {}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!renamed_) ::unlink(temporary_.c_str());
+}
+
+void AtomicFileWriter::write(const void* data, std::size_t size) {
+  const char* bytes = static_cast<const char*>(data);
+  std::size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::write(fd_, bytes + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail("write", temporary_);
+    done += static_cast<std::size_t>(n);
   }
-  if (::rename(temporary.c_str(), path.c_str()) != 0) fail("rename into place", path);
-  std::string parent = std::filesystem::path(path).parent_path().string();
+}
+
+void AtomicFileWriter::commit() {
+  if (::fsync(fd_) != 0) fail("fsync", temporary_);
+  ::close(fd_);  // fsync has already reported any write error
+  fd_ = -1;
+  if (::rename(temporary_.c_str(), path_.c_str()) != 0) fail("rename into place", path_);
+  renamed_ = true;
+  std::string parent = std::filesystem::path(path_).parent_path().string();
   syncDirectory(parent.empty() ? "." : parent);
+}
+
+void writeFileAtomically(const std::string& path, const std::string& bytes) {
+  AtomicFileWriter file(path);
+  file.write(bytes.data(), bytes.size());
+  file.commit();
 }
 
 std::string readWholeFile(const std::string& path) {

@@ -13,6 +13,7 @@
 #include "strata/version.h"
 #include "train/checkpoint/atomic_file.h"
 #include "train/checkpoint/checkpoint_shard.h"
+#include "train/checkpoint/file_digest.h"
 
 namespace strata::train {
 namespace {
@@ -184,10 +185,18 @@ std::string stepDirectory(const std::string& dir, int64_t step) {
   return join(dir, name);
 }
 
+// Hashed while written, so the shard is never whole in memory.
 ShardRecord writeShard(const std::string& stepDir, int rank, const RankState& state) {
-  std::string bytes = serializeShard(state);
-  ShardRecord record{shardFileName(rank), static_cast<int64_t>(bytes.size()), sha256Hex(bytes)};
-  writeFileAtomically(join(stepDir, record.file), bytes);
+  ShardRecord record{shardFileName(rank), 0, ""};
+  AtomicFileWriter file(join(stepDir, record.file));
+  Sha256 hash;
+  serializeShard(state, [&](const void* data, size_t size) {
+    file.write(data, size);
+    hash.update(data, size);
+    record.bytes += static_cast<int64_t>(size);
+  });
+  file.commit();
+  record.sha256 = hash.hexDigest();
   return record;
 }
 
@@ -254,16 +263,15 @@ CheckpointInfo loadCheckpoint(const std::string& stepDir, const ParallelLayout& 
   checkLayout(info, layout, stepDir);
   const ShardRecord& record = info.shards.at(static_cast<size_t>(rank));
   std::string path = join(stepDir, record.file);
-  std::string bytes = readWholeFile(path);
-  if (static_cast<int64_t>(bytes.size()) != record.bytes)
+  FileDigest actual = digestFile(path);
+  if (actual.bytes != record.bytes)
     throw CheckpointError("checkpoint shard '" + path + "' is truncated or padded: expected " +
                           std::to_string(record.bytes) + " bytes, found " +
-                          std::to_string(bytes.size()));
-  std::string actual = sha256Hex(bytes);
-  if (actual != record.sha256)
+                          std::to_string(actual.bytes));
+  if (actual.sha256 != record.sha256)
     throw CheckpointError("checkpoint shard '" + path + "' is corrupt: sha256 expected " +
-                          record.sha256 + ", actual " + actual);
-  parseShard(bytes, path, state);
+                          record.sha256 + ", actual " + actual.sha256);
+  readShardFile(path, state);
   return info;
 }
 

@@ -2,8 +2,8 @@
 
 #include <torch/torch.h>
 
+#include <exception>
 #include <mutex>
-#include <sstream>
 
 #include "strata/data_parallel/zero_optimizer.h"
 
@@ -130,7 +130,7 @@ void readOptimizers(torch::serialize::InputArchive& archive, RankState& state,
 
 }  // namespace
 
-std::string serializeShard(const RankState& state) {
+void serializeShard(const RankState& state, const ByteSink& sink) {
   torch::serialize::OutputArchive archive, model;
   state.model->save(model);
   archive.write("model", model);
@@ -139,18 +139,28 @@ std::string serializeShard(const RankState& state) {
   archive.write("data_epoch", scalar(state.data.epoch));
   archive.write("data_batch", scalar(state.data.batch));
   archive.write("rng_cpu", cpuGeneratorState());
-  std::ostringstream bytes;
-  archive.save_to(bytes);
-  return bytes.str();
+  // An exception must not unwind through LibTorch's zip writer: its
+  // destructor would finish the archive through the failed sink once more.
+  std::exception_ptr failure;
+  archive.save_to([&](const void* data, std::size_t size) -> std::size_t {
+    if (failure) return size;
+    try {
+      sink(data, size);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    return size;
+  });
+  if (failure) std::rethrow_exception(failure);
 }
 
-void parseShard(const std::string& bytes, const std::string& origin, RankState& state) {
+void readShardFile(const std::string& path, RankState& state) {
   try {
     torch::serialize::InputArchive archive, model;
-    archive.load_from(bytes.data(), bytes.size());
+    archive.load_from(path);
     archive.read("model", model);
-    loadModule(*state.model, model, "", origin);
-    readOptimizers(archive, state, origin);  // none: model only (generation)
+    loadModule(*state.model, model, "", path);
+    readOptimizers(archive, state, path);  // none: model only (generation)
     state.lr.step = readScalar(archive, "lr_step");
     state.data = {readScalar(archive, "data_epoch"), readScalar(archive, "data_batch")};
     at::Tensor rng;
@@ -158,7 +168,7 @@ void parseShard(const std::string& bytes, const std::string& origin, RankState& 
     setCpuGeneratorState(rng);
   } catch (const c10::Error& error) {
     throw CheckpointError(
-        "checkpoint shard '" + origin +
+        "checkpoint shard '" + path +
         "' does not fit this model and optimizer: " + error.what_without_backtrace());
   }
 }

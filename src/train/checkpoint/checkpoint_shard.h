@@ -1,16 +1,24 @@
-// One rank's shard as bytes: RankState <-> a LibTorch archive.
+// One rank's shard: RankState <-> a LibTorch archive.
 //
-// Nothing blocks. parseShard throws CheckpointError naming `origin` when the
-// bytes are not a shard or do not fit the model or optimizer.
+// serializeShard passes the archive's bytes to `sink` in order, as LibTorch
+// produces them, so a shard is written and hashed without ever being whole
+// in memory. Should `sink` throw, it receives nothing more and its exception
+// is rethrown once LibTorch has finished the archive. readShardFile throws
+// CheckpointError naming `path` when the file is not a shard or does not fit
+// the model or optimizer. Nothing blocks but the sink and the file reads.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <string>
 
 #include "strata/train/checkpoint/checkpoint.h"
 
 namespace strata::train {
 
-std::string serializeShard(const RankState& state);
-void parseShard(const std::string& bytes, const std::string& origin, RankState& state);
+using ByteSink = std::function<void(const void* data, std::size_t size)>;
+
+void serializeShard(const RankState& state, const ByteSink& sink);
+void readShardFile(const std::string& path, RankState& state);
 
 }  // namespace strata::train

@@ -1,27 +1,23 @@
 #include "strata/train/loop/metrics.h"
 
-#include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "strata/error.h"
-#include "train/config/number_text.h"
+#include "strata/util/json.h"
 
 namespace strata::train {
-namespace {
-
-// JSON has no NaN or infinity: unmeasured values are null.
-std::string jsonNumber(double value) {
-  return std::isfinite(value) ? shortestDouble(value) : "null";
-}
-
-}  // namespace
 
 std::string toJsonLine(const StepMetrics& m) {
-  return "{\"step\":" + std::to_string(m.step) + ",\"loss\":" + jsonNumber(m.loss) +
-         ",\"val_loss\":" + jsonNumber(m.validationLoss) + ",\"lr\":" + jsonNumber(m.lr) +
-         ",\"grad_norm\":" + jsonNumber(m.gradNorm) +
-         ",\"tokens_per_s\":" + jsonNumber(m.tokensPerSecond) + ",\"mfu\":" + jsonNumber(m.mfu) +
-         ",\"peak_memory_bytes\":" + jsonNumber(m.peakMemoryBytes) +
-         ",\"bubble\":" + jsonNumber(m.bubble) + "}";
+  nlohmann::ordered_json line = {{"step", m.step},
+                                 {"loss", jsonNumber(m.loss)},
+                                 {"val_loss", jsonNumber(m.validationLoss)},
+                                 {"lr", jsonNumber(m.lr)},
+                                 {"grad_norm", jsonNumber(m.gradNorm)},
+                                 {"tokens_per_s", jsonNumber(m.tokensPerSecond)},
+                                 {"mfu", jsonNumber(m.mfu)},
+                                 {"peak_memory_bytes", jsonNumber(m.peakMemoryBytes)},
+                                 {"bubble", jsonNumber(m.bubble)}};
+  return dumpJson(line);
 }
 
 MetricsWriter::MetricsWriter(const std::string& path, bool append)

@@ -11,6 +11,7 @@
 #include "runtime/sha256.h"
 #include "strata/runtime/threads.h"
 #include "strata/train/config/toml.h"
+#include "strata/util/log.h"
 #include "train/checkpoint/atomic_file.h"
 
 namespace strata::train {
@@ -37,8 +38,9 @@ double lookup(const std::string& text, const std::string& path, const std::strin
       if (entry.table == table && entry.key == "flops" &&
           std::holds_alternative<double>(entry.value))
         return std::get<double>(entry.value);
-  } catch (const std::exception&) {
-    // A corrupt cache is measured afresh and rewritten.
+  } catch (const std::exception& error) {
+    logWarning("the peak FLOP/s cache '" + path + "' is corrupt (" + error.what() +
+               "): measuring afresh and replacing it");
   }
   return 0;
 }
@@ -57,8 +59,11 @@ void store(const std::string& path, std::string text, const std::string& table,
   try {
     fs::create_directories(fs::path(path).parent_path());
     writeFileAtomically(path, text);
-  } catch (const std::exception&) {
-    // The cache only saves time; the measured value is still returned.
+  } catch (const std::exception& error) {
+    // The cache only saves time: the measured value is still returned, and
+    // the warning says why every run measures again.
+    logWarning("cannot cache the peak FLOP/s in '" + path + "' (" + error.what() +
+               "): the next run measures again");
   }
 }
 

@@ -5,8 +5,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 
 #include "strata/error.h"
 #include "strata/pipeline/pipeline.h"
@@ -21,6 +21,7 @@
 #include "strata/train/loop/peak_flops.h"
 #include "strata/train/loop/progress.h"
 #include "strata/train/loop/run_report.h"
+#include "strata/util/json.h"
 
 namespace strata::train {
 namespace {
@@ -205,13 +206,15 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
 }
 
 std::string summaryJson(const TrainSummary& s, const std::string& key) {
-  std::ostringstream out;
-  out.precision(6);
-  out << "{\"" << key << "\":\"gpt\",\"layout\":\"" << s.layout << "\",\"steps\":" << s.steps
-      << ",\"loss_start\":" << s.lossStart << ",\"loss_end\":" << s.lossEnd
-      << ",\"val_loss\":" << s.validationLoss << ",\"tokens_per_s\":" << s.tokensPerSecond
-      << ",\"mfu\":" << s.mfu << "}";
-  return out.str();
+  nlohmann::ordered_json summary = {{key, "gpt"},
+                                    {"layout", s.layout},
+                                    {"steps", s.steps},
+                                    {"loss_start", jsonNumber(s.lossStart)},
+                                    {"loss_end", jsonNumber(s.lossEnd)},
+                                    {"val_loss", jsonNumber(s.validationLoss)},
+                                    {"tokens_per_s", jsonNumber(s.tokensPerSecond)},
+                                    {"mfu", jsonNumber(s.mfu)}};
+  return dumpJson(summary);
 }
 
 }  // namespace strata::train

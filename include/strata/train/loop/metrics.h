@@ -1,7 +1,8 @@
 // Per-step training metrics and the JSONL file they are appended to.
 //
-// One JSON object per line, keys in a fixed order, numbers written so they
-// read back exactly; fields not measured (NaN) are written as null. The
+// One JSON object per line, keys in a fixed order, written by
+// strata/util/json.h: numbers read back exactly, and a field not measured
+// (NaN) or not finite (a diverged loss) is null. The
 // writer flushes after each line so a crashed run keeps every step it
 // reported. Blocks on file I/O only; throws Error naming the path when the
 // file cannot be opened or written.

@@ -11,8 +11,10 @@
 // measure again.
 //
 // measureMatmulFlops blocks for the measurement (about a second at 1024 on
-// one thread). cachedPeakFlops never throws for the cache: an unreadable or
-// corrupt cache is measured afresh and an unwritable one left alone.
+// one thread). cachedPeakFlops never throws for the cache: an absent or
+// unreadable cache is measured afresh; a corrupt one is too, and an
+// unwritable one left alone, each of these two with a warning through
+// strata/util/log.h.
 #pragma once
 
 #include <functional>

@@ -32,7 +32,8 @@ struct TrainSummary {
 TrainSummary runTraining(Trainer& trainer, std::ostream& log);
 
 // {"<key>":"gpt","layout":...,"steps":...,"loss_start":...,"loss_end":...,
-//  "val_loss":...,"tokens_per_s":...,"mfu":...}
+//  "val_loss":...,"tokens_per_s":...,"mfu":...} on one line, a non-finite
+// value (a diverged loss) as null.
 std::string summaryJson(const TrainSummary& summary, const std::string& key);
 
 }  // namespace strata::train
