@@ -37,7 +37,9 @@ target_include_directories(
   strata_lib PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
                     $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include> $<INSTALL_INTERFACE:include>)
 target_compile_definitions(strata_lib PUBLIC USE_C10D_GLOO)
-# strata/util/json.h declares nlohmann types; the checkpoint hashes are
-# OpenSSL's, which a static library leaves to its user's link.
-target_link_libraries(strata_lib PUBLIC ${TORCH_LIBRARIES} nlohmann_json::nlohmann_json
-                                        OpenSSL::Crypto Threads::Threads ${CMAKE_DL_LIBS} rt)
+# strata/util/json.h declares nlohmann types. toml++ (Debian ships it
+# compiled) and OpenSSL's libcrypto are used inside, but a static library
+# leaves their linking to its user.
+target_link_libraries(
+  strata_lib PUBLIC ${TORCH_LIBRARIES} nlohmann_json::nlohmann_json tomlplusplus::tomlplusplus
+                    OpenSSL::Crypto Threads::Threads ${CMAKE_DL_LIBS} rt)

@@ -114,7 +114,7 @@ std::string clusterText(const Values& profile, const Values& machine) {
   double streaming = 32 * profile.at("parameters") / profile.at("optimizer_step_s");
   std::ostringstream out;
   out << "# this machine, measured by bench_planner_calibration\n"
-      << "name = cpu-local-measured\nnodes = 1\ndevices_per_node = 2\n"
+      << "name = \"cpu-local-measured\"\nnodes = 1\ndevices_per_node = 2\n"
       << "# AdamW + clipping, as the planner's 32 bytes per parameter\n"
       << "memory_bandwidth_gbytes_per_s = " << streaming / 1e9 << "\n"
       << "# all-reduce, p = 2: t = n / beta + 2 alpha (alpha under training load)\n"

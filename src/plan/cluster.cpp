@@ -4,9 +4,8 @@
 #include <functional>
 #include <map>
 
-#include "key_value_text.h"
+#include "plan_toml.h"
 #include "strata/plan/errors.h"
-#include "strata/util/parse_number.h"
 
 namespace strata::plan {
 namespace {
@@ -40,19 +39,32 @@ std::string knownKeys() {
 
 bool isIntegerKey(const std::string& key) { return key == "nodes" || key == "devices_per_node"; }
 
-double parseValue(const std::string& where, const std::string& key, const std::string& text) {
-  std::optional<double> parsed = parseReal(text);
-  bool latency = key.find("latency") != std::string::npos;
-  if (!parsed || !(latency ? *parsed >= 0 : *parsed > 0))
-    throw PlanError(where + ": " + key + " expects a " + (latency ? "non-negative" : "positive") +
-                    " number, got '" + text + "'");
-  double value = *parsed;
-  if (isIntegerKey(key) && value != std::floor(value))
-    throw PlanError(where + ": " + key + " expects a whole number, got '" + text + "'");
-  if (key == "matmul_efficiency" && value > 1)
-    throw PlanError(where + ": matmul_efficiency is a fraction of peak in (0, 1], got '" + text +
-                    "'");
+double parseValue(const util::TomlEntry& entry) {
+  bool latency = entry.key.find("latency") != std::string::npos;
+  const char* expected = latency ? "a non-negative number" : "a positive number";
+  double value = numberOf(entry, expected);
+  if (!(latency ? value >= 0 : value > 0)) wrongValue(entry, expected);
+  if (isIntegerKey(entry.key) && value != std::floor(value)) wrongValue(entry, "a whole number");
+  if (entry.key == "matmul_efficiency" && value > 1)
+    wrongValue(entry, "a fraction of peak in (0, 1]");
   return value;
+}
+
+// A preset is the base the other keys override wherever it is written: the
+// keys of a TOML table have no order.
+Cluster baseCluster(const std::vector<util::TomlEntry>& entries, const std::string& source) {
+  for (const util::TomlEntry& entry : entries) {
+    if (entry.name() != "preset") continue;
+    std::string preset = stringOf(entry);
+    try {
+      return clusterPreset(preset);
+    } catch (const PlanError& error) {
+      throw PlanError(entry.where + ": " + error.what());
+    }
+  }
+  Cluster cluster = clusterPreset("cpu-local");
+  cluster.name = source;
+  return cluster;
 }
 
 }  // namespace
@@ -66,23 +78,19 @@ double Cluster::achievedFlops(Dtype dtype) const {
 }
 
 Cluster parseClusterText(const std::string& text, const std::string& source) {
-  Cluster cluster = clusterPreset("cpu-local");
-  cluster.name = source;
-  bool sawKey = false;
-  for (const auto& [where, key, value] : readKeyValueLines(text, source)) {
-    if (key == "preset") {
-      if (sawKey) throw PlanError(where + ": 'preset' must come before every other key");
-      cluster = clusterPreset(value);
-    } else if (key == "name") {
-      cluster.name = value;
+  std::vector<util::TomlEntry> entries = readPlanToml(text, source);
+  Cluster cluster = baseCluster(entries, source);
+  for (const util::TomlEntry& entry : entries) {
+    std::string key = entry.name();
+    if (key == "name") {
+      cluster.name = stringOf(entry);
     } else if (key == "device") {
-      cluster.device.name = value;
+      cluster.device.name = stringOf(entry);
     } else if (auto it = numericKeys().find(key); it != numericKeys().end()) {
-      it->second(cluster, parseValue(where, key, value));
-    } else {
-      throw PlanError(where + ": unknown key '" + key + "'; known keys: " + knownKeys());
+      it->second(cluster, parseValue(entry));
+    } else if (key != "preset") {
+      throw PlanError(entry.where + ": unknown key '" + key + "'; known keys: " + knownKeys());
     }
-    sawKey = sawKey || key != "preset";
   }
   return cluster;
 }

@@ -4,11 +4,9 @@
 #include <functional>
 #include <map>
 #include <set>
-#include <sstream>
 
-#include "key_value_text.h"
+#include "plan_toml.h"
 #include "strata/plan/errors.h"
-#include "strata/util/parse_number.h"
 
 namespace strata::plan {
 namespace {
@@ -59,23 +57,19 @@ std::string knownKeys() {
   return out;
 }
 
-double parseValue(const std::string& where, const std::string& key, const std::string& text,
-                  bool wholeNumber) {
-  std::optional<double> parsed = parseReal(text);
-  if (!parsed || *parsed <= 0)
-    throw PlanError(where + ": " + key + " expects a positive number, got '" + text + "'");
-  double value = *parsed;
-  if (wholeNumber && value != std::floor(value))
-    throw PlanError(where + ": " + key + " expects a whole number, got '" + text + "'");
-  if (key == "concurrent_slowdown" && value < 1)
-    throw PlanError(where + ": concurrent_slowdown is a time factor >= 1, got '" + text + "'");
+double parseValue(const util::TomlEntry& entry, bool wholeNumber) {
+  double value = numberOf(entry, "a positive number");
+  if (value <= 0) wrongValue(entry, "a positive number");
+  if (wholeNumber && value != std::floor(value)) wrongValue(entry, "a whole number");
+  if (entry.key == "concurrent_slowdown" && value < 1) wrongValue(entry, "a time factor >= 1");
   return value;
 }
 
-Dtype parseDtype(const std::string& where, const std::string& text) {
+Dtype parseDtype(const util::TomlEntry& entry) {
+  std::string text = stringOf(entry);
   if (text == "fp32") return Dtype::Fp32;
   if (text == "bf16") return Dtype::Bf16;
-  throw PlanError(where + ": precision expects fp32 or bf16, got '" + text + "'");
+  wrongValue(entry, "\"fp32\" or \"bf16\"");
 }
 
 void requireAll(const std::set<std::string>& seen, const std::string& source) {
@@ -89,12 +83,7 @@ void requireAll(const std::set<std::string>& seen, const std::string& source) {
     throw PlanError(source + ": block_tp2_forward_ms and block_tp2_backward_ms come together");
 }
 
-std::string ms(double seconds) {
-  std::ostringstream out;
-  out.precision(6);
-  out << seconds * 1e3;
-  return out.str();
-}
+double ms(double seconds) { return seconds * 1e3; }
 
 }  // namespace
 
@@ -102,15 +91,16 @@ MeasuredProfile parseProfileText(const std::string& text, const std::string& sou
   MeasuredProfile profile;
   profile.model.name = source;
   std::set<std::string> seen;
-  for (const auto& [where, key, value] : readKeyValueLines(text, source)) {
+  for (const util::TomlEntry& entry : readPlanToml(text, source)) {
+    std::string key = entry.name();
     if (key == "name") {
-      profile.model.name = value;
+      profile.model.name = stringOf(entry);
     } else if (key == "precision") {
-      profile.dtype = parseDtype(where, value);
+      profile.dtype = parseDtype(entry);
     } else if (auto it = numericKeys().find(key); it != numericKeys().end()) {
-      it->second.set(profile, parseValue(where, key, value, it->second.whole));
+      it->second.set(profile, parseValue(entry, it->second.whole));
     } else {
-      throw PlanError(where + ": unknown key '" + key + "'; known keys: " + knownKeys());
+      throw PlanError(entry.where + ": unknown key '" + key + "'; known keys: " + knownKeys());
     }
     seen.insert(key);
   }
@@ -125,23 +115,29 @@ MeasuredProfile loadProfileFile(const std::string& path) {
 
 std::string formatProfile(const MeasuredProfile& p) {
   const ModelDesc& m = p.model;
-  std::ostringstream out;
-  out << "name = " << m.name << "\nlayers = " << m.layers << "\nhidden = " << m.hidden
-      << "\nheads = " << m.heads << "\nffn = " << m.ffn << "\nvocab = " << m.vocab
-      << "\nseq_len = " << m.seqLen << "\nmicro_batch = " << p.microBatch
-      << "\nprecision = " << (p.dtype == Dtype::Fp32 ? "fp32" : "bf16")
-      << "\nembedding_forward_ms = " << ms(p.embedding.forward)
-      << "\nembedding_backward_ms = " << ms(p.embedding.backward)
-      << "\nblock_forward_ms = " << ms(p.block.forward)
-      << "\nblock_backward_ms = " << ms(p.block.backward)
-      << "\nhead_forward_ms = " << ms(p.head.forward)
-      << "\nhead_backward_ms = " << ms(p.head.backward)
-      << "\nconcurrent_slowdown = " << p.concurrentSlowdown << "\n";
+  util::TomlPairs pairs = {
+      {"name", m.name},
+      {"layers", int64_t{m.layers}},
+      {"hidden", int64_t{m.hidden}},
+      {"heads", int64_t{m.heads}},
+      {"ffn", int64_t{m.ffn}},
+      {"vocab", int64_t{m.vocab}},
+      {"seq_len", int64_t{m.seqLen}},
+      {"micro_batch", int64_t{p.microBatch}},
+      {"precision", std::string(p.dtype == Dtype::Fp32 ? "fp32" : "bf16")},
+      {"embedding_forward_ms", ms(p.embedding.forward)},
+      {"embedding_backward_ms", ms(p.embedding.backward)},
+      {"block_forward_ms", ms(p.block.forward)},
+      {"block_backward_ms", ms(p.block.backward)},
+      {"head_forward_ms", ms(p.head.forward)},
+      {"head_backward_ms", ms(p.head.backward)},
+      {"concurrent_slowdown", p.concurrentSlowdown},
+  };
   if (p.blockTp2.forward > 0) {
-    out << "block_tp2_forward_ms = " << ms(p.blockTp2.forward)
-        << "\nblock_tp2_backward_ms = " << ms(p.blockTp2.backward) << "\n";
+    pairs.emplace_back("block_tp2_forward_ms", ms(p.blockTp2.forward));
+    pairs.emplace_back("block_tp2_backward_ms", ms(p.blockTp2.backward));
   }
-  return out.str();
+  return util::tomlTable("", pairs);
 }
 
 Precision precisionOf(const MeasuredProfile& profile) {

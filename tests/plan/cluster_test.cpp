@@ -34,35 +34,53 @@ TEST(Cluster, PresetsCarryDatasheetFigures) {
 
 TEST(Cluster, FileOverridesAPreset) {
   Cluster c = parseClusterText(
-      "preset = cpu-local  # start from the placeholder\n"
+      "name = \"measured\"\n"
       "\n"
-      "name = measured\n"
       "peak_fp32_tflops = 0.05\n"
       "matmul_efficiency = 0.8\n"
       "intra_node_gbytes_per_s = 3.5\n"
-      "intra_node_latency_us = 40\n",
-      "c.txt");
+      "intra_node_latency_us = 40\n"
+      "preset = 'cpu-local'  # the base, wherever it is written\n",
+      "c.toml");
   EXPECT_EQ(c.name, "measured");
   EXPECT_DOUBLE_EQ(c.peakFlops(Dtype::Fp32), 0.05e12);
   EXPECT_DOUBLE_EQ(c.achievedFlops(Dtype::Fp32), 0.04e12);
   EXPECT_DOUBLE_EQ(c.intraNode.bandwidth, 3.5e9);
   EXPECT_DOUBLE_EQ(c.intraNode.latency, 40e-6);
   EXPECT_EQ(c.devicesPerNode, 2);  // kept from the preset
+  Cluster a100 = parseClusterText("preset = \"dgx-a100-80gb-ib200\"\nnodes = 3\n", "a.toml");
+  EXPECT_EQ(a100.name, clusterPreset("dgx-a100-80gb-ib200").name);
+  EXPECT_EQ(a100.nodes, 3);
+  EXPECT_EQ(parseClusterText("nodes = 3\n", "plain.toml").name, "plain.toml");
 }
 
 TEST(Cluster, FileErrorsNameLineAndKey) {
-  EXPECT_NE(errorOf("nodes = 2\nbandwidth = 3\n").find("c.txt:2: unknown key 'bandwidth'"),
-            std::string::npos);
-  EXPECT_NE(errorOf("nodes = two\n").find("c.txt:1: nodes expects a positive number, got 'two'"),
-            std::string::npos);
-  EXPECT_NE(errorOf("nodes = 1.5\n").find("whole number"), std::string::npos);
-  EXPECT_NE(errorOf("memory_gib = -1\n").find("memory_gib"), std::string::npos);
-  EXPECT_NE(errorOf("matmul_efficiency = 1.5\n").find("(0, 1]"), std::string::npos);
-  EXPECT_NE(errorOf("just words\n").find("expected 'key = value'"), std::string::npos);
-  EXPECT_NE(errorOf("nodes = 2\npreset = cpu-local\n").find("before every other key"),
-            std::string::npos);
-  EXPECT_NE(errorOf("preset = dgx-z\n").find("known presets: "), std::string::npos);
-  EXPECT_THROW(loadClusterFile("/nonexistent/cluster.txt"), PlanError);
+  EXPECT_EQ(errorOf("nodes = 2\nbandwidth = 3\n").substr(0, 33),
+            "c.txt:2: unknown key 'bandwidth';");
+  EXPECT_EQ(errorOf("nodes = \"two\"\n"),
+            "c.txt:1: nodes expects a positive number, got string \"two\"");
+  EXPECT_EQ(errorOf("nodes = 1.5\n"), "c.txt:1: nodes expects a whole number, got float 1.5");
+  EXPECT_EQ(errorOf("memory_gib = -1\n"),
+            "c.txt:1: memory_gib expects a positive number, got integer -1");
+  EXPECT_EQ(errorOf("memory_gib = inf\n"),
+            "c.txt:1: memory_gib expects a positive number, got float inf");
+  EXPECT_EQ(errorOf("intra_node_latency_us = nan\n"),
+            "c.txt:1: intra_node_latency_us expects a non-negative number, got float nan");
+  EXPECT_NE(errorOf("matmul_efficiency = 1.5\n").find("(0, 1], got float 1.5"), std::string::npos);
+  EXPECT_EQ(errorOf("device = 4\n"), "c.txt:1: device expects a string, got integer 4");
+  EXPECT_EQ(errorOf("[link]\nbandwidth = 3\n").substr(0, 38),
+            "c.txt:2: unknown key 'link.bandwidth';");
+  EXPECT_NE(errorOf("\npreset = \"dgx-z\"\n").find("c.txt:2: "), std::string::npos);
+  EXPECT_NE(errorOf("preset = \"dgx-z\"\n").find("known presets: "), std::string::npos);
+  EXPECT_THROW(loadClusterFile("/nonexistent/cluster.toml"), PlanError);
+}
+
+// The old `key = value` form without quotes is a TOML syntax error, reported
+// with its line and column.
+TEST(Cluster, SyntaxErrorsNameLineAndColumn) {
+  std::string error = errorOf("nodes = 2\nname = measured\n");
+  EXPECT_EQ(error.substr(0, 11), "c.txt:2:8: ") << error;
+  EXPECT_EQ(errorOf("just words\n").substr(0, 9), "c.txt:1:6");
 }
 
 }  // namespace

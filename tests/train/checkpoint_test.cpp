@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include "multiprocess.h"
 #include "runtime/sha256.h"
 #include "strata/runtime/world.h"
+#include "strata/train/config/config_file.h"
 #include "strata/train/loop/optimizer.h"
 #include "strata/version.h"
 #include "test_util.h"
@@ -64,11 +66,12 @@ fs::path freshDir(const std::string& name) {
 ParallelLayout oneRank() { return ParallelLayout(1, ParallelDegrees{}); }
 
 // What saveCheckpoint does on one rank, without a communicator.
-std::string saveSingle(const fs::path& dir, int64_t step, Trainee& trainee) {
+std::string saveSingle(const fs::path& dir, int64_t step, Trainee& trainee,
+                       const std::string& configToml = "[train]\nsteps = 9\n") {
   std::string stepDir = stepDirectory(dir.string(), step);
   fs::create_directories(stepDir);
   ShardRecord shard = writeShard(stepDir, 0, trainee.state());
-  writeMetadataAndMarker(stepDir, {step, 1, ParallelDegrees{}, "[train]\nsteps = 9\n", {shard}});
+  writeMetadataAndMarker(stepDir, {step, 1, ParallelDegrees{}, configToml, {shard}});
   return stepDir;
 }
 
@@ -246,6 +249,27 @@ TEST(Checkpoint, FileDigestCoversEveryPiece) {
   EXPECT_EQ(digest.sha256, sha256Hex(bytes));
   std::string missing = (dir / "missing").string();
   expectErrorNaming<CheckpointError>([&] { digestFile(missing); }, {missing});
+  fs::remove_all(dir);
+}
+
+// The metadata is TOML 1.0, where nan and inf are numbers like any other: a
+// run's configuration with non-finite values (and strings that need escapes)
+// reads back from it unchanged.
+TEST(Checkpoint, MetadataKeepsNonFiniteNumbers) {
+  fs::path dir = freshDir("nonfinite");
+  Trainee trainee(1);
+  TrainConfig config;
+  config.train.gradClip = HUGE_VAL;  // never clip
+  config.model.dropout = std::nan("");
+  config.data.files = {"a \"b\".txt", "tab\there.txt"};
+  std::string stepDir = saveSingle(dir, 5, trainee, configToToml(config));
+  CheckpointInfo info = readCheckpointInfo(stepDir);
+  EXPECT_EQ(info.configToml, configToToml(config));
+  TrainConfig back;
+  applyConfigToml(info.configToml, "the checkpoint's config", back);
+  EXPECT_EQ(back.train.gradClip, HUGE_VAL);
+  EXPECT_TRUE(std::isnan(back.model.dropout));
+  EXPECT_EQ(back.data.files, config.data.files);
   fs::remove_all(dir);
 }
 

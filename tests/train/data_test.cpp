@@ -7,11 +7,13 @@
 #include <set>
 
 #include "strata/error.h"
+#include "strata/train/config/config_file.h"
 #include "strata/train/data/batch_reader.h"
 #include "strata/train/data/corpus.h"
 #include "strata/train/data/data_source.h"
 #include "strata/train/data/text_dataset.h"
 #include "strata/train/data/tokenizer.h"
+#include "strata/util/toml.h"
 #include "test_util.h"
 
 namespace strata::train {
@@ -281,6 +283,30 @@ TEST(DataSource, SplitsTheGeneratedCorpusByDefault) {
             corpus.substr(0, 32));
 }
 
+std::string windowText(const WindowDataset& windows, int64_t index) {
+  at::Tensor input = windows.gather({index}).input;  // [1, seq_len]
+  return decodeBytes(
+      std::vector<int64_t>(input.data_ptr<int64_t>(), input.data_ptr<int64_t>() + input.numel()));
+}
+
+TEST(DataSource, ReadsEveryFileTheConfigFileNames) {
+  fs::path dir = freshDir("configfiles");
+  std::string a = writeFile(dir / "a.txt", std::string(4000, 'a'));
+  std::string b = writeFile(dir / "b \"2\".txt", std::string(1000, 'b'));
+  std::string config = writeFile(
+      dir / "run.toml", "[data]\nfiles = [" + util::tomlLiteral(a) + ", " + util::tomlLiteral(b) +
+                            "]\nvalidation_fraction = 0.2\n[train]\nseq_len = 32\n");
+  DataSplit data = makeDataSplit(readConfigFile(config));
+  // 4000 + 1 (the newline between files) + 1000 tokens: the last 1001 are
+  // validation, so training holds exactly the first file.
+  EXPECT_EQ(data.train.size(), (4000 - 1) / 32);
+  EXPECT_EQ(data.validation.size(), (1001 - 1) / 32);
+  EXPECT_EQ(windowText(data.train, data.train.size() - 1), std::string(32, 'a'));
+  EXPECT_EQ(windowText(data.validation, 0), "\n" + std::string(31, 'b'));
+  EXPECT_EQ(windowText(data.validation, data.validation.size() - 1), std::string(32, 'b'));
+  fs::remove_all(dir);
+}
+
 TEST(DataSource, ReadersShardTrainingAndKeepValidationInOrder) {
   TrainConfig config = smallDataConfig();
   DataSplit data = makeDataSplit(config);
@@ -297,7 +323,7 @@ TEST(DataSource, ReadersShardTrainingAndKeepValidationInOrder) {
 
 TEST(DataSource, NamesMissingFilesAndTooLittleText) {
   TrainConfig config = smallDataConfig();
-  config.data.files = "/nonexistent/corpus.txt";
+  config.data.files = {"/nonexistent/corpus.txt"};
   expectErrorNaming([&] { makeDataSplit(config); }, {"/nonexistent/corpus.txt"});
   config = smallDataConfig();
   config.data.corpusBytes = 400;

@@ -6,8 +6,9 @@
 // ring collective or a point-to-point transfer sees when all groups of a
 // parallel dimension communicate at once. clusterPreset() and
 // loadClusterFile() throw PlanError for an unknown preset (listing the known
-// ones), an unreadable file, an unknown key, or a value that is not a positive
-// number, naming the file, line and key.
+// ones), an unreadable file, a TOML syntax error (file, line and column), an
+// unknown key, or a value that is not a positive number, naming the file,
+// line and key.
 #pragma once
 
 #include <string>
@@ -48,13 +49,17 @@ struct Cluster {
 std::vector<std::string> clusterPresetNames();
 Cluster clusterPreset(const std::string& name);
 
-// `key = value` lines; `#` starts a comment. `preset = NAME` (first) starts
-// from a preset; the other keys override it. Keys and units:
-//   name, preset, nodes, devices_per_node, device,
+// A TOML document of top-level keys (strata/util/toml.h), for example
+//   preset = "dgx-a100-80gb-ib200"
+//   nodes = 16
+// `preset` names the cluster the other keys override, wherever it is written
+// (without it, cpu-local). Keys and units:
+//   name, preset, device                                   (strings)
+//   nodes, devices_per_node                                (whole numbers)
 //   peak_fp32_tflops, peak_bf16_tflops, memory_gib, memory_bandwidth_gbytes_per_s,
 //   matmul_efficiency (0..1],
 //   intra_node_gbytes_per_s, intra_node_latency_us,
-//   inter_node_gbytes_per_s, inter_node_latency_us
+//   inter_node_gbytes_per_s, inter_node_latency_us        (numbers, integer or float)
 Cluster parseClusterText(const std::string& text, const std::string& source);
 Cluster loadClusterFile(const std::string& path);
 

@@ -8,10 +8,10 @@
 // estimate; see stage_costs.cpp for how it scales to other micro-batch sizes
 // and tensor-parallel degrees.
 //
-// Text form: `key = value` lines, `#` starts a comment. Keys:
-//   name, layers, hidden, heads, ffn, vocab, seq_len      (the model)
+// Text form: a TOML document of top-level keys (strata/util/toml.h). Keys:
+//   name, layers, hidden, heads, ffn, vocab, seq_len      (the model; name a string)
 //   micro_batch                                           (sequences it was timed on)
-//   precision                                             fp32 or bf16
+//   precision                                             "fp32" or "bf16"
 //   embedding_forward_ms, embedding_backward_ms,
 //   block_forward_ms, block_backward_ms,
 //   head_forward_ms, head_backward_ms                     (per micro-batch, one device)
@@ -19,9 +19,11 @@
 //   block_tp2_forward_ms, block_tp2_backward_ms           (optional, together: one
 //                                                          block as a shard of a
 //                                                          tp = 2 group, no comm)
-// Every other key but `name` is required. parseProfileText() and loadProfileFile()
-// throw PlanError naming the file, line and key for an unknown or missing key
-// or a value out of range; nothing else here throws or blocks.
+// Times are numbers, integer or float. Every other key but `name` is
+// required. parseProfileText() and loadProfileFile() throw PlanError naming
+// the file, line and column of a TOML syntax error, and the file, line and
+// key for an unknown or missing key or a value of the wrong type or out of
+// range; nothing else here throws or blocks.
 #pragma once
 
 #include <string>

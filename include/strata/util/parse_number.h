@@ -1,5 +1,6 @@
 // Numbers read from text, one way for all of Strata: flags, environment
-// variables, TOML and `key = value` files, schedule text, checkpoint names.
+// variables, schedule text, checkpoint names. (TOML files have toml++'s own
+// number syntax; see strata/util/toml.h.)
 //
 // Built on std::from_chars, so a result never depends on the C locale (a
 // German LC_NUMERIC does not make "0.5" read as 0). Every function reads the

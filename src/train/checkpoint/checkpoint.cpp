@@ -8,8 +8,8 @@
 
 #include "runtime/sha256.h"
 #include "strata/runtime/communicator.h"
-#include "strata/train/config/toml.h"
 #include "strata/util/parse_number.h"
+#include "strata/util/toml.h"
 #include "strata/version.h"
 #include "train/checkpoint/atomic_file.h"
 #include "train/checkpoint/checkpoint_shard.h"
@@ -44,18 +44,21 @@ std::string shardTable(size_t rank) {
 // strata_version is an added key, not a new format: readers look keys up by
 // name, so Strata before 0.5.0 reads these checkpoints too.
 std::string metadataText(const CheckpointInfo& info) {
-  std::string text =
-      "[checkpoint]\nformat = " + std::to_string(kFormatVersion) +
-      "\nstrata_version = " + tomlLiteral(std::string(kVersion)) +
-      "\nstep = " + std::to_string(info.step) + "\nworld_size = " + std::to_string(info.worldSize) +
-      "\npp = " + std::to_string(info.degrees.pp) + "\ndp = " + std::to_string(info.degrees.dp) +
-      "\ncp = " + std::to_string(info.degrees.cp) + "\ntp = " + std::to_string(info.degrees.tp) +
-      "\nconfig = " + tomlLiteral(info.configToml) + "\n";
+  const ParallelDegrees& d = info.degrees;
+  std::string text = util::tomlTable("checkpoint", {{"format", kFormatVersion},
+                                                    {"strata_version", std::string(kVersion)},
+                                                    {"step", info.step},
+                                                    {"world_size", int64_t{info.worldSize}},
+                                                    {"pp", int64_t{d.pp}},
+                                                    {"dp", int64_t{d.dp}},
+                                                    {"cp", int64_t{d.cp}},
+                                                    {"tp", int64_t{d.tp}},
+                                                    {"config", info.configToml}});
   for (size_t rank = 0; rank < info.shards.size(); ++rank) {
     const ShardRecord& shard = info.shards[rank];
-    text += "\n[" + shardTable(rank) + "]\nfile = " + tomlLiteral(shard.file) +
-            "\nbytes = " + std::to_string(shard.bytes) + "\nsha256 = " + tomlLiteral(shard.sha256) +
-            "\n";
+    text += "\n" + util::tomlTable(
+                       shardTable(rank),
+                       {{"file", shard.file}, {"bytes", shard.bytes}, {"sha256", shard.sha256}});
   }
   return text;
 }
@@ -65,8 +68,8 @@ class Metadata {
  public:
   Metadata(const std::string& text, const std::string& path) : path_(path) {
     try {
-      for (TomlEntry& entry : parseToml(text, path))
-        values_[entry.table + "." + entry.key] = std::move(entry.value);
+      for (util::TomlEntry& entry : util::readToml(text, path))
+        values_[entry.name()] = std::move(entry.value);
     } catch (const ConfigError& error) {
       throw CheckpointError(std::string("corrupt checkpoint metadata: ") + error.what());
     }
@@ -90,7 +93,7 @@ class Metadata {
 
  private:
   std::string path_;
-  std::map<std::string, TomlValue> values_;
+  std::map<std::string, util::TomlValue> values_;
 };
 
 CheckpointInfo parseMetadata(const Metadata& m) {
@@ -204,7 +207,7 @@ void writeMetadataAndMarker(const std::string& stepDir, const CheckpointInfo& in
   std::string metadata = metadataText(info);
   writeFileAtomically(join(stepDir, kMetadataFile), metadata);
   writeFileAtomically(join(stepDir, kMarkerFile),
-                      "metadata_sha256 = \"" + sha256Hex(metadata) + "\"\n");
+                      util::tomlTable("", {{"metadata_sha256", sha256Hex(metadata)}}));
 }
 
 void saveCheckpoint(const std::string& dir, int64_t step, const ParallelLayout& layout,
@@ -249,7 +252,7 @@ CheckpointInfo readCheckpointInfo(const std::string& stepDir) {
                           " marker (the save did not finish)");
   std::string metadata = readWholeFile(metadataPath);
   std::string expected =
-      Metadata(readWholeFile(markerPath), markerPath).get<std::string>(".metadata_sha256");
+      Metadata(readWholeFile(markerPath), markerPath).get<std::string>("metadata_sha256");
   std::string actual = sha256Hex(metadata);
   if (actual != expected)
     throw CheckpointError("checkpoint metadata '" + metadataPath +

@@ -1,17 +1,6 @@
 #include "strata/train/config/config.h"
 
-#include <sstream>
-
 namespace strata::train {
-
-std::vector<std::string> TrainConfig::dataFiles() const {
-  std::vector<std::string> files;
-  std::istringstream list(data.files);
-  std::string file;
-  while (std::getline(list, file, ','))
-    if (!file.empty()) files.push_back(file);
-  return files;
-}
 
 int64_t TrainConfig::microBatches() const {
   int64_t perMicroBatchStep = train.microBatch * parallel.dp;
@@ -90,8 +79,8 @@ const std::vector<ConfigOption>& configOptions() {
        +[](C& c) -> int64_t& { return c.train.evalBatches; }},
       {"train", "out_dir", "out-dir", "folder for metrics and pictures",
        +[](C& c) -> std::string& { return c.train.outDir; }},
-      {"data", "files", "data-files", "comma-separated UTF-8 files (empty: generated corpus)",
-       +[](C& c) -> std::string& { return c.data.files; }},
+      {"data", "files", "data-files", "UTF-8 files to train on (empty: generated corpus)",
+       +[](C& c) -> std::vector<std::string>& { return c.data.files; }},
       {"data", "corpus_bytes", "corpus-bytes", "size of the generated corpus",
        +[](C& c) -> int64_t& { return c.data.corpusBytes; }},
       {"data", "corpus_seed", "corpus-seed", "seed of the generated corpus",

@@ -4,10 +4,13 @@
 #include <sstream>
 
 #include "strata/error.h"
-#include "strata/train/config/toml.h"
+#include "strata/util/toml.h"
 
 namespace strata::train {
 namespace {
+
+using util::TomlEntry;
+using util::TomlValue;
 
 const ConfigOption* findOption(const std::string& table, const std::string& key) {
   for (const ConfigOption& option : configOptions())
@@ -22,65 +25,89 @@ std::string keysOf(const std::string& table) {
   return keys;
 }
 
-[[noreturn]] void failAt(const std::string& fileName, const TomlEntry& entry,
-                         const std::string& message) {
-  throw ConfigError(fileName + ":" + std::to_string(entry.line) + ": " + message);
+[[noreturn]] void failAt(const TomlEntry& entry, const std::string& message) {
+  throw ConfigError(entry.where + ": " + message);
 }
 
-// Stores entry's value into the field, accepting an integer where a float is
-// expected (TOML readers commonly do: `lr = 1` means 1.0).
-void assign(const ConfigOption& option, const TomlEntry& entry, const std::string& fileName,
-            TrainConfig& config) {
-  const TomlValue& value = entry.value;
-  std::string name = entry.table + "." + entry.key;
-  auto wrongType = [&](const char* expected) {
-    failAt(fileName, entry,
-           "'" + name + "' expects " + expected + ", got " + tomlTypeName(value) + " " +
-               tomlLiteral(value));
-  };
-  if (auto* integer = std::get_if<int64_t& (*)(TrainConfig&)>(&option.field)) {
-    if (!std::holds_alternative<int64_t>(value)) wrongType("an integer");
-    (*integer)(config) = std::get<int64_t>(value);
-  } else if (auto* real = std::get_if<double& (*)(TrainConfig&)>(&option.field)) {
-    if (auto* i = std::get_if<int64_t>(&value))
-      (*real)(config) = static_cast<double>(*i);
-    else if (auto* d = std::get_if<double>(&value))
-      (*real)(config) = *d;
-    else
-      wrongType("a number");
-  } else if (auto* boolean = std::get_if<bool& (*)(TrainConfig&)>(&option.field)) {
-    if (!std::holds_alternative<bool>(value)) wrongType("true or false");
-    (*boolean)(config) = std::get<bool>(value);
-  } else {
-    if (!std::holds_alternative<std::string>(value)) wrongType("a string");
-    std::get<std::string& (*)(TrainConfig&)>(option.field)(config) = std::get<std::string>(value);
+[[noreturn]] void wrongType(const TomlEntry& entry, const std::string& expected) {
+  failAt(entry,
+         "'" + entry.name() + "' expects " + expected + ", got " + util::describeToml(entry.value));
+}
+
+// store() puts entry's value into a field of the matching type, or names the
+// key and the type it expects.
+void store(int64_t& field, const TomlEntry& entry) {
+  if (!std::holds_alternative<int64_t>(entry.value)) wrongType(entry, "an integer");
+  field = std::get<int64_t>(entry.value);
+}
+
+// An integer is taken where a float is expected, as TOML readers commonly
+// do: `lr = 1` means 1.0.
+void store(double& field, const TomlEntry& entry) {
+  if (auto* integer = std::get_if<int64_t>(&entry.value))
+    field = static_cast<double>(*integer);
+  else if (auto* real = std::get_if<double>(&entry.value))
+    field = *real;
+  else
+    wrongType(entry, "a number");
+}
+
+void store(bool& field, const TomlEntry& entry) {
+  if (!std::holds_alternative<bool>(entry.value)) wrongType(entry, "true or false");
+  field = std::get<bool>(entry.value);
+}
+
+void store(std::string& field, const TomlEntry& entry) {
+  if (!std::holds_alternative<std::string>(entry.value)) wrongType(entry, "a string");
+  field = std::get<std::string>(entry.value);
+}
+
+// A plain string is refused rather than read as one file: a comma-separated
+// list, the form these files had before TOML arrays, would otherwise become
+// one file named "a.txt,b.txt".
+void store(std::vector<std::string>& field, const TomlEntry& entry) {
+  const char* expected = "an array of strings, like [\"a.txt\", \"b.txt\"]";
+  auto* array = std::get_if<util::TomlArray>(&entry.value);
+  if (!array) wrongType(entry, expected);
+  std::vector<std::string> strings;
+  for (const util::TomlScalar& item : *array) {
+    if (!std::holds_alternative<std::string>(item)) wrongType(entry, expected);
+    strings.push_back(std::get<std::string>(item));
   }
+  field = std::move(strings);
+}
+
+TomlValue tomlValue(const std::vector<std::string>& strings) {
+  return util::TomlArray(strings.begin(), strings.end());
+}
+
+template <typename Field>
+TomlValue tomlValue(const Field& field) {
+  return field;
 }
 
 TomlValue valueOf(const ConfigOption& option, const TrainConfig& config) {
   // The accessors take a mutable config; reading through a copy keeps
   // `config` const.
   TrainConfig copy = config;
-  return std::visit([&](auto field) -> TomlValue { return field(copy); }, option.field);
+  return std::visit([&](auto field) { return tomlValue(field(copy)); }, option.field);
 }
 
 }  // namespace
 
 void applyConfigToml(const std::string& text, const std::string& fileName, TrainConfig& config) {
-  for (const TomlEntry& entry : parseToml(text, fileName)) {
+  for (const TomlEntry& entry : util::readToml(text, fileName)) {
     if (entry.table.empty())
-      failAt(fileName, entry,
-             "key '" + entry.key +
-                 "' is outside any table; use [model], [parallel], [train], [data] or "
-                 "[checkpoint]");
+      failAt(entry, "key '" + entry.key +
+                        "' is outside any table; use [model], [parallel], [train], [data] or "
+                        "[checkpoint]");
     const ConfigOption* option = findOption(entry.table, entry.key);
     if (!option) {
       std::string known = keysOf(entry.table);
-      failAt(fileName, entry,
-             "unknown key '" + entry.key + "' in [" + entry.table + "]" +
-                 (known.empty() ? " (unknown table)" : " (known keys: " + known + ")"));
+      failAt(entry, "unknown key '" + entry.key + "' in [" + entry.table + "]" +
+                        (known.empty() ? " (unknown table)" : " (known keys: " + known + ")"));
     }
-    assign(*option, entry, fileName, config);
+    std::visit([&](auto field) { store(field(config), entry); }, option->field);
   }
 }
 
@@ -95,23 +122,22 @@ TrainConfig readConfigFile(const std::string& path) {
 }
 
 std::string configToToml(const TrainConfig& config) {
-  std::ostringstream out;
-  std::string table;
+  std::vector<std::pair<std::string, util::TomlPairs>> tables;
   for (const ConfigOption& option : configOptions()) {
-    if (table != option.table) {
-      out << (table.empty() ? "" : "\n") << "[" << option.table << "]\n";
-      table = option.table;
-    }
-    out << option.key << " = " << tomlLiteral(valueOf(option, config)) << "\n";
+    if (tables.empty() || tables.back().first != option.table) tables.push_back({option.table, {}});
+    tables.back().second.emplace_back(option.key, valueOf(option, config));
   }
-  return out.str();
+  std::string text;
+  for (const auto& [table, pairs] : tables)
+    text += (text.empty() ? "" : "\n") + util::tomlTable(table, pairs);
+  return text;
 }
 
 std::vector<std::pair<std::string, std::string>> configEntries(const TrainConfig& config) {
   std::vector<std::pair<std::string, std::string>> entries;
   for (const ConfigOption& option : configOptions()) {
     entries.emplace_back(std::string(option.table) + "." + option.key,
-                         tomlLiteral(valueOf(option, config)));
+                         util::tomlLiteral(valueOf(option, config)));
   }
   return entries;
 }

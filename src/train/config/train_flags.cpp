@@ -1,6 +1,7 @@
 #include "strata/train/config/train_flags.h"
 
 #include <deque>
+#include <sstream>
 
 #include "strata/error.h"
 #include "strata/train/config/config_file.h"
@@ -13,6 +14,25 @@ constexpr const char* kSummary =
     "Trains a GPT-style model with pipeline, tensor and data parallelism.\n"
     "Options come from TrainConfig's defaults, then --config FILE (TOML tables\n"
     "[model] [parallel] [train] [data] [checkpoint]), then the flags given here.";
+
+using StringField = std::string& (*)(TrainConfig&);
+using ListField = std::vector<std::string>& (*)(TrainConfig&);
+
+// A list option's flag takes its items comma-separated, empty items dropped.
+std::string joinList(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : ",") + item;
+  return text;
+}
+
+std::vector<std::string> splitList(const std::string& text) {
+  std::vector<std::string> items;
+  std::istringstream list(text);
+  std::string item;
+  while (std::getline(list, item, ','))
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
 
 // FlagSet writes into these; deques keep the addresses stable while growing.
 struct FlagValues {
@@ -36,9 +56,12 @@ void bindFlags(FlagSet& flags, FlagValues& values) {
       flags.addDouble(option.flag, &values.reals.emplace_back((*real)(defaults)), help);
     } else if (auto* boolean = std::get_if<bool& (*)(TrainConfig&)>(&option.field)) {
       flags.addBool(option.flag, &values.booleans.emplace_back((*boolean)(defaults)), help);
+    } else if (auto* text = std::get_if<StringField>(&option.field)) {
+      flags.addString(option.flag, &values.strings.emplace_back((*text)(defaults)), help);
     } else {
-      auto text = std::get<std::string& (*)(TrainConfig&)>(option.field);
-      flags.addString(option.flag, &values.strings.emplace_back(text(defaults)), help);
+      std::string items = joinList(std::get<ListField>(option.field)(defaults));
+      flags.addString(option.flag, &values.strings.emplace_back(items),
+                      help + " (comma-separated)");
     }
   }
 }
@@ -57,9 +80,12 @@ void applyGivenFlags(const FlagSet& flags, FlagValues& values, TrainConfig& conf
     } else if (auto* b = std::get_if<bool& (*)(TrainConfig&)>(&option.field)) {
       bool value = values.booleans[boolean++];
       if (given) (*b)(config) = value;
+    } else if (auto* s = std::get_if<StringField>(&option.field)) {
+      std::string& value = values.strings[text++];
+      if (given) (*s)(config) = value;
     } else {
       std::string& value = values.strings[text++];
-      if (given) std::get<std::string& (*)(TrainConfig&)>(option.field)(config) = value;
+      if (given) std::get<ListField>(option.field)(config) = splitList(value);
     }
   }
 }

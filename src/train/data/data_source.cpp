@@ -14,10 +14,9 @@ namespace {
 constexpr uint64_t kDataOrderStream = 0xda7a;
 
 std::string loadText(const TrainConfig& config) {
-  std::vector<std::string> files = config.dataFiles();
-  if (files.empty())
+  if (config.data.files.empty())
     return generateCorpus(static_cast<uint64_t>(config.data.corpusSeed), config.data.corpusBytes);
-  return readTextFiles(files);
+  return readTextFiles(config.data.files);
 }
 
 ReaderOptions readerOptions(const TrainConfig& config, int dpRank) {

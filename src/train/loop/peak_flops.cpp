@@ -10,8 +10,8 @@
 
 #include "runtime/sha256.h"
 #include "strata/runtime/threads.h"
-#include "strata/train/config/toml.h"
 #include "strata/util/log.h"
+#include "strata/util/toml.h"
 #include "train/checkpoint/atomic_file.h"
 
 namespace strata::train {
@@ -34,7 +34,7 @@ std::string readCache(const std::string& path) {
 // The cached peak for `table`, or 0 when absent or unreadable.
 double lookup(const std::string& text, const std::string& path, const std::string& table) {
   try {
-    for (const TomlEntry& entry : parseToml(text, path))
+    for (const util::TomlEntry& entry : util::readToml(text, path))
       if (entry.table == table && entry.key == "flops" &&
           std::holds_alternative<double>(entry.value))
         return std::get<double>(entry.value);
@@ -48,14 +48,15 @@ double lookup(const std::string& text, const std::string& path, const std::strin
 void store(const std::string& path, std::string text, const std::string& table,
            const std::string& cpu, const PeakFlopsOptions& options, double flops) {
   try {
-    parseToml(text, path);
+    util::readToml(text, path);
   } catch (const std::exception&) {
     text.clear();  // replace a corrupt cache rather than append to it
   }
-  text += (text.empty() ? "[" : "\n[") + table + "]\ncpu = " + tomlLiteral(cpu) +
-          "\nthreads = " + std::to_string(options.threads) +
-          "\nmatmul_size = " + std::to_string(options.size) + "\nflops = " + tomlLiteral(flops) +
-          "\n";
+  text +=
+      (text.empty() ? "" : "\n") + util::tomlTable(table, {{"cpu", cpu},
+                                                           {"threads", int64_t{options.threads}},
+                                                           {"matmul_size", int64_t{options.size}},
+                                                           {"flops", flops}});
   try {
     fs::create_directories(fs::path(path).parent_path());
     writeFileAtomically(path, text);

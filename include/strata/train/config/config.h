@@ -64,7 +64,9 @@ struct OptimConfig {
 };
 
 struct DataConfig {
-  std::string files;  // comma-separated UTF-8 files; empty: the generated corpus
+  // UTF-8 files, read in this order; empty: the generated corpus. A TOML
+  // array (`files = ["a.txt", "b.txt"]`); the flag takes them comma-separated.
+  std::vector<std::string> files;
   int64_t corpusBytes = 1000000;
   int64_t corpusSeed = 7;
   double validationFraction = 0.05;
@@ -84,8 +86,6 @@ struct TrainConfig {
   DataConfig data;
   CheckpointConfig checkpoint;
 
-  // data.files split at commas, empty entries dropped.
-  std::vector<std::string> dataFiles() const;
   // global batch / (micro-batch x dp): micro-batches per step per replica.
   int64_t microBatches() const;
 };
@@ -97,7 +97,7 @@ struct ConfigOption {
   const char* flag;   // command-line flag without "--", e.g. "global-batch"
   const char* help;
   std::variant<int64_t& (*)(TrainConfig&), double& (*)(TrainConfig&), bool& (*)(TrainConfig&),
-               std::string& (*)(TrainConfig&)>
+               std::string& (*)(TrainConfig&), std::vector<std::string>& (*)(TrainConfig&)>
       field;
 };
 

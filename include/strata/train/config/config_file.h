@@ -1,9 +1,12 @@
 // Reading and writing TrainConfig as a TOML file with the tables [model],
 // [parallel], [train], [data] and [checkpoint] (keys: see configOptions()).
 //
-// Nothing blocks. Reading throws ConfigError "FILE:LINE: ..." naming the key
-// for a key the table does not have, a key outside any table, a value of the
-// wrong type or an integer out of range, and for any TOML syntax error.
+// The file is TOML 1.0 (strata/util/toml.h): `[model]\nlayers = 8`,
+// `model.layers = 8` and `model = { layers = 8 }` alike; data.files is an
+// array of strings. Nothing blocks. Reading throws ConfigError "FILE:LINE: ..."
+// naming the key for a key the table does not have, a key outside any table
+// or a value of the wrong type, and "FILE:LINE:COLUMN: ..." for a TOML syntax
+// error (an integer out of range included).
 #pragma once
 
 #include <string>
