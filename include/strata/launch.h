@@ -1,0 +1,7 @@
+// strata/launch/: `strata launch`: spawns the workers of one node, watches them, takes the
+// job down naming the rank that failed, restarts within a budget.
+//
+// Includes every public header of the folder.
+#pragma once
+
+#include "strata/launch/launcher.h"

@@ -1,0 +1,11 @@
+// strata/train/data/: training data: corpus files, tokenizers, datasets and the batch reader
+// with a resumable position.
+//
+// Includes every public header of the folder.
+#pragma once
+
+#include "strata/train/data/batch_reader.h"
+#include "strata/train/data/corpus.h"
+#include "strata/train/data/data_source.h"
+#include "strata/train/data/text_dataset.h"
+#include "strata/train/data/tokenizer.h"

@@ -1,0 +1,21 @@
+// strata/train/loop/: the training loop: the Trainer, optimizer and LR schedule, gradient norm
+// and clipping, metrics, progress, generation.
+//
+// Includes every public header of the folder.
+#pragma once
+
+#include "strata/train/loop/flops.h"
+#include "strata/train/loop/generate.h"
+#include "strata/train/loop/grad_norm.h"
+#include "strata/train/loop/loss_curve.h"
+#include "strata/train/loop/lr_schedule.h"
+#include "strata/train/loop/memory.h"
+#include "strata/train/loop/metrics.h"
+#include "strata/train/loop/optimizer.h"
+#include "strata/train/loop/peak_flops.h"
+#include "strata/train/loop/precision.h"
+#include "strata/train/loop/progress.h"
+#include "strata/train/loop/random.h"
+#include "strata/train/loop/run_report.h"
+#include "strata/train/loop/train_loop.h"
+#include "strata/train/loop/trainer.h"

@@ -1,0 +1,11 @@
+// strata/util/: small LibTorch-free helpers every folder uses.
+//
+// Includes every public header of the folder.
+#pragma once
+
+#include "strata/util/flags.h"
+#include "strata/util/json.h"
+#include "strata/util/log.h"
+#include "strata/util/parse_number.h"
+#include "strata/util/subprocess.h"
+#include "strata/util/toml.h"
