@@ -8,6 +8,7 @@ packages=(
   build-essential cmake ninja-build ccache git pkg-config
   libtorch-dev libgloo-dev libopenblas0-pthread
   libgtest-dev libgmock-dev
+  libcli11-dev
   iproute2 procps
 )
 if [[ "${1:-}" == "--bench" ]]; then
