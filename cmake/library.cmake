@@ -37,9 +37,11 @@ target_include_directories(
   strata_lib PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
                     $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include> $<INSTALL_INTERFACE:include>)
 target_compile_definitions(strata_lib PUBLIC USE_C10D_GLOO)
-# strata/util/json.h declares nlohmann types. toml++ (Debian ships it
+# strata/util/json.h declares nlohmann types, strata/util/cli_flags.h CLI11
+# ones. toml++ (Debian ships it
 # compiled) and OpenSSL's libcrypto are used inside, but a static library
 # leaves their linking to its user.
 target_link_libraries(
-  strata_lib PUBLIC ${TORCH_LIBRARIES} nlohmann_json::nlohmann_json tomlplusplus::tomlplusplus
+  strata_lib PUBLIC ${TORCH_LIBRARIES} nlohmann_json::nlohmann_json CLI11::CLI11
+                    tomlplusplus::tomlplusplus
                     OpenSSL::Crypto Threads::Threads ${CMAKE_DL_LIBS} rt)

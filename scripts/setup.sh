@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build ccache git pkg-config
   libtorch-dev libgloo-dev libopenblas0-pthread
   libgtest-dev libgmock-dev
-  libtomlplusplus-dev nlohmann-json3-dev libssl-dev zlib1g-dev
+  libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libssl-dev zlib1g-dev
   iproute2 procps
   # The run report's test opens report.html in a headless browser.
   chromium fonts-dejavu-core

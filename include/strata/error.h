@@ -25,6 +25,15 @@ class ConfigError : public Error {
   using Error::Error;
 };
 
+// A bad command line: an unknown flag or command, a missing or malformed
+// value, flags that do not fit together. A ConfigError, so callers that
+// handle configuration errors handle flags too; its message names the
+// command and ends by pointing at the command's --help.
+class FlagError : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
+
 // A blocking call ran past its deadline.
 class TimeoutError : public Error {
  public:

@@ -4,4 +4,5 @@
 // Includes every public header of the folder.
 #pragma once
 
+#include "strata/launch/launch_flags.h"
 #include "strata/launch/launcher.h"

@@ -3,7 +3,8 @@
 // Includes every public header of the folder.
 #pragma once
 
-#include "strata/util/flags.h"
+#include "strata/util/cli_flags.h"
+#include "strata/util/command_line.h"
 #include "strata/util/json.h"
 #include "strata/util/log.h"
 #include "strata/util/parse_number.h"

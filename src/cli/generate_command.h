@@ -1,12 +1,13 @@
 // `strata generate`: sample text from a training checkpoint (see generate.h).
 #pragma once
 
-#include <string>
-#include <vector>
+#include "strata/util/command_line.h"
 
 namespace strata {
 
-// Returns 0 on success, 2 for bad flags, 1 when the checkpoint cannot be used.
-int generateCommand(const std::vector<std::string>& args);
+// Declares `strata generate` on `strata`. Its run returns 0 on success, 2
+// when the checkpoint's configuration cannot be used, 1 for any other
+// failure.
+Subcommand addGenerateCommand(CLI::App& strata);
 
 }  // namespace strata

@@ -1,12 +1,12 @@
 // `strata launch`: parse the flags, then run the launcher (see launcher.h).
 #pragma once
 
-#include <string>
-#include <vector>
+#include "strata/util/command_line.h"
 
 namespace strata {
 
-// Returns the process exit code: the launcher's, or 2 for bad flags.
-int launchCommand(const std::vector<std::string>& args);
+// Declares `strata launch` on `strata`. Its run returns the launcher's exit
+// code (see runLauncher).
+Subcommand addLaunchCommand(CLI::App& strata);
 
 }  // namespace strata

@@ -1,15 +1,18 @@
 #include "plan_command.h"
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <sstream>
 
 #include "strata/plan/errors.h"
 #include "strata/plan/measured_profile.h"
 #include "strata/plan/search.h"
 #include "strata/schedule/error.h"
-#include "strata/util/flags.h"
+#include "strata/util/cli_flags.h"
 #include "strata/util/json.h"
 
 namespace strata {
@@ -19,39 +22,41 @@ using plan::Estimate;
 
 struct PlanOptions {
   std::string model = "gpt2-small", cluster = "cpu-local", clusterFile, profile, layout;
-  long long nodes = 0, globalBatch = 8, seqLen = 0, top = 5;
+  int64_t nodes = 0, globalBatch = 8, seqLen = 0, top = 5;
   double tokens = 0, efficiency = 0;
   bool explain = false, json = false, allowCrossNodeTp = false, evenStages = false;
 };
 
-void addFlags(FlagSet& flags, PlanOptions& o) {
+void addFlags(CLI::App& command, PlanOptions& o) {
   auto list = [](const std::vector<std::string>& names) {
     std::string s;
     for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
     return s;
   };
-  flags.addString("model", &o.model, "model preset: " + list(plan::modelPresetNames()));
-  flags.addString("profile", &o.profile,
-                  "measured profile file (model and per-layer times, e.g. written by "
-                  "bench_planner_calibration); replaces --model and FLOP-based compute");
-  flags.addString("cluster", &o.cluster, "cluster preset: " + list(plan::clusterPresetNames()));
-  flags.addString("cluster-file", &o.clusterFile, "cluster description file (overrides --cluster)");
-  flags.addInt("nodes", &o.nodes, "nodes to use (0: the cluster's own count)", 0);
-  flags.addInt("global-batch", &o.globalBatch, "sequences per iteration", 1);
-  flags.addInt("seq-len", &o.seqLen, "sequence length (0: the model preset's)", 0);
-  flags.addDouble("tokens", &o.tokens, "tokens to train on, for days to train (e.g. 300e9)");
-  flags.addInt("top", &o.top, "layouts to print", 1);
-  flags.addString("layout", &o.layout,
-                  "predict this one layout, e.g. pp8,tp8,dp24,mb1,1f1b,zero1,recompute,sp "
-                  "(dp defaults to what the devices leave)");
-  flags.addDouble("efficiency", &o.efficiency,
-                  "achieved fraction of peak FLOP/s (0: the cluster's calibrated value)");
-  flags.addBool("allow-cross-node-tp", &o.allowCrossNodeTp, "let tp groups span nodes");
-  flags.addBool("even-stages", &o.evenStages,
-                "require layers to divide by pp x v (otherwise stages are cut by the balanced "
-                "partitioner)");
-  flags.addBool("explain", &o.explain, "show where the best layout's time and memory go");
-  flags.addBool("json", &o.json, "print one JSON object per layout instead of a table");
+  addTextFlag(command, "--model", &o.model, "model preset: " + list(plan::modelPresetNames()));
+  addTextFlag(command, "--profile", &o.profile,
+              "measured profile file (model and per-layer times, e.g. written by "
+              "bench_planner_calibration); replaces --model and FLOP-based compute");
+  addTextFlag(command, "--cluster", &o.cluster,
+              "cluster preset: " + list(plan::clusterPresetNames()));
+  addTextFlag(command, "--cluster-file", &o.clusterFile,
+              "cluster description file (overrides --cluster)");
+  addIntFlag(command, "--nodes", &o.nodes, "nodes to use (0: the cluster's own count)", 0);
+  addIntFlag(command, "--global-batch", &o.globalBatch, "sequences per iteration", 1);
+  addIntFlag(command, "--seq-len", &o.seqLen, "sequence length (0: the model preset's)", 0);
+  addRealFlag(command, "--tokens", &o.tokens, "tokens to train on, for days to train (e.g. 300e9)");
+  addIntFlag(command, "--top", &o.top, "layouts to print", 1);
+  addTextFlag(command, "--layout", &o.layout,
+              "predict this one layout, e.g. pp8,tp8,dp24,mb1,1f1b,zero1,recompute,sp "
+              "(dp defaults to what the devices leave)");
+  addRealFlag(command, "--efficiency", &o.efficiency,
+              "achieved fraction of peak FLOP/s (0: the cluster's calibrated value)");
+  addSwitch(command, "allow-cross-node-tp", &o.allowCrossNodeTp, "let tp groups span nodes");
+  addSwitch(command, "even-stages", &o.evenStages,
+            "require layers to divide by pp x v (otherwise stages are cut by the balanced "
+            "partitioner)");
+  addSwitch(command, "explain", &o.explain, "show where the best layout's time and memory go");
+  addSwitch(command, "json", &o.json, "print one JSON object per layout instead of a table");
 }
 
 plan::TrainingJob makeJob(const PlanOptions& o) {
@@ -192,34 +197,23 @@ int run(const PlanOptions& o, std::ostream& out) {
 
 }  // namespace
 
-int planCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  PlanOptions o;
-  FlagSet flags("strata plan",
-                "Choose the parallel layout (pp x tp x dp, schedule, micro-batch, ZeRO, "
-                "recompute) of a GPT model on a cluster and predict its throughput, memory "
-                "per device and days to train.");
-  addFlags(flags, o);
-  try {
-    ParsedArgs parsed = flags.parse(args);
-    if (parsed.helpRequested) {
-      out << flags.help();
-      return 0;
-    }
-    if (!parsed.positional.empty())
-      throw FlagError("strata plan: unexpected argument '" + parsed.positional.front() + "'");
-    return run(o, out);
-  } catch (const FlagError& e) {
-    err << e.what() << "\n";  // already names the command
-    return 2;
-  } catch (const Error& e) {
-    // PlanError, ScheduleError and the rest of strata::Error.
-    err << "strata plan: " << e.what() << "\n";
-    return 2;
-  }
-}
-
-int planCommand(const std::vector<std::string>& args) {
-  return planCommand(args, std::cout, std::cerr);
+Subcommand addPlanCommand(CLI::App& strata, std::ostream& out, std::ostream& err) {
+  CLI::App* command = strata.add_subcommand(
+      "plan", "choose a parallel layout for a model on a cluster and predict time to train");
+  command->footer(
+      "Chooses the parallel layout (pp x tp x dp, schedule, micro-batch, ZeRO, recompute) of a\n"
+      "GPT model on a cluster and predicts its throughput, memory per device and days to train.");
+  auto options = std::make_shared<PlanOptions>();
+  addFlags(*command, *options);
+  return {command, [options, &out, &err] {
+            try {
+              return run(*options, out);
+            } catch (const Error& e) {
+              // PlanError, ScheduleError and the rest of strata::Error: all bad input.
+              err << "strata plan: " << e.what() << "\n";
+              return 2;
+            }
+          }};
 }
 
 }  // namespace strata

@@ -2,20 +2,19 @@
 // predict throughput, memory per device and time to train; or, with
 // --layout, predict one fixed layout.
 //
-// `args` excludes the program and subcommand names. Returns 0 on success (and
-// for --help); 2 for invalid input (a bad flag, an unknown preset, an
-// unreadable cluster file, a layout that does not fit the job, a cluster too
-// small for the model, a batch no layout divides), with the reason on `err`.
-// Never blocks.
+// Never blocks. Its run prints to `out` and returns 0 on success; 2 for
+// invalid input (an unknown preset, an unreadable cluster file, a layout
+// that does not fit the job, a cluster too small for the model, a batch no
+// layout divides), with the reason on `err`.
 #pragma once
 
 #include <iosfwd>
-#include <string>
-#include <vector>
+
+#include "strata/util/command_line.h"
 
 namespace strata {
 
-int planCommand(const std::vector<std::string>& args);
-int planCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// Declares `strata plan` on `strata`; `out` and `err` must outlive its run.
+Subcommand addPlanCommand(CLI::App& strata, std::ostream& out, std::ostream& err);
 
 }  // namespace strata

@@ -1,10 +1,11 @@
 #include "simulate_command.h"
 
+#include <CLI/CLI.hpp>
 #include <climits>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <stdexcept>
+#include <memory>
 
 #include "strata/error.h"
 #include "strata/schedule/chrome_trace.h"
@@ -13,7 +14,7 @@
 #include "strata/schedule/simulator.h"
 #include "strata/schedule/svg.h"
 #include "strata/schedule/text_grid.h"
-#include "strata/util/flags.h"
+#include "strata/util/cli_flags.h"
 
 namespace strata {
 namespace {
@@ -23,49 +24,43 @@ namespace sched = strata::schedule;
 struct SimulateOptions {
   std::string scheduleName = "1f1b";
   std::string file, svgPath, tracePath;
-  long long ranks = 4, microbatches = 8, virtualStages = 1;
+  int64_t ranks = 4, microbatches = 8, virtualStages = 1;
   double forwardCost = 1, backwardCost = 2, inputCost = 1, weightCost = 1, latency = 0;
   bool printText = false;
 };
 
-void addFlags(FlagSet& flags, SimulateOptions& o) {
+void addFlags(CLI::App& command, SimulateOptions& o) {
   std::string names;
   for (const std::string& name : sched::generatorNames())
     names += (names.empty() ? "" : ", ") + name;
-  flags.addString("schedule", &o.scheduleName, "schedule to generate: " + names);
-  flags.addInt("ranks", &o.ranks, "pipeline ranks", 1);
-  flags.addInt("microbatches", &o.microbatches, "microbatches per step", 1);
-  flags.addInt("virtual-stages", &o.virtualStages, "model chunks per rank (interleaved-1f1b)", 1);
-  flags.addString("file", &o.file, "read the schedule from this file instead of generating one");
-  flags.addDouble("forward-cost", &o.forwardCost,
-                  "forward time of one microbatch through one rank's layers (split evenly over "
-                  "its stages)");
-  flags.addDouble("backward-cost", &o.backwardCost, "full backward (B) time, likewise");
-  flags.addDouble("input-cost", &o.inputCost,
-                  "input-gradient (I) time; half of --backward-cost unless set");
-  flags.addDouble("weight-cost", &o.weightCost,
-                  "weight-gradient (W) time; half of --backward-cost unless set");
-  flags.addDouble("latency", &o.latency, "point-to-point latency between ranks");
-  flags.addString("svg", &o.svgPath, "write an SVG timeline to this path");
-  flags.addString("trace", &o.tracePath, "write Chrome-trace JSON to this path");
-  flags.addBool("text", &o.printText, "also print the schedule in its text file format");
+  addTextFlag(command, "--schedule", &o.scheduleName, "schedule to generate: " + names);
+  addIntFlag(command, "--ranks", &o.ranks, "pipeline ranks", 1, INT_MAX);
+  addIntFlag(command, "--microbatches", &o.microbatches, "microbatches per step", 1, INT_MAX);
+  addIntFlag(command, "--virtual-stages", &o.virtualStages,
+             "model chunks per rank (interleaved-1f1b)", 1, INT_MAX);
+  addTextFlag(command, "--file", &o.file,
+              "read the schedule from this file instead of generating one");
+  addRealFlag(command, "--forward-cost", &o.forwardCost,
+              "forward time of one microbatch through one rank's layers (split evenly over "
+              "its stages)");
+  addRealFlag(command, "--backward-cost", &o.backwardCost, "full backward (B) time, likewise");
+  addRealFlag(command, "--input-cost", &o.inputCost,
+              "input-gradient (I) time; half of --backward-cost unless set");
+  addRealFlag(command, "--weight-cost", &o.weightCost,
+              "weight-gradient (W) time; half of --backward-cost unless set");
+  addRealFlag(command, "--latency", &o.latency, "point-to-point latency between ranks");
+  addTextFlag(command, "--svg", &o.svgPath, "write an SVG timeline to this path");
+  addTextFlag(command, "--trace", &o.tracePath, "write Chrome-trace JSON to this path");
+  addSwitch(command, "text", &o.printText, "also print the schedule in its text file format");
 }
 
-void checkFlags(const FlagSet& flags, const ParsedArgs& parsed, const SimulateOptions& o) {
-  if (!parsed.positional.empty()) {
-    throw FlagError(flags.command() + ": unexpected argument '" + parsed.positional.front() + "'");
-  }
-  if (!o.file.empty()) {
-    for (const char* name : {"schedule", "ranks", "microbatches", "virtual-stages"}) {
-      if (flags.wasSet(name)) {
-        throw FlagError(flags.command() + ": --" + name + " conflicts with --file, which " +
-                        "gives the schedule, its ranks and its microbatches");
-      }
+void checkFlags(const CLI::App& command, const SimulateOptions& o) {
+  if (o.file.empty()) return;
+  for (const char* flag : {"--schedule", "--ranks", "--microbatches", "--virtual-stages"}) {
+    if (command.count(flag) > 0) {
+      throw flagError(command, std::string(flag) + " conflicts with --file, which " +
+                                   "gives the schedule, its ranks and its microbatches");
     }
-  }
-  for (const long long value : {o.ranks, o.microbatches, o.virtualStages}) {
-    if (value > INT_MAX)
-      throw FlagError(flags.command() + ": " + std::to_string(value) + " is too large");
   }
 }
 
@@ -79,10 +74,10 @@ sched::Schedule buildSchedule(const SimulateOptions& o) {
 // Costs are given for a rank's whole share of the model, so schedules with
 // more stages per rank are compared on the same model: each stage gets an
 // equal part of its rank's cost.
-sched::CostModel buildCosts(const FlagSet& flags, const SimulateOptions& o,
+sched::CostModel buildCosts(const CLI::App& command, const SimulateOptions& o,
                             const sched::Schedule& schedule) {
-  const double input = flags.wasSet("input-cost") ? o.inputCost : o.backwardCost / 2;
-  const double weight = flags.wasSet("weight-cost") ? o.weightCost : o.backwardCost / 2;
+  const double input = command.count("--input-cost") > 0 ? o.inputCost : o.backwardCost / 2;
+  const double weight = command.count("--weight-cost") > 0 ? o.weightCost : o.backwardCost / 2;
   sched::CostModel costs;
   costs.latency = o.latency;
   for (int stage = 0; stage < schedule.stages(); ++stage) {
@@ -117,9 +112,11 @@ void writeFile(const std::string& path, const std::string& contents) {
   if (!file) throw Error("cannot write '" + path + "'");
 }
 
-void run(const FlagSet& flags, const SimulateOptions& o) {
+int run(const CLI::App& command, const SimulateOptions& o) {
+  checkFlags(command, o);
   const sched::Schedule schedule = buildSchedule(o);
-  const sched::SimulationResult result = sched::simulate(schedule, buildCosts(flags, o, schedule));
+  const sched::SimulationResult result =
+      sched::simulate(schedule, buildCosts(command, o, schedule));
   const std::string title = o.file.empty() ? o.scheduleName : o.file;
   std::cout << title << ": " << schedule.ranks() << " ranks, " << schedule.stages() << " stages, "
             << schedule.microbatches() << " microbatches\n\n";
@@ -129,35 +126,20 @@ void run(const FlagSet& flags, const SimulateOptions& o) {
   if (o.printText) std::cout << "\n" << sched::formatSchedule(schedule);
   if (!o.svgPath.empty()) writeFile(o.svgPath, sched::renderSvg(timeline, title));
   if (!o.tracePath.empty()) writeFile(o.tracePath, sched::toChromeTrace(timeline));
+  return 0;
 }
 
 }  // namespace
 
-int simulateCommand(const std::vector<std::string>& args) {
-  SimulateOptions options;
-  FlagSet flags("strata simulate",
-                "Validate a pipeline schedule and simulate its timing: bubble and peak "
-                "activation stash per rank.");
-  addFlags(flags, options);
-  ParsedArgs parsed;
-  try {
-    parsed = flags.parse(args);
-    checkFlags(flags, parsed, options);
-  } catch (const FlagError& error) {
-    std::cerr << error.what() << "\n";
-    return 2;
-  }
-  if (parsed.helpRequested) {
-    std::cout << flags.help();
-    return 0;
-  }
-  try {
-    run(flags, options);
-  } catch (const std::exception& error) {
-    std::cerr << "strata simulate: " << error.what() << "\n";
-    return 1;
-  }
-  return 0;
+Subcommand addSimulateCommand(CLI::App& strata) {
+  CLI::App* command =
+      strata.add_subcommand("simulate", "validate and time a pipeline schedule; draw its timeline");
+  command->footer(
+      "Validates a pipeline schedule and simulates its timing: bubble and peak activation\n"
+      "stash per rank.");
+  auto options = std::make_shared<SimulateOptions>();
+  addFlags(*command, *options);
+  return {command, [command, options] { return run(*command, *options); }};
 }
 
 }  // namespace strata

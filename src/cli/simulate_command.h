@@ -3,17 +3,16 @@
 // peak activation stash per rank); optionally write an SVG timeline, a
 // Chrome-trace JSON file and the schedule's text form.
 //
-// `args` excludes the program and subcommand names. Returns 0 on success (and
-// for --help), 2 for bad flags (message on stderr), 1 for a schedule that is
-// unknown, invalid or unreadable, or an output file that cannot be written.
-// Never blocks.
+// Never blocks. Its run returns 0 on success, 2 for flags that conflict
+// (FlagError), 1 for a schedule that is unknown, invalid or unreadable, or an
+// output file that cannot be written.
 #pragma once
 
-#include <string>
-#include <vector>
+#include "strata/util/command_line.h"
 
 namespace strata {
 
-int simulateCommand(const std::vector<std::string>& args);
+// Declares `strata simulate` on `strata`.
+Subcommand addSimulateCommand(CLI::App& strata);
 
 }  // namespace strata

@@ -1,5 +1,6 @@
 // The `strata` command itself: what it does with a subcommand it does not
-// know and with an environment it cannot use, and what it says its version is.
+// know, with bad flags and with an environment it cannot use, what its help
+// lists, and what it says its version is.
 #include <gtest/gtest.h>
 
 #include "child_process.h"
@@ -64,14 +65,60 @@ TEST(Cli, VersionNamesStrataAndTheLibTorchItWasBuiltWith) {
   }
 }
 
-TEST(Cli, HelpMentionsVersion) {
+TEST(Cli, HelpListsTheCommandsAndVersion) {
   std::string output;
   std::optional<ExitStatus> status =
       testing::runToEnd({STRATA_BINARY, "--help"}, after(kLimit), &output);
   ASSERT_TRUE(status) << output;
   EXPECT_EQ(status->code, 0) << output;
-  EXPECT_NE(output.find("strata --version"), std::string::npos) << output;
-  EXPECT_NE(output.find("\n  version "), std::string::npos) << output;
+  EXPECT_NE(output.find("\n  --version "), std::string::npos) << output;
+  for (const char* command : {"train", "launch", "generate", "plan", "simulate", "version"}) {
+    EXPECT_NE(output.find("\n  " + std::string(command) + " "), std::string::npos)
+        << command << " is not listed:\n"
+        << output;
+  }
+}
+
+TEST(Cli, EachCommandsHelpListsItsFlags) {
+  struct Case {
+    const char* command;
+    const char* flag;
+  };
+  for (const Case& c : std::vector<Case>{{"train", "--lr X"},
+                                         {"launch", "--nproc-per-node,--nproc_per_node N"},
+                                         {"generate", "--checkpoint S"},
+                                         {"plan", "--global-batch N"},
+                                         {"simulate", "--virtual-stages N"}}) {
+    std::string output;
+    std::optional<ExitStatus> status =
+        testing::runToEnd({STRATA_BINARY, c.command, "--help"}, after(kLimit), &output);
+    ASSERT_TRUE(status) << output;
+    EXPECT_EQ(status->code, 0) << output;
+    EXPECT_NE(output.find("Usage: strata " + std::string(c.command)), std::string::npos) << output;
+    EXPECT_NE(output.find(c.flag), std::string::npos) << c.flag << " not in:\n" << output;
+  }
+}
+
+TEST(Cli, BadFlagsExitTwoNamingTheFlagAndTheValue) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"train", "--lr", "fast"}, "strata train: --lr expects a number, got 'fast'"},
+           {{"train", "--steps=1e3"}, "strata train: --steps expects an integer, got '1e3'"},
+           {{"train", "--learning-rate", "1"}, "strata train: unknown flag '--learning-rate'"},
+           {{"plan", "--top", "0"}, "strata plan: --top must be at least 1, got 0"},
+           {{"version", "now"}, "strata version: unexpected argument 'now'"},
+       }) {
+    std::vector<std::string> argv = {STRATA_BINARY};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    std::string output;
+    std::optional<ExitStatus> status = testing::runToEnd(argv, after(kLimit), &output);
+    ASSERT_TRUE(status) << output;
+    EXPECT_EQ(status->code, 2) << output;
+    EXPECT_NE(output.find(c.message), std::string::npos) << c.message << " not in:\n" << output;
+  }
 }
 
 }  // namespace

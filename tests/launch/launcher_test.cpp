@@ -108,6 +108,22 @@ TEST(Launcher, RunsWorkersWithRankPrefixes) {
   }
 }
 
+// torchrun's spelling, and its way of naming the worker: the first argument
+// that is not a flag, no `--` needed.
+TEST(Launcher, TakesTorchrunsCommandLine) {
+  SpawnSpec spec;
+  spec.argv = {STRATA_BINARY, "launch", "--nproc_per_node", "2", "--node_rank", "0",
+               "--nnodes",    "1",      "--max_restarts",   "0", LAUNCH_WORKER, "ok"};
+  ChildProcess launcher(spec);
+  std::optional<ExitStatus> status = launcher.waitForExit(after(std::chrono::seconds(60)));
+  ASSERT_TRUE(status) << launcher.output();
+  EXPECT_TRUE(status->success()) << launcher.output();
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_TRUE(contains(launcher.output(), "[rank " + std::to_string(rank) + "] sum 2"))
+        << launcher.output();
+  }
+}
+
 TEST(Launcher, WorkerThatExitsNonZeroEndsTheJobNamingIt) {
   LaunchResult r =
       launch({"--nproc-per-node", "3", "--timeout", "20"}, "exit", {{"FAIL_RANK", "1"}});
@@ -238,6 +254,7 @@ TEST(Launcher, BadFlagsAreClearErrors) {
             "--node-rank 2 is outside [0, --nnodes 2)"},
            {{"--nnodes", "2"}, "needs an explicit --master-port"},
            {{"--frobnicate"}, "unknown flag '--frobnicate'"},
+           {{"--rdzv-endpoint", "node0"}, "--rdzv-endpoint expects HOST:PORT"},
            {{"--timeout", "-1"}, "--timeout must be a positive number"},
        }) {
     LaunchResult r = launch(c.args, "ok");

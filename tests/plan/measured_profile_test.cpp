@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <CLI/CLI.hpp>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -206,9 +208,12 @@ TEST(MeasuredProfile, PlanCommandReadsTheProfile) {
   std::string path = ::testing::TempDir() + "/round.profile";
   std::ofstream(path) << formatProfile(roundProfile());
   std::ostringstream out, err;
-  int code = planCommand({"--profile", path, "--global-batch", "8", "--layout", "pp1,tp1,dp2,mb2",
-                          "--cluster", "cpu-local", "--json"},
-                         out, err);
+  CLI::App strata("", "strata");
+  Subcommand plan = addPlanCommand(strata, out, err);
+  int code = runCommandLine(strata, {plan},
+                            {"plan", "--profile", path, "--global-batch", "8", "--layout",
+                             "pp1,tp1,dp2,mb2", "--cluster", "cpu-local", "--json"},
+                            out, err);
   ASSERT_EQ(code, 0) << err.str();
   TrainingJob job = profiledJob(8, 2);
   job.cluster = clusterPreset("cpu-local");

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -13,9 +14,13 @@ struct Outcome {
   std::string out, err;
 };
 
-Outcome plan(const std::vector<std::string>& args) {
+// `strata plan ARGS`, run as the binary runs it.
+Outcome plan(std::vector<std::string> args) {
   std::ostringstream out, err;
-  int code = planCommand(args, out, err);
+  CLI::App strata("", "strata");
+  Subcommand command = addPlanCommand(strata, out, err);
+  args.insert(args.begin(), "plan");
+  int code = runCommandLine(strata, {command}, args, out, err);
   return {code, out.str(), err.str()};
 }
 

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -16,11 +18,15 @@ struct CommandOutput {
   std::string out, err;
 };
 
-CommandOutput runSimulate(const std::vector<std::string>& args) {
+// `strata simulate ARGS`, run as the binary runs it.
+CommandOutput runSimulate(std::vector<std::string> args) {
+  CLI::App strata("", "strata");
+  Subcommand command = addSimulateCommand(strata);
+  args.insert(args.begin(), "simulate");
   testing::internal::CaptureStdout();
   testing::internal::CaptureStderr();
   CommandOutput result;
-  result.status = simulateCommand(args);
+  result.status = runCommandLine(strata, {command}, args, std::cout, std::cerr);
   result.out = testing::internal::GetCapturedStdout();
   result.err = testing::internal::GetCapturedStderr();
   return result;

@@ -1,17 +1,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 
 #include "strata/train/config/config_file.h"
-#include "strata/train/config/train_flags.h"
 #include "test_util.h"
 
 namespace strata::train {
 namespace {
-
-namespace fs = std::filesystem;
 
 TEST(ConfigFile, SetsNamedOptionsAndKeepsTheRest) {
   TrainConfig config;
@@ -101,59 +96,6 @@ TEST(ConfigFile, SyntaxErrorsNameTheLineAndColumn) {
   expectErrorNaming(
       [&] { applyConfigToml("[model]\nlayers = 4\nlayers = 5\n", "run.toml", config); },
       {"run.toml:3:", "layers"});
-}
-
-std::string writeConfig(const std::string& text) {
-  fs::path path = fs::temp_directory_path() / ("strata_cfg_" + std::to_string(getpid()) + ".toml");
-  std::ofstream(path) << text;
-  return path.string();
-}
-
-TEST(TrainFlags, FlagsOverrideTheFile) {
-  std::string path = writeConfig("[parallel]\npp = 4\ntp = 2\n[train]\nlr = 0.01\nsteps = 9\n");
-  TrainArgs args = parseTrainArgs({"--config", path, "--tp", "1", "--lr=3e-4", "--no-shuffle"});
-  EXPECT_EQ(args.configPath, path);
-  EXPECT_EQ(args.config.parallel.pp, 4);  // from the file
-  EXPECT_EQ(args.config.parallel.tp, 1);  // flag beats file
-  EXPECT_DOUBLE_EQ(args.config.train.lr, 3e-4);
-  EXPECT_EQ(args.config.train.steps, 9);
-  EXPECT_FALSE(args.config.data.shuffle);
-  EXPECT_FALSE(args.helpRequested);
-  fs::remove(path);
-}
-
-TEST(TrainFlags, DataFilesFlagTakesACommaSeparatedList) {
-  std::string path = writeConfig("[data]\nfiles = [\"from-file.txt\"]\n");
-  EXPECT_EQ(parseTrainArgs({"--config", path}).config.data.files,
-            (std::vector<std::string>{"from-file.txt"}));
-  EXPECT_EQ(parseTrainArgs({"--config", path, "--data-files", "a.txt,,b.txt"}).config.data.files,
-            (std::vector<std::string>{"a.txt", "b.txt"}));
-  fs::remove(path);
-}
-
-TEST(TrainFlags, BadFlagsAreNamed) {
-  expectErrorNaming([] { parseTrainArgs({"--ppp", "2"}); }, {"--ppp"});
-  expectErrorNaming([] { parseTrainArgs({"--pp", "two"}); }, {"--pp", "two"});
-  expectErrorNaming([] { parseTrainArgs({"extra"}); }, {"'extra'"});
-  expectErrorNaming(
-      [] {
-        parseTrainArgs({"--config", "/nonexistent/x.toml"});
-      },
-      {"/nonexistent/x.toml"});
-}
-
-TEST(TrainFlags, HelpListsEveryOptionWithItsDefault) {
-  EXPECT_TRUE(parseTrainArgs({"--help"}).helpRequested);
-  std::string help = trainHelp();
-  for (const ConfigOption& option : configOptions()) {
-    std::string flag = std::string("--") + option.flag + " ";
-    EXPECT_NE(help.find(flag), std::string::npos) << flag;
-    EXPECT_NE(help.find("[" + std::string(option.table) + "] " + option.key), std::string::npos)
-        << option.key;
-  }
-  EXPECT_NE(help.find("--config"), std::string::npos);
-  EXPECT_NE(help.find("(default: 1f1b)"), std::string::npos);
-  EXPECT_NE(help.find("(default: 0.001)"), std::string::npos);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // as strata::Error. Each check provokes a real error of one layer.
 #include <gtest/gtest.h>
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -12,7 +13,8 @@
 #include "strata/plan/errors.h"
 #include "strata/schedule/error.h"
 #include "strata/schedule/registry.h"
-#include "strata/util/flags.h"
+#include "strata/util/cli_flags.h"
+#include "strata/util/command_line.h"
 
 namespace strata {
 namespace {
@@ -28,10 +30,10 @@ static_assert(std::is_base_of_v<Error, schedule::ScheduleError>);
 static_assert(std::is_base_of_v<schedule::ScheduleError, schedule::ValidationError>);
 
 TEST(ErrorHierarchy, AnUnknownFlagIsCaughtAsStrataError) {
-  long long steps = 1;
-  FlagSet flags("strata test", "flags");
-  flags.addInt("steps", &steps, "steps");
-  EXPECT_THROW(flags.parse({"--no-such-flag", "1"}), Error);
+  int64_t steps = 1;
+  CLI::App program("", "strata");
+  addIntFlag(*program.add_subcommand("test"), "--steps", &steps, "steps");
+  EXPECT_THROW(parseCommandLine(program, {"test", "--no-such-flag", "1"}), Error);
 }
 
 TEST(ErrorHierarchy, AnUnknownScheduleIsCaughtAsStrataError) {

@@ -15,33 +15,27 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace strata {
 
 struct LaunchOptions {
-  long long nprocPerNode = 1;
-  long long nnodes = 1;
-  long long nodeRank = 0;
+  int64_t nprocPerNode = 1;
+  int64_t nnodes = 1;
+  int64_t nodeRank = 0;
   std::string masterAddr = "127.0.0.1";
-  long long masterPort = 0;  // 0: pick a free port (single node only)
-  long long maxRestarts = 0;
+  int64_t masterPort = 0;  // 0: pick a free port (single node only)
+  int64_t maxRestarts = 0;
   double timeoutSeconds = 300;  // exported to workers as STRATA_TIMEOUT
   std::string jobToken;         // exported as STRATA_JOB_TOKEN; default from the environment
-  long long threadsPerWorker = 1;
+  int64_t threadsPerWorker = 1;
   std::vector<std::string> command;
 };
 
 constexpr std::chrono::seconds kStopGrace{3};
 constexpr int kStderrLinesKept = 20;
-
-// Parses `strata launch` arguments (after the subcommand). Throws FlagError
-// naming the bad flag or value, and ConfigError naming STRATA_TIMEOUT and its
-// text when that variable is not a positive number. Sets *helpRequested and
-// returns defaults on --help.
-LaunchOptions parseLaunchArgs(const std::vector<std::string>& args, bool* helpRequested);
-std::string launchHelp();
 
 int runLauncher(const LaunchOptions& options);
 

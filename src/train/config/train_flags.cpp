@@ -1,30 +1,27 @@
 #include "strata/train/config/train_flags.h"
 
-#include <deque>
+#include <CLI/CLI.hpp>
 #include <sstream>
 
-#include "strata/error.h"
 #include "strata/train/config/config_file.h"
-#include "strata/util/flags.h"
+#include "strata/util/cli_flags.h"
 
 namespace strata::train {
 namespace {
 
-constexpr const char* kSummary =
-    "Trains a GPT-style model with pipeline, tensor and data parallelism.\n"
-    "Options come from TrainConfig's defaults, then --config FILE (TOML tables\n"
-    "[model] [parallel] [train] [data] [checkpoint]), then the flags given here.";
-
-using StringField = std::string& (*)(TrainConfig&);
+using IntegerField = int64_t& (*)(TrainConfig&);
+using RealField = double& (*)(TrainConfig&);
+using BoolField = bool& (*)(TrainConfig&);
+using TextField = std::string& (*)(TrainConfig&);
 using ListField = std::vector<std::string>& (*)(TrainConfig&);
 
-// A list option's flag takes its items comma-separated, empty items dropped.
 std::string joinList(const std::vector<std::string>& items) {
   std::string text;
   for (const std::string& item : items) text += (text.empty() ? "" : ",") + item;
   return text;
 }
 
+// Empty items are dropped, so "a.txt," is one file.
 std::vector<std::string> splitList(const std::string& text) {
   std::vector<std::string> items;
   std::istringstream list(text);
@@ -34,90 +31,56 @@ std::vector<std::string> splitList(const std::string& text) {
   return items;
 }
 
-// FlagSet writes into these; deques keep the addresses stable while growing.
-struct FlagValues {
-  std::string configPath;
-  std::deque<long long> integers;
-  std::deque<double> reals;
-  std::deque<bool> booleans;
-  std::deque<std::string> strings;
-};
-
-// Binds one flag per option, each starting at TrainConfig's default, so
-// --help shows the defaults.
-void bindFlags(FlagSet& flags, FlagValues& values) {
-  flags.addString("config", &values.configPath, "TOML file with options (flags override it)");
-  TrainConfig defaults;
-  for (const ConfigOption& option : configOptions()) {
-    std::string help = "[" + std::string(option.table) + "] " + option.key + ": " + option.help;
-    if (auto* integer = std::get_if<int64_t& (*)(TrainConfig&)>(&option.field)) {
-      flags.addInt(option.flag, &values.integers.emplace_back((*integer)(defaults)), help);
-    } else if (auto* real = std::get_if<double& (*)(TrainConfig&)>(&option.field)) {
-      flags.addDouble(option.flag, &values.reals.emplace_back((*real)(defaults)), help);
-    } else if (auto* boolean = std::get_if<bool& (*)(TrainConfig&)>(&option.field)) {
-      flags.addBool(option.flag, &values.booleans.emplace_back((*boolean)(defaults)), help);
-    } else if (auto* text = std::get_if<StringField>(&option.field)) {
-      flags.addString(option.flag, &values.strings.emplace_back((*text)(defaults)), help);
-    } else {
-      std::string items = joinList(std::get<ListField>(option.field)(defaults));
-      flags.addString(option.flag, &values.strings.emplace_back(items),
-                      help + " (comma-separated)");
-    }
-  }
+std::string helpOf(const ConfigOption& option) {
+  return "[" + std::string(option.table) + "] " + option.key + ": " + option.help;
 }
 
-// Copies the flags that were given over `config`, in bindFlags' order.
-void applyGivenFlags(const FlagSet& flags, FlagValues& values, TrainConfig& config) {
-  size_t integer = 0, real = 0, boolean = 0, text = 0;
-  for (const ConfigOption& option : configOptions()) {
-    bool given = flags.wasSet(option.flag);
-    if (auto* i = std::get_if<int64_t& (*)(TrainConfig&)>(&option.field)) {
-      long long value = values.integers[integer++];
-      if (given) (*i)(config) = value;
-    } else if (auto* r = std::get_if<double& (*)(TrainConfig&)>(&option.field)) {
-      double value = values.reals[real++];
-      if (given) (*r)(config) = value;
-    } else if (auto* b = std::get_if<bool& (*)(TrainConfig&)>(&option.field)) {
-      bool value = values.booleans[boolean++];
-      if (given) (*b)(config) = value;
-    } else if (auto* s = std::get_if<StringField>(&option.field)) {
-      std::string& value = values.strings[text++];
-      if (given) (*s)(config) = value;
-    } else {
-      std::string& value = values.strings[text++];
-      if (given) std::get<ListField>(option.field)(config) = splitList(value);
-    }
-  }
+// One flag that writes into the option's field of `values`.
+const CLI::Option* addOptionFlag(CLI::App& command, const ConfigOption& option,
+                                 TrainConfig& values) {
+  std::string help = helpOf(option);
+  std::string name = option.flag;
+  if (auto* integer = std::get_if<IntegerField>(&option.field))
+    return addIntFlag(command, "--" + name, &(*integer)(values), help);
+  if (auto* real = std::get_if<RealField>(&option.field))
+    return addRealFlag(command, "--" + name, &(*real)(values), help);
+  if (auto* boolean = std::get_if<BoolField>(&option.field))
+    return addSwitch(command, name, &(*boolean)(values), help);
+  return addTextFlag(command, "--" + name, &std::get<TextField>(option.field)(values), help);
 }
 
 }  // namespace
 
-TrainArgs parseTrainArgs(const std::vector<std::string>& args) {
-  FlagSet flags("strata train", kSummary);
-  FlagValues values;
-  bindFlags(flags, values);
-  ParsedArgs parsed;
-  try {
-    parsed = flags.parse(args);
-  } catch (const FlagError& error) {
-    throw ConfigError(error.what());
+TrainFlags::TrainFlags(CLI::App& command) {
+  command.footer(
+      "Options come from TrainConfig's defaults, then --config FILE (TOML tables\n"
+      "[model] [parallel] [train] [data] [checkpoint]), then the flags given here.");
+  addTextFlag(command, "--config", &configPath_, "TOML file with options (flags override it)");
+  for (const ConfigOption& option : configOptions()) {
+    const CLI::Option* flag = nullptr;
+    if (auto* list = std::get_if<ListField>(&option.field)) {
+      std::string& text = listTexts_[&option] = joinList((*list)(flagValues_));
+      flag = addTextFlag(command, "--" + std::string(option.flag), &text,
+                         helpOf(option) + " (comma-separated)");
+    } else {
+      flag = addOptionFlag(command, option, flagValues_);
+    }
+    flags_.emplace_back(&option, flag);
   }
-  if (!parsed.positional.empty())
-    throw ConfigError("strata train: unexpected argument '" + parsed.positional.front() +
-                      "' (options are flags; see 'strata train --help')");
-  TrainArgs result;
-  result.helpRequested = parsed.helpRequested;
-  result.configPath = values.configPath;
-  if (!values.configPath.empty()) result.config = readConfigFile(values.configPath);
-  applyGivenFlags(flags, values, result.config);
-  return result;
 }
 
-std::string trainHelp() {
-  FlagSet flags("strata train", kSummary);
-  FlagValues values;
-  bindFlags(flags, values);
-  return flags.help();
+TrainConfig TrainFlags::config() const {
+  TrainConfig config = configPath_.empty() ? TrainConfig{} : readConfigFile(configPath_);
+  TrainConfig values = flagValues_;  // the field accessors take a mutable config
+  for (const auto& [option, flag] : flags_) {
+    if (flag->count() == 0) continue;
+    if (auto* list = std::get_if<ListField>(&option->field)) {
+      (*list)(config) = splitList(listTexts_.at(option));
+      continue;
+    }
+    std::visit([&](auto field) { field(config) = field(values); }, option->field);
+  }
+  return config;
 }
 
 }  // namespace strata::train

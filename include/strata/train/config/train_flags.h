@@ -1,29 +1,47 @@
-// The command line of `strata train`: `--config FILE` plus one flag per
-// option of configOptions() (`--pp 2 --tp 2 --lr 3e-4 ...`). Defaults come
-// from TrainConfig, then the file, then the flags that were given, so a flag
-// always wins over the file.
+// The flags of `strata train`: `--config FILE` plus one flag per option of
+// configOptions() (`--pp 2 --tp 2 --lr 3e-4 ...`), so a new option gets its
+// flag with it. Defaults come from TrainConfig, then the file, then the flags
+// that were given, so a flag always wins over the file.
 //
-// Nothing blocks. parseTrainArgs throws ConfigError naming the flag and value
-// for an unknown flag or a malformed value, and whatever readConfigFile
-// throws. It does not check values against each other or the world size:
-// that is validateConfig() (validate_config.h).
+// Nothing blocks. A malformed value throws FlagError naming the flag and the
+// value during the parse (cli_flags.h). config() reads the file after the
+// parse and throws whatever readConfigFile throws. Values are not checked
+// against each other or the world size: that is validateConfig()
+// (validate_config.h).
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "strata/train/config/config.h"
 
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
 namespace strata::train {
 
-struct TrainArgs {
-  TrainConfig config;
-  std::string configPath;  // "" when --config was not given
-  bool helpRequested = false;
-};
+class TrainFlags {
+ public:
+  // Declares the flags on `command`; the parse writes into this object, so it
+  // stays where it is until the parse is over.
+  explicit TrainFlags(CLI::App& command);
+  TrainFlags(const TrainFlags&) = delete;
+  TrainFlags& operator=(const TrainFlags&) = delete;
 
-TrainArgs parseTrainArgs(const std::vector<std::string>& args);
-// `strata train --help`: every flag with its TOML key and default.
-std::string trainHelp();
+  // After the parse: the defaults, then the --config file, then the flags given.
+  TrainConfig config() const;
+
+ private:
+  std::string configPath_;
+  TrainConfig flagValues_;  // each flag's value; only those given are used
+  // A list option's flag takes its items comma-separated ("a.txt,b.txt"):
+  // the text as given, per option (std::map: stable addresses for the parse).
+  std::map<const ConfigOption*, std::string> listTexts_;
+  std::vector<std::pair<const ConfigOption*, const CLI::Option*>> flags_;
+};
 
 }  // namespace strata::train

@@ -1,0 +1,38 @@
+// `strata launch`'s command line, declared on CLI11 (util/cli_flags.h).
+//
+// Nothing here blocks; what throws is said at each function.
+#pragma once
+
+#include "strata/launch/launcher.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace strata {
+
+// The flags of `strata launch`, in Strata's spelling and torchrun's
+// (--nproc_per_node, --node_rank, --master_addr, --rdzv-endpoint HOST:PORT,
+// ...). The worker command is everything after `--`, or from the first
+// argument that is not a flag, as torchrun takes its script.
+class LaunchFlags {
+ public:
+  // Declares the flags on `command`; the parse writes into this object, so it
+  // stays where it is until the parse is over.
+  explicit LaunchFlags(CLI::App& command);
+  LaunchFlags(const LaunchFlags&) = delete;
+  LaunchFlags& operator=(const LaunchFlags&) = delete;
+
+  // After the parse: the flags given, with STRATA_JOB_TOKEN and
+  // STRATA_TIMEOUT standing in for --job-token and --timeout when those are
+  // not given. Throws FlagError for options that do not fit together or no
+  // worker command, and ConfigError naming STRATA_TIMEOUT and its text when
+  // that variable is not a positive number (even when --timeout is given).
+  LaunchOptions options() const;
+
+ private:
+  const CLI::App& command_;
+  LaunchOptions given_;
+};
+
+}  // namespace strata

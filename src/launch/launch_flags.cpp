@@ -1,0 +1,115 @@
+#include "strata/launch/launch_flags.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "strata/runtime/timeouts.h"
+#include "strata/util/cli_flags.h"
+#include "strata/util/parse_number.h"
+
+namespace strata {
+namespace {
+
+constexpr int64_t kMaxPort = 65535;
+
+// "HOST:PORT", or "[IPV6]:PORT", as torchrun's --rdzv-endpoint takes it.
+std::optional<std::pair<std::string, int64_t>> parseEndpoint(const std::string& text) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos) return std::nullopt;
+  std::string host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  std::optional<int64_t> port = parseInteger(text.substr(colon + 1));
+  if (host.empty() || !port || *port < 0 || *port > kMaxPort) return std::nullopt;
+  return std::make_pair(host, *port);
+}
+
+// --rdzv-endpoint sets what --master-addr and --master-port set, so it
+// excludes them rather than letting the order of declaration pick a winner.
+void addEndpointFlag(CLI::App& command, LaunchOptions& o, CLI::Option* addr, CLI::Option* port) {
+  CLI::callback_t setEndpoint = [&command, &o](const CLI::results_t& values) {
+    std::optional<std::pair<std::string, int64_t>> endpoint = parseEndpoint(values.back());
+    if (!endpoint)
+      throw flagError(command, "--rdzv-endpoint expects HOST:PORT with PORT in [0, " +
+                                   std::to_string(kMaxPort) + "], got '" + values.back() + "'");
+    std::tie(o.masterAddr, o.masterPort) = *endpoint;
+    return true;
+  };
+  command
+      .add_option("--rdzv-endpoint,--rdzv_endpoint", setEndpoint,
+                  "rendezvous at node 0's HOST:PORT: --master-addr and --master-port in one")
+      ->type_name("HOST:PORT")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
+      ->excludes(addr)
+      ->excludes(port);
+}
+
+void addFlags(CLI::App& command, LaunchOptions& o) {
+  addIntFlag(command, "--nproc-per-node,--nproc_per_node", &o.nprocPerNode, "workers on this node",
+             1);
+  addIntFlag(command, "--nnodes", &o.nnodes, "nodes in the job", 1);
+  addIntFlag(command, "--node-rank,--node_rank", &o.nodeRank, "this node's index in [0, nnodes)",
+             0);
+  CLI::Option* addr = addTextFlag(command, "--master-addr,--master_addr", &o.masterAddr,
+                                  "address of node 0, which serves the rendezvous");
+  CLI::Option* port =
+      addIntFlag(command, "--master-port,--master_port", &o.masterPort,
+                 "rendezvous port; 0 picks a free one (one node only)", 0, kMaxPort);
+  addEndpointFlag(command, o, addr, port);
+  addIntFlag(command, "--max-restarts,--max_restarts", &o.maxRestarts,
+             "restart the whole group this many times", 0);
+  addRealFlag(command, "--timeout", &o.timeoutSeconds,
+              "seconds any blocking call may wait, exported to the workers as STRATA_TIMEOUT; "
+              "unset: STRATA_TIMEOUT if set");
+  addTextFlag(command, "--job-token", &o.jobToken,
+              "shared secret; processes without it are refused; unset: STRATA_JOB_TOKEN");
+  addIntFlag(command, "--threads-per-worker", &o.threadsPerWorker, "intra-op threads per worker",
+             1);
+  command.add_option("command", o.command, "the worker command and its arguments")
+      ->type_name("ARGS");
+}
+
+void checkOptions(const CLI::App& command, const LaunchOptions& o) {
+  if (o.command.empty())
+    throw flagError(command, "no worker command: use strata launch [flags] -- COMMAND ARGS...");
+  if (o.nodeRank >= o.nnodes) {
+    throw flagError(command, "--node-rank " + std::to_string(o.nodeRank) +
+                                 " is outside [0, --nnodes " + std::to_string(o.nnodes) + ")");
+  }
+  if (o.nnodes > 1 && o.masterPort == 0) {
+    throw flagError(command, "--nnodes " + std::to_string(o.nnodes) +
+                                 " needs an explicit --master-port (or --rdzv-endpoint) that "
+                                 "every node shares");
+  }
+  if (!(o.timeoutSeconds > 0))
+    throw flagError(command, "--timeout must be a positive number of seconds");
+}
+
+}  // namespace
+
+LaunchFlags::LaunchFlags(CLI::App& command) : command_(command) {
+  command.positionals_at_end();  // the worker's own flags are not ours
+  command.footer(
+      "Starts --nproc-per-node workers of the worker command on this node with\n"
+      "torchrun-compatible variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,\n"
+      "MASTER_ADDR, MASTER_PORT), watches them, and stops them all when one fails.\n\n"
+      "  strata launch --nproc-per-node N [flags] -- COMMAND ARGS...");
+  addFlags(command, given_);
+}
+
+LaunchOptions LaunchFlags::options() const {
+  LaunchOptions o = given_;
+  // Read even when --timeout overrides it: a typo in the environment is
+  // reported where it was made, not ignored.
+  std::optional<double> timeout = Timeouts::secondsFromEnvironment();
+  if (timeout && command_.count("--timeout") == 0) o.timeoutSeconds = *timeout;
+  const char* token = std::getenv("STRATA_JOB_TOKEN");
+  if (token && command_.count("--job-token") == 0) o.jobToken = token;
+  checkOptions(command_, o);
+  return o;
+}
+
+}  // namespace strata
