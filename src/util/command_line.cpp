@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <ostream>
+#include <string>
 
 #include "strata/util/cli_flags.h"
 
@@ -29,6 +30,18 @@ void rejectLeftovers(const CLI::App& program) {
   }
 }
 
+// CLI11's words for a flag given without its value ("--seed: 1 required N
+// missing") in Strata's: "--seed needs a value".
+std::string inStrataWords(const CLI::ParseError& error) {
+  std::string message = error.what();
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&error) != nullptr &&
+      message.find(" missing") != std::string::npos) {
+    size_t colon = message.find(':');
+    if (colon != std::string::npos) return message.substr(0, colon) + " needs a value";
+  }
+  return message;
+}
+
 int runChosen(const CLI::App& program, const std::vector<Subcommand>& subcommands,
               std::ostream& err) {
   for (const Subcommand& subcommand : subcommands) {
@@ -53,7 +66,7 @@ void parseCommandLine(CLI::App& program, std::vector<std::string> args) {
     throw;
   } catch (const CLI::ParseError& error) {
     // What CLI11 itself finds: a value missing, flags that exclude each other.
-    throw flagError(chosenCommand(program), error.what());
+    throw flagError(chosenCommand(program), inStrataWords(error));
   }
   rejectLeftovers(program);
 }

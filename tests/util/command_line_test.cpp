@@ -139,6 +139,13 @@ TEST(CommandLine, WordsThatFitNowhereAreNamed) {
   }
 }
 
+TEST(CommandLine, AFlagWithoutItsValueSaysSo) {
+  Demo demo;
+  EXPECT_EQ(demo.error({"--count"}),
+            "strata demo: --count needs a value (see 'strata demo --help')");
+  EXPECT_EQ(demo.error({"--name"}), "strata demo: --name needs a value (see 'strata demo --help')");
+}
+
 TEST(CommandLine, HelpListsEveryFlagWithItsDefault) {
   Demo demo;
   EXPECT_THROW(demo.parse({"--help"}), CLI::CallForHelp);
