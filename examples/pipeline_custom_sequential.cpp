@@ -17,13 +17,11 @@
 #include <torch/torch.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <iostream>
 
-#include "strata/launch/launcher.h"
+#include "strata/launch/local_job.h"
 #include "strata/pipeline/pipeline.h"
 #include "strata/runtime/world.h"
-#include "strata/util/subprocess.h"
 
 namespace {
 
@@ -113,20 +111,10 @@ int trainStage() {
   return sameAsWhole && learned ? 0 : 1;
 }
 
-// Starts `workers` copies of this program as one job and waits for them; 0
-// when every one of them exits 0.
-int launchWorkers(int workers) {
-  strata::LaunchOptions launch;
-  launch.nprocPerNode = workers;
-  launch.timeoutSeconds = 60;  // a stalled worker fails the job instead of hanging it
-  launch.command = {strata::currentExecutable()};
-  return strata::runLauncher(launch);
-}
-
 }  // namespace
 
 int main() {
-  // A worker has RANK set by its launcher; without it, this process is the launcher.
-  if (std::getenv("RANK") == nullptr) return launchWorkers(kWorkers);
-  return trainStage();
+  // Run directly, this process launches kWorkers copies of itself and waits
+  // for them; each copy (RANK set by the launch) runs trainStage.
+  return strata::runAsLocalJob(kWorkers, trainStage);
 }

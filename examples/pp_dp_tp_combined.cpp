@@ -19,7 +19,6 @@
 // end with the same parameters.
 #include <torch/torch.h>
 
-#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -27,11 +26,10 @@
 
 #include "strata/data_parallel/data_parallel.h"
 #include "strata/error.h"
-#include "strata/launch/launcher.h"
+#include "strata/launch/local_job.h"
 #include "strata/pipeline/pipeline.h"
 #include "strata/runtime/world.h"
 #include "strata/tensor_parallel/parallel_mlp.h"
-#include "strata/util/subprocess.h"
 
 namespace {
 
@@ -173,20 +171,10 @@ int trainWorker() {
   return agree && learned ? 0 : 1;
 }
 
-// Starts `workers` copies of this program as one job and waits for them; 0
-// when every one of them exits 0.
-int launchWorkers(int workers) {
-  strata::LaunchOptions launch;
-  launch.nprocPerNode = workers;
-  launch.timeoutSeconds = 60;  // a stalled worker fails the job instead of hanging it
-  launch.command = {strata::currentExecutable()};
-  return strata::runLauncher(launch);
-}
-
 }  // namespace
 
 int main() {
-  // A worker has RANK set by its launcher; without it, this process is the launcher.
-  if (std::getenv("RANK") == nullptr) return launchWorkers(kWorkers);
-  return trainWorker();
+  // Run directly, this process launches kWorkers copies of itself and waits
+  // for them; each copy (RANK set by the launch) runs trainWorker.
+  return strata::runAsLocalJob(kWorkers, trainWorker);
 }

@@ -22,15 +22,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <iostream>
 #include <memory>
 
-#include "strata/launch/launcher.h"
+#include "strata/launch/local_job.h"
 #include "strata/runtime/world.h"
 #include "strata/tensor_parallel/column_parallel_linear.h"
 #include "strata/tensor_parallel/row_parallel_linear.h"
-#include "strata/util/subprocess.h"
 
 namespace {
 
@@ -146,20 +144,10 @@ int trainShard() {
   return sameAsSerial && learned ? 0 : 1;
 }
 
-// Starts `workers` copies of this program as one job and waits for them; 0
-// when every one of them exits 0.
-int launchWorkers(int workers) {
-  strata::LaunchOptions launch;
-  launch.nprocPerNode = workers;
-  launch.timeoutSeconds = 60;  // a stalled worker fails the job instead of hanging it
-  launch.command = {strata::currentExecutable()};
-  return strata::runLauncher(launch);
-}
-
 }  // namespace
 
 int main() {
-  // A worker has RANK set by its launcher; without it, this process is the launcher.
-  if (std::getenv("RANK") == nullptr) return launchWorkers(kWorkers);
-  return trainShard();
+  // Run directly, this process launches kWorkers copies of itself and waits
+  // for them; each copy (RANK set by the launch) runs trainShard.
+  return strata::runAsLocalJob(kWorkers, trainShard);
 }

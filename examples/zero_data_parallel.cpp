@@ -15,7 +15,6 @@
 // loss halves and every replica ends with the same parameters.
 #include <torch/torch.h>
 
-#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <vector>
@@ -25,9 +24,8 @@
 #include "strata/data_parallel/flat_optimizer.h"
 #include "strata/data_parallel/zero_optimizer.h"
 #include "strata/error.h"
-#include "strata/launch/launcher.h"
+#include "strata/launch/local_job.h"
 #include "strata/runtime/world.h"
-#include "strata/util/subprocess.h"
 
 namespace {
 
@@ -150,20 +148,10 @@ int trainReplica() {
   return agree && learned ? 0 : 1;
 }
 
-// Starts `workers` copies of this program as one job and waits for them; 0
-// when every one of them exits 0.
-int launchWorkers(int workers) {
-  strata::LaunchOptions launch;
-  launch.nprocPerNode = workers;
-  launch.timeoutSeconds = 60;  // a stalled worker fails the job instead of hanging it
-  launch.command = {strata::currentExecutable()};
-  return strata::runLauncher(launch);
-}
-
 }  // namespace
 
 int main() {
-  // A worker has RANK set by its launcher; without it, this process is the launcher.
-  if (std::getenv("RANK") == nullptr) return launchWorkers(kWorkers);
-  return trainReplica();
+  // Run directly, this process launches kWorkers copies of itself and waits
+  // for them; each copy (RANK set by the launch) runs trainReplica.
+  return strata::runAsLocalJob(kWorkers, trainReplica);
 }

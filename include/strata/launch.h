@@ -6,3 +6,4 @@
 
 #include "strata/launch/launch_flags.h"
 #include "strata/launch/launcher.h"
+#include "strata/launch/local_job.h"
