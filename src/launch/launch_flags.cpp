@@ -6,26 +6,14 @@
 #include <tuple>
 #include <utility>
 
+#include "cluster_env.h"
 #include "strata/runtime/timeouts.h"
 #include "strata/util/cli_flags.h"
-#include "strata/util/parse_number.h"
 
 namespace strata {
 namespace {
 
 constexpr int64_t kMaxPort = 65535;
-
-// "HOST:PORT", or "[IPV6]:PORT", as torchrun's --rdzv-endpoint takes it.
-std::optional<std::pair<std::string, int64_t>> parseEndpoint(const std::string& text) {
-  size_t colon = text.rfind(':');
-  if (colon == std::string::npos) return std::nullopt;
-  std::string host = text.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  std::optional<int64_t> port = parseInteger(text.substr(colon + 1));
-  if (host.empty() || !port || *port < 0 || *port > kMaxPort) return std::nullopt;
-  return std::make_pair(host, *port);
-}
 
 // --rdzv-endpoint sets what --master-addr and --master-port set, so it
 // excludes them rather than letting the order of declaration pick a winner.
@@ -88,6 +76,25 @@ void checkOptions(const CLI::App& command, const LaunchOptions& o) {
     throw flagError(command, "--timeout must be a positive number of seconds");
 }
 
+std::optional<std::string> fromEnvironment(const std::string& name) {
+  const char* value = std::getenv(name.c_str());
+  if (!value) return std::nullopt;
+  return std::string(value);
+}
+
+// Kubeflow's PET_* and the Indexed Job's index, for the flags not given.
+void useClusterEnvironment(const CLI::App& command, LaunchOptions* o) {
+  ClusterEnvironment env = readClusterEnvironment(fromEnvironment);
+  auto given = [&](const char* flag) { return command.count(flag) > 0; };
+  bool endpointGiven = given("--rdzv-endpoint");
+  if (env.nprocPerNode && !given("--nproc-per-node")) o->nprocPerNode = *env.nprocPerNode;
+  if (env.nnodes && !given("--nnodes")) o->nnodes = *env.nnodes;
+  if (env.nodeRank && !given("--node-rank")) o->nodeRank = *env.nodeRank;
+  if (env.maxRestarts && !given("--max-restarts")) o->maxRestarts = *env.maxRestarts;
+  if (env.masterAddr && !given("--master-addr") && !endpointGiven) o->masterAddr = *env.masterAddr;
+  if (env.masterPort && !given("--master-port") && !endpointGiven) o->masterPort = *env.masterPort;
+}
+
 }  // namespace
 
 LaunchFlags::LaunchFlags(CLI::App& command) : command_(command) {
@@ -95,7 +102,11 @@ LaunchFlags::LaunchFlags(CLI::App& command) : command_(command) {
   command.footer(
       "Starts --nproc-per-node workers of the worker command on this node with\n"
       "torchrun-compatible variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,\n"
-      "MASTER_ADDR, MASTER_PORT), watches them, and stops them all when one fails.\n\n"
+      "MASTER_ADDR, MASTER_PORT), watches them, and stops them all when one fails.\n"
+      "Nodes may run different numbers of workers; ranks are given in node order.\n"
+      "Flags not given are read from Kubeflow's PET_* variables (PET_NNODES,\n"
+      "PET_NODE_RANK, PET_RDZV_ENDPOINT, ...) and, for the node rank, from an Indexed\n"
+      "Job's JOB_COMPLETION_INDEX (+ STRATA_NODE_RANK_OFFSET).\n\n"
       "  strata launch --nproc-per-node N [flags] -- COMMAND ARGS...");
   addFlags(command, given_);
 }
@@ -108,6 +119,7 @@ LaunchOptions LaunchFlags::options() const {
   if (timeout && command_.count("--timeout") == 0) o.timeoutSeconds = *timeout;
   const char* token = std::getenv("STRATA_JOB_TOKEN");
   if (token && command_.count("--job-token") == 0) o.jobToken = token;
+  useClusterEnvironment(command_, &o);
   checkOptions(command_, o);
   return o;
 }

@@ -1,11 +1,13 @@
 #include "strata/launch/launcher.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
 
+#include "node_agreement.h"
 #include "strata/error.h"
 #include "strata/runtime/rendezvous.h"
 #include "worker_group.h"
@@ -38,22 +40,25 @@ struct Attempt {
   int port = 0;
 };
 
-std::vector<WorkerSpec> workerSpecs(const LaunchOptions& o, const Attempt& attempt) {
+std::vector<WorkerSpec> workerSpecs(const LaunchOptions& o, const NodeMap& nodes,
+                                    const Attempt& attempt) {
   std::vector<WorkerSpec> specs;
-  int world = static_cast<int>(o.nnodes * o.nprocPerNode);
+  int node = static_cast<int>(o.nodeRank);
   for (int local = 0; local < o.nprocPerNode; ++local) {
     WorkerSpec spec;
     spec.localRank = local;
-    spec.globalRank = static_cast<int>(o.nodeRank * o.nprocPerNode) + local;
+    spec.globalRank = nodes.firstRankOf(node) + local;
     spec.command = o.command;
     std::ostringstream timeout;
     timeout << o.timeoutSeconds;
     spec.env = {
         {"RANK", std::to_string(spec.globalRank)},
-        {"WORLD_SIZE", std::to_string(world)},
+        {"WORLD_SIZE", std::to_string(nodes.worldSize())},
         {"LOCAL_RANK", std::to_string(local)},
         {"LOCAL_WORLD_SIZE", std::to_string(o.nprocPerNode)},
         {"GROUP_RANK", std::to_string(o.nodeRank)},
+        {"GROUP_WORLD_SIZE", std::to_string(o.nnodes)},
+        {"STRATA_NODE_SIZES", nodes.text()},
         {"MASTER_ADDR", o.masterAddr},
         {"MASTER_PORT", std::to_string(attempt.port)},
         {"STRATA_TIMEOUT", timeout.str()},
@@ -177,26 +182,42 @@ AttemptResult superviseAttempt(WorkerGroup& group) {
   return result;
 }
 
-// Node 0 serves the rendezvous store; every other node checks its job token
-// against it before starting a worker, so a node with another token, or none,
-// is refused once and at once, instead of each worker failing alone, restarts
-// being spent on it, and node 0's workers waiting for it until they time out.
-// Returns the store node 0 serves (null elsewhere); sets attempt->port.
-c10::intrusive_ptr<c10d::TCPStore> joinRendezvous(const LaunchOptions& o, Attempt* attempt) {
+std::string hostName() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
+}
+
+struct JoinedJob {
+  c10::intrusive_ptr<c10d::TCPStore> servedStore;  // node 0 only: kept up for the workers
+  NodeMap nodes;
+};
+
+// Node 0 serves the rendezvous store; every node (node 0 too) checks its job
+// token against it and claims its place before starting a worker, so a node
+// with another token or flags that disagree is refused once, at once, and by
+// name, instead of each worker failing alone, restarts being spent on it, and
+// the other nodes' workers waiting for it until they time out. Sets
+// attempt->port to the port served.
+JoinedJob joinJob(const LaunchOptions& o, Attempt* attempt) {
   std::chrono::milliseconds timeout = Timeouts::fromSeconds(o.timeoutSeconds).rendezvous;
-  if (o.nodeRank != 0) {
-    try {
-      checkJobToken(o.masterAddr, attempt->port, o.jobToken, timeout);
-    } catch (const Error& e) {
-      throw Error("node " + std::to_string(o.nodeRank) + " cannot join the job at " + o.masterAddr +
-                  ":" + std::to_string(attempt->port) + ": " + e.what());
-    }
-    return {};
+  NodeClaim self{o.nodeRank, o.nnodes, o.nprocPerNode, o.maxRestarts, hostName(), getpid()};
+  JoinedJob job;
+  if (o.nodeRank == 0) {
+    job.servedStore = serveStore(o.masterAddr, attempt->port, o.jobToken, timeout);
+    attempt->port = job.servedStore->getPort();
+    job.nodes =
+        agreeOnNodes(jobScope(job.servedStore, o.jobToken, "launchers", timeout), self, timeout);
+    return job;
   }
-  c10::intrusive_ptr<c10d::TCPStore> store = serveStore(o.masterAddr, attempt->port, timeout);
-  attempt->port = store->getPort();
-  publishTokenFingerprint(*store, o.jobToken);
-  return store;
+  try {
+    c10::intrusive_ptr<c10d::TCPStore> store = connectStore(o.masterAddr, attempt->port, timeout);
+    job.nodes = agreeOnNodes(jobScope(store, o.jobToken, "launchers", timeout), self, timeout);
+  } catch (const Error& e) {
+    throw Error("node " + std::to_string(o.nodeRank) + " cannot join the job at " + o.masterAddr +
+                ":" + std::to_string(attempt->port) + ": " + e.what());
+  }
+  return job;
 }
 
 }  // namespace
@@ -207,22 +228,24 @@ int runLauncher(const LaunchOptions& options) {
   OrphanGuard guard;
   Attempt attempt;
   attempt.port = static_cast<int>(options.masterPort);
-  c10::intrusive_ptr<c10d::TCPStore> store;
+  JoinedJob job;
   try {
-    store = joinRendezvous(options, &attempt);
+    job = joinJob(options, &attempt);
   } catch (const Error& e) {
     std::cerr << "strata launch: " << e.what() << std::endl;
     return 2;
   }
-  int world = static_cast<int>(options.nnodes * options.nprocPerNode);
-  std::cerr << "strata launch: " << options.nprocPerNode << " workers on node " << options.nodeRank
-            << " of " << options.nnodes << " (world size " << world << "), rendezvous at "
-            << options.masterAddr << ":" << attempt.port << std::endl;
+  int first = job.nodes.firstRankOf(static_cast<int>(options.nodeRank));
+  std::cerr << "strata launch: " << options.nprocPerNode << " workers (ranks " << first << "-"
+            << first + options.nprocPerNode - 1 << ") on node " << options.nodeRank << " of "
+            << options.nnodes << " (workers per node " << job.nodes.text() << ", world size "
+            << job.nodes.worldSize() << "), rendezvous at " << options.masterAddr << ":"
+            << attempt.port << std::endl;
 
   for (;; ++attempt.number) {
     AttemptResult result;
     {
-      WorkerGroup group(workerSpecs(options, attempt), guard);
+      WorkerGroup group(workerSpecs(options, job.nodes, attempt), guard);
       result = superviseAttempt(group);
     }
     if (result.outcome == Outcome::kSuccess) return 0;

@@ -118,4 +118,43 @@ std::vector<std::vector<int>> ParallelLayout::allGroups(Dim dim) const {
 
 std::string ParallelLayout::describe() const { return factors(degrees_); }
 
+namespace {
+
+// Node of each rank, from the workers per node in rank order.
+std::vector<int> nodeOfRanks(const std::vector<int>& nodeSizes) {
+  std::vector<int> nodeOf;
+  for (size_t node = 0; node < nodeSizes.size(); ++node)
+    nodeOf.insert(nodeOf.end(), nodeSizes[node], static_cast<int>(node));
+  return nodeOf;
+}
+
+std::string ranksOfNode(const std::vector<int>& nodeSizes, int node) {
+  int first = 0;
+  for (int i = 0; i < node; ++i) first += nodeSizes[i];
+  return std::to_string(first) + "-" + std::to_string(first + nodeSizes[node] - 1);
+}
+
+}  // namespace
+
+void checkTensorParallelInsideNodes(const ParallelLayout& layout,
+                                    const std::vector<int>& nodeSizes) {
+  std::vector<int> nodeOf = nodeOfRanks(nodeSizes);
+  if (nodeSizes.empty() || static_cast<int>(nodeOf.size()) != layout.worldSize()) return;
+  for (const std::vector<int>& group : layout.allGroups(Dim::kTensor)) {
+    int first = nodeOf[group.front()], last = nodeOf[group.back()];
+    if (first == last) continue;
+    std::string sizes;
+    for (int size : nodeSizes) sizes += (sizes.empty() ? "" : ",") + std::to_string(size);
+    int tp = layout.degree(Dim::kTensor);
+    throw ConfigError("tp " + std::to_string(tp) +
+                      " needs each tensor-parallel group inside one node, but ranks " +
+                      std::to_string(group.front()) + "-" + std::to_string(group.back()) +
+                      " span node " + std::to_string(first) + " (ranks " +
+                      ranksOfNode(nodeSizes, first) + ") and node " + std::to_string(last) +
+                      " (ranks " + ranksOfNode(nodeSizes, last) + "); the nodes run " + sizes +
+                      " workers: give every node a multiple of " + std::to_string(tp) +
+                      " workers or choose another tp");
+  }
+}
+
 }  // namespace strata

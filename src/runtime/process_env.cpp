@@ -1,6 +1,7 @@
 #include "strata/runtime/process_env.h"
 
 #include <cstdlib>
+#include <sstream>
 
 #include "strata/error.h"
 #include "strata/util/parse_number.h"
@@ -18,6 +19,37 @@ int intVariable(const ProcessEnv::Lookup& lookup, const std::string& name, int f
                       std::to_string(max) + "], got '" + *text + "'");
   }
   return static_cast<int>(*value);
+}
+
+std::vector<int> equalNodes(const ProcessEnv& env) {
+  if (env.worldSize % env.localWorldSize != 0) return {};
+  return std::vector<int>(env.worldSize / env.localWorldSize, env.localWorldSize);
+}
+
+// STRATA_NODE_SIZES: positive counts that add up to WORLD_SIZE, with this
+// rank's node as large as LOCAL_WORLD_SIZE says.
+std::vector<int> nodeSizesOf(const ProcessEnv::Lookup& lookup, const ProcessEnv& env) {
+  std::optional<std::string> text = lookup("STRATA_NODE_SIZES");
+  if (!text || text->empty()) return equalNodes(env);
+  std::vector<int> sizes;
+  std::stringstream parts(*text);
+  int sum = 0, nodeOfRank = -1;
+  for (std::string part; std::getline(parts, part, ',');) {
+    std::optional<int64_t> size = parseInteger(part);
+    if (!size || *size < 1 || *size > env.worldSize) {
+      throw ConfigError("STRATA_NODE_SIZES must list each node's worker count, like '3,2', got '" +
+                        *text + "'");
+    }
+    if (env.rank >= sum && env.rank < sum + *size) nodeOfRank = static_cast<int>(sizes.size());
+    sizes.push_back(static_cast<int>(*size));
+    sum += static_cast<int>(*size);
+  }
+  if (sum != env.worldSize || sizes[nodeOfRank] != env.localWorldSize) {
+    throw ConfigError("STRATA_NODE_SIZES '" + *text + "' does not fit WORLD_SIZE " +
+                      std::to_string(env.worldSize) + " and LOCAL_WORLD_SIZE " +
+                      std::to_string(env.localWorldSize) + " of RANK " + std::to_string(env.rank));
+  }
+  return sizes;
 }
 
 }  // namespace
@@ -52,6 +84,7 @@ ProcessEnv ProcessEnv::fromLookup(const Lookup& lookup) {
   int torchrunAttempt = intVariable(lookup, "TORCHELASTIC_RESTART_COUNT", 0, 0, kMaxInt);
   env.restartAttempt = intVariable(lookup, "STRATA_RESTART_ATTEMPT", torchrunAttempt, 0, kMaxInt);
   env.storeHostedByLauncher = intVariable(lookup, "STRATA_LAUNCHER_STORE", 0, 0, 1) == 1;
+  env.nodeSizes = nodeSizesOf(lookup, env);
   return env;
 }
 

@@ -5,6 +5,7 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "reach_endpoint.h"
 #include "sha256.h"
 #include "strata/error.h"
 
@@ -26,32 +27,13 @@ std::string lower(std::string text) {
   return text;
 }
 
-c10::intrusive_ptr<c10d::TCPStore> connectStore(const std::string& host, int port, bool isServer,
-                                                std::chrono::milliseconds timeout) {
+c10d::TCPStoreOptions storeOptions(int port, bool isServer, std::chrono::milliseconds timeout) {
   c10d::TCPStoreOptions options;
   options.port = static_cast<std::uint16_t>(port);
   options.isServer = isServer;
   options.waitWorkers = false;
   options.timeout = timeout;
-  std::string where = host + ":" + std::to_string(port);
-  try {
-    return c10::make_intrusive<c10d::TCPStore>(host, options);
-  } catch (const std::exception& e) {
-    std::string message = lower(e.what());
-    if (isServer && (message.find("address already in use") != std::string::npos ||
-                     message.find("eaddrinuse") != std::string::npos)) {
-      throw ConfigError("cannot serve the rendezvous store: port " + std::to_string(port) + " on " +
-                        host +
-                        " is already in use (another job?); choose another with --master-port "
-                        "or pass --master-port 0 to pick a free one");
-    }
-    if (!isServer) {
-      throw TimeoutError("could not reach the rendezvous store at " + where + " within " +
-                         describeDuration(timeout) +
-                         " (is rank 0 / the launcher running?): " + e.what());
-    }
-    throw Error("cannot serve the rendezvous store at " + where + ": " + e.what());
-  }
+  return options;
 }
 
 void checkTokenFingerprint(c10d::Store& store, const std::string& token,
@@ -76,18 +58,50 @@ void checkTokenFingerprint(c10d::Store& store, const std::string& token,
 }  // namespace
 
 c10::intrusive_ptr<c10d::TCPStore> serveStore(const std::string& host, int port,
+                                              const std::string& token,
                                               std::chrono::milliseconds timeout) {
-  return connectStore(host, port, /*isServer=*/true, timeout);
-}
-
-void publishTokenFingerprint(c10d::Store& store, const std::string& token) {
+  c10::intrusive_ptr<c10d::TCPStore> store;
+  try {
+    store = c10::make_intrusive<c10d::TCPStore>(host, storeOptions(port, true, timeout));
+  } catch (const std::exception& e) {
+    std::string message = lower(e.what());
+    if (message.find("address already in use") != std::string::npos ||
+        message.find("eaddrinuse") != std::string::npos) {
+      throw ConfigError("cannot serve the rendezvous store: port " + std::to_string(port) + " on " +
+                        host +
+                        " is already in use (another job?); choose another with --master-port "
+                        "or pass --master-port 0 to pick a free one");
+    }
+    throw Error("cannot serve the rendezvous store at " + host + ":" + std::to_string(port) + ": " +
+                e.what());
+  }
   std::string fingerprint = fingerprintOf(token);
-  store.set(kFingerprintKey, std::vector<uint8_t>(fingerprint.begin(), fingerprint.end()));
+  store->set(kFingerprintKey, std::vector<uint8_t>(fingerprint.begin(), fingerprint.end()));
+  return store;
 }
 
-void checkJobToken(const std::string& host, int port, const std::string& token,
-                   std::chrono::milliseconds timeout) {
-  checkTokenFingerprint(*connectStore(host, port, /*isServer=*/false, timeout), token, timeout);
+c10::intrusive_ptr<c10d::TCPStore> connectStore(const std::string& host, int port,
+                                                std::chrono::milliseconds timeout) {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point deadline = Clock::now() + timeout;
+  waitUntilReachable(host, port, timeout, "the rendezvous store");
+  auto left =
+      std::max(std::chrono::milliseconds(1),
+               std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+  try {
+    return c10::make_intrusive<c10d::TCPStore>(host, storeOptions(port, false, left));
+  } catch (const std::exception& e) {
+    throw TimeoutError("could not connect to the rendezvous store at " + host + ":" +
+                       std::to_string(port) + " within " + describeDuration(timeout) +
+                       " (is node 0's launcher / rank 0 running?): " + e.what());
+  }
+}
+
+c10::intrusive_ptr<c10d::Store> jobScope(const c10::intrusive_ptr<c10d::TCPStore>& store,
+                                         const std::string& token, const std::string& scope,
+                                         std::chrono::milliseconds timeout) {
+  checkTokenFingerprint(*store, token, timeout);
+  return c10::make_intrusive<c10d::PrefixStore>(jobPrefixOf(token) + "/" + scope, store);
 }
 
 c10::intrusive_ptr<c10d::Store> rendezvous(const ProcessEnv& env, const Timeouts& timeouts) {
@@ -96,11 +110,10 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const ProcessEnv& env, const Timeouts
   }
   bool serve = env.rank == 0 && !env.storeHostedByLauncher;
   c10::intrusive_ptr<c10d::TCPStore> store =
-      connectStore(env.masterAddr, env.masterPort, serve, timeouts.rendezvous);
-  if (serve) publishTokenFingerprint(*store, env.jobToken);
-  checkTokenFingerprint(*store, env.jobToken, timeouts.rendezvous);
-  std::string prefix = jobPrefixOf(env.jobToken) + "/attempt-" + std::to_string(env.restartAttempt);
-  return c10::make_intrusive<c10d::PrefixStore>(prefix, store);
+      serve ? serveStore(env.masterAddr, env.masterPort, env.jobToken, timeouts.rendezvous)
+            : connectStore(env.masterAddr, env.masterPort, timeouts.rendezvous);
+  return jobScope(store, env.jobToken, "attempt-" + std::to_string(env.restartAttempt),
+                  timeouts.rendezvous);
 }
 
 }  // namespace strata

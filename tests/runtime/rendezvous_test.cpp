@@ -6,9 +6,13 @@
 #include <torch/torch.h>
 #include <unistd.h>
 
+#include <mutex>
+#include <thread>
+
 #include "multiprocess.h"
 #include "strata/error.h"
 #include "strata/runtime/world.h"
+#include "strata/util/log.h"
 
 namespace strata {
 namespace {
@@ -65,8 +69,7 @@ TEST(Rendezvous, MissingTokenIsRefused) {
 TEST(Rendezvous, WrongTokenCannotSeeTheJobsKeys) {
   testing::ReservedPort reserved;
   int port = reserved.number();
-  auto server = serveStore("127.0.0.1", port, std::chrono::seconds(5));
-  publishTokenFingerprint(*server, "right");
+  auto server = serveStore("127.0.0.1", port, "right", std::chrono::seconds(5));
   ProcessEnv right;
   right.worldSize = 2;
   right.rank = 1;
@@ -112,6 +115,63 @@ TEST(Rendezvous, UnreachableStoreTimesOut) {
   testing::ReservedPort nobodyListens;
   env.masterPort = nobodyListens.number();
   EXPECT_THROW(World::init(env, Timeouts::fromSeconds(1)), TimeoutError);
+}
+
+// Collects the lines Strata logs while it lives.
+class CapturedLog {
+ public:
+  CapturedLog() {
+    previous_ = setLogSink([this](LogLevel, const std::string& line) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      lines_.push_back(line);
+    });
+  }
+  ~CapturedLog() { setLogSink(previous_); }
+  std::vector<std::string> lines() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return lines_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> lines_;
+  LogSink previous_;
+};
+
+// A pod whose master's DNS name never appears: it says what it waits for
+// every few seconds, then fails naming the name.
+TEST(Rendezvous, NameThatNeverResolvesIsReportedWhileWaitingThenTimesOut) {
+  CapturedLog log;
+  try {
+    connectStore("strata-master.invalid", 29500, std::chrono::seconds(7));
+    ADD_FAILURE() << "connected to a name that cannot resolve";
+  } catch (const TimeoutError& e) {
+    EXPECT_NE(std::string(e.what()).find("'strata-master.invalid' does not resolve"),
+              std::string::npos)
+        << e.what();
+  }
+  std::vector<std::string> lines = log.lines();
+  ASSERT_FALSE(lines.empty()) << "no progress line while waiting";
+  EXPECT_NE(lines.front().find("waiting for the rendezvous store at strata-master.invalid:29500"),
+            std::string::npos)
+      << lines.front();
+}
+
+// Pods start in any order: a worker that comes up before node 0 waits for
+// the store to listen instead of failing at once.
+TEST(Rendezvous, ClientWaitsForAStoreThatStartsLater) {
+  testing::ReservedPort reserved;
+  int port = reserved.number();
+  c10::intrusive_ptr<c10d::TCPStore> server;
+  std::thread lateServer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    server = serveStore("127.0.0.1", port, "t", std::chrono::seconds(30));
+  });
+  c10::intrusive_ptr<c10d::TCPStore> client;
+  EXPECT_NO_THROW(client = connectStore("127.0.0.1", port, std::chrono::seconds(30)));
+  lateServer.join();
+  ASSERT_TRUE(client);
+  EXPECT_NO_THROW(jobScope(client, "t", "attempt-0", std::chrono::seconds(30)));
 }
 
 }  // namespace

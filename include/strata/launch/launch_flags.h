@@ -25,9 +25,11 @@ class LaunchFlags {
 
   // After the parse: the flags given, with STRATA_JOB_TOKEN and
   // STRATA_TIMEOUT standing in for --job-token and --timeout when those are
-  // not given. Throws FlagError for options that do not fit together or no
-  // worker command, and ConfigError naming STRATA_TIMEOUT and its text when
-  // that variable is not a positive number (even when --timeout is given).
+  // not given, and a cluster's variables for the node's place in the job
+  // (src/launch/cluster_env.h: Kubeflow's PET_*, JOB_COMPLETION_INDEX).
+  // Throws FlagError for options that do not fit together or no worker
+  // command, and ConfigError naming STRATA_TIMEOUT (even when --timeout is
+  // given) or a cluster variable, with its text, when it is malformed.
   LaunchOptions options() const;
 
  private:

@@ -72,4 +72,12 @@ class ParallelLayout {
   ParallelDegrees degrees_;
 };
 
+// Tensor parallelism exchanges activations inside every layer, which only a
+// node's own links carry fast enough; a tp group must not span nodes.
+// `nodeSizes`: workers per node in rank order (ProcessEnv::nodeSizes); empty
+// means unknown and checks nothing. Throws ConfigError naming the group, the
+// two nodes and their workers.
+void checkTensorParallelInsideNodes(const ParallelLayout& layout,
+                                    const std::vector<int>& nodeSizes);
+
 }  // namespace strata

@@ -1,8 +1,10 @@
 // This process's place in the job, from torchrun-compatible variables.
 //
 // RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
-// plus STRATA_JOB_TOKEN and STRATA_RESTART_ATTEMPT (torchrun's
-// TORCHELASTIC_RESTART_COUNT is read too). With none set the process is a job
+// plus STRATA_JOB_TOKEN, STRATA_RESTART_ATTEMPT (torchrun's
+// TORCHELASTIC_RESTART_COUNT is read too) and STRATA_NODE_SIZES, the workers
+// of each node in node order ("3,2"), which `strata launch` sets because
+// nodes may differ in size. With none set the process is a job
 // of one. Parsing throws ConfigError naming the variable and its value; it
 // never blocks.
 #pragma once
@@ -10,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace strata {
 
@@ -25,6 +28,10 @@ struct ProcessEnv {
   // True when a launcher already hosts the rendezvous store, so rank 0 joins
   // as a client instead of serving it (set by `strata launch`).
   bool storeHostedByLauncher = false;
+  // Workers per node, in node order; ranks are given in node order. Without
+  // STRATA_NODE_SIZES: equal nodes of LOCAL_WORLD_SIZE when it divides
+  // WORLD_SIZE, else empty (unknown).
+  std::vector<int> nodeSizes;
 
   // Looks variables up with `lookup` (std::getenv by default, a map in tests).
   using Lookup = std::function<std::optional<std::string>(const std::string&)>;

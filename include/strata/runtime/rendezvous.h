@@ -1,7 +1,8 @@
 // Rendezvous: every process of a job finds the others through c10d's TCPStore.
 //
-// Rank 0 serves the store at MASTER_ADDR:MASTER_PORT unless `strata launch`
-// already does (STRATA_LAUNCHER_STORE=1); everyone else connects as a client.
+// Node 0's launcher (or rank 0, without a launcher) serves the store at
+// MASTER_ADDR:MASTER_PORT; everyone else connects as a client, waiting for
+// the address to resolve and accept connections (pods start in any order).
 //
 // The job token (STRATA_JOB_TOKEN / --job-token). Every key of the job lives
 // under a prefix derived from the token by a one-way hash, and the store holds
@@ -15,10 +16,6 @@
 // reach the port can still fill the store or connect to it. It guards against
 // accidents (two jobs on one port, a stale worker of an earlier job) and
 // casual interference, not against an attacker on the network.
-//
-// Blocks: connecting to the store, at most timeouts.rendezvous; throws
-// TimeoutError when the store cannot be reached, ConfigError when the port is
-// taken (server side) or the token does not match.
 #pragma once
 
 #include <string>
@@ -29,25 +26,31 @@
 
 namespace strata {
 
-// The store that hosts a job's rendezvous, as the launcher or rank 0 serves it.
-// Port 0 picks a free port (see getPort()).
+// Serves the store that hosts a job's rendezvous and publishes the token's
+// fingerprint on it. Port 0 picks a free port (see getPort()). Throws
+// ConfigError when the port is taken, Error when the address cannot be served.
 c10::intrusive_ptr<c10d::TCPStore> serveStore(const std::string& host, int port,
+                                              const std::string& token,
                                               std::chrono::milliseconds timeout);
 
-// Publishes the token fingerprint on a freshly served store.
-void publishTokenFingerprint(c10d::Store& store, const std::string& token);
+// Connects to the store at host:port as a client. Blocks at most `timeout`
+// while the name does not resolve or nothing listens yet, logging one line
+// every few seconds that says what it waits for; throws TimeoutError naming
+// the address and the last obstacle.
+c10::intrusive_ptr<c10d::TCPStore> connectStore(const std::string& host, int port,
+                                                std::chrono::milliseconds timeout);
 
-// Connects to the store at host:port as a client and checks `token` against
-// the job's fingerprint, as every worker does: the launcher of a node other
-// than 0 calls it before starting workers, so a node with another token, or
-// none, is refused once, at once, and by name. Blocks at most `timeout`
-// (twice: to connect, then for the fingerprint); throws TimeoutError or
-// ConfigError.
-void checkJobToken(const std::string& host, int port, const std::string& token,
-                   std::chrono::milliseconds timeout);
+// The job's keys under `scope` ("attempt-0", "launchers"), once the store's
+// fingerprint shows it serves the job of `token`. Blocks at most `timeout`
+// for the fingerprint; throws TimeoutError when it never appears and
+// ConfigError when the token does not match.
+c10::intrusive_ptr<c10d::Store> jobScope(const c10::intrusive_ptr<c10d::TCPStore>& store,
+                                         const std::string& token, const std::string& scope,
+                                         std::chrono::milliseconds timeout);
 
 // Connects (or, on rank 0 without a launcher, serves), checks the token and
-// returns a store scoped to this job and restart attempt.
+// returns a store scoped to this job and restart attempt. Blocks and throws
+// as connectStore and jobScope do.
 c10::intrusive_ptr<c10d::Store> rendezvous(const ProcessEnv& env, const Timeouts& timeouts);
 
 }  // namespace strata

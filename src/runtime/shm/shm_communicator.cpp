@@ -348,10 +348,12 @@ std::string inodeOf(const char* path) {
 }
 
 // Equal on two processes exactly when they share a kernel, a /dev/shm and a
-// pid namespace (so segments and pids mean the same to both).
+// pid namespace (so segments and pids mean the same to both), and a network
+// namespace: processes in different ones are different hosts to the job (the
+// nodes of a rehearsal on one machine), whose traffic must cross the network.
 int64_t hostFingerprint() {
   std::string key = readFirstLine("/proc/sys/kernel/random/boot_id") + "|" + inodeOf("/dev/shm") +
-                    "|" + inodeOf("/proc/self/ns/pid");
+                    "|" + inodeOf("/proc/self/ns/pid") + "|" + inodeOf("/proc/self/ns/net");
   return static_cast<int64_t>(std::hash<std::string>{}(key) >> 1);
 }
 

@@ -11,7 +11,7 @@
 // piece, by whoever is free (shm_claimed_reduce.h).
 //
 // attachSharedMemory() wraps a communicator whose members all run on this
-// host (same kernel boot, same /dev/shm, same pid namespace): all-reduce,
+// host (same kernel boot, same /dev/shm, same pid and network namespaces): all-reduce,
 // all-gather and reduce-scatter of CPU tensors then go through the segment;
 // everything else (broadcast, point-to-point, barrier, CUDA tensors) still
 // goes to the wrapped communicator. `processesOnHost` (the job's processes on

@@ -182,6 +182,7 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
   const ParallelConfig& p = config_.parallel;
   ParallelLayout layout(
       world_->size(), {static_cast<int>(p.pp), static_cast<int>(p.dp), 1, static_cast<int>(p.tp)});
+  checkTensorParallelInsideNodes(layout, world_->env().nodeSizes);
   state_ = std::make_unique<State>(layout, world_->parallelGroups(layout));
   buildModel();
   std::vector<data_parallel::NamedTensor> named = collectOwnParameters();

@@ -1,0 +1,91 @@
+#include "cluster_env.h"
+
+#include "strata/error.h"
+#include "strata/util/parse_number.h"
+
+namespace strata {
+namespace {
+
+constexpr int64_t kMaxPort = 65535;
+
+std::optional<std::string> setValue(const EnvironmentLookup& lookup, const std::string& name) {
+  std::optional<std::string> value = lookup(name);
+  if (value && value->empty()) return std::nullopt;
+  return value;
+}
+
+std::optional<int64_t> integer(const EnvironmentLookup& lookup, const std::string& name,
+                               int64_t min, int64_t max) {
+  std::optional<std::string> text = setValue(lookup, name);
+  if (!text) return std::nullopt;
+  std::optional<int64_t> value = parseInteger(*text);
+  if (!value || *value < min || *value > max) {
+    throw ConfigError(name + " must be an integer in [" + std::to_string(min) + ", " +
+                      std::to_string(max) + "], got '" + *text + "'");
+  }
+  return value;
+}
+
+// PET_NNODES is "N", or torchrun's "MIN:MAX", which must be a fixed "N:N" here.
+std::optional<int64_t> nodeCount(const EnvironmentLookup& lookup) {
+  std::optional<std::string> text = setValue(lookup, "PET_NNODES");
+  if (!text) return std::nullopt;
+  size_t colon = text->find(':');
+  std::optional<int64_t> min = parseInteger(text->substr(0, colon));
+  std::optional<int64_t> max =
+      colon == std::string::npos ? min : parseInteger(text->substr(colon + 1));
+  if (!min || !max || *min < 1) {
+    throw ConfigError("PET_NNODES must be a node count N or a range N:N, got '" + *text + "'");
+  }
+  if (*min != *max) {
+    throw ConfigError("PET_NNODES '" + *text +
+                      "' asks for an elastic range of nodes; strata launch needs a fixed count "
+                      "(N or N:N)");
+  }
+  return min;
+}
+
+// PET_NODE_RANK, else the Indexed Job's completion index plus the group's offset.
+std::optional<int64_t> nodeRank(const EnvironmentLookup& lookup) {
+  constexpr int64_t kMaxNodes = 1 << 20;
+  if (std::optional<int64_t> rank = integer(lookup, "PET_NODE_RANK", 0, kMaxNodes)) return rank;
+  std::optional<int64_t> index = integer(lookup, "JOB_COMPLETION_INDEX", 0, kMaxNodes);
+  std::optional<int64_t> offset = integer(lookup, "STRATA_NODE_RANK_OFFSET", 0, kMaxNodes);
+  if (!index) return std::nullopt;
+  return *index + offset.value_or(0);
+}
+
+}  // namespace
+
+std::optional<std::pair<std::string, int64_t>> parseEndpoint(const std::string& text) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos) return std::nullopt;
+  std::string host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  std::optional<int64_t> port = parseInteger(text.substr(colon + 1));
+  if (host.empty() || !port || *port < 0 || *port > kMaxPort) return std::nullopt;
+  return std::make_pair(host, *port);
+}
+
+ClusterEnvironment readClusterEnvironment(const EnvironmentLookup& lookup) {
+  constexpr int64_t kMaxCount = 1 << 20;
+  ClusterEnvironment env;
+  env.nprocPerNode = integer(lookup, "PET_NPROC_PER_NODE", 1, kMaxCount);
+  env.nnodes = nodeCount(lookup);
+  env.nodeRank = nodeRank(lookup);
+  env.maxRestarts = integer(lookup, "PET_MAX_RESTARTS", 0, kMaxCount);
+  env.masterAddr = setValue(lookup, "PET_MASTER_ADDR");
+  env.masterPort = integer(lookup, "PET_MASTER_PORT", 1, kMaxPort);
+  if (std::optional<std::string> endpoint = setValue(lookup, "PET_RDZV_ENDPOINT")) {
+    auto parsed = parseEndpoint(*endpoint);
+    if (!parsed) {
+      throw ConfigError("PET_RDZV_ENDPOINT must be HOST:PORT, got '" + *endpoint + "'");
+    }
+    env.masterAddr = parsed->first;
+    env.masterPort = parsed->second;
+  }
+  return env;
+}
+
+}  // namespace strata

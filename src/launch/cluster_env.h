@@ -1,0 +1,36 @@
+// What a cluster's scheduler tells `strata launch` through the environment,
+// used for each flag not given on the command line:
+//
+// - Kubeflow's PyTorchJob (torchrun's own names with a PET_ prefix):
+//   PET_NPROC_PER_NODE, PET_NNODES ("N" or "N:N"), PET_NODE_RANK,
+//   PET_MASTER_ADDR, PET_MASTER_PORT, PET_RDZV_ENDPOINT (HOST:PORT, preferred
+//   over the two before), PET_MAX_RESTARTS;
+// - a Kubernetes Indexed Job: JOB_COMPLETION_INDEX as the node rank, plus
+//   STRATA_NODE_RANK_OFFSET when a job of several replica groups (nodes of
+//   different sizes) runs one Indexed Job per group.
+//
+// Nothing blocks; a variable that is set but malformed throws ConfigError
+// naming it and its text.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace strata {
+
+struct ClusterEnvironment {
+  std::optional<int64_t> nprocPerNode, nnodes, nodeRank, masterPort, maxRestarts;
+  std::optional<std::string> masterAddr;
+};
+
+using EnvironmentLookup = std::function<std::optional<std::string>(const std::string&)>;
+
+ClusterEnvironment readClusterEnvironment(const EnvironmentLookup& lookup);
+
+// "HOST:PORT" or "[IPV6]:PORT" with PORT in [0, 65535]; nullopt otherwise.
+std::optional<std::pair<std::string, int64_t>> parseEndpoint(const std::string& text);
+
+}  // namespace strata

@@ -1,0 +1,216 @@
+#include "node_agreement.h"
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include "strata/error.h"
+#include "strata/runtime/timeouts.h"
+#include "strata/util/log.h"
+
+namespace strata {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+constexpr std::chrono::milliseconds kPollInterval{100};
+constexpr std::chrono::seconds kReportInterval{5};
+const char kClaimCount[] = "claims";
+const char kDecision[] = "decision";
+
+std::string claimKey(int64_t number) { return "claim/" + std::to_string(number); }
+
+void put(c10d::Store& store, const std::string& key, const json& value) {
+  std::string text = value.dump();
+  store.set(key, std::vector<uint8_t>(text.begin(), text.end()));
+}
+
+json take(c10d::Store& store, const std::string& key) {
+  std::vector<uint8_t> bytes = store.get(key);
+  return json::parse(bytes.begin(), bytes.end());
+}
+
+json toJson(const NodeClaim& c) {
+  return {{"node_rank", c.nodeRank},       {"nnodes", c.nnodes}, {"nproc_per_node", c.nprocPerNode},
+          {"max_restarts", c.maxRestarts}, {"host", c.host},     {"pid", c.pid}};
+}
+
+NodeClaim claimFrom(const json& j) {
+  NodeClaim c;
+  c.nodeRank = j.at("node_rank");
+  c.nnodes = j.at("nnodes");
+  c.nprocPerNode = j.at("nproc_per_node");
+  c.maxRestarts = j.at("max_restarts");
+  c.host = j.at("host");
+  c.pid = j.at("pid");
+  return c;
+}
+
+// The first thing `claim` disagrees on with the job as node 0 and the claims
+// before it define it; empty when it fits.
+std::string disagreement(const NodeClaim& node0, const std::map<int64_t, NodeClaim>& held,
+                         const NodeClaim& claim) {
+  auto differs = [&](const char* flag, int64_t mine, int64_t theirs) {
+    return "the launchers disagree on " + std::string(flag) + ": " + node0.describe() + " has " +
+           flag + " " + std::to_string(mine) + ", " + claim.describe() + " has " + flag + " " +
+           std::to_string(theirs);
+  };
+  if (claim.nnodes != node0.nnodes) return differs("--nnodes", node0.nnodes, claim.nnodes);
+  if (claim.maxRestarts != node0.maxRestarts)
+    return differs("--max-restarts", node0.maxRestarts, claim.maxRestarts);
+  auto holder = held.find(claim.nodeRank);
+  if (holder != held.end()) {
+    return "two launchers claim --node-rank " + std::to_string(claim.nodeRank) + ": " +
+           holder->second.describe() + " and " + claim.host + " (pid " + std::to_string(claim.pid) +
+           "); give each node its own rank";
+  }
+  return "";
+}
+
+std::string missingNodes(const std::map<int64_t, NodeClaim>& held, int64_t nnodes) {
+  std::string missing;
+  for (int64_t r = 0; r < nnodes; ++r) {
+    if (!held.count(r)) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+  }
+  return missing;
+}
+
+class Progress {
+ public:
+  explicit Progress(std::chrono::milliseconds timeout)
+      : start_(Clock::now()), deadline_(start_ + timeout), timeout_(timeout) {}
+  bool expired() const { return Clock::now() >= deadline_; }
+  // Logs `what` at most once per kReportInterval.
+  void report(const std::string& what) {
+    Clock::time_point now = Clock::now();
+    if (now < nextReport_) return;
+    nextReport_ = now + kReportInterval;
+    if (now - start_ < kReportInterval) return;  // no news in the first seconds
+    auto waited = std::chrono::duration_cast<std::chrono::seconds>(now - start_);
+    logMessage(LogLevel::Info,
+               what + " (" + describeDuration(waited) + " of " + describeDuration(timeout_) + ")");
+  }
+  const std::chrono::milliseconds& timeout() const { return timeout_; }
+
+ private:
+  Clock::time_point start_, deadline_, nextReport_{};
+  std::chrono::milliseconds timeout_;
+};
+
+// Node 0: reads claims in arrival order until every node rank is held or one
+// disagrees; publishes and returns the decision.
+json decide(c10d::Store& store, const NodeClaim& self, std::chrono::milliseconds timeout) {
+  std::map<int64_t, NodeClaim> held;
+  json accepted = json::array();
+  int64_t read = 0;
+  Progress progress(timeout);
+  for (;;) {
+    int64_t count = store.add(kClaimCount, 0);
+    for (; read < count; ++read) {
+      store.wait({claimKey(read + 1)}, timeout);
+      NodeClaim claim = claimFrom(take(store, claimKey(read + 1)));
+      std::string problem = disagreement(self, held, claim);
+      if (!problem.empty()) return json{{"error", problem}};
+      held[claim.nodeRank] = claim;
+      accepted.push_back(read + 1);
+    }
+    if (static_cast<int64_t>(held.size()) == self.nnodes) {
+      json sizes = json::array(), holders = json::array();
+      for (const auto& [rank, claim] : held) {
+        sizes.push_back(claim.nprocPerNode);
+        holders.push_back(claim.describe());
+      }
+      return json{{"sizes", sizes}, {"accepted", accepted}, {"holders", holders}};
+    }
+    std::string missing = missingNodes(held, self.nnodes);
+    if (progress.expired()) {
+      return json{{"error", "node(s) " + missing + " of " + std::to_string(self.nnodes) +
+                                " never joined within " + describeDuration(timeout) +
+                                " (are their launchers running with this --rdzv-endpoint?)"},
+                  {"timeout", true}};
+    }
+    progress.report("waiting for node(s) " + missing + " of " + std::to_string(self.nnodes) +
+                    " to join");
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+json awaitDecision(c10d::Store& store, const NodeClaim& self, std::chrono::milliseconds timeout) {
+  Progress progress(timeout);
+  while (!store.check({kDecision})) {
+    if (progress.expired()) {
+      throw TimeoutError("node 0 never admitted " + self.describe() + " within " +
+                         describeDuration(timeout) + " (" +
+                         std::to_string(store.add(kClaimCount, 0)) + " of " +
+                         std::to_string(self.nnodes) + " launchers have joined)");
+    }
+    progress.report("waiting for the other nodes to join (" +
+                    std::to_string(store.add(kClaimCount, 0)) + " of " +
+                    std::to_string(self.nnodes) + " launchers so far)");
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  return take(store, kDecision);
+}
+
+NodeMap mapFrom(const json& decision, const NodeClaim& self, int64_t number) {
+  if (decision.contains("error")) {
+    std::string error = decision.at("error");
+    if (decision.contains("timeout")) throw TimeoutError(error);
+    throw ConfigError(error);
+  }
+  const json& accepted = decision.at("accepted");
+  if (std::find(accepted.begin(), accepted.end(), number) == accepted.end()) {
+    const json& holders = decision.at("holders");
+    std::string held = self.nodeRank < static_cast<int64_t>(holders.size())
+                           ? "--node-rank " + std::to_string(self.nodeRank) + " is held by " +
+                                 holders.at(self.nodeRank).get<std::string>()
+                           : "--node-rank " + std::to_string(self.nodeRank) + " is not one of them";
+    throw ConfigError("the job already has all its " + std::to_string(holders.size()) +
+                      " nodes and " + held + ", so this launcher (" + self.host + ", pid " +
+                      std::to_string(self.pid) + ") was not admitted");
+  }
+  NodeMap map;
+  for (const json& size : decision.at("sizes")) map.sizes.push_back(size.get<int>());
+  return map;
+}
+
+}  // namespace
+
+std::string NodeClaim::describe() const {
+  return "node " + std::to_string(nodeRank) + " (" + host + ", pid " + std::to_string(pid) + ")";
+}
+
+int NodeMap::worldSize() const { return firstRankOf(static_cast<int>(sizes.size())); }
+
+int NodeMap::firstRankOf(int node) const {
+  int first = 0;
+  for (int i = 0; i < node; ++i) first += sizes[i];
+  return first;
+}
+
+std::string NodeMap::text() const {
+  std::string out;
+  for (int size : sizes) out += (out.empty() ? "" : ",") + std::to_string(size);
+  return out;
+}
+
+NodeMap agreeOnNodes(const c10::intrusive_ptr<c10d::Store>& scope, const NodeClaim& self,
+                     std::chrono::milliseconds timeout) {
+  if (self.nnodes == 1) return NodeMap{{static_cast<int>(self.nprocPerNode)}};
+  c10d::Store& store = *scope;
+  int64_t number = store.add(kClaimCount, 1);
+  put(store, claimKey(number), toJson(self));
+  json decision;
+  if (self.nodeRank == 0) {
+    decision = decide(store, self, timeout);
+    put(store, kDecision, decision);
+  } else {
+    decision = awaitDecision(store, self, timeout);
+  }
+  return mapFrom(decision, self, number);
+}
+
+}  // namespace strata

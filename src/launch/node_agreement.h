@@ -1,0 +1,61 @@
+// The launchers of a multi-node job agree on its nodes before any worker
+// starts.
+//
+// Every launcher posts a claim (its --node-rank, --nnodes, --nproc-per-node,
+// --max-restarts, host and pid) to the rendezvous store. Node 0's launcher
+// reads the claims as they arrive and decides once: either every node rank in
+// [0, nnodes) is claimed by exactly one launcher and the launchers agree on
+// what they must share, and it publishes each node's worker count, so global
+// ranks are given in node order (node 0's workers first) and nodes may differ
+// in size; or it publishes the first disagreement, naming both launchers,
+// and every launcher exits with it before starting a worker. A claim that
+// arrives after the decision (a node rank already held) is refused alone.
+//
+// Blocks at most `timeout` (node 0 waiting for claims, the others for the
+// decision), logging one line every few seconds that names who is missing.
+// Throws ConfigError for a disagreement and TimeoutError when nodes or the
+// decision never come.
+#pragma once
+
+#include <c10/util/intrusive_ptr.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace c10d {
+class Store;
+}  // namespace c10d
+
+namespace strata {
+
+struct NodeClaim {
+  int64_t nodeRank = 0;
+  int64_t nnodes = 1;
+  int64_t nprocPerNode = 1;
+  int64_t maxRestarts = 0;
+  std::string host;  // gethostname() of the launcher
+  int64_t pid = 0;
+
+  // "node 1 (host b, pid 42)"
+  std::string describe() const;
+};
+
+// The job's nodes as agreed: node i runs sizes[i] workers.
+struct NodeMap {
+  std::vector<int> sizes;
+
+  int worldSize() const;
+  int firstRankOf(int node) const;
+  // "3,2": STRATA_NODE_SIZES, as the workers read it.
+  std::string text() const;
+};
+
+// `scope`: the job's launcher keys (rendezvous.h's jobScope). The launcher
+// whose claim has nodeRank 0 (it serves the store) decides; everyone calls it
+// once per launch.
+NodeMap agreeOnNodes(const c10::intrusive_ptr<c10d::Store>& scope, const NodeClaim& self,
+                     std::chrono::milliseconds timeout);
+
+}  // namespace strata
