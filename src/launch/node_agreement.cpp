@@ -20,6 +20,8 @@ constexpr std::chrono::milliseconds kPollInterval{100};
 constexpr std::chrono::seconds kReportInterval{5};
 const char kClaimCount[] = "claims";
 const char kDecision[] = "decision";
+const char kAcknowledged[] = "acknowledged";
+constexpr std::chrono::seconds kAcknowledgeWait{5};
 
 std::string claimKey(int64_t number) { return "claim/" + std::to_string(number); }
 
@@ -155,6 +157,14 @@ json awaitDecision(c10d::Store& store, const NodeClaim& self, std::chrono::milli
   return take(store, kDecision);
 }
 
+// Node 0 serves the store: after a refusal it stays up until every launcher
+// that claimed a place has read why, at most kAcknowledgeWait.
+void awaitAcknowledgements(c10d::Store& store) {
+  Clock::time_point deadline = Clock::now() + kAcknowledgeWait;
+  while (store.add(kAcknowledged, 0) < store.add(kClaimCount, 0) - 1 && Clock::now() < deadline)
+    std::this_thread::sleep_for(kPollInterval);
+}
+
 NodeMap mapFrom(const json& decision, const NodeClaim& self, int64_t number) {
   if (decision.contains("error")) {
     std::string error = decision.at("error");
@@ -201,14 +211,24 @@ NodeMap agreeOnNodes(const c10::intrusive_ptr<c10d::Store>& scope, const NodeCla
                      std::chrono::milliseconds timeout) {
   if (self.nnodes == 1) return NodeMap{{static_cast<int>(self.nprocPerNode)}};
   c10d::Store& store = *scope;
-  int64_t number = store.add(kClaimCount, 1);
-  put(store, claimKey(number), toJson(self));
   json decision;
-  if (self.nodeRank == 0) {
-    decision = decide(store, self, timeout);
-    put(store, kDecision, decision);
-  } else {
-    decision = awaitDecision(store, self, timeout);
+  int64_t number = 0;
+  try {
+    number = store.add(kClaimCount, 1);
+    put(store, claimKey(number), toJson(self));
+    if (self.nodeRank == 0) {
+      decision = decide(store, self, timeout);
+      put(store, kDecision, decision);
+      if (decision.contains("error")) awaitAcknowledgements(store);
+    } else {
+      decision = awaitDecision(store, self, timeout);
+      store.add(kAcknowledged, 1);
+    }
+  } catch (const c10::Error& e) {
+    throw Error(
+        "lost the rendezvous store while the launchers agreed on the job's nodes (did node "
+        "0's launcher exit?): " +
+        std::string(e.what_without_backtrace()));
   }
   return mapFrom(decision, self, number);
 }

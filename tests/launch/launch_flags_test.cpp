@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <map>
 
 #include "strata/error.h"
 #include "strata/util/command_line.h"
@@ -111,6 +112,78 @@ TEST(LaunchFlags, TheEnvironmentStandsInForFlagsNotGiven) {
   EXPECT_DOUBLE_EQ(o.timeoutSeconds, 42);
   unsetenv("STRATA_JOB_TOKEN");
   unsetenv("STRATA_TIMEOUT");
+}
+
+// The variables a cluster sets, set here for one test and removed after.
+class ClusterVariables {
+ public:
+  explicit ClusterVariables(std::map<std::string, std::string> values)
+      : values_(std::move(values)) {
+    for (const auto& [name, value] : values_) setenv(name.c_str(), value.c_str(), 1);
+  }
+  ~ClusterVariables() {
+    for (const auto& [name, value] : values_) unsetenv(name.c_str());
+  }
+
+ private:
+  std::map<std::string, std::string> values_;
+};
+
+// What Kubeflow's PyTorchJob sets for a worker pod.
+TEST(LaunchFlags, KubeflowVariablesStandInForMissingFlags) {
+  ClusterVariables pet({{"PET_NPROC_PER_NODE", "3"},
+                        {"PET_NNODES", "2:2"},
+                        {"PET_NODE_RANK", "1"},
+                        {"PET_RDZV_ENDPOINT", "job-master-0:23456"},
+                        {"PET_MAX_RESTARTS", "2"}});
+  LaunchOptions o = parseLaunch({"--", "strata", "train"});
+  EXPECT_EQ(o.nprocPerNode, 3);
+  EXPECT_EQ(o.nnodes, 2);
+  EXPECT_EQ(o.nodeRank, 1);
+  EXPECT_EQ(o.masterAddr, "job-master-0");
+  EXPECT_EQ(o.masterPort, 23456);
+  EXPECT_EQ(o.maxRestarts, 2);
+  LaunchOptions flagsWin =
+      parseLaunch({"--nproc-per-node", "2", "--rdzv-endpoint", "h:1", "--", "strata", "train"});
+  EXPECT_EQ(flagsWin.nprocPerNode, 2);
+  EXPECT_EQ(flagsWin.masterAddr, "h");
+  EXPECT_EQ(flagsWin.masterPort, 1);
+  EXPECT_EQ(flagsWin.nodeRank, 1);
+}
+
+// An Indexed Job per replica group: node rank = group offset + index.
+TEST(LaunchFlags, IndexedJobCompletionIndexIsTheNodeRank) {
+  ClusterVariables indexed({{"JOB_COMPLETION_INDEX", "1"},
+                            {"STRATA_NODE_RANK_OFFSET", "2"},
+                            {"PET_NNODES", "4"},
+                            {"PET_MASTER_ADDR", "job-g0-0.job"},
+                            {"PET_MASTER_PORT", "29500"}});
+  LaunchOptions o = parseLaunch({"--", "strata", "train"});
+  EXPECT_EQ(o.nodeRank, 3);
+  EXPECT_EQ(o.masterAddr, "job-g0-0.job");
+  EXPECT_EQ(parseLaunch({"--node-rank", "0", "--", "x"}).nodeRank, 0);
+}
+
+std::string environmentErrorOf(const std::map<std::string, std::string>& values) {
+  ClusterVariables set(values);
+  try {
+    parseLaunch({"--", "x"});
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(LaunchFlags, MalformedClusterVariablesAreNamed) {
+  EXPECT_EQ(environmentErrorOf({{"PET_NNODES", "1:4"}}),
+            "PET_NNODES '1:4' asks for an elastic range of nodes; strata launch needs a fixed "
+            "count (N or N:N)");
+  EXPECT_EQ(environmentErrorOf({{"PET_NPROC_PER_NODE", "auto"}}),
+            "PET_NPROC_PER_NODE must be an integer in [1, 1048576], got 'auto'");
+  EXPECT_EQ(environmentErrorOf({{"JOB_COMPLETION_INDEX", "-1"}}),
+            "JOB_COMPLETION_INDEX must be an integer in [0, 1048576], got '-1'");
+  EXPECT_EQ(environmentErrorOf({{"PET_RDZV_ENDPOINT", "nohost"}}),
+            "PET_RDZV_ENDPOINT must be HOST:PORT, got 'nohost'");
 }
 
 }  // namespace

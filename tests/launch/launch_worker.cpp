@@ -47,6 +47,11 @@ int main(int argc, char** argv) {
     std::cout << "ready pid " << getpid() << " ppid " << getppid() << std::endl;
     std::this_thread::sleep_for(std::chrono::minutes(5));
   }
+  const strata::ProcessEnv& env = world->env();
+  std::string nodes;
+  for (int size : env.nodeSizes) nodes += (nodes.empty() ? "" : ",") + std::to_string(size);
+  std::cout << "world " << env.worldSize << " local " << env.localRank << " of "
+            << env.localWorldSize << " nodes " << nodes << std::endl;
   allReduceOnce(*world);
   return 0;
 }

@@ -24,18 +24,31 @@ using testing::ChildProcess;
 // all-reduce: far above the usual few seconds.
 constexpr std::chrono::seconds kJobLimit{60};
 
+struct NodeFlags {
+  int nodeRank = 0;
+  int nproc = 2;
+  int nnodes = 2;
+  std::vector<std::string> extra;
+};
+
+std::unique_ptr<ChildProcess> startNode(std::vector<std::string> prefix, const NodeFlags& node,
+                                        const std::string& addr, int port) {
+  SpawnSpec spec;
+  spec.argv = std::move(prefix);
+  spec.argv.insert(
+      spec.argv.end(),
+      {STRATA_BINARY, "launch", "--nproc-per-node", std::to_string(node.nproc), "--nnodes",
+       std::to_string(node.nnodes), "--node-rank", std::to_string(node.nodeRank), "--master-addr",
+       addr, "--master-port", std::to_string(port), "--timeout", "20"});
+  spec.argv.insert(spec.argv.end(), node.extra.begin(), node.extra.end());
+  spec.argv.insert(spec.argv.end(), {"--", LAUNCH_WORKER, "ok"});
+  return std::make_unique<ChildProcess>(spec);
+}
+
 std::unique_ptr<ChildProcess> startNode(std::vector<std::string> prefix, int nodeRank,
                                         const std::string& addr, int port,
                                         const std::vector<std::string>& extraFlags) {
-  SpawnSpec spec;
-  spec.argv = std::move(prefix);
-  spec.argv.insert(spec.argv.end(),
-                   {STRATA_BINARY, "launch", "--nproc-per-node", "2", "--nnodes", "2",
-                    "--node-rank", std::to_string(nodeRank), "--master-addr", addr, "--master-port",
-                    std::to_string(port), "--timeout", "20"});
-  spec.argv.insert(spec.argv.end(), extraFlags.begin(), extraFlags.end());
-  spec.argv.insert(spec.argv.end(), {"--", LAUNCH_WORKER, "ok"});
-  return std::make_unique<ChildProcess>(spec);
+  return startNode(std::move(prefix), NodeFlags{nodeRank, 2, 2, extraFlags}, addr, port);
 }
 
 // Waits for both nodes (at most kJobLimit in all) and returns their combined output.
@@ -63,6 +76,80 @@ TEST(MultiNode, TwoLaunchersOnLoopbackFormOneJob) {
     EXPECT_NE(output.find("[rank " + std::to_string(rank) + "] sum 4"), std::string::npos)
         << output;
   }
+}
+
+// The picture Strata was designed around: one node with 3 workers, one with
+// 2, forming one job of 5 with ranks in node order.
+TEST(MultiNode, NodesOfDifferentSizesFormOneJob) {
+  testing::ReservedPort reserved;
+  int port = reserved.number();
+  bool ok = false;
+  auto first = startNode({}, NodeFlags{0, 3, 2, {}}, "127.0.0.1", port);
+  auto second = startNode({}, NodeFlags{1, 2, 2, {}}, "127.0.0.1", port);
+  std::string output = finish(*first, *second, &ok);
+  EXPECT_TRUE(ok) << output;
+  for (int rank = 0; rank < 5; ++rank) {
+    std::string local =
+        rank < 3 ? std::to_string(rank) + " of 3" : std::to_string(rank - 3) + " of 2";
+    EXPECT_NE(
+        output.find("[rank " + std::to_string(rank) + "] world 5 local " + local + " nodes 3,2"),
+        std::string::npos)
+        << output;
+    EXPECT_NE(output.find("[rank " + std::to_string(rank) + "] sum 5"), std::string::npos)
+        << output;
+  }
+}
+
+// Launchers that disagree on what they must share are refused before any
+// worker starts, both of them, naming both sides. 30 s: the refusal comes
+// when node 0 reads the second claim, far before --timeout (20 s) ends.
+void expectBothRefused(const NodeFlags& node0, const NodeFlags& node1, const std::string& why) {
+  testing::ReservedPort reserved;
+  int port = reserved.number();
+  auto first = startNode({}, node0, "127.0.0.1", port);
+  auto second = startNode({}, node1, "127.0.0.1", port);
+  for (ChildProcess* node : {first.get(), second.get()}) {
+    std::optional<ExitStatus> status = node->waitForExit(after(std::chrono::seconds(30)));
+    ASSERT_TRUE(status) << "a launcher was not refused within 30 s:\n" << node->output();
+    EXPECT_EQ(status->code, 2) << node->output();
+    EXPECT_NE(node->output().find(why), std::string::npos) << node->output();
+    EXPECT_EQ(node->output().find("[rank "), std::string::npos) << "a worker started:\n"
+                                                                << node->output();
+  }
+}
+
+TEST(MultiNode, LaunchersWithDifferentNodeCountsAreRefused) {
+  NodeFlags node0{0, 2, 2, {}}, node1{1, 1, 3, {}};
+  expectBothRefused(node0, node1, "the launchers disagree on --nnodes: node 0 (");
+  expectBothRefused(node0, node1, "has --nnodes 2, node 1 (");
+}
+
+TEST(MultiNode, LaunchersWithDifferentRestartBudgetsAreRefused) {
+  NodeFlags node0{0, 1, 2, {"--max-restarts", "1"}}, node1{1, 1, 2, {"--max-restarts", "2"}};
+  expectBothRefused(node0, node1, "disagree on --max-restarts");
+}
+
+// Two launchers claim node rank 1: whichever claims second is refused by
+// name; the job either runs with the first or, when both claims arrived
+// before node 0 decided, is refused as a whole. Nobody waits for a timeout.
+TEST(MultiNode, TwoLaunchersWithOneNodeRankAreRefused) {
+  testing::ReservedPort reserved;
+  int port = reserved.number();
+  auto first = startNode({}, NodeFlags{0, 1, 2, {}}, "127.0.0.1", port);
+  auto second = startNode({}, NodeFlags{1, 1, 2, {}}, "127.0.0.1", port);
+  auto third = startNode({}, NodeFlags{1, 1, 2, {}}, "127.0.0.1", port);
+  int refused = 0;
+  std::string outputs;
+  for (ChildProcess* node : {first.get(), second.get(), third.get()}) {
+    std::optional<ExitStatus> status = node->waitForExit(after(std::chrono::seconds(60)));
+    ASSERT_TRUE(status) << "a launcher still ran after 60 s:\n" << node->output();
+    outputs += node->output();
+    if (status->code == 2) {
+      ++refused;
+      EXPECT_NE(node->output().find("--node-rank 1"), std::string::npos) << node->output();
+    }
+  }
+  EXPECT_GE(refused, 1) << outputs;
 }
 
 bool run(const std::string& command) {

@@ -72,5 +72,22 @@ TEST(Layout, ErrorsNameEveryFactor) {
   EXPECT_THROW(layout.coordOf(-1), ConfigError);
 }
 
+TEST(TensorParallelInsideNodes, UnevenNodesThatSplitAGroupAreNamed) {
+  ParallelLayout pp5(5, {5, 1, 1, 1});
+  EXPECT_NO_THROW(checkTensorParallelInsideNodes(pp5, {3, 2}));  // tp 1: nothing to split
+  ParallelLayout dp2tp2(6, {1, 3, 1, 2});
+  EXPECT_NO_THROW(checkTensorParallelInsideNodes(dp2tp2, {4, 2}));
+  EXPECT_NO_THROW(checkTensorParallelInsideNodes(dp2tp2, {}));  // unknown nodes
+  try {
+    checkTensorParallelInsideNodes(dp2tp2, {3, 3});
+    ADD_FAILURE() << "a tp group spanning two nodes was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "tp 2 needs each tensor-parallel group inside one node, but ranks 2-3 span node 0 "
+              "(ranks 0-2) and node 1 (ranks 3-5); the nodes run 3,3 workers: give every node a "
+              "multiple of 2 workers or choose another tp");
+  }
+}
+
 }  // namespace
 }  // namespace strata

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <vector>
 
 #include "strata/error.h"
 #include "strata/runtime/timeouts.h"
@@ -100,6 +101,27 @@ TEST(Timeouts, EnvironmentValueMustBeAPositiveNumber) {
   }
   ::unsetenv("STRATA_TIMEOUT");
   EXPECT_EQ(Timeouts::secondsFromEnvironment(), std::nullopt);
+}
+
+TEST(ProcessEnv, NodeSizesComeFromTheLauncherOrEqualNodes) {
+  std::map<std::string, std::string> rank3of5 = {{"RANK", "3"},
+                                                 {"WORLD_SIZE", "5"},
+                                                 {"LOCAL_RANK", "0"},
+                                                 {"LOCAL_WORLD_SIZE", "2"},
+                                                 {"MASTER_ADDR", "n0"}};
+  EXPECT_TRUE(parse(rank3of5).nodeSizes.empty());  // 2 does not divide 5: unknown
+  rank3of5["STRATA_NODE_SIZES"] = "3,2";
+  EXPECT_EQ(parse(rank3of5).nodeSizes, (std::vector<int>{3, 2}));
+  EXPECT_EQ(
+      parse({{"RANK", "1"}, {"WORLD_SIZE", "4"}, {"LOCAL_WORLD_SIZE", "2"}, {"MASTER_ADDR", "a"}})
+          .nodeSizes,
+      (std::vector<int>{2, 2}));
+  rank3of5["STRATA_NODE_SIZES"] = "2,3";
+  EXPECT_EQ(errorOf(rank3of5),
+            "STRATA_NODE_SIZES '2,3' does not fit WORLD_SIZE 5 and LOCAL_WORLD_SIZE 2 of RANK 3");
+  rank3of5["STRATA_NODE_SIZES"] = "3,x";
+  EXPECT_EQ(errorOf(rank3of5),
+            "STRATA_NODE_SIZES must list each node's worker count, like '3,2', got '3,x'");
 }
 
 }  // namespace
