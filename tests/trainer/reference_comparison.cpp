@@ -1,0 +1,131 @@
+#include "reference_comparison.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "reference_training.h"
+#include "strata/tensor_parallel/init.h"
+#include "strata/tensor_parallel/sharding.h"
+#include "trainer_test_util.h"
+
+namespace strata::train::testing {
+namespace {
+
+constexpr double kTolerance = 1e-5;
+
+double relativeDifference(const torch::Tensor& got, const torch::Tensor& expected) {
+  double scale = expected.norm().item<double>();
+  double difference = (got - expected).norm().item<double>();
+  return scale > 0 ? difference / scale : difference;
+}
+
+// A fused QKV bias ([heads, 3 (q, k, v), d] entries, or a tp shard of them)
+// with the key entries set to zero.
+torch::Tensor withoutKeyBias(const torch::Tensor& bias, int64_t headDim) {
+  torch::Tensor copy = bias.clone();
+  copy.view({-1, 3, headDim}).select(1, 1).zero_();
+  return copy;
+}
+
+bool isQkvBias(const std::string& name) {
+  const std::string suffix = "attention.qkv.bias";
+  return name.size() >= suffix.size() &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The slice of the reference tensor a rank holds: the vocabulary padded with
+// zero rows to a multiple of tp (models/gpt.h), then its tp part.
+torch::Tensor expectedShard(const torch::Tensor& full, const ParameterShard& shard,
+                            const SavedShards& saved) {
+  torch::Tensor expected = full;
+  bool vocabulary = shard.name == "embedding.tokens.weight" || shard.name == "head.lm_head.weight";
+  if (vocabulary)
+    expected = tensor_parallel::padRows(
+        full, tensor_parallel::paddedToMultiple(full.size(0), saved.tpSize));
+  if (shard.shardDim == tensor_parallel::kReplicated) return expected;
+  int64_t part = expected.size(shard.shardDim) / saved.tpSize;
+  return expected.narrow(shard.shardDim, part * saved.tpRank, part);
+}
+
+// What a rank records: kComparedSteps losses, kComparedSteps gradient norms, then the
+// validation loss after them.
+std::vector<double> trainAndRecord(Trainer& trainer) {
+  std::vector<double> losses, norms;
+  for (int i = 0; i < kComparedSteps; ++i) {
+    StepReport report = trainer.step();
+    losses.push_back(report.loss);
+    norms.push_back(report.gradNorm);
+  }
+  losses.insert(losses.end(), norms.begin(), norms.end());
+  losses.push_back(trainer.evaluate(1));
+  return losses;
+}
+
+void expectRecordMatches(const std::vector<double>& got, const ReferenceRun& reference, int rank) {
+  ASSERT_EQ(got.size(), static_cast<size_t>(2 * kComparedSteps + 1))
+      << "rank " << rank << " recorded too little";
+  for (int i = 0; i < kComparedSteps; ++i) {
+    EXPECT_NEAR(got[i], reference.losses[i], kTolerance * reference.losses[i])
+        << "rank " << rank << ", loss of step " << i + 1;
+    EXPECT_NEAR(got[kComparedSteps + i], reference.gradNorms[i],
+                kTolerance * reference.gradNorms[i])
+        << "rank " << rank << ", gradient norm of step " << i + 1;
+  }
+  EXPECT_NEAR(got[2 * kComparedSteps], reference.validationLoss,
+              kTolerance * reference.validationLoss)
+      << "rank " << rank << ", validation loss after step " << kComparedSteps;
+}
+
+// Checks every shard of the rank; returns the names it held.
+std::set<std::string> expectShardsMatch(const SavedShards& saved, const ReferenceRun& reference,
+                                        int64_t headDim, int rank) {
+  std::set<std::string> held;
+  for (const ParameterShard& shard : saved.shards) {
+    held.insert(shard.name);
+    auto full = reference.parameters.find(shard.name);
+    if (full == reference.parameters.end()) {
+      ADD_FAILURE() << "rank " << rank << " holds " << shard.name << ", which the reference lacks";
+      continue;
+    }
+    torch::Tensor expected = expectedShard(full->second, shard, saved);
+    if (!expected.sizes().equals(shard.tensor.sizes())) {
+      ADD_FAILURE() << "rank " << rank << ", " << shard.name << ": shape " << shard.tensor.sizes()
+                    << ", expected " << expected.sizes();
+      continue;
+    }
+    torch::Tensor got = shard.tensor;
+    if (isQkvBias(shard.name)) {
+      got = withoutKeyBias(got, headDim);
+      expected = withoutKeyBias(expected, headDim);
+    }
+    EXPECT_LE(relativeDifference(got, expected), kTolerance)
+        << "rank " << rank << ", parameter " << shard.name << " after step " << kComparedSteps;
+  }
+  return held;
+}
+
+}  // namespace
+
+void recordRun(Trainer& trainer, const std::string& dir, int rank) {
+  writeValues(dir, "record", rank, trainAndRecord(trainer));
+  writeShards(dir, rank, trainer);
+}
+
+void expectRunMatchesReference(const std::string& dir, int processes, const TrainConfig& config) {
+  ReferenceRun reference = trainReference(config, kComparedSteps);
+  // Equal numbers only mean something when training moves them.
+  ASSERT_LT(reference.losses[kComparedSteps - 1], reference.losses[0] - 0.01)
+      << "the reference does not learn";
+  std::set<std::string> held;
+  for (int rank = 0; rank < processes; ++rank) {
+    expectRecordMatches(readValues(dir, "record", rank), reference, rank);
+    int64_t headDim = config.model.hidden / config.model.heads;
+    for (const std::string& n : expectShardsMatch(readShards(dir, rank), reference, headDim, rank))
+      held.insert(n);
+  }
+  for (const auto& [parameter, tensor] : reference.parameters)
+    EXPECT_TRUE(held.count(parameter)) << "no rank holds " << parameter;
+}
+
+}  // namespace strata::train::testing
