@@ -53,6 +53,9 @@ std::string checkLayout(const TrainingJob& job, const Layout& l) {
   if (l.tp > c.devicesPerNode && !job.allowCrossNodeTp)
     return "tp " + str(l.tp) + " exceeds the " + str(c.devicesPerNode) +
            " devices of a node (tensor parallelism needs the intra-node link)";
+  if (l.ppInner && l.tp > 1 && l.tpStride() * l.tp > c.devicesPerNode && !job.allowCrossNodeTp)
+    return "pp-inner spreads each tp group of " + str(l.tp) +
+           " over nodes (tensor parallelism needs the intra-node link)";
   if (job.globalBatch % (l.microBatch * l.dp) != 0)
     return "global batch " + str(job.globalBatch) + " is not a multiple of mb " +
            str(l.microBatch) + " x dp " + str(l.dp) + " = " + str(l.microBatch * l.dp);

@@ -32,7 +32,7 @@ std::pair<double, double> rankMicroBatchSeconds(const StagePlan& plan, int rank,
 double exposedDataParallel(const TrainingJob& job, const Layout& l, const StagePlan& plan, int rank,
                            int microBatches) {
   if (l.dp == 1) return 0;
-  const Link& link = groupLink(job.cluster, l.tp, l.dp);
+  const Link& link = groupLink(job.cluster, l.dpStride(), l.dp);
   double params = plan.rankParams[rank];
   double grads = params * job.precision.gradBytes;
   double weights = params * job.precision.weightBytes;

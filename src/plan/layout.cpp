@@ -50,6 +50,9 @@ void applyItem(Layout& layout, const std::string& item) {
   } else if (item == "sp") {
     layout.sequenceParallel = true;
     return;
+  } else if (item == "pp-inner") {
+    layout.ppInner = true;
+    return;
   } else {
     for (const std::string& name : scheduleNames()) {
       if (item == name) {
@@ -59,7 +62,7 @@ void applyItem(Layout& layout, const std::string& item) {
     }
     throw PlanError("layout item '" + item +
                     "' is not one of ppN, tpN, dpN, mbN, vN, zero0..zero3, recompute, sp, "
-                    "gpipe, 1f1b, interleaved-1f1b, zb-h1");
+                    "pp-inner, gpipe, 1f1b, interleaved-1f1b, zb-h1");
   }
   if (value < 1) throw PlanError("layout item '" + item + "' must be at least 1");
 }
@@ -82,6 +85,7 @@ std::string toString(const Layout& layout) {
       << ",v" << layout.virtualStages << "," << layout.schedule << ",zero" << layout.zeroStage;
   if (layout.recompute) out << ",recompute";
   if (layout.sequenceParallel) out << ",sp";
+  if (layout.ppInner) out << ",pp-inner";
   return out.str();
 }
 

@@ -55,6 +55,11 @@ std::vector<Layout> candidates(const TrainingJob& job, const SearchOptions& o) {
       base.tp = tp;
       base.dp = devices / (pp * tp);
       for (const Layout& l : variants(base, o)) out.push_back(l);
+      // The other placement differs only when both pp and tp have groups to
+      // place and there are nodes to place them on.
+      if (pp == 1 || tp == 1 || job.cluster.nodes == 1) continue;
+      base.ppInner = true;
+      for (const Layout& l : variants(base, o)) out.push_back(l);
     }
   return out;
 }

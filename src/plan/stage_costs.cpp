@@ -29,7 +29,7 @@ struct EndWork {
 double tpAllReducePair(const TrainingJob& job, const Layout& l, double valueBytes) {
   const ModelDesc& m = job.model;
   double activationBytes = valueBytes * l.microBatch * m.seqLen * m.hidden;
-  const Link& link = groupLink(job.cluster, 1, l.tp);
+  const Link& link = groupLink(job.cluster, l.tpStride(), l.tp);
   return 2 * allReduceSeconds(activationBytes, l.tp, link);
 }
 
@@ -177,7 +177,7 @@ StagePlan planStages(const TrainingJob& job, const Layout& l) {
   double valueBytes = job.profile ? activationValueBytes(*job.profile) : 2;
   double handOffBytes = valueBytes * l.microBatch * m.seqLen * m.hidden / l.tp;
   plan.p2pSeconds =
-      l.pp > 1 ? pointToPointSeconds(handOffBytes, groupLink(job.cluster, l.tp * l.dp, l.pp)) : 0;
+      l.pp > 1 ? pointToPointSeconds(handOffBytes, groupLink(job.cluster, l.ppStride(), l.pp)) : 0;
   return plan;
 }
 

@@ -93,6 +93,23 @@ TEST(CostModel, TensorParallelAcrossNodesIsSlower) {
   EXPECT_GT(across.time.tpComm / across.microBatches, 4 * inside.time.tpComm / inside.microBatches);
 }
 
+// 2 nodes x 2 devices, pp2 x tp2: tp inside the nodes and the pipeline across
+// them, or the pp-inner placement with the pipeline inside and tp across.
+TEST(CostModel, PpInnerPlacementMovesTensorParallelOntoTheInterNodeLink) {
+  TrainingJob job = roundJob(2, 2, 8);
+  job.allowCrossNodeTp = true;
+  Estimate tpInner = evaluateLayout(job, parseLayout("pp2,tp2,mb1"));
+  Estimate ppInner = evaluateLayout(job, parseLayout("pp2,tp2,mb1,pp-inner"));
+  // tp all-reduces move 10x slower; everything else is the same work.
+  EXPECT_NEAR(ppInner.time.tpComm, 10 * tpInner.time.tpComm, 1e-9 * ppInner.time.tpComm);
+  EXPECT_GT(ppInner.iterationSeconds, tpInner.iterationSeconds);
+  job.allowCrossNodeTp = false;
+  EXPECT_EQ(checkLayout(job, parseLayout("pp2,tp2,mb1,pp-inner")),
+            "pp-inner spreads each tp group of 2 over nodes (tensor parallelism needs the "
+            "intra-node link)");
+  EXPECT_EQ(checkLayout(job, parseLayout("pp2,tp2,mb1")), "");
+}
+
 TEST(CostModel, UnevenLayersUseTheBalancedPartitioner) {
   TrainingJob job = roundJob(1, 3, 6);  // 8 layers on 3 stages: 3, 3, 2 or similar
   Estimate e = evaluateLayout(job, parseLayout("pp3,mb1"));
@@ -123,8 +140,8 @@ TEST(CostModel, CheckLayoutNamesTheValues) {
 }
 
 TEST(Layout, TextFormRoundTrips) {
-  Layout l = parseLayout("pp8,tp8,dp24,mb2,v2,interleaved-1f1b,zero1,recompute,sp");
-  EXPECT_EQ(toString(l), "pp8,tp8,dp24,mb2,v2,interleaved-1f1b,zero1,recompute,sp");
+  Layout l = parseLayout("pp8,tp8,dp24,mb2,v2,interleaved-1f1b,zero1,recompute,sp,pp-inner");
+  EXPECT_EQ(toString(l), "pp8,tp8,dp24,mb2,v2,interleaved-1f1b,zero1,recompute,sp,pp-inner");
   EXPECT_EQ(toString(parseLayout(toString(l))), toString(l));
   EXPECT_THROW(parseLayout("pp0"), PlanError);
   EXPECT_THROW(parseLayout("pp8,foo"), PlanError);
