@@ -36,6 +36,7 @@
 
 #include "bench_ranks.h"
 #include "bench_stats.h"
+#include "calibration_model.h"
 #include "calibration_tasks.h"
 #include "strata/plan/cost_model.h"
 #include "strata/util/json.h"
@@ -69,66 +70,20 @@ std::string fixed(double value, int digits) {
   return out.str();
 }
 
-// Runs one task in `ranks` fresh processes and reads what rank 0 wrote.
-Values runTask(char** argv, const std::string& dir, const std::string& task, int ranks,
-               const std::string& layout = "") {
-  std::map<std::string, std::string> env = {{"STRATA_CALIBRATION_TASK", task},
-                                            {"STRATA_CALIBRATION_DIR", dir}};
-  if (!layout.empty()) env["STRATA_CALIBRATION_LAYOUT"] = layout;
-  std::filesystem::remove(dir + "/" + task + ".txt");
-  bench::spawnRanksIfParent(ranks, argv, env, std::chrono::seconds(300));
-  return bench::readValues(dir + "/" + task + ".txt");
-}
-
-plan::MeasuredProfile makeProfile(const Values& profile, const Values& machine) {
-  train::TrainConfig c = bench::calibrationConfig(1, 1, 1, "1f1b");
-  plan::MeasuredProfile p;
-  p.model = {"calibration-gpt",
-             static_cast<int>(c.model.layers),
-             static_cast<int>(c.model.hidden),
-             static_cast<int>(c.model.heads),
-             static_cast<int>(c.model.ffn),
-             static_cast<int>(c.model.vocab),
-             static_cast<int>(c.train.seqLen)};
-  p.microBatch = static_cast<int>(c.train.microBatch);
-  p.dtype = plan::Dtype::Fp32;
-  p.embedding = {profile.at("embedding_forward_s"), profile.at("embedding_backward_s")};
-  p.block = {profile.at("block_forward_s"), profile.at("block_backward_s")};
-  p.head = {profile.at("head_forward_s"), profile.at("head_backward_s")};
-  p.blockTp2 = {profile.at("block_tp2_forward_s"), profile.at("block_tp2_backward_s")};
-  p.concurrentSlowdown =
-      std::max(1.0, machine.at("microbatch_together_s") / profile.at("microbatch_alone_s"));
-  return p;
-}
-
-// The p = 2 ring all-reduce costs t = n / beta + 2 alpha. Beta is the slope
-// between two message sizes on the idle machine; alpha comes from the
-// all-reduce timed between transformer blocks, as training issues them, so it
-// carries the wait for the member that is behind.
+// This machine as a cluster file (calibration_model.h's fitLink for the link).
 std::string clusterText(const Values& profile, const Values& machine) {
-  double small = machine.at("small_bytes"), large = machine.at("large_bytes");
-  double tSmall = machine.at("allreduce_small_s"), tLarge = machine.at("allreduce_large_s");
-  double beta = (large - small) / std::max(1e-9, tLarge - tSmall);
-  double loaded = machine.at("allreduce_loaded_s");
-  double alpha = std::max(0.0, (loaded - machine.at("loaded_bytes") / beta) / 2);
-  double streaming = 32 * profile.at("parameters") / profile.at("optimizer_step_s");
+  bench::FittedLink link = bench::fitLink(machine);
   std::ostringstream out;
   out << "# this machine, measured by bench_planner_calibration\n"
       << "name = \"cpu-local-measured\"\nnodes = 1\ndevices_per_node = 2\n"
       << "# AdamW + clipping, as the planner's 32 bytes per parameter\n"
-      << "memory_bandwidth_gbytes_per_s = " << streaming / 1e9 << "\n"
+      << "memory_bandwidth_gbytes_per_s = " << bench::optimizerBytesPerSecond(profile) / 1e9 << "\n"
       << "# all-reduce, p = 2: t = n / beta + 2 alpha (alpha under training load)\n"
-      << "intra_node_gbytes_per_s = " << beta / 1e9 << "\n"
-      << "intra_node_latency_us = " << alpha * 1e6 << "\n"
-      << "inter_node_gbytes_per_s = " << beta / 1e9 << "\n"
-      << "inter_node_latency_us = " << alpha * 1e6 << "\n";
+      << "intra_node_gbytes_per_s = " << link.bytesPerSecond / 1e9 << "\n"
+      << "intra_node_latency_us = " << link.latencySeconds * 1e6 << "\n"
+      << "inter_node_gbytes_per_s = " << link.bytesPerSecond / 1e9 << "\n"
+      << "inter_node_latency_us = " << link.latencySeconds * 1e6 << "\n";
   return out.str();
-}
-
-void writeFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write " + path);
 }
 
 // The job of one layout: the measured machine, but only as many of its
@@ -157,16 +112,6 @@ void describeEstimate(const plan::Estimate& e, double measured) {
             << fixed(t.optimizer, 3) << "\n";
 }
 
-// Every measured value's median over the rounds (see the top of this file).
-Values medianOverRounds(const std::vector<Values>& rounds) {
-  std::map<std::string, std::vector<double>> all;
-  for (const Values& round : rounds)
-    for (const auto& [key, value] : round) all[key].push_back(value);
-  Values middle;
-  for (const auto& [key, values] : all) middle[key] = bench::median(values);
-  return middle;
-}
-
 // All measurements, repeated in kRounds interleaved rounds.
 struct Measurements {
   Values profile, machine;
@@ -177,23 +122,29 @@ Measurements measureAll(char** argv, const std::string& dir) {
   std::vector<Values> profiles, machines;
   std::vector<std::vector<Values>> steps(std::size(kLayouts));
   for (int round = 0; round < kRounds; ++round) {
-    profiles.push_back(runTask(argv, dir, "profile", 1));
-    machines.push_back(runTask(argv, dir, "machine", 2));
+    profiles.push_back(bench::runTask(argv, dir, "profile", 1));
+    machines.push_back(bench::runTask(argv, dir, "machine", 2));
     for (size_t i = 0; i < std::size(kLayouts); ++i) {
       const CalibrationLayout& c = kLayouts[i];
       std::string spec = std::to_string(c.pp) + "," + std::to_string(c.dp) + "," +
                          std::to_string(c.tp) + "," + c.schedule;
-      steps[i].push_back(runTask(argv, dir, "train", c.processes(), spec));
+      steps[i].push_back(bench::runTask(argv, dir, "train", c.processes(), spec));
     }
   }
-  Measurements m{medianOverRounds(profiles), medianOverRounds(machines), {}};
-  for (const std::vector<Values>& layout : steps) m.steps.push_back(medianOverRounds(layout));
+  Measurements m{bench::medianOverRounds(profiles), bench::medianOverRounds(machines), {}};
+  for (const std::vector<Values>& layout : steps)
+    m.steps.push_back(bench::medianOverRounds(layout));
   return m;
 }
 
 plan::TrainingJob measuredJob(const std::string& dir, const Measurements& m) {
-  writeFile(dir + "/gpt.profile", plan::formatProfile(makeProfile(m.profile, m.machine)));
-  writeFile(dir + "/cpu-local.cluster", clusterText(m.profile, m.machine));
+  // The slowdown of the GPT's micro-batch when both cores run it at once
+  // against one process alone: shared vector units, caches and memory
+  // bandwidth, and the other jobs' load on this machine all show in it.
+  double slowdown = m.machine.at("microbatch_together_s") / m.profile.at("microbatch_alone_s");
+  bench::writeFile(dir + "/gpt.profile",
+                   plan::formatProfile(bench::makeProfile(m.profile, slowdown)));
+  bench::writeFile(dir + "/cpu-local.cluster", clusterText(m.profile, m.machine));
   std::cerr << "wrote " << dir << "/gpt.profile and " << dir << "/cpu-local.cluster\n";
   for (const auto& [key, value] : m.machine)
     std::cerr << "machine " << key << " = " << value << "\n";

@@ -177,6 +177,25 @@ void machineTask(const std::string& dir) {
   if (world->rank() == 0) writeValues(dir + "/machine.txt", values);
 }
 
+// Any number of ranks: the GPT's micro-batch on all of them at once, so that
+// against the profile task's time alone it gives the slowdown of as many
+// workers sharing this machine (more workers than cores included).
+void crowdTask(const std::string& dir) {
+  torch::set_num_threads(1);
+  auto world = World::init();
+  ParallelGroups groups =
+      world->parallelGroups(ParallelLayout(world->size(), {1, world->size(), 1, 1}));
+  train::TrainConfig c = calibrationConfig(1, 1, 1, "1f1b");
+  torch::nn::Sequential model = models::buildGpt(train::gptConfigOf(c), groups.tp);
+  torch::manual_seed(1);
+  at::Tensor ids =
+      torch::randint(c.model.vocab, {c.train.microBatch, c.train.seqLen}, torch::kLong);
+  auto microBatch = [&] { microBatchStep(model, ids, *groups.tp); };
+  groups.world->barrier();
+  double together = medianSeconds(microBatch, kMicroBatchRuns);
+  if (world->rank() == 0) writeValues(dir + "/crowd.txt", {{"microbatch_crowd_s", together}});
+}
+
 // "pp,dp,tp,schedule": the median step time of the Trainer on that layout.
 void trainTask(const std::string& dir, const std::string& layout) {
   std::istringstream in(layout);
@@ -221,6 +240,7 @@ void runCalibrationTask() {
   std::string dir = requiredEnv("STRATA_CALIBRATION_DIR");
   if (task == "profile") return profileTask(dir);
   if (task == "machine") return machineTask(dir);
+  if (task == "crowd") return crowdTask(dir);
   if (task == "train") return trainTask(dir, requiredEnv("STRATA_CALIBRATION_LAYOUT"));
   throw std::runtime_error("calibration: unknown task '" + task + "'");
 }

@@ -26,7 +26,10 @@ train::TrainConfig calibrationConfig(int pp, int dp, int tp, const std::string& 
 //     micro-batch alone, the optimizer's streaming rate;
 //   "machine" (2 ranks): the GPT's micro-batch on both ranks at once,
 //     all-reduce (idle and between blocks) and point-to-point times;
-//   "train" (1 or 2 ranks): the median step time of the Trainer.
+//   "crowd" (any number of ranks): the GPT's micro-batch on every rank at
+//     once;
+//   "train" (as many ranks as the layout): the median step time of the
+//     Trainer.
 // This machine is shared with other jobs whose load comes and goes in
 // bursts; every compute time here is a median of several runs. (The fastest
 // run would favour the short measurements: a burst-free stretch is likelier

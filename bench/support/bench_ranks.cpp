@@ -20,11 +20,18 @@ namespace strata::bench {
 
 bool spawnRanksIfParent(int worldSize, char** argv, const std::map<std::string, std::string>& env,
                         std::chrono::seconds timeout) {
+  return spawnRanksIfParent(worldSize, argv, env, timeout, [](int) { return RankSite{}; });
+}
+
+bool spawnRanksIfParent(int worldSize, char** argv, const std::map<std::string, std::string>& env,
+                        std::chrono::seconds timeout, const RankSites& sites) {
   if (std::getenv("RANK")) return false;
   int port = freeLoopbackPort();
   std::vector<pid_t> pids;
   for (int rank = 0; rank < worldSize; ++rank) {
+    RankSite site = sites(rank);
     SpawnSpec spec;
+    spec.argv = site.prefix;
     spec.argv.push_back(currentExecutable());
     for (char** a = argv + 1; *a; ++a) spec.argv.push_back(*a);
     spec.setEnv = env;
@@ -35,6 +42,7 @@ bool spawnRanksIfParent(int worldSize, char** argv, const std::map<std::string, 
     spec.setEnv["MASTER_ADDR"] = "127.0.0.1";
     spec.setEnv["MASTER_PORT"] = std::to_string(port);
     spec.setEnv["OMP_NUM_THREADS"] = "1";
+    for (const auto& [name, value] : site.env) spec.setEnv[name] = value;
     pids.push_back(spawnProcess(spec));
   }
   auto deadline = std::chrono::steady_clock::now() + timeout;

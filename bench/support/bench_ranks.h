@@ -8,15 +8,30 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <vector>
 
 namespace strata::bench {
 
 bool spawnRanksIfParent(int worldSize, char** argv,
                         const std::map<std::string, std::string>& env = {},
                         std::chrono::seconds timeout = std::chrono::seconds(900));
+
+// Where one rank runs when not on this host's loopback: a command prefix
+// (`ip netns exec NODE` for a node of a rehearsal) and variables that replace
+// the defaults (MASTER_ADDR, LOCAL_RANK, ...).
+struct RankSite {
+  std::vector<std::string> prefix;
+  std::map<std::string, std::string> env;
+};
+using RankSites = std::function<RankSite(int rank)>;
+
+// spawnRanksIfParent with each rank placed by `sites`.
+bool spawnRanksIfParent(int worldSize, char** argv, const std::map<std::string, std::string>& env,
+                        std::chrono::seconds timeout, const RankSites& sites);
 
 // Prints one result as a JSON line on stdout (the format `make bench`
 // collects), written by strata/util/json.h; pass doubles through jsonNumber.

@@ -1,0 +1,72 @@
+#include "calibration_model.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+
+#include "bench_stats.h"
+
+namespace strata::bench {
+
+Values runTask(char** argv, const std::string& dir, const std::string& task, int ranks,
+               const std::string& layout, const RankSites& sites) {
+  std::map<std::string, std::string> env = {{"STRATA_CALIBRATION_TASK", task},
+                                            {"STRATA_CALIBRATION_DIR", dir}};
+  if (!layout.empty()) env["STRATA_CALIBRATION_LAYOUT"] = layout;
+  std::filesystem::remove(dir + "/" + task + ".txt");
+  RankSites placed = sites ? sites : [](int) { return RankSite{}; };
+  spawnRanksIfParent(ranks, argv, env, std::chrono::seconds(300), placed);
+  return readValues(dir + "/" + task + ".txt");
+}
+
+Values medianOverRounds(const std::vector<Values>& rounds) {
+  std::map<std::string, std::vector<double>> all;
+  for (const Values& round : rounds)
+    for (const auto& [key, value] : round) all[key].push_back(value);
+  Values middle;
+  for (const auto& [key, values] : all) middle[key] = median(values);
+  return middle;
+}
+
+plan::MeasuredProfile makeProfile(const Values& profile, double concurrentSlowdown) {
+  train::TrainConfig c = calibrationConfig(1, 1, 1, "1f1b");
+  plan::MeasuredProfile p;
+  p.model = {"calibration-gpt",
+             static_cast<int>(c.model.layers),
+             static_cast<int>(c.model.hidden),
+             static_cast<int>(c.model.heads),
+             static_cast<int>(c.model.ffn),
+             static_cast<int>(c.model.vocab),
+             static_cast<int>(c.train.seqLen)};
+  p.microBatch = static_cast<int>(c.train.microBatch);
+  p.dtype = plan::Dtype::Fp32;
+  p.embedding = {profile.at("embedding_forward_s"), profile.at("embedding_backward_s")};
+  p.block = {profile.at("block_forward_s"), profile.at("block_backward_s")};
+  p.head = {profile.at("head_forward_s"), profile.at("head_backward_s")};
+  p.blockTp2 = {profile.at("block_tp2_forward_s"), profile.at("block_tp2_backward_s")};
+  p.concurrentSlowdown = std::max(1.0, concurrentSlowdown);
+  return p;
+}
+
+FittedLink fitLink(const Values& machine) {
+  double small = machine.at("small_bytes"), large = machine.at("large_bytes");
+  double tSmall = machine.at("allreduce_small_s"), tLarge = machine.at("allreduce_large_s");
+  double beta = (large - small) / std::max(1e-9, tLarge - tSmall);
+  double loaded = machine.at("allreduce_loaded_s");
+  double alpha = std::max(0.0, (loaded - machine.at("loaded_bytes") / beta) / 2);
+  return {beta, alpha};
+}
+
+double optimizerBytesPerSecond(const Values& profile) {
+  return 32 * profile.at("parameters") / profile.at("optimizer_step_s");
+}
+
+void writeFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+}  // namespace strata::bench

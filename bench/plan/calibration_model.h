@@ -1,0 +1,44 @@
+// The planner's inputs built from calibration measurements (calibration_tasks.h),
+// shared by bench_planner_calibration (one host) and bench_placement (two
+// rehearsed nodes). Nothing here blocks except runTask, which runs the ranks
+// of one task to their end (bench_ranks.h) and throws std::runtime_error when
+// one fails or the results are missing.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench_ranks.h"
+#include "calibration_tasks.h"
+#include "strata/plan/measured_profile.h"
+
+namespace strata::bench {
+
+// Runs `task` in `ranks` fresh processes (placed by `sites`) and reads what
+// rank 0 wrote.
+Values runTask(char** argv, const std::string& dir, const std::string& task, int ranks,
+               const std::string& layout = "", const RankSites& sites = {});
+
+// Every value's median over repeated rounds of the same measurement.
+Values medianOverRounds(const std::vector<Values>& rounds);
+
+// The GPT of calibrationConfig as a measured profile, its compute slowed by
+// `concurrentSlowdown` (the workers sharing the machine).
+plan::MeasuredProfile makeProfile(const Values& profile, double concurrentSlowdown);
+
+// A link from the machine task's all-reduces over it (p = 2 ring: t = n / beta
+// + 2 alpha): beta is the slope between a small and a large message on the
+// idle link; alpha comes from the all-reduce timed between transformer blocks,
+// as training issues them, so it carries the wait for the member behind.
+struct FittedLink {
+  double bytesPerSecond = 0;
+  double latencySeconds = 0;
+};
+FittedLink fitLink(const Values& machine);
+
+// AdamW + clipping's streaming rate, as the planner's 32 bytes per parameter.
+double optimizerBytesPerSecond(const Values& profile);
+
+void writeFile(const std::string& path, const std::string& text);
+
+}  // namespace strata::bench
