@@ -9,10 +9,17 @@ packages=(
   libtorch-dev libgloo-dev libopenblas0-pthread
   libgtest-dev libgmock-dev
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libssl-dev zlib1g-dev
+  # `strata k8s` prints YAML with yaml-cpp (the CLI only, not the library).
+  libyaml-cpp-dev
   iproute2 procps
   # The run report's test opens report.html in a headless browser.
   chromium fonts-dejavu-core
 )
+# The Kubernetes schema tests (K8sSchema.*) run a pinned npm package on
+# Node.js 18 or later. A Node.js installed otherwise is used as it is
+# (NodeSource's bundles npm and conflicts with Debian's npm package).
+command -v node >/dev/null || packages+=(nodejs)
+command -v npm >/dev/null || packages+=(npm)
 if [[ "${1:-}" == "--bench" ]]; then
   # The benchmarks compare against PyTorch's own Python stack.
   packages+=(python3-torch)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "strata/data_parallel.h"
+#include "strata/deploy.h"
 #include "strata/error.h"
 #include "strata/launch.h"
 #include "strata/models.h"

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "generate_command.h"
+#include "k8s_command.h"
 #include "launch_command.h"
 #include "plan_command.h"
 #include "simulate_command.h"
@@ -41,7 +42,8 @@ int main(int argc, char** argv) {
   std::vector<strata::Subcommand> subcommands = {
       strata::addTrainCommand(strata),    strata::addLaunchCommand(strata),
       strata::addGenerateCommand(strata), strata::addPlanCommand(strata, std::cout, std::cerr),
-      strata::addSimulateCommand(strata), addVersionCommand(strata)};
+      strata::addSimulateCommand(strata), strata::addK8sCommand(strata, std::cout, std::cerr),
+      addVersionCommand(strata)};
   return strata::runCommandLine(
       strata, subcommands, std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
 }

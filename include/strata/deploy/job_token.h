@@ -1,0 +1,14 @@
+// A fresh job token (see "The job token" in README.md): 32 random bytes from
+// the kernel's generator, as 64 hexadecimal digits.
+//
+// Blocks only until the kernel's generator is seeded (once, at boot).
+// Throws SystemError when getrandom fails.
+#pragma once
+
+#include <string>
+
+namespace strata::deploy {
+
+std::string generateJobToken();
+
+}  // namespace strata::deploy

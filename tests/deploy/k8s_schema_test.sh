@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# k8s_schema_test.sh STRATA VALIDATOR_DIR SCENARIO
+#
+# Runs the real `strata k8s` for one SCENARIO, as YAML and as JSON, and
+# validates every manifest against the Kubernetes API schemas with
+# VALIDATOR_DIR/validate.js (installed by k8s_schema_setup.sh). The scenario
+# RefusesBrokenManifests breaks one field at a time in printed manifests and
+# expects the validator to name it, so a validator that lets everything
+# through fails too.
+set -euo pipefail
+strata=$1
+validator=$2/validate.js
+scenario=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# pp 2 x dp 2 x tp 2: every scenario has 8 workers.
+cat >"$work/train.toml" <<'TOML'
+[model]
+layers = 4
+hidden = 64
+heads = 4
+ffn = 128
+
+[parallel]
+pp = 2
+dp = 2
+tp = 2
+
+[train]
+global_batch = 8
+micro_batch = 1
+seq_len = 32
+
+[checkpoint]
+every = 10
+TOML
+
+render() {
+  "$strata" k8s --config "$work/train.toml" --image registry.example/strata:0.5 "$@"
+}
+
+validate() {
+  render "$@" >"$work/manifests.yaml"
+  render "$@" --output json >"$work/manifests.json"
+  node "$validator" "$work/manifests.yaml" "$work/manifests.json"
+}
+
+# expect_refused NAME SED_SCRIPT MESSAGE: the manifests NAME.yaml edited by
+# SED_SCRIPT are refused, naming MESSAGE.
+expect_refused() {
+  sed "$2" "$work/$1.yaml" >"$work/broken.yaml"
+  if cmp -s "$work/$1.yaml" "$work/broken.yaml"; then
+    echo "the edit '$2' changed nothing in $1.yaml" >&2
+    return 1
+  fi
+  if output=$(node "$validator" "$work/broken.yaml"); then
+    echo "validate.js accepted $1.yaml edited by '$2':" >&2
+    echo "$output" >&2
+    return 1
+  fi
+  grep -qF -- "$3" <<<"$output" ||
+    { echo "validate.js refused '$2' without naming '$3':" >&2; echo "$output" >&2; return 1; }
+  echo "refused as expected: '$2' -> $3"
+}
+
+refuses_broken_manifests() {
+  render --nodes 2 --workers-per-node 4 >"$work/job.yaml"
+  render --flavor pytorchjob --nodes 2 --workers-per-node 4 >"$work/pytorchjob.yaml"
+  expect_refused job 's/containerPort: 29500/containerPort: "29500"/' \
+    'containers/0/ports/0/containerPort: must be integer'
+  expect_refused job 's/completionMode: Indexed/completionMode: Sometimes/' \
+    '/spec/completionMode: must be equal to one of the allowed values'
+  expect_refused job 's/subdomain:/subdomian:/' '/spec/template/spec/subdomian: unknown field'
+  expect_refused job 's/medium: Memory/medium: 42/' 'emptyDir/medium: must be string'
+  expect_refused job 's/clusterIP: None/clusterIP: yes/' '/spec/clusterIP: must be string'
+  expect_refused pytorchjob 's/restartPolicy: Never/restartPolicy: Sometimes/' \
+    'Master/restartPolicy: must be Always, OnFailure, Never or ExitCode'
+  expect_refused pytorchjob 's/name: pytorchjob-port/name: rendezvous/' \
+    'has no port named pytorchjob-port'
+  expect_refused pytorchjob 's/nprocPerNode:/nprocsPerNode:/' '/spec/nprocsPerNode: unknown field'
+  expect_refused pytorchjob 's/mountPath: \/dev\/shm/mountPath: [1]/' \
+    'volumeMounts/0/mountPath: must be string'
+}
+
+case $scenario in
+  IndexedJob)
+    validate --nodes 2 --workers-per-node 4 --cpu 2 --memory 8Gi --gpus-per-worker 1 \
+      --namespace research --max-restarts 3 ;;
+  UnevenIndexedJobs)
+    validate --nodes 3 --workers-per-node 3,3,2 --checkpoint-claim shared --shm-size 512Mi \
+      --name uneven ;;
+  PyTorchJob)
+    validate --flavor pytorchjob --nodes 4 --workers-per-node 2 --max-restarts 2 \
+      --storage-class nfs --checkpoint-size 1Ti ;;
+  UnevenPyTorchJob)
+    validate --flavor pytorchjob --nodes 3 --workers-per-node 4,2,2 --cpu 500m --port 23456 ;;
+  RefusesBrokenManifests)
+    refuses_broken_manifests ;;
+  *)
+    echo "unknown scenario $scenario" >&2
+    exit 2 ;;
+esac
