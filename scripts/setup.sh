@@ -4,19 +4,29 @@
 # only when something is. Uses sudo when not root.
 set -euo pipefail
 
+# What building the library and the `strata` command needs: `--build-only`
+# installs just these (the build stage of deploy/Containerfile).
 packages=(
   build-essential cmake ninja-build ccache git pkg-config
   libtorch-dev libgloo-dev libopenblas0-pthread
-  libgtest-dev libgmock-dev
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libssl-dev zlib1g-dev
+)
+# What the tests need besides.
+test_packages=(
+  libgtest-dev libgmock-dev
   iproute2 procps
   # The run report's test opens report.html in a headless browser.
   chromium fonts-dejavu-core
+  # The container test runs the rehearsal image (runc: crun fails on hybrid cgroups).
+  podman runc
 )
-if [[ "${1:-}" == "--bench" ]]; then
+case "${1:-}" in
+  --build-only) ;;
   # The benchmarks compare against PyTorch's own Python stack.
-  packages+=(python3-torch)
-fi
+  --bench) packages+=("${test_packages[@]}" python3-torch) ;;
+  "") packages+=("${test_packages[@]}") ;;
+  *) echo "setup: unknown option '$1' (known: --build-only, --bench)" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
