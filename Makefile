@@ -4,13 +4,17 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 PREFIX ?= /usr/local
+SETUP_FLAGS ?=
+VERSION := $(shell sed -En 's/^project.strata VERSION ([0-9.]+).*/\1/p' CMakeLists.txt)
+IMAGE ?= strata:$(VERSION)
+IMAGE_BUILD_FLAGS ?=
 
-.PHONY: all setup configure build test bench demo install format clean
+.PHONY: all setup configure build test bench demo install image format clean
 
 all: build
 
 setup:
-	@bash scripts/setup.sh
+	@bash scripts/setup.sh $(SETUP_FLAGS)
 
 configure: setup
 	@test -f $(BUILD)/build.ninja || cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS)
@@ -33,6 +37,14 @@ demo: configure
 # The headers, libstrata.a, the strata CLI, the CMake package and strata.pc.
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# The CPU container image (deploy/Containerfile), built with podman, else
+# docker. podman uses deploy/podman.conf unless CONTAINERS_CONF names another.
+image:
+	@engine=$$(command -v podman || command -v docker) || \
+	  { echo "make image: needs podman or docker (scripts/setup.sh installs podman)" >&2; exit 1; }; \
+	CONTAINERS_CONF=$${CONTAINERS_CONF:-$(CURDIR)/deploy/podman.conf} \
+	  $$engine build -f deploy/Containerfile -t $(IMAGE) $(IMAGE_BUILD_FLAGS) .
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp')

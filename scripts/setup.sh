@@ -4,26 +4,36 @@
 # only when something is. Uses sudo when not root.
 set -euo pipefail
 
+# What building the library and the `strata` command needs: `--build-only`
+# installs just these (the build stage of deploy/Containerfile).
 packages=(
   build-essential cmake ninja-build ccache git pkg-config
   libtorch-dev libgloo-dev libopenblas0-pthread
-  libgtest-dev libgmock-dev
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libssl-dev zlib1g-dev
   # `strata k8s` prints YAML with yaml-cpp (the CLI only, not the library).
   libyaml-cpp-dev
+)
+# What the tests need besides.
+test_packages=(
+  libgtest-dev libgmock-dev
   iproute2 procps
   # The run report's test opens report.html in a headless browser.
   chromium fonts-dejavu-core
+  # The container test runs the rehearsal image (runc: crun fails on hybrid cgroups).
+  podman runc
 )
 # The Kubernetes schema tests (K8sSchema.*) run a pinned npm package on
 # Node.js 18 or later. A Node.js installed otherwise is used as it is
 # (NodeSource's bundles npm and conflicts with Debian's npm package).
-command -v node >/dev/null || packages+=(nodejs)
-command -v npm >/dev/null || packages+=(npm)
-if [[ "${1:-}" == "--bench" ]]; then
+command -v node >/dev/null || test_packages+=(nodejs)
+command -v npm >/dev/null || test_packages+=(npm)
+case "${1:-}" in
+  --build-only) ;;
   # The benchmarks compare against PyTorch's own Python stack.
-  packages+=(python3-torch)
-fi
+  --bench) packages+=("${test_packages[@]}" python3-torch) ;;
+  "") packages+=("${test_packages[@]}") ;;
+  *) echo "setup: unknown option '$1' (known: --build-only, --bench)" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

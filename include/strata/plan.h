@@ -14,3 +14,4 @@
 #include "strata/plan/model_desc.h"
 #include "strata/plan/partition.h"
 #include "strata/plan/search.h"
+#include "strata/plan/train_config.h"

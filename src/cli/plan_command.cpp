@@ -3,13 +3,14 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
 
+#include "plan_job.h"
 #include "strata/plan/errors.h"
-#include "strata/plan/measured_profile.h"
 #include "strata/plan/search.h"
 #include "strata/schedule/error.h"
 #include "strata/util/cli_flags.h"
@@ -20,35 +21,55 @@ namespace {
 
 using plan::Estimate;
 
+// Counts and sizes of a plan are ints.
+constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+
 struct PlanOptions {
-  std::string model = "gpt2-small", cluster = "cpu-local", clusterFile, profile, layout;
-  int64_t nodes = 0, globalBatch = 8, seqLen = 0, top = 5;
+  std::string model = "gpt2-small", cluster = "cpu-local", clusterFile, profile, config, layout;
+  std::optional<int64_t> layers, hidden, heads, ffn, vocab, seqLen, globalBatch;
+  int64_t nodes = 0, top = 5;
   double tokens = 0, efficiency = 0;
   bool explain = false, json = false, allowCrossNodeTp = false, evenStages = false;
 };
 
-void addFlags(CLI::App& command, PlanOptions& o) {
-  auto list = [](const std::vector<std::string>& names) {
-    std::string s;
-    for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
-    return s;
-  };
-  addTextFlag(command, "--model", &o.model, "model preset: " + list(plan::modelPresetNames()));
+std::string listOf(const std::vector<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+void addModelFlags(CLI::App& command, PlanOptions& o) {
+  addTextFlag(command, "--model", &o.model, "model preset: " + listOf(plan::modelPresetNames()));
+  addTextFlag(command, "--config", &o.config,
+              "a strata train config file: its model, seq_len, global batch, precision, and "
+              "its layout for --layout config (instead of --model)");
   addTextFlag(command, "--profile", &o.profile,
               "measured profile file (model and per-layer times, e.g. written by "
               "bench_planner_calibration); replaces --model and FLOP-based compute");
+  addOptionalIntFlag(command, "--layers", &o.layers, "transformer layers", "the model's", 1,
+                     kIntMax);
+  addOptionalIntFlag(command, "--hidden", &o.hidden, "hidden size", "the model's", 1, kIntMax);
+  addOptionalIntFlag(command, "--heads", &o.heads, "attention heads (must divide --hidden)",
+                     "the model's", 1, kIntMax);
+  addOptionalIntFlag(command, "--ffn", &o.ffn, "MLP inner size", "the model's", 1, kIntMax);
+  addOptionalIntFlag(command, "--vocab", &o.vocab, "vocabulary size", "the model's", 1, kIntMax);
+  addOptionalIntFlag(command, "--seq-len", &o.seqLen, "sequence length", "the model's", 1, kIntMax);
+}
+
+void addFlags(CLI::App& command, PlanOptions& o) {
+  addModelFlags(command, o);
   addTextFlag(command, "--cluster", &o.cluster,
-              "cluster preset: " + list(plan::clusterPresetNames()));
+              "cluster preset: " + listOf(plan::clusterPresetNames()));
   addTextFlag(command, "--cluster-file", &o.clusterFile,
-              "cluster description file (overrides --cluster)");
+              "cluster description file (overrides --cluster; see deploy/rehearsal-cluster.toml)");
   addIntFlag(command, "--nodes", &o.nodes, "nodes to use (0: the cluster's own count)", 0);
-  addIntFlag(command, "--global-batch", &o.globalBatch, "sequences per iteration", 1);
-  addIntFlag(command, "--seq-len", &o.seqLen, "sequence length (0: the model preset's)", 0);
+  addOptionalIntFlag(command, "--global-batch", &o.globalBatch, "sequences per iteration",
+                     "--config's, else 8", 1, kIntMax);
   addRealFlag(command, "--tokens", &o.tokens, "tokens to train on, for days to train (e.g. 300e9)");
   addIntFlag(command, "--top", &o.top, "layouts to print", 1);
   addTextFlag(command, "--layout", &o.layout,
               "predict this one layout, e.g. pp8,tp8,dp24,mb1,1f1b,zero1,recompute,sp "
-              "(dp defaults to what the devices leave)");
+              "(dp defaults to what the devices leave), or 'config' for --config's");
   addRealFlag(command, "--efficiency", &o.efficiency,
               "achieved fraction of peak FLOP/s (0: the cluster's calibrated value)");
   addSwitch(command, "allow-cross-node-tp", &o.allowCrossNodeTp, "let tp groups span nodes");
@@ -59,35 +80,41 @@ void addFlags(CLI::App& command, PlanOptions& o) {
   addSwitch(command, "json", &o.json, "print one JSON object per layout instead of a table");
 }
 
-plan::TrainingJob makeJob(const PlanOptions& o) {
-  plan::TrainingJob job;
-  if (o.profile.empty()) {
-    job.model = plan::modelPreset(o.model);
-  } else {
-    job.profile = plan::loadProfileFile(o.profile);
-    job.model = job.profile->model;
-    job.dtype = job.profile->dtype;
-    job.precision = plan::precisionOf(*job.profile);
-  }
-  if (o.seqLen > 0) job.model.seqLen = static_cast<int>(o.seqLen);
-  job.cluster =
-      o.clusterFile.empty() ? plan::clusterPreset(o.cluster) : plan::loadClusterFile(o.clusterFile);
-  if (o.nodes > 0) job.cluster.nodes = static_cast<int>(o.nodes);
-  if (o.efficiency < 0 || o.efficiency > 1)
-    throw plan::PlanError("--efficiency is a fraction of peak in (0, 1], got " +
-                          std::to_string(o.efficiency));
-  if (o.efficiency > 0) job.cluster.device.matmulEfficiency = o.efficiency;
-  job.globalBatch = static_cast<int>(o.globalBatch);
-  job.tokens = o.tokens;
-  job.allowCrossNodeTp = o.allowCrossNodeTp;
-  job.evenStages = o.evenStages;
-  return job;
+std::optional<int> narrow(const std::optional<int64_t>& value) {
+  if (!value) return std::nullopt;
+  return static_cast<int>(*value);  // the flags' range is int's
 }
 
-plan::Layout fixedLayout(const PlanOptions& o, const plan::TrainingJob& job) {
+PlanRequest requestOf(const PlanOptions& o, bool modelGiven) {
+  PlanRequest r;
+  if (modelGiven) r.model = o.model;
+  r.config = o.config;
+  r.profile = o.profile;
+  r.sizes = {narrow(o.layers), narrow(o.hidden), narrow(o.heads),
+             narrow(o.ffn),    narrow(o.vocab),  narrow(o.seqLen)};
+  r.cluster = o.cluster;
+  r.clusterFile = o.clusterFile;
+  r.nodes = static_cast<int>(o.nodes);
+  r.globalBatch = narrow(o.globalBatch);
+  r.tokens = o.tokens;
+  r.efficiency = o.efficiency;
+  r.allowCrossNodeTp = o.allowCrossNodeTp;
+  r.evenStages = o.evenStages;
+  return r;
+}
+
+plan::Layout fixedLayout(const PlanOptions& o, const PlannedJob& planned) {
+  if (o.layout == "config") {
+    if (!planned.configLayout)
+      throw plan::PlanError(
+          "--layout config predicts the layout of a strata train config; "
+          "give it with --config FILE");
+    return *planned.configLayout;
+  }
   plan::Layout layout = plan::parseLayout(o.layout);
   bool dpGiven = ("," + o.layout).find(",dp") != std::string::npos;
-  if (!dpGiven) layout.dp = std::max(1, job.cluster.totalDevices() / (layout.pp * layout.tp));
+  if (!dpGiven)
+    layout.dp = std::max(1, planned.job.cluster.totalDevices() / (layout.pp * layout.tp));
   return layout;
 }
 
@@ -168,20 +195,29 @@ void printReport(std::ostream& out, const PlanOptions& o, const plan::TrainingJo
   if (o.explain && !best.empty()) printExplain(out, best.front(), job);
 }
 
+// "124.4M", "1.3B": a parameter count in the unit that suits it.
+std::string parameterText(double count) {
+  if (count >= 1e9) return fmt("%.1fB", count / 1e9);
+  if (count >= 1e6) return fmt("%.1fM", count / 1e6);
+  return fmt("%.1fK", count / 1e3);
+}
+
 std::string describe(const plan::TrainingJob& job) {
+  const plan::ModelDesc& m = job.model;
   std::ostringstream s;
-  s << "strata plan: " << job.model.name << " ("
-    << fmt("%.1fB", plan::parameterCount(job.model) / 1e9) << " parameters, seq "
-    << job.model.seqLen << ") on " << job.cluster.nodes << " x " << job.cluster.name << " ("
-    << job.cluster.totalDevices() << " x " << job.cluster.device.name << "), global batch "
-    << job.globalBatch << "\n";
+  s << "strata plan: " << m.name << " (" << parameterText(plan::parameterCount(m))
+    << " parameters: " << m.layers << " layers, hidden " << m.hidden << ", " << m.heads
+    << " heads, ffn " << m.ffn << ", vocab " << m.vocab << ", seq " << m.seqLen << ") on "
+    << job.cluster.nodes << " x " << job.cluster.name << " (" << job.cluster.totalDevices() << " x "
+    << job.cluster.device.name << "), global batch " << job.globalBatch << "\n";
   return s.str();
 }
 
-int run(const PlanOptions& o, std::ostream& out) {
-  plan::TrainingJob job = makeJob(o);
+int run(const PlanOptions& o, bool modelGiven, std::ostream& out) {
+  PlannedJob planned = makePlannedJob(requestOf(o, modelGiven));
+  const plan::TrainingJob& job = planned.job;
   if (!o.layout.empty()) {
-    Estimate e = plan::evaluateLayout(job, fixedLayout(o, job));
+    Estimate e = plan::evaluateLayout(job, fixedLayout(o, planned));
     printReport(out, o, job, {e}, describe(job));
     return 0;
   }
@@ -202,12 +238,17 @@ Subcommand addPlanCommand(CLI::App& strata, std::ostream& out, std::ostream& err
       "plan", "choose a parallel layout for a model on a cluster and predict time to train");
   command->footer(
       "Chooses the parallel layout (pp x tp x dp, schedule, micro-batch, ZeRO, recompute) of a\n"
-      "GPT model on a cluster and predicts its throughput, memory per device and days to train.");
+      "GPT model on a cluster and predicts its throughput, memory per device and days to train.\n"
+      "The model is --model's preset, --config's (a strata train config: its [model],\n"
+      "train.seq_len, global batch and precision; --layout config predicts its [parallel]\n"
+      "layout and micro-batch) or --profile's. --layers, --hidden, --heads, --ffn, --vocab and\n"
+      "--seq-len replace its sizes; all six without --model, --config or --profile describe\n"
+      "a custom model.");
   auto options = std::make_shared<PlanOptions>();
   addFlags(*command, *options);
-  return {command, [options, &out, &err] {
+  return {command, [command, options, &out, &err] {
             try {
-              return run(*options, out);
+              return run(*options, command->count("--model") > 0, out);
             } catch (const Error& e) {
               // PlanError, ScheduleError and the rest of strata::Error: all bad input.
               err << "strata plan: " << e.what() << "\n";

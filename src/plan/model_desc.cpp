@@ -1,6 +1,7 @@
 #include "strata/plan/model_desc.h"
 
 #include <map>
+#include <utility>
 
 #include "strata/plan/errors.h"
 
@@ -44,11 +45,19 @@ const std::map<std::string, ModelDesc>& presets() {
 }  // namespace
 
 void ModelDesc::validate() const {
-  if (layers < 1 || hidden < 1 || heads < 1 || ffn < 1 || vocab < 1 || seqLen < 1)
-    throw PlanError("model '" + name + "' needs positive sizes, got layers " +
-                    std::to_string(layers) + ", hidden " + std::to_string(hidden) + ", heads " +
-                    std::to_string(heads) + ", ffn " + std::to_string(ffn) + ", vocab " +
-                    std::to_string(vocab) + ", seq-len " + std::to_string(seqLen));
+  std::string nonPositive;
+  for (auto [size, value] : {std::pair{"layers", layers},
+                             {"hidden", hidden},
+                             {"heads", heads},
+                             {"ffn", ffn},
+                             {"vocab", vocab},
+                             {"seq-len", seqLen}}) {
+    if (value < 1)
+      nonPositive +=
+          (nonPositive.empty() ? "" : ", ") + std::string(size) + " " + std::to_string(value);
+  }
+  if (!nonPositive.empty())
+    throw PlanError("model '" + name + "' needs positive sizes, got " + nonPositive);
   if (hidden % heads != 0)
     throw PlanError("model '" + name + "': " + std::to_string(heads) +
                     " heads do not divide hidden size " + std::to_string(hidden));
@@ -70,6 +79,26 @@ ModelDesc modelPreset(const std::string& name) {
   return it->second;
 }
 
+ModelDesc overrideSizes(const ModelDesc& base, const ModelOverrides& overrides) {
+  ModelDesc model = base;
+  std::string changes;
+  auto apply = [&](const char* size, const std::optional<int>& value, int& field) {
+    if (!value || *value == field) return;
+    field = *value;
+    changes +=
+        (changes.empty() ? " with " : ", ") + std::string(size) + " " + std::to_string(*value);
+  };
+  apply("layers", overrides.layers, model.layers);
+  apply("hidden", overrides.hidden, model.hidden);
+  apply("heads", overrides.heads, model.heads);
+  apply("ffn", overrides.ffn, model.ffn);
+  apply("vocab", overrides.vocab, model.vocab);
+  apply("seq-len", overrides.seqLen, model.seqLen);
+  model.name += changes;
+  model.validate();
+  return model;
+}
+
 double layerParameters(const ModelDesc& m) {
   double h = m.hidden, f = m.ffn;
   return 4 * h * h + 2 * h * f + 9 * h + f;
@@ -80,8 +109,12 @@ double embeddingParameters(const ModelDesc& m) {
   return double(m.vocab) * h + double(m.seqLen) * h + 2 * h;
 }
 
+double headParameters(const ModelDesc& m) {
+  return m.tiedEmbeddings ? 0 : double(m.vocab) * m.hidden;
+}
+
 double parameterCount(const ModelDesc& m) {
-  return m.layers * layerParameters(m) + embeddingParameters(m);
+  return m.layers * layerParameters(m) + embeddingParameters(m) + headParameters(m);
 }
 
 double layerForwardFlops(const ModelDesc& m, double sequences) {

@@ -159,18 +159,20 @@ StagePlan planStages(const TrainingJob& job, const Layout& l) {
   LayoutWork work = layoutWork(job, l);
   std::vector<int> counts = stageLayerCounts(m, stages, stageTime(1, work.layer, {}, l.recompute),
                                              stageTime(0, work.layer, work.head, false));
-  double tiedEmbedding = double(m.vocab) * m.hidden;
+  double headWeights = double(m.vocab) * m.hidden;
   for (int s = 0; s < stages; ++s) {
     bool last = s == stages - 1;
     EndWork ends;
     if (s == 0) ends = work.embedding;
     if (last) ends = {ends.forward + work.head.forward, ends.backward + work.head.backward};
     plan.stages.push_back(stageTime(counts[s], work.layer, ends, l.recompute));
-    // The first stage owns the embeddings; the last a copy of the word
-    // embedding for the tied logits (kept in sync by a small all-reduce).
+    // The first stage owns the embeddings; the last the logits' weights: a
+    // copy of the word embedding when tied (kept in sync by a small
+    // all-reduce), which the first stage already holds when it is the last,
+    // or the untied head's own.
     double params = counts[s] * layerParameters(m);
     if (s == 0) params += embeddingParameters(m);
-    if (last && stages > 1) params += tiedEmbedding;
+    if (last && (stages > 1 || !m.tiedEmbeddings)) params += headWeights;
     plan.rankParams[s % l.pp] += params / l.tp;
     plan.rankMaxLayers[s % l.pp] = std::max(plan.rankMaxLayers[s % l.pp], counts[s]);
   }

@@ -25,6 +25,18 @@ CLI::Option* addValueFlag(CLI::App& command, const std::string& names, const std
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
 
+// The integer `text` of `flag`, or a FlagError naming the flag and the text.
+int64_t integerIn(const CLI::App& command, const std::string& flag, const std::string& text,
+                  int64_t min, int64_t max) {
+  std::optional<int64_t> value = parseInteger(text);
+  if (!value) throw flagError(command, flag + " expects an integer, got '" + text + "'");
+  if (*value < min)
+    throw flagError(command, flag + " must be at least " + std::to_string(min) + ", got " + text);
+  if (*value > max)
+    throw flagError(command, flag + " must be at most " + std::to_string(max) + ", got " + text);
+  return *value;
+}
+
 }  // namespace
 
 std::string commandName(const CLI::App& command) {
@@ -40,19 +52,20 @@ FlagError flagError(const CLI::App& command, const std::string& message) {
 CLI::Option* addIntFlag(CLI::App& command, const std::string& names, int64_t* target,
                         const std::string& help, int64_t min, int64_t max) {
   std::string flag = firstName(names);
-  return addValueFlag(
-      command, names, help, "N", std::to_string(*target),
-      [&command, flag, target, min, max](const std::string& text) {
-        std::optional<int64_t> value = parseInteger(text);
-        if (!value) throw flagError(command, flag + " expects an integer, got '" + text + "'");
-        if (*value < min)
-          throw flagError(command,
-                          flag + " must be at least " + std::to_string(min) + ", got " + text);
-        if (*value > max)
-          throw flagError(command,
-                          flag + " must be at most " + std::to_string(max) + ", got " + text);
-        *target = *value;
-      });
+  return addValueFlag(command, names, help, "N", std::to_string(*target),
+                      [&command, flag, target, min, max](const std::string& text) {
+                        *target = integerIn(command, flag, text, min, max);
+                      });
+}
+
+CLI::Option* addOptionalIntFlag(CLI::App& command, const std::string& names,
+                                std::optional<int64_t>* target, const std::string& help,
+                                const std::string& unsetText, int64_t min, int64_t max) {
+  std::string flag = firstName(names);
+  return addValueFlag(command, names, help, "N", unsetText,
+                      [&command, flag, target, min, max](const std::string& text) {
+                        *target = integerIn(command, flag, text, min, max);
+                      });
 }
 
 CLI::Option* addRealFlag(CLI::App& command, const std::string& names, double* target,

@@ -54,6 +54,19 @@ TEST(Cluster, FileOverridesAPreset) {
   EXPECT_EQ(parseClusterText("nodes = 3\n", "plain.toml").name, "plain.toml");
 }
 
+// deploy/rehearsal-cluster.toml: 2 nodes of 2 CPU workers, shared memory
+// inside a node, a 1 Gbit/s link between them shared by a node's 2 workers.
+TEST(Cluster, TheRehearsalFileDescribesTwoNodesOfTwoWorkers) {
+  Cluster c = loadClusterFile(STRATA_SOURCE_DIR "/deploy/rehearsal-cluster.toml");
+  EXPECT_EQ(c.name, "rehearsal-cpu-node");
+  EXPECT_EQ(c.nodes, 2);
+  EXPECT_EQ(c.devicesPerNode, 2);
+  EXPECT_DOUBLE_EQ(c.peakFlops(Dtype::Fp32), 0.179e12);
+  EXPECT_DOUBLE_EQ(c.interNode.bandwidth * c.devicesPerNode * 8, 1e9);  // bits per second
+  EXPECT_DOUBLE_EQ(c.interNode.latency, 100e-6);
+  EXPECT_GT(c.intraNode.bandwidth, 10 * c.interNode.bandwidth);
+}
+
 TEST(Cluster, FileErrorsNameLineAndKey) {
   EXPECT_EQ(errorOf("nodes = 2\nbandwidth = 3\n").substr(0, 33),
             "c.txt:2: unknown key 'bandwidth';");

@@ -64,5 +64,43 @@ TEST(ModelDesc, UnknownPresetListsTheKnownOnes) {
   EXPECT_THROW(bad.validate(), PlanError);
 }
 
+std::string validationError(const ModelDesc& m) {
+  try {
+    m.validate();
+  } catch (const PlanError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ModelDesc, ValidationNamesTheBadSizes) {
+  EXPECT_EQ(validationError({"m", 0, 64, -2, 256, 32, 16}),
+            "model 'm' needs positive sizes, got layers 0, heads -2");
+  EXPECT_EQ(validationError({"m", 2, 64, 5, 256, 32, 16}),
+            "model 'm': 5 heads do not divide hidden size 64");
+  EXPECT_EQ(validationError({"m", 2, 64, 4, 256, 32, 16}), "");
+}
+
+TEST(ModelDesc, AnUntiedHeadAddsItsOwnWeights) {
+  ModelDesc tied = modelPreset("gpt2-small");
+  ModelDesc untied = tied;
+  untied.tiedEmbeddings = false;
+  EXPECT_EQ(headParameters(tied), 0);
+  EXPECT_DOUBLE_EQ(parameterCount(untied) - parameterCount(tied), 50257.0 * 768);
+}
+
+TEST(ModelDesc, OverridesReplaceSizesAndSayWhichInTheName) {
+  ModelDesc small = modelPreset("gpt2-small");
+  ModelDesc same = overrideSizes(small, {std::nullopt, 768});
+  EXPECT_EQ(same.name, "gpt2-small");
+  ModelDesc medium = modelPreset("gpt2-medium");
+  ModelDesc grown = overrideSizes(small, {24, 1024, 16, 4096});
+  EXPECT_EQ(grown.name, "gpt2-small with layers 24, hidden 1024, heads 16, ffn 4096");
+  EXPECT_EQ(parameterCount(grown), parameterCount(medium));
+  EXPECT_EQ(overrideSizes(small, {{}, {}, {}, {}, 32000, 2048}).name,
+            "gpt2-small with vocab 32000, seq-len 2048");
+  EXPECT_THROW(overrideSizes(small, {{}, {}, 7}), PlanError);  // 7 heads, hidden 768
+}
+
 }  // namespace
 }  // namespace strata::plan

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <CLI/CLI.hpp>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -87,11 +88,121 @@ TEST(PlanCommand, InvalidInputExitsTwoWithTheReason) {
   EXPECT_NE(file.err.find("cannot read cluster file"), std::string::npos);
 }
 
+// gpt2-medium's sizes, flag by flag.
+const std::vector<std::string> kMediumSizes = {"--layers", "24",    "--hidden",  "1024",
+                                               "--heads",  "16",    "--ffn",     "4096",
+                                               "--vocab",  "50257", "--seq-len", "1024"};
+const std::vector<std::string> kOnEightA100 = {"--cluster", "dgx-a100-80gb-ib200", "--global-batch",
+                                               "64", "--json"};
+
+TEST(PlanCommand, ACustomModelPlansAsThePresetOfTheSameShape) {
+  Outcome preset = plan(with({"--model", "gpt2-medium"}, kOnEightA100));
+  Outcome custom = plan(with(kMediumSizes, kOnEightA100));
+  ASSERT_EQ(custom.code, 0) << custom.err;
+  EXPECT_EQ(custom.out, preset.out);
+  std::vector<std::string> layout = {"--layout", "pp2,tp2,mb2,zero1"};
+  EXPECT_EQ(plan(with(with(kMediumSizes, kOnEightA100), layout)).out,
+            plan(with(with({"--model", "gpt2-medium"}, kOnEightA100), layout)).out);
+  Outcome table = plan(with(kMediumSizes, {"--cluster", "dgx-a100-80gb-ib200", "--top", "1"}));
+  EXPECT_NE(table.out.find("strata plan: custom (354.8M parameters: 24 layers, hidden 1024, 16 "
+                           "heads, ffn 4096, vocab 50257, seq 1024)"),
+            std::string::npos)
+      << table.out;
+}
+
+TEST(PlanCommand, SizeFlagsOverrideThePreset) {
+  std::vector<std::string> grown = {"--model", "gpt2-small", "--layers", "24",    "--hidden",
+                                    "1024",    "--heads",    "16",       "--ffn", "4096"};
+  EXPECT_EQ(plan(with(grown, kOnEightA100)).out,
+            plan(with({"--model", "gpt2-medium"}, kOnEightA100)).out);
+  Outcome table = plan(with(grown, {"--cluster", "dgx-a100-80gb-ib200", "--top", "1"}));
+  EXPECT_NE(table.out.find("gpt2-small with layers 24, hidden 1024, heads 16, ffn 4096 ("),
+            std::string::npos)
+      << table.out;
+  // --seq-len alone resizes the default preset, as it always did.
+  Outcome longer = plan({"--seq-len", "2048", "--top", "1"});
+  ASSERT_EQ(longer.code, 0) << longer.err;
+  EXPECT_NE(longer.out.find("gpt2-small with seq-len 2048"), std::string::npos) << longer.out;
+}
+
+std::string writeFile(const std::string& name, const std::string& text) {
+  std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// A strata train config whose model is gpt2-medium's shape, trained in bf16.
+std::string mediumConfig() {
+  return writeFile("medium.toml",
+                   "[model]\nlayers = 24\nhidden = 1024\nheads = 16\nffn = 4096\nvocab = 50257\n"
+                   "context = 1024\n[parallel]\npp = 2\ndp = 2\ntp = 2\nschedule = \"zb-h1\"\n"
+                   "[train]\nseq_len = 1024\nglobal_batch = 64\nmicro_batch = 2\n"
+                   "precision = \"bf16\"\n");
+}
+
+TEST(PlanCommand, ConfigGivesTheModelTheBatchAndOnRequestTheLayout) {
+  std::string config = mediumConfig();
+  Outcome r = plan(
+      {"--config", config, "--cluster", "dgx-a100-80gb-ib200", "--layout", "config", "--explain"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(config + " (354.8M parameters: 24 layers, hidden 1024, 16 heads, ffn "
+                                "4096, vocab 50257, seq 1024)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("global batch 64"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pp2,tp2,dp2,mb2,v1,zb-h1,zero0"), std::string::npos) << r.out;
+  // Without --layout config the search runs for the config's model and batch.
+  Outcome search = plan({"--config", config, "--cluster", "dgx-a100-80gb-ib200", "--top", "2"});
+  ASSERT_EQ(search.code, 0) << search.err;
+  EXPECT_NE(search.out.find("layouts considered"), std::string::npos) << search.out;
+  // Flags override the file.
+  Outcome smaller = plan({"--config", config, "--cluster", "dgx-a100-80gb-ib200", "--layers", "12",
+                          "--global-batch", "32", "--layout", "config"});
+  ASSERT_EQ(smaller.code, 0) << smaller.err;
+  EXPECT_NE(smaller.out.find(config + " with layers 12"), std::string::npos) << smaller.out;
+  EXPECT_NE(smaller.out.find("global batch 32"), std::string::npos) << smaller.out;
+}
+
+TEST(PlanCommand, TheRehearsalClusterRunsTheDemoConfig) {
+  Outcome r = plan({"--cluster-file", STRATA_SOURCE_DIR "/deploy/rehearsal-cluster.toml",
+                    "--config", STRATA_SOURCE_DIR "/configs/demo.toml", "--layout", "config"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("on 2 x rehearsal-cpu-node (4 x cpu-core), global batch 16"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("pp2,tp2,dp1,mb4,v1,1f1b,zero0"), std::string::npos) << r.out;
+}
+
+TEST(PlanCommand, InconsistentSizesAreRefusedByName) {
+  auto refused = [](const std::vector<std::string>& args, const std::string& reason) {
+    Outcome r = plan(args);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.err.find(reason), std::string::npos) << r.err;
+  };
+  refused({"--model", "gpt2-small", "--heads", "5"}, "5 heads do not divide hidden size 768");
+  refused(with(kMediumSizes, {"--hidden", "1000"}), "16 heads do not divide hidden size 1000");
+  refused({"--layers", "0"}, "--layers must be at least 1, got 0");
+  refused({"--hidden", "-8"}, "--hidden must be at least 1, got -8");
+  refused({"--vocab", "3000000000"}, "--vocab must be at most 2147483647, got 3000000000");
+  refused({"--layers", "4", "--hidden", "128"},
+          "a model given by its sizes needs --layers, --hidden, --heads, --ffn, --vocab and "
+          "--seq-len; missing --heads, --ffn, --vocab, --seq-len");
+  std::string config = mediumConfig();
+  refused({"--model", "gpt2-small", "--config", config},
+          "--model gpt2-small and --config " + config + " both name the model");
+  refused({"--layout", "config"}, "--layout config predicts the layout of a strata train config");
+  refused({"--config", writeFile("bad.toml", "[model]\nlayers = -1\n")},
+          "bad.toml:2: model.layers expects a whole number from 1 to 2147483647, got integer -1");
+  refused({"--config", "/nonexistent/run.toml"}, "cannot read config file '/nonexistent/run.toml'");
+}
+
 TEST(PlanCommand, HelpListsTheFlags) {
   Outcome r = plan({"--help"});
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("--global-batch"), std::string::npos);
   EXPECT_NE(r.out.find("--layout"), std::string::npos);
+  for (const char* flag : {"--config", "--layers", "--hidden", "--heads", "--ffn", "--vocab"})
+    EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -19,6 +20,7 @@ struct Options {
   double rate = 0.5;
   std::string name = "x";
   bool verbose = false;
+  std::optional<int64_t> size;
 };
 
 // A program `strata` with two commands: `demo`, with one flag of each kind,
@@ -31,6 +33,7 @@ class Demo {
     addRealFlag(*command, "--rate", &options.rate, "how fast");
     addTextFlag(*command, "--name", &options.name, "what");
     addSwitch(*command, "verbose", &options.verbose, "talk more");
+    addOptionalIntFlag(*command, "--size", &options.size, "how big", "the preset's", 1, 10);
     subcommands.push_back({command, [this] {
                              ++runs;
                              return 7;
@@ -80,6 +83,17 @@ TEST(CommandLine, ReadsEveryKindOfFlagAndTheLastValueWins) {
   EXPECT_DOUBLE_EQ(demo.options.rate, 0.25);
   EXPECT_TRUE(demo.options.verbose);
   EXPECT_EQ(demo.options.name, "y");
+}
+
+TEST(CommandLine, AnOptionalFlagIsUnsetUntilGiven) {
+  Demo unset;
+  unset.parse({"--count", "7"});
+  EXPECT_FALSE(unset.options.size.has_value());
+  Demo given;
+  given.parse({"--size", "3", "--size=4"});
+  EXPECT_EQ(given.options.size, 4);
+  EXPECT_TRUE(contains(given.error({"--size", "0"}), "--size must be at least 1, got 0"));
+  EXPECT_TRUE(contains(given.error({"--size", "x"}), "--size expects an integer, got 'x'"));
 }
 
 TEST(CommandLine, AnAliasSetsTheSameFlag) {
@@ -156,6 +170,7 @@ TEST(CommandLine, HelpListsEveryFlagWithItsDefault) {
   EXPECT_TRUE(contains(help, "--rate X")) << help;
   EXPECT_TRUE(contains(help, "--verbose,--no-verbose")) << help;
   EXPECT_TRUE(contains(help, "talk more (default: false)")) << help;
+  EXPECT_TRUE(contains(help, "how big (default: the preset's)")) << help;
 }
 
 TEST(CommandLine, RunsTheCommandNamedAndReturnsItsExitCode) {

@@ -3,11 +3,14 @@
 //
 // Layout per layer: pre-LN attention (fused QKV h->3h, output h->h) and MLP
 // (h->ffn->h), biases everywhere, two layer norms; learned position
-// embeddings; output logits tied to the token embedding. modelPreset() throws
-// PlanError for an unknown name, listing the known ones; validate() throws for
-// non-positive sizes or heads that do not divide hidden. Nothing else throws.
+// embeddings; output logits tied to the token embedding, or a head of their
+// own (V x h, no bias) when untied. modelPreset() throws PlanError for an
+// unknown name, listing the known ones; validate(), and overrideSizes() that
+// calls it, throw PlanError naming every size that is not positive, or the
+// heads and hidden size when heads do not divide hidden. Nothing else throws.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +24,7 @@ struct ModelDesc {
   int ffn = 0;  // MLP inner size, 4 x hidden for GPT
   int vocab = 0;
   int seqLen = 0;
+  bool tiedEmbeddings = true;  // the logits reuse the token embedding
 
   void validate() const;
 };
@@ -28,11 +32,25 @@ struct ModelDesc {
 std::vector<std::string> modelPresetNames();
 ModelDesc modelPreset(const std::string& name);
 
+// Sizes that replace those of a base model (`strata plan --layers ...`);
+// the unset ones keep the base's.
+struct ModelOverrides {
+  std::optional<int> layers{}, hidden{}, heads{}, ffn{}, vocab{}, seqLen{};
+};
+
+// `base` with every set size replaced, then validated (PlanError as from
+// validate()). Named after what changed, "gpt2-small with layers 6, hidden
+// 512", or base.name when nothing did (a size set to the base's own value
+// changes nothing).
+ModelDesc overrideSizes(const ModelDesc& base, const ModelOverrides& overrides);
+
 // Parameters of one transformer layer: 4h^2 + 2hf + 9h + f
 // (= 12h^2 + 13h for f = 4h).
 double layerParameters(const ModelDesc& m);
-// Token embedding V*h (tied with the logits) + positions s*h + final LN 2h.
+// Token embedding V*h + positions s*h + final LN 2h.
 double embeddingParameters(const ModelDesc& m);
+// The logits' own weights: V*h when untied, 0 when tied to the embedding.
+double headParameters(const ModelDesc& m);
 double parameterCount(const ModelDesc& m);
 
 // Forward FLOPs of one layer for `sequences` sequences (a multiply-add = 2):

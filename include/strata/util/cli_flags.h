@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "strata/error.h"
@@ -29,6 +30,14 @@ namespace strata {
 CLI::Option* addIntFlag(CLI::App& command, const std::string& names, int64_t* target,
                         const std::string& help, int64_t min = std::numeric_limits<int64_t>::min(),
                         int64_t max = std::numeric_limits<int64_t>::max());
+// An integer in [min, max] that stays unset unless the flag is given, for a
+// flag whose default comes from elsewhere (a preset, a file); --help shows
+// `unsetText` as its default.
+CLI::Option* addOptionalIntFlag(CLI::App& command, const std::string& names,
+                                std::optional<int64_t>* target, const std::string& help,
+                                const std::string& unsetText,
+                                int64_t min = std::numeric_limits<int64_t>::min(),
+                                int64_t max = std::numeric_limits<int64_t>::max());
 // A finite decimal number.
 CLI::Option* addRealFlag(CLI::App& command, const std::string& names, double* target,
                          const std::string& help);

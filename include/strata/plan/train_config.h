@@ -1,0 +1,49 @@
+// What `strata plan --config` takes from a `strata train` configuration file
+// (strata/train/config/config.h): the model, its sequence length, the global
+// batch, the precision and the layout that `strata train --config FILE`
+// would train with. The planner reads the file itself, staying free of the
+// trainer and of LibTorch; tests/train checks that both read a file alike.
+//
+// Keys read, in every TOML form strata train accepts (`[model]` tables,
+// dotted keys, inline tables):
+//   [model]     layers, hidden, heads, ffn, vocab, tied_embeddings
+//   [train]     seq_len, global_batch, micro_batch, precision ("fp32" or "bf16")
+//   [parallel]  pp, dp, tp, schedule, virtual_stages, zero (0 to 2),
+//               sequence_parallel, checkpoint_activations
+// A key the file leaves out takes strata train's default. The other keys
+// (model.context, model.dropout, the optimizer's, [data], [checkpoint])
+// change no plan; they are strata train's to check and are ignored here.
+//
+// Two approximations: checkpoint_activations is planned as full recompute
+// (strata train keeps each stage's inputs, the planner each layer's, so the
+// activation memory is estimated on the high side), and model state is fp32
+// weights, gradients and AdamW moments under either precision, as strata
+// train keeps them (bf16 is autocast: only the compute runs in bf16).
+//
+// Nothing blocks. Throws PlanError for an unreadable file, a TOML syntax
+// error (file, line and column), a value of the wrong type or out of range
+// (file, line, key and value) and sizes that make no model
+// (ModelDesc::validate).
+#pragma once
+
+#include <string>
+
+#include "strata/plan/cluster.h"
+#include "strata/plan/layout.h"
+#include "strata/plan/memory.h"
+#include "strata/plan/model_desc.h"
+
+namespace strata::plan {
+
+struct ConfiguredRun {
+  ModelDesc model;  // named after the file
+  Layout layout;
+  int globalBatch = 0;
+  Dtype dtype = Dtype::Fp32;
+  Precision precision{4, 4, 8};
+};
+
+ConfiguredRun parseTrainConfigText(const std::string& text, const std::string& source);
+ConfiguredRun loadTrainConfigFile(const std::string& path);
+
+}  // namespace strata::plan

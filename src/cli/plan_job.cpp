@@ -1,0 +1,86 @@
+#include "plan_job.h"
+
+#include <utility>
+#include <vector>
+
+#include "strata/plan/errors.h"
+#include "strata/plan/train_config.h"
+
+namespace strata {
+namespace {
+
+constexpr int kDefaultGlobalBatch = 8;
+constexpr const char* kDefaultModel = "gpt2-small";
+
+// Each size flag with its value, in the order --help lists them.
+std::vector<std::pair<const char*, std::optional<int>>> sizeFlags(const plan::ModelOverrides& s) {
+  return {{"--layers", s.layers}, {"--hidden", s.hidden}, {"--heads", s.heads},
+          {"--ffn", s.ffn},       {"--vocab", s.vocab},   {"--seq-len", s.seqLen}};
+}
+
+bool describesCustomModel(const plan::ModelOverrides& s) {
+  return s.layers || s.hidden || s.heads || s.ffn || s.vocab;
+}
+
+plan::ModelDesc customModel(const plan::ModelOverrides& s) {
+  std::string missing;
+  for (const auto& [flag, value] : sizeFlags(s))
+    if (!value) missing += (missing.empty() ? "" : ", ") + std::string(flag);
+  if (!missing.empty())
+    throw plan::PlanError(
+        "a model given by its sizes needs --layers, --hidden, --heads, --ffn, --vocab and "
+        "--seq-len; missing " +
+        missing + " (or name a base model with --model or --config)");
+  return {"custom", *s.layers, *s.hidden, *s.heads, *s.ffn, *s.vocab, *s.seqLen};
+}
+
+plan::ModelDesc baseModel(const PlanRequest& r, const std::optional<plan::ConfiguredRun>& config,
+                          const std::optional<plan::MeasuredProfile>& profile) {
+  if (config) return config->model;
+  if (profile) return profile->model;
+  if (r.model) return plan::modelPreset(*r.model);
+  if (describesCustomModel(r.sizes)) return customModel(r.sizes);
+  return plan::modelPreset(kDefaultModel);
+}
+
+plan::Cluster cluster(const PlanRequest& r) {
+  plan::Cluster c =
+      r.clusterFile.empty() ? plan::clusterPreset(r.cluster) : plan::loadClusterFile(r.clusterFile);
+  if (r.nodes > 0) c.nodes = r.nodes;
+  if (r.efficiency < 0 || r.efficiency > 1)
+    throw plan::PlanError("--efficiency is a fraction of peak in (0, 1], got " +
+                          std::to_string(r.efficiency));
+  if (r.efficiency > 0) c.device.matmulEfficiency = r.efficiency;
+  return c;
+}
+
+}  // namespace
+
+PlannedJob makePlannedJob(const PlanRequest& r) {
+  if (r.model && !r.config.empty())
+    throw plan::PlanError("--model " + *r.model + " and --config " + r.config +
+                          " both name the model; give one of them");
+  std::optional<plan::ConfiguredRun> config;
+  if (!r.config.empty()) config = plan::loadTrainConfigFile(r.config);
+  PlannedJob planned;
+  plan::TrainingJob& job = planned.job;
+  if (!r.profile.empty()) job.profile = plan::loadProfileFile(r.profile);
+  job.model = plan::overrideSizes(baseModel(r, config, job.profile), r.sizes);
+  job.globalBatch = r.globalBatch.value_or(config ? config->globalBatch : kDefaultGlobalBatch);
+  if (config) {
+    job.dtype = config->dtype;
+    job.precision = config->precision;
+    planned.configLayout = config->layout;
+  }
+  if (job.profile) {
+    job.dtype = job.profile->dtype;
+    job.precision = plan::precisionOf(*job.profile);
+  }
+  job.cluster = cluster(r);
+  job.tokens = r.tokens;
+  job.allowCrossNodeTp = r.allowCrossNodeTp;
+  job.evenStages = r.evenStages;
+  return planned;
+}
+
+}  // namespace strata

@@ -1,0 +1,45 @@
+// The job `strata plan` predicts, from its flags: the model (a preset, the
+// model of a `strata train` config, of a measured profile, or sizes given
+// one by one), the cluster, the batch and the precision.
+//
+// The model is --config's, else --profile's, else --model's preset; each
+// size flag then replaces that size. Without any of the three, size flags
+// other than --seq-len describe a custom model and must all be given (ffn
+// included); --seq-len alone resizes the default preset, gpt2-small. With
+// --config, the global batch and precision are the file's too (--global-batch
+// still overrides), and its layout is kept for `--layout config`; a profile's
+// measured precision wins over the file's.
+//
+// Nothing blocks. makePlannedJob() throws PlanError for input that makes no
+// job (--model with --config, a custom model missing sizes, sizes that make
+// no model, an unreadable file, a bad --efficiency), naming the flags and
+// values at fault.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "strata/plan/cost_model.h"
+#include "strata/plan/model_desc.h"
+
+namespace strata {
+
+struct PlanRequest {
+  std::optional<std::string> model;  // --model
+  std::string config, profile;       // --config, --profile ("": none)
+  plan::ModelOverrides sizes;        // --layers, --hidden, --heads, --ffn, --vocab, --seq-len
+  std::string cluster = "cpu-local", clusterFile;
+  int nodes = 0;                   // 0: the cluster's own count
+  std::optional<int> globalBatch;  // else the config's, else 8
+  double tokens = 0, efficiency = 0;
+  bool allowCrossNodeTp = false, evenStages = false;
+};
+
+struct PlannedJob {
+  plan::TrainingJob job;
+  std::optional<plan::Layout> configLayout;  // the layout --config's file trains with
+};
+
+PlannedJob makePlannedJob(const PlanRequest& request);
+
+}  // namespace strata

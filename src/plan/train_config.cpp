@@ -1,0 +1,97 @@
+#include "strata/plan/train_config.h"
+
+#include <functional>
+#include <limits>
+#include <map>
+
+#include "plan_toml.h"
+#include "strata/plan/errors.h"
+
+namespace strata::plan {
+namespace {
+
+using util::TomlEntry;
+using Setter = std::function<void(ConfiguredRun&, const TomlEntry&)>;
+
+// The defaults of strata/train/config/config.h.
+ConfiguredRun strataTrainDefaults(const std::string& source) {
+  ConfiguredRun run;
+  run.model = {source, 4, 128, 4, 512, 256, 128};
+  run.layout.microBatch = 4;
+  run.globalBatch = 16;
+  return run;
+}
+
+int wholeNumber(const TomlEntry& entry, int min) {
+  int max = std::numeric_limits<int>::max();
+  auto* value = std::get_if<int64_t>(&entry.value);
+  if (!value || *value < min || *value > max)
+    wrongValue(entry, "a whole number from " + std::to_string(min) + " to " + std::to_string(max));
+  return static_cast<int>(*value);
+}
+
+int positive(const TomlEntry& entry) { return wholeNumber(entry, 1); }
+
+int zeroStage(const TomlEntry& entry) {
+  int stage = wholeNumber(entry, 0);
+  if (stage > 2) wrongValue(entry, "0, 1 or 2");
+  return stage;
+}
+
+bool boolean(const TomlEntry& entry) {
+  if (auto* value = std::get_if<bool>(&entry.value)) return *value;
+  wrongValue(entry, "true or false");
+}
+
+Dtype precision(const TomlEntry& entry) {
+  std::string name = stringOf(entry);
+  if (name == "fp32") return Dtype::Fp32;
+  if (name == "bf16") return Dtype::Bf16;
+  wrongValue(entry, "\"fp32\" or \"bf16\"");
+}
+
+const std::map<std::string, Setter>& setters() {
+  using R = ConfiguredRun;
+  using E = TomlEntry;
+  static const std::map<std::string, Setter> table = {
+      {"model.layers", [](R& r, const E& e) { r.model.layers = positive(e); }},
+      {"model.hidden", [](R& r, const E& e) { r.model.hidden = positive(e); }},
+      {"model.heads", [](R& r, const E& e) { r.model.heads = positive(e); }},
+      {"model.ffn", [](R& r, const E& e) { r.model.ffn = positive(e); }},
+      {"model.vocab", [](R& r, const E& e) { r.model.vocab = positive(e); }},
+      {"model.tied_embeddings", [](R& r, const E& e) { r.model.tiedEmbeddings = boolean(e); }},
+      {"train.seq_len", [](R& r, const E& e) { r.model.seqLen = positive(e); }},
+      {"train.global_batch", [](R& r, const E& e) { r.globalBatch = positive(e); }},
+      {"train.micro_batch", [](R& r, const E& e) { r.layout.microBatch = positive(e); }},
+      {"train.precision", [](R& r, const E& e) { r.dtype = precision(e); }},
+      {"parallel.pp", [](R& r, const E& e) { r.layout.pp = positive(e); }},
+      {"parallel.dp", [](R& r, const E& e) { r.layout.dp = positive(e); }},
+      {"parallel.tp", [](R& r, const E& e) { r.layout.tp = positive(e); }},
+      {"parallel.schedule", [](R& r, const E& e) { r.layout.schedule = stringOf(e); }},
+      {"parallel.virtual_stages", [](R& r, const E& e) { r.layout.virtualStages = positive(e); }},
+      {"parallel.zero", [](R& r, const E& e) { r.layout.zeroStage = zeroStage(e); }},
+      {"parallel.sequence_parallel",
+       [](R& r, const E& e) { r.layout.sequenceParallel = boolean(e); }},
+      {"parallel.checkpoint_activations",
+       [](R& r, const E& e) { r.layout.recompute = boolean(e); }},
+  };
+  return table;
+}
+
+}  // namespace
+
+ConfiguredRun parseTrainConfigText(const std::string& text, const std::string& source) {
+  ConfiguredRun run = strataTrainDefaults(source);
+  for (const TomlEntry& entry : readPlanToml(text, source)) {
+    auto setter = setters().find(entry.name());
+    if (setter != setters().end()) setter->second(run, entry);
+  }
+  run.model.validate();
+  return run;
+}
+
+ConfiguredRun loadTrainConfigFile(const std::string& path) {
+  return parseTrainConfigText(readTextFile(path, "config"), path);
+}
+
+}  // namespace strata::plan

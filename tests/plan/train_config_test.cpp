@@ -1,0 +1,105 @@
+// strata plan --config: a strata train config file read by the planner.
+#include "strata/plan/train_config.h"
+
+#include <gtest/gtest.h>
+
+#include "strata/plan/errors.h"
+
+namespace strata::plan {
+namespace {
+
+std::string errorOf(const std::string& text) {
+  try {
+    parseTrainConfigText(text, "run.toml");
+  } catch (const PlanError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TrainConfig, ReadsTheModelTheBatchThePrecisionAndTheLayout) {
+  ConfiguredRun run = parseTrainConfigText(
+      "[model]\nlayers = 8\nhidden = 256\nheads = 8\nffn = 1024\nvocab = 50257\n"
+      "tied_embeddings = false\ncontext = 512\ndropout = 0.1\n"
+      "[parallel]\npp = 2\ndp = 2\ntp = 2\nschedule = \"interleaved-1f1b\"\nvirtual_stages = 2\n"
+      "zero = 1\nsequence_parallel = true\ncheckpoint_activations = true\n"
+      "[train]\nseq_len = 256\nglobal_batch = 64\nmicro_batch = 2\nprecision = \"bf16\"\n"
+      "lr = 3e-4\n[data]\nfiles = [\"a.txt\"]\n",
+      "run.toml");
+  const ModelDesc& m = run.model;
+  EXPECT_EQ(m.name, "run.toml");
+  EXPECT_EQ(m.layers, 8);
+  EXPECT_EQ(m.hidden, 256);
+  EXPECT_EQ(m.heads, 8);
+  EXPECT_EQ(m.ffn, 1024);
+  EXPECT_EQ(m.vocab, 50257);
+  EXPECT_EQ(m.seqLen, 256);
+  EXPECT_FALSE(m.tiedEmbeddings);
+  EXPECT_EQ(toString(run.layout), "pp2,tp2,dp2,mb2,v2,interleaved-1f1b,zero1,recompute,sp");
+  EXPECT_EQ(run.globalBatch, 64);
+  EXPECT_EQ(run.dtype, Dtype::Bf16);
+  // Autocast keeps fp32 weights, gradients and AdamW moments.
+  EXPECT_EQ(run.precision.weightBytes, 4);
+  EXPECT_EQ(run.precision.gradBytes, 4);
+  EXPECT_EQ(run.precision.optimizerBytes, 8);
+}
+
+TEST(TrainConfig, KeysLeftOutTakeStrataTrainsDefaults) {
+  ConfiguredRun run = parseTrainConfigText("# nothing set\n", "empty.toml");
+  EXPECT_EQ(run.model.layers, 4);
+  EXPECT_EQ(run.model.hidden, 128);
+  EXPECT_EQ(run.model.heads, 4);
+  EXPECT_EQ(run.model.ffn, 512);
+  EXPECT_EQ(run.model.vocab, 256);
+  EXPECT_EQ(run.model.seqLen, 128);
+  EXPECT_TRUE(run.model.tiedEmbeddings);
+  EXPECT_EQ(toString(run.layout), "pp1,tp1,dp1,mb4,v1,1f1b,zero0");
+  EXPECT_EQ(run.globalBatch, 16);
+  EXPECT_EQ(run.dtype, Dtype::Fp32);
+}
+
+TEST(TrainConfig, DottedKeysAndInlineTablesReadAlike) {
+  ConfiguredRun dotted = parseTrainConfigText("model.layers = 6\ntrain.seq_len = 64\n", "a");
+  ConfiguredRun inline_ =
+      parseTrainConfigText("model = { layers = 6 }\ntrain = { seq_len = 64 }\n", "b");
+  EXPECT_EQ(dotted.model.layers, 6);
+  EXPECT_EQ(inline_.model.layers, 6);
+  EXPECT_EQ(dotted.model.seqLen, 64);
+  EXPECT_EQ(inline_.model.seqLen, 64);
+}
+
+TEST(TrainConfig, BadValuesNameTheFileLineKeyAndValue) {
+  EXPECT_EQ(errorOf("[model]\nlayers = 0\n"),
+            "run.toml:2: model.layers expects a whole number from 1 to 2147483647, got integer 0");
+  EXPECT_EQ(errorOf("[model]\nhidden = -64\n"),
+            "run.toml:2: model.hidden expects a whole number from 1 to 2147483647, got integer "
+            "-64");
+  EXPECT_EQ(errorOf("[train]\nseq_len = 12.5\n"),
+            "run.toml:2: train.seq_len expects a whole number from 1 to 2147483647, got float "
+            "12.5");
+  EXPECT_EQ(errorOf("[model]\nvocab = 3000000000\n"),
+            "run.toml:2: model.vocab expects a whole number from 1 to 2147483647, got integer "
+            "3000000000");
+  EXPECT_EQ(errorOf("[parallel]\nzero = 3\n"),
+            "run.toml:2: parallel.zero expects 0, 1 or 2, got "
+            "integer 3");
+  EXPECT_EQ(errorOf("[train]\nprecision = \"fp16\"\n"),
+            "run.toml:2: train.precision expects \"fp32\" or \"bf16\", got string \"fp16\"");
+  EXPECT_EQ(errorOf("[parallel]\nsequence_parallel = 1\n"),
+            "run.toml:2: parallel.sequence_parallel expects true or false, got integer 1");
+  EXPECT_EQ(errorOf("[model]\nhidden = 100\nheads = 3\n"),
+            "model 'run.toml': 3 heads do not divide hidden size 100");
+  EXPECT_EQ(errorOf("[model\n").substr(0, 11), "run.toml:1:");
+}
+
+TEST(TrainConfig, AnUnreadableFileIsNamed) {
+  try {
+    loadTrainConfigFile("/nonexistent/run.toml");
+    FAIL();
+  } catch (const PlanError& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot read config file '/nonexistent/run.toml'");
+  }
+}
+
+}  // namespace
+}  // namespace strata::plan

@@ -1,0 +1,60 @@
+// `strata plan --config` reads a strata train config with its own reader
+// (strata/plan/train_config.h: the planner stays free of the trainer). Both
+// must see the same run: the same defaults and every key the planner uses.
+#include <gtest/gtest.h>
+
+#include "strata/plan/train_config.h"
+#include "strata/train/config/config_file.h"
+
+namespace strata::train {
+namespace {
+
+// Every field the planner reads, as strata train holds it and as the planner does.
+void expectSameRun(const TrainConfig& c, const plan::ConfiguredRun& run) {
+  EXPECT_EQ(run.model.layers, c.model.layers);
+  EXPECT_EQ(run.model.hidden, c.model.hidden);
+  EXPECT_EQ(run.model.heads, c.model.heads);
+  EXPECT_EQ(run.model.ffn, c.model.ffn);
+  EXPECT_EQ(run.model.vocab, c.model.vocab);
+  EXPECT_EQ(run.model.tiedEmbeddings, c.model.tiedEmbeddings);
+  EXPECT_EQ(run.model.seqLen, c.train.seqLen);
+  EXPECT_EQ(run.globalBatch, c.train.globalBatch);
+  EXPECT_EQ(run.layout.microBatch, c.train.microBatch);
+  EXPECT_EQ(run.dtype == plan::Dtype::Bf16 ? "bf16" : "fp32", c.train.precision);
+  EXPECT_EQ(run.layout.pp, c.parallel.pp);
+  EXPECT_EQ(run.layout.dp, c.parallel.dp);
+  EXPECT_EQ(run.layout.tp, c.parallel.tp);
+  EXPECT_EQ(run.layout.schedule, c.parallel.schedule);
+  EXPECT_EQ(run.layout.virtualStages, c.parallel.virtualStages);
+  EXPECT_EQ(run.layout.zeroStage, c.parallel.zero);
+  EXPECT_EQ(run.layout.sequenceParallel, c.parallel.sequenceParallel);
+  EXPECT_EQ(run.layout.recompute, c.parallel.checkpointActivations);
+}
+
+TEST(PlanReadsConfig, AnEmptyFileIsStrataTrainsDefaultRun) {
+  expectSameRun(TrainConfig{}, plan::parseTrainConfigText("", "empty.toml"));
+}
+
+TEST(PlanReadsConfig, EveryKeyThePlannerUsesReadsAsStrataTrainReadsIt) {
+  TrainConfig c;
+  c.model = {8, 256, 8, 1024, 512, 512, 0.1, false};
+  c.parallel.pp = 2;
+  c.parallel.dp = 3;
+  c.parallel.tp = 2;
+  c.parallel.schedule = "interleaved-1f1b";
+  c.parallel.virtualStages = 2;
+  c.parallel.zero = 1;
+  c.parallel.sequenceParallel = true;
+  c.parallel.checkpointActivations = true;
+  c.train.seqLen = 256;
+  c.train.globalBatch = 48;
+  c.train.microBatch = 2;
+  c.train.precision = "bf16";
+  std::string text = configToToml(c);
+  TrainConfig trained;
+  applyConfigToml(text, "run.toml", trained);
+  expectSameRun(trained, plan::parseTrainConfigText(text, "run.toml"));
+}
+
+}  // namespace
+}  // namespace strata::train
