@@ -237,10 +237,10 @@ int runLauncher(const LaunchOptions& options) {
   }
   int first = job.nodes.firstRankOf(static_cast<int>(options.nodeRank));
   std::cerr << "strata launch: " << options.nprocPerNode << " workers (ranks " << first << "-"
-            << first + options.nprocPerNode - 1 << ") on node " << options.nodeRank << " of "
-            << options.nnodes << " (workers per node " << job.nodes.text() << ", world size "
-            << job.nodes.worldSize() << "), rendezvous at " << options.masterAddr << ":"
-            << attempt.port << std::endl;
+            << first + options.nprocPerNode - 1 << ") on node " << options.nodeRank << " ("
+            << hostName() << ") of " << options.nnodes << " (workers per node " << job.nodes.text()
+            << ", world size " << job.nodes.worldSize() << "), rendezvous at " << options.masterAddr
+            << ":" << attempt.port << std::endl;
 
   for (;; ++attempt.number) {
     AttemptResult result;

@@ -3,7 +3,9 @@
 // shaped to 1 Gbit/s, the workers of a node sharing memory. What a job
 // across machines must do: form with nodes of different sizes, train exactly
 // what one process trains, start in any order, and fail fast and by name
-// when a link or a node goes away.
+// when a link or a node goes away. Nodes run as plain processes in their
+// namespaces, and, where podman works, some tests again with each node a
+// container of this build's image.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -45,18 +47,19 @@ struct Job {
 std::unique_ptr<ChildProcess> startNode(const RehearsalCluster& cluster, const Job& job, int node) {
   SpawnSpec spec;
   spec.argv = cluster.commandPrefix(node);
-  spec.argv.insert(
-      spec.argv.end(),
-      {STRATA_BINARY, "launch", "--nproc-per-node", std::to_string(job.workersPerNode[node]),
-       "--nnodes", std::to_string(job.workersPerNode.size()), "--node-rank", std::to_string(node),
-       "--rdzv-endpoint", job.master + ":" + std::to_string(kPort), "--timeout",
-       std::to_string(job.timeoutSeconds), "--"});
+  spec.argv.insert(spec.argv.end(),
+                   {cluster.binary(STRATA_BINARY), "launch", "--nproc-per-node",
+                    std::to_string(job.workersPerNode[node]), "--nnodes",
+                    std::to_string(job.workersPerNode.size()), "--node-rank", std::to_string(node),
+                    "--rdzv-endpoint", job.master + ":" + std::to_string(kPort), "--timeout",
+                    std::to_string(job.timeoutSeconds), "--"});
   spec.argv.insert(spec.argv.end(), job.worker.begin(), job.worker.end());
   return std::make_unique<ChildProcess>(spec);
 }
 
-std::vector<std::string> recordingWorker(const std::string& dir, const TrainConfig& c) {
-  return {NODE_TRAINER,
+std::vector<std::string> recordingWorker(const RehearsalCluster& cluster, const std::string& dir,
+                                         const TrainConfig& c) {
+  return {cluster.binary(NODE_TRAINER),
           "record",
           dir,
           std::to_string(c.model.layers),
@@ -67,8 +70,8 @@ std::vector<std::string> recordingWorker(const std::string& dir, const TrainConf
           std::to_string(c.train.seed)};
 }
 
-std::vector<std::string> foreverWorker(int pp) {
-  return {NODE_TRAINER, "forever", "4", std::to_string(pp), "1", "1", "1f1b", "1"};
+std::vector<std::string> foreverWorker(const RehearsalCluster& cluster, int pp) {
+  return {cluster.binary(NODE_TRAINER), "forever", "4", std::to_string(pp), "1", "1", "1f1b", "1"};
 }
 
 // Waits for every launcher; true when all exited 0. Appends their output.
@@ -83,19 +86,37 @@ bool finish(std::vector<std::unique_ptr<ChildProcess>>& nodes, std::string* outp
   return ok;
 }
 
-// Trains `config` over the cluster's nodes and compares with the reference.
+// The image of this build's strata and node_trainer, for the tests that run
+// nodes as containers.
+std::unique_ptr<strata::testing::RehearsalImage> containerImage() {
+  return std::make_unique<strata::testing::RehearsalImage>(STRATA_SOURCE_DIR, STRATA_BUILD_DIR,
+                                                           std::vector<std::string>{NODE_TRAINER});
+}
+
+#define SKIP_WITHOUT_CONTAINERS(image)                                                 \
+  do {                                                                                 \
+    if ((image).name().empty()) GTEST_SKIP() << "no containers: " << (image).whyNot(); \
+  } while (false)
+
+// Trains `config` over the cluster's nodes (containers of `image`, or plain
+// processes when it is empty) and compares with the reference.
 void expectEqualsOneProcess(const std::string& name, const TrainConfig& config,
-                            const std::vector<int>& workersPerNode) {
+                            const std::vector<int>& workersPerNode, const std::string& image = "") {
+  std::string dir = sharedDir(name);
   RehearsalOptions options;
   options.nodes = static_cast<int>(workersPerNode.size());
   options.linkGbitPerSecond = 1;
+  options.image = image;
+  options.sharedPaths = {dir};
   RehearsalCluster cluster(options);
-  std::string dir = sharedDir(name);
-  Job job{workersPerNode, recordingWorker(dir, config)};
+  Job job{workersPerNode, recordingWorker(cluster, dir, config)};
   std::vector<std::unique_ptr<ChildProcess>> nodes;
   for (int node = 0; node < cluster.nodes(); ++node) nodes.push_back(startNode(cluster, job, node));
   std::string output;
   ASSERT_TRUE(finish(nodes, &output)) << output;
+  if (cluster.inContainers()) {  // each node its own host, as a pod is
+    EXPECT_NE(output.find("on node 1 (node1) of"), std::string::npos) << output;
+  }
   int processes = 0;
   for (int n : workersPerNode) processes += n;
   expectRunMatchesReference(dir, processes, config);
@@ -105,14 +126,28 @@ void expectEqualsOneProcess(const std::string& name, const TrainConfig& config,
 // The picture Strata was designed around: 7 layers (embedding, 5 blocks,
 // head) over 5 workers, 3 on one node and 2 on the other, cut by measured
 // cost, 1F1B.
-TEST(Rehearsal, SevenLayersOverThreePlusTwoWorkersEqualOneProcess) {
-  SKIP_WITHOUT_REHEARSAL();
+TrainConfig sevenLayersOverFiveStages() {
   TrainConfig config = tinyConfig();
   config.model.layers = 5;
   config.parallel.pp = 5;
   config.parallel.schedule = "1f1b";
   config.train.seed = 2;  // as in TrainerEqualsReference.Pp5SevenLayersOneFOneB
-  expectEqualsOneProcess("rehearsal_3_2", config, {3, 2});
+  return config;
+}
+
+TEST(Rehearsal, SevenLayersOverThreePlusTwoWorkersEqualOneProcess) {
+  SKIP_WITHOUT_REHEARSAL();
+  expectEqualsOneProcess("rehearsal_3_2", sevenLayersOverFiveStages(), {3, 2});
+}
+
+// The same with each node a container of the build's image, as pods are:
+// its own /dev/shm, pids and hostname.
+TEST(Rehearsal, SevenLayersOverThreePlusTwoWorkersInContainersEqualOneProcess) {
+  SKIP_WITHOUT_REHEARSAL();
+  auto image = containerImage();
+  SKIP_WITHOUT_CONTAINERS(*image);
+  expectEqualsOneProcess("rehearsal_3_2_containers", sevenLayersOverFiveStages(), {3, 2},
+                         image->name());
 }
 
 // All three dimensions over two nodes of 4: tp inside each node, the
@@ -135,9 +170,9 @@ TEST(Rehearsal, NodesStartedInReverseOrderWhileNamesAppear) {
   RehearsalOptions options;
   options.namesResolve = false;
   RehearsalCluster cluster(options);
-  Job job{{1, 1}, foreverWorker(2)};
-  job.worker = {NODE_TRAINER, "record", sharedDir("rehearsal_reverse"), "4", "2", "1", "1",
-                "1f1b",       "1"};
+  Job job{
+      {1, 1},
+      {NODE_TRAINER, "record", sharedDir("rehearsal_reverse"), "4", "2", "1", "1", "1f1b", "1"}};
   std::vector<std::unique_ptr<ChildProcess>> nodes;
   nodes.push_back(startNode(cluster, job, 1));
   // The launcher's own clock starts a moment after ours: its first progress
@@ -164,7 +199,7 @@ TEST(Rehearsal, NodesStartedInReverseOrderWhileNamesAppear) {
 // few steps.
 std::vector<std::unique_ptr<ChildProcess>> startTrainingJob(const RehearsalCluster& cluster,
                                                             double timeoutSeconds) {
-  Job job{{1, 1}, foreverWorker(2)};
+  Job job{{1, 1}, foreverWorker(cluster, 2)};
   job.timeoutSeconds = timeoutSeconds;
   std::vector<std::unique_ptr<ChildProcess>> nodes;
   for (int node = 0; node < 2; ++node) nodes.push_back(startNode(cluster, job, node));
@@ -218,6 +253,23 @@ TEST(Rehearsal, KilledLauncherEndsTheOtherNodeInBoundedTime) {
   RehearsalCluster cluster(RehearsalOptions{});
   auto nodes = startTrainingJob(cluster, 10);
   kill(nodes[1]->pid(), SIGKILL);
+  std::string output = expectBothFailWithin(nodes, std::chrono::seconds(60));
+  EXPECT_NE(nodes[0]->output().find("strata launch: rank 0 (local rank 0) failed"),
+            std::string::npos)
+      << output;
+}
+
+// A node's container killed, as a pod whose machine goes away: the other
+// node's launcher reports its worker's failure within the bound.
+TEST(Rehearsal, KilledNodeContainerEndsTheOtherNodeInBoundedTime) {
+  SKIP_WITHOUT_REHEARSAL();
+  auto image = containerImage();
+  SKIP_WITHOUT_CONTAINERS(*image);
+  RehearsalOptions options;
+  options.image = image->name();
+  RehearsalCluster cluster(options);
+  auto nodes = startTrainingJob(cluster, 10);
+  cluster.killNode(1);
   std::string output = expectBothFailWithin(nodes, std::chrono::seconds(60));
   EXPECT_NE(nodes[0]->output().find("strata launch: rank 0 (local rank 0) failed"),
             std::string::npos)

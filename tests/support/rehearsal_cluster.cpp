@@ -1,5 +1,6 @@
 #include "rehearsal_cluster.h"
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -95,7 +96,60 @@ void RehearsalCluster::removeAll() {
 }
 
 std::vector<std::string> RehearsalCluster::commandPrefix(int node) const {
-  return {"ip", "netns", "exec", nodeNamespace(node)};
+  if (!inContainers()) return {"ip", "netns", "exec", nodeNamespace(node)};
+  std::vector<std::string> prefix = {"podman",
+                                     "run",
+                                     "--rm",
+                                     "--name",
+                                     nodeNamespace(node),
+                                     "--network",
+                                     "ns:/run/netns/" + nodeNamespace(node),
+                                     "--hostname",
+                                     hostName(node),
+                                     "--shm-size",
+                                     "1g"};
+  for (int i = 0; i < options_.nodes; ++i) {
+    prefix.insert(prefix.end(), {"--add-host", hostName(i) + ":" + address(i)});
+  }
+  for (const std::string& path : options_.sharedPaths) {
+    prefix.insert(prefix.end(), {"-v", path + ":" + path});
+  }
+  prefix.push_back(options_.image);
+  return prefix;
+}
+
+std::string RehearsalCluster::binary(const std::string& buildPath) const {
+  return inContainers() ? fs::path(buildPath).filename().string() : buildPath;
+}
+
+void RehearsalCluster::killNode(int node) const {
+  if (inContainers()) shell("podman kill --signal KILL " + nodeNamespace(node));
+}
+
+RehearsalImage::RehearsalImage(const std::string& sourceDir, const std::string& buildDir,
+                               const std::vector<std::string>& binaries) {
+  if (geteuid() != 0) {
+    whyNot_ = "needs root: podman runs the rehearsal image rootful";
+    return;
+  }
+  if (shell("command -v podman && command -v runc") != 0) {
+    whyNot_ = "needs podman and runc (scripts/setup.sh installs them)";
+    return;
+  }
+  setenv("CONTAINERS_CONF", (sourceDir + "/deploy/podman.conf").c_str(), 0);
+  std::string image = "localhost/" + uniquePrefix() + "-rehearsal:latest";
+  std::string command = sourceDir + "/deploy/rehearsal-image.sh " + buildDir + " " + image;
+  for (const std::string& binary : binaries) command += " " + binary;
+  std::string output;
+  if (shell(command, &output) != 0) {
+    whyNot_ = "deploy/rehearsal-image.sh failed: " + output;
+    return;
+  }
+  name_ = image;
+}
+
+RehearsalImage::~RehearsalImage() {
+  if (!name_.empty()) shell("podman rmi -f " + name_);
 }
 
 std::string RehearsalCluster::address(int node) const {

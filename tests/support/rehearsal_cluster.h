@@ -11,6 +11,13 @@
 // only over the links (Strata treats another network namespace as another
 // host).
 //
+// Each node's commands run either as plain processes in its namespace
+// (`ip netns exec`), or, with an image (RehearsalImage), in a container of
+// that image put into the node's namespace (`podman run --network ns:...`):
+// the node then also has its own /dev/shm, pid namespace and hostname, as a
+// pod does. Paths a test shares with its nodes are bind-mounted at the same
+// place.
+//
 // Needs root and iproute2; unavailableReason() says why not. The constructor
 // throws std::runtime_error naming the command that failed; the destructor
 // removes everything it made.
@@ -23,8 +30,29 @@ namespace strata::testing {
 
 struct RehearsalOptions {
   int nodes = 2;
-  double linkGbitPerSecond = 0;  // 0: unshaped
-  bool namesResolve = true;      // false: node names appear only on publishNames()
+  double linkGbitPerSecond = 0;          // 0: unshaped
+  bool namesResolve = true;              // false: node names appear only on publishNames()
+  std::string image;                     // empty: plain processes; else containers of this image
+  std::vector<std::string> sharedPaths;  // bind-mounted into containers
+};
+
+// A container image of a build tree's binaries (deploy/rehearsal-image.sh),
+// removed again by the destructor. name() is empty when podman cannot run
+// here; whyNot() then says why.
+class RehearsalImage {
+ public:
+  // `binaries`: absolute paths in the build tree, besides BUILD_DIR/strata.
+  RehearsalImage(const std::string& sourceDir, const std::string& buildDir,
+                 const std::vector<std::string>& binaries);
+  ~RehearsalImage();
+  RehearsalImage(const RehearsalImage&) = delete;
+  RehearsalImage& operator=(const RehearsalImage&) = delete;
+
+  const std::string& name() const { return name_; }
+  const std::string& whyNot() const { return whyNot_; }
+
+ private:
+  std::string name_, whyNot_;
 };
 
 class RehearsalCluster {
@@ -38,8 +66,16 @@ class RehearsalCluster {
   RehearsalCluster& operator=(const RehearsalCluster&) = delete;
 
   int nodes() const { return options_.nodes; }
-  // `ip netns exec <namespace>`: prefix a command with it to run it on node i.
+  bool inContainers() const { return !options_.image.empty(); }
+  // Prefix a command with it to run it on node i: `ip netns exec NS`, or
+  // `podman run ... IMAGE`.
   std::vector<std::string> commandPrefix(int node) const;
+  // How node i's commands name a binary of the build tree: its path, or in a
+  // container its file name (the image has it on the PATH).
+  std::string binary(const std::string& buildPath) const;
+  // A node dies outright: its container killed (plain processes: nothing
+  // here; the caller kills the process it started).
+  void killNode(int node) const;
   std::string address(int node) const;
   static std::string hostName(int node);
   // Makes the node names resolve (they always do unless namesResolve was
