@@ -199,14 +199,5 @@ int runParent(char** argv) {
 }  // namespace
 
 int main(int, char** argv) {
-  try {
-    if (std::getenv("RANK")) {
-      bench::runCalibrationTask();
-      return 0;
-    }
-    return runParent(argv);
-  } catch (const std::exception& e) {
-    std::cerr << "bench_placement: " << e.what() << "\n";
-    return 1;
-  }
+  return strata::bench::calibrationMain("bench_placement", argv, runParent);
 }

@@ -180,14 +180,5 @@ int runParent(char** argv) {
 }  // namespace
 
 int main(int, char** argv) {
-  try {
-    if (std::getenv("RANK")) {
-      bench::runCalibrationTask();
-      return 0;
-    }
-    return runParent(argv);
-  } catch (const std::exception& e) {
-    std::cerr << "bench_planner_calibration: " << e.what() << "\n";
-    return 1;
-  }
+  return strata::bench::calibrationMain("bench_planner_calibration", argv, runParent);
 }

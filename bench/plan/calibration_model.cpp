@@ -1,8 +1,10 @@
 #include "calibration_model.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <stdexcept>
 
@@ -67,6 +69,19 @@ void writeFile(const std::string& path, const std::string& text) {
   std::ofstream out(path);
   out << text;
   if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+int calibrationMain(const char* name, char** argv, int (*parent)(char** argv)) {
+  try {
+    if (std::getenv("RANK")) {
+      runCalibrationTask();
+      return 0;
+    }
+    return parent(argv);
+  } catch (const std::exception& e) {
+    std::cerr << name << ": " << e.what() << "\n";
+    return 1;
+  }
 }
 
 }  // namespace strata::bench

@@ -41,4 +41,9 @@ double optimizerBytesPerSecond(const Values& profile);
 
 void writeFile(const std::string& path, const std::string& text);
 
+// main() of a calibration benchmark: a rank process runs its task
+// (runCalibrationTask), the parent `parent`; an exception is printed after
+// `name` and exits 1.
+int calibrationMain(const char* name, char** argv, int (*parent)(char** argv));
+
 }  // namespace strata::bench

@@ -40,6 +40,23 @@ void microBatchStep(torch::nn::Sequential& model, const at::Tensor& ids, Communi
   models::gptLoss(model->forward(ids), ids, tp).backward();
 }
 
+// The calibration GPT built over `groups` (its tp group), and one
+// micro-batch of ids [b, s] drawn from a fixed seed.
+struct CalibrationGpt {
+  train::TrainConfig config;
+  torch::nn::Sequential model;
+  at::Tensor ids;
+};
+
+CalibrationGpt calibrationGpt(const ParallelGroups& groups) {
+  CalibrationGpt gpt{calibrationConfig(1, 1, 1, "1f1b"), nullptr, {}};
+  const train::TrainConfig& c = gpt.config;
+  gpt.model = models::buildGpt(train::gptConfigOf(c), groups.tp);
+  torch::manual_seed(1);
+  gpt.ids = torch::randint(c.model.vocab, {c.train.microBatch, c.train.seqLen}, torch::kLong);
+  return gpt;
+}
+
 // Forward and backward of the loss on the head's logits [s, b, vocab]: the
 // trainer's last stage runs it, the layer profiler does not.
 std::pair<double, double> lossSeconds(const at::Tensor& logits, const at::Tensor& targets,
@@ -115,11 +132,10 @@ void profileTask(const std::string& dir) {
   torch::set_num_threads(1);
   auto world = World::init();
   ParallelGroups groups = world->parallelGroups(ParallelLayout(1, {}));
-  train::TrainConfig c = calibrationConfig(1, 1, 1, "1f1b");
-  torch::nn::Sequential model = models::buildGpt(train::gptConfigOf(c), groups.tp);
-  torch::manual_seed(1);
-  at::Tensor ids =
-      torch::randint(c.model.vocab, {c.train.microBatch, c.train.seqLen}, torch::kLong);
+  CalibrationGpt gpt = calibrationGpt(groups);
+  const train::TrainConfig& c = gpt.config;
+  torch::nn::Sequential& model = gpt.model;
+  const at::Tensor& ids = gpt.ids;
   std::vector<pipeline::LayerProfile> profile = medianProfile(model, ids);
   auto [blockForward, blockBackward] = medianBlock(profile);
   auto [shardForward, shardBackward] = medianBlock(medianProfile(tpShardModel(c), ids));
@@ -150,11 +166,10 @@ void machineTask(const std::string& dir) {
   auto world = World::init();
   ParallelGroups groups = world->parallelGroups(ParallelLayout(2, {1, 2, 1, 1}));
   Communicator& both = *groups.world;
-  train::TrainConfig c = calibrationConfig(1, 1, 1, "1f1b");
-  torch::nn::Sequential model = models::buildGpt(train::gptConfigOf(c), groups.tp);
-  torch::manual_seed(1);
-  at::Tensor ids =
-      torch::randint(c.model.vocab, {c.train.microBatch, c.train.seqLen}, torch::kLong);
+  CalibrationGpt gpt = calibrationGpt(groups);
+  const train::TrainConfig& c = gpt.config;
+  torch::nn::Sequential& model = gpt.model;
+  const at::Tensor& ids = gpt.ids;
   auto microBatch = [&] { microBatchStep(model, ids, *groups.tp); };
   torch::nn::AnyModule block = pipeline::layersOf(model).at(1);
   at::Tensor hidden = torch::randn({c.train.seqLen, c.train.microBatch, c.model.hidden});
@@ -185,12 +200,8 @@ void crowdTask(const std::string& dir) {
   auto world = World::init();
   ParallelGroups groups =
       world->parallelGroups(ParallelLayout(world->size(), {1, world->size(), 1, 1}));
-  train::TrainConfig c = calibrationConfig(1, 1, 1, "1f1b");
-  torch::nn::Sequential model = models::buildGpt(train::gptConfigOf(c), groups.tp);
-  torch::manual_seed(1);
-  at::Tensor ids =
-      torch::randint(c.model.vocab, {c.train.microBatch, c.train.seqLen}, torch::kLong);
-  auto microBatch = [&] { microBatchStep(model, ids, *groups.tp); };
+  CalibrationGpt gpt = calibrationGpt(groups);
+  auto microBatch = [&] { microBatchStep(gpt.model, gpt.ids, *groups.tp); };
   groups.world->barrier();
   double together = medianSeconds(microBatch, kMicroBatchRuns);
   if (world->rank() == 0) writeValues(dir + "/crowd.txt", {{"microbatch_crowd_s", together}});
