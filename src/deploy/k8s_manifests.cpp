@@ -5,6 +5,7 @@
 #include "pod_template.h"
 #include "strata/deploy/layout_map.h"
 #include "strata/error.h"
+#include "strata/runtime/layout.h"
 #include "strata/train/config/config_file.h"
 #include "strata/train/config/validate_config.h"
 #include "strata/util/json.h"
@@ -39,9 +40,26 @@ train::TrainConfig configAsRun(const K8sJob& job) {
   return config;
 }
 
+// The trainer refuses tp groups that span two nodes (runtime/layout.h); so
+// does this, before anything is deployed.
+std::vector<std::string> placementProblems(const K8sJob& job, const train::TrainConfig& config) {
+  const train::ParallelConfig& p = config.parallel;
+  std::vector<int> sizes(job.options.workersPerNode.begin(), job.options.workersPerNode.end());
+  try {
+    checkTensorParallelInsideNodes(
+        ParallelLayout(static_cast<int>(worldSize(job.options)),
+                       {static_cast<int>(p.pp), static_cast<int>(p.dp), 1, static_cast<int>(p.tp)}),
+        sizes);
+  } catch (const ConfigError& e) {
+    return {e.what()};
+  }
+  return {};
+}
+
 void checkConfigFits(const K8sJob& job, const train::TrainConfig& config) {
   std::vector<std::string> problems =
       train::configProblems(config, static_cast<int>(worldSize(job.options)));
+  if (problems.empty()) problems = placementProblems(job, config);
   if (problems.empty()) return;
   std::string message =
       "the config " + job.configPath + " does not fit " + describeNodes(job.options) + ":";

@@ -60,7 +60,7 @@ TEST_F(K8sCommand, PrintsOneYamlDocumentPerManifest) {
 }
 
 TEST_F(K8sCommand, JsonOutputIsOneList) {
-  std::vector<std::string> a = args("3", "3,3,2");
+  std::vector<std::string> a = args("3", "4,2,2");
   a.insert(a.end(), {"--output", "json"});
   Outcome run = k8s(a);
   ASSERT_EQ(run.code, 0) << run.err;

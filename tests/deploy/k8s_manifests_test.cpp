@@ -132,7 +132,7 @@ TEST(K8sManifests, ConfigMapDeliversTheConfigAsWritten) {
 }
 
 TEST(K8sManifests, ResourcesAreTheWorkersOfThePodTimesEachWorkersShare) {
-  K8sJob job = jobOf({3, 3, 2}, configText(2, 2, 2));
+  K8sJob job = jobOf({3, 3, 2}, configText(2, 4, 1));
   job.options.cpuPerWorker = "1500m";
   job.options.memoryPerWorker = "2.5Gi";
   job.options.gpusPerWorker = 2;
@@ -153,7 +153,7 @@ TEST(K8sManifests, NoResourcesUnlessAskedFor) {
 }
 
 TEST(K8sManifests, UnevenNodesRunOneJobPerGroupWithTheGroupsFirstNodeAsOffset) {
-  K8sJob job = jobOf({3, 3, 2}, configText(2, 2, 2));
+  K8sJob job = jobOf({3, 3, 2}, configText(2, 4, 1));
   std::vector<ordered_json> manifests = build(job);
   std::vector<ordered_json> jobs = ofKind(manifests, "Job");
   ASSERT_EQ(jobs.size(), 2u);
@@ -205,9 +205,11 @@ TEST(K8sManifests, NamespaceIsSetOnEveryObject) {
 }
 
 TEST(K8sManifests, EveryJobIsAnnotatedWithTheLayoutMap) {
-  K8sJob job = jobOf({3, 3, 2}, configText(2, 2, 2));
+  K8sJob job = jobOf({3, 3, 2}, configText(2, 4, 1));
   train::ParallelConfig parallel;
-  parallel.pp = parallel.dp = parallel.tp = 2;
+  parallel.pp = 2;
+  parallel.dp = 4;
+  parallel.tp = 1;
   ordered_json expected = layoutMap(parallel, {3, 3, 2});
   for (const ordered_json& m : ofKind(build(job), "Job")) {
     std::string annotation = m["metadata"]["annotations"][kLayoutAnnotation];
@@ -277,6 +279,16 @@ TEST(K8sManifests, RefusesALayoutThatDoesNotMultiplyToTheWorld) {
       },
       {"train.toml", "2 nodes with 3,2 workers (world size 5)",
        "world size 5 != pp 2 x dp 1 x tp 2"});
+}
+
+// 3 + 3 workers with tp 2: ranks 2 and 3 would be a tp pair across nodes.
+TEST(K8sManifests, RefusesTensorParallelGroupsSpanningNodes) {
+  expectErrorNaming(
+      [] {
+        build(jobOf({3, 3}, configText(3, 1, 2)));
+      },
+      {"2 nodes with 3,3 workers", "ranks 2-3 span node 0 (ranks 0-2) and node 1"});
+  EXPECT_NO_THROW(build(jobOf({4, 2}, configText(3, 1, 2))));
 }
 
 TEST(K8sManifests, RefusesEveryOtherProblemOfTheConfig) {

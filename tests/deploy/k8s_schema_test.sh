@@ -88,7 +88,7 @@ case $scenario in
     validate --nodes 2 --workers-per-node 4 --cpu 2 --memory 8Gi --gpus-per-worker 1 \
       --namespace research --max-restarts 3 ;;
   UnevenIndexedJobs)
-    validate --nodes 3 --workers-per-node 3,3,2 --checkpoint-claim shared --shm-size 512Mi \
+    validate --nodes 3 --workers-per-node 4,2,2 --checkpoint-claim shared --shm-size 512Mi \
       --name uneven ;;
   PyTorchJob)
     validate --flavor pytorchjob --nodes 4 --workers-per-node 2 --max-restarts 2 \
