@@ -13,8 +13,11 @@
 // bench_planner_calibration does (nothing fitted per layout): the GPT's
 // per-layer times on one process; the slowdown of four workers sharing the
 // two cores (the "crowd" task: the micro-batch on all four at once against
-// one alone); the intra-node link from an all-reduce between the two workers
-// of a node, the inter-node link from one between the nodes. Both files go
+// one alone); each link's bandwidth from all-reduces of two sizes between the
+// two workers of a node, or between the nodes, on the otherwise idle
+// machine; and each link's per-message cost from all-reduces issued between
+// transformer blocks while all four workers compute (the crowd task again),
+// which carries the wait for a paired worker that the crowding delays. Both files go
 // to placement/ next to this binary, so `strata plan --profile
 // bench/placement/gpt.profile --cluster-file bench/placement/rehearsal.cluster
 // --global-batch 16 --layout pp2,tp2,mb2,1f1b[,pp-inner] --allow-cross-node-tp`
@@ -113,7 +116,13 @@ Measurements measure(char** argv, const std::string& dir, const RehearsalCluster
 }
 
 std::string clusterText(const Measurements& m) {
-  bench::FittedLink intra = bench::fitLink(m.intraNode), inter = bench::fitLink(m.interNode);
+  // Beta from each link's idle probes, alpha from the all-reduces between
+  // blocks while all four workers compute, as training crowds the machine.
+  double bytes = m.crowd.at("crowd_bytes");
+  bench::FittedLink intra =
+      bench::fitLink(m.intraNode, m.crowd.at("allreduce_crowd_intra_s"), bytes);
+  bench::FittedLink inter =
+      bench::fitLink(m.interNode, m.crowd.at("allreduce_crowd_inter_s"), bytes);
   std::ostringstream out;
   out << "# two rehearsed nodes of two workers, the link shaped to " << kLinkGbps
       << " Gbit/s; measured by bench_placement\n"

@@ -53,11 +53,14 @@ plan::MeasuredProfile makeProfile(const Values& profile, double concurrentSlowdo
 }
 
 FittedLink fitLink(const Values& machine) {
+  return fitLink(machine, machine.at("allreduce_loaded_s"), machine.at("loaded_bytes"));
+}
+
+FittedLink fitLink(const Values& machine, double loadedSeconds, double loadedBytes) {
   double small = machine.at("small_bytes"), large = machine.at("large_bytes");
   double tSmall = machine.at("allreduce_small_s"), tLarge = machine.at("allreduce_large_s");
   double beta = (large - small) / std::max(1e-9, tLarge - tSmall);
-  double loaded = machine.at("allreduce_loaded_s");
-  double alpha = std::max(0.0, (loaded - machine.at("loaded_bytes") / beta) / 2);
+  double alpha = std::max(0.0, (loadedSeconds - loadedBytes / beta) / 2);
   return {beta, alpha};
 }
 

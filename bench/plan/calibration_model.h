@@ -35,6 +35,9 @@ struct FittedLink {
   double latencySeconds = 0;
 };
 FittedLink fitLink(const Values& machine);
+// The same with the loaded all-reduce measured elsewhere (another crowding
+// of the machine than the machine task's two ranks).
+FittedLink fitLink(const Values& machine, double loadedSeconds, double loadedBytes);
 
 // AdamW + clipping's streaming rate, as the planner's 32 bytes per parameter.
 double optimizerBytesPerSecond(const Values& profile);

@@ -48,6 +48,11 @@ struct CalibrationGpt {
   at::Tensor ids;
 };
 
+// One of tensor parallelism's all-reduces: activations [s, b, hidden] in fp32.
+int64_t tensorParallelBytes(const train::TrainConfig& c) {
+  return 4 * c.train.seqLen * c.train.microBatch * c.model.hidden;
+}
+
 CalibrationGpt calibrationGpt(const ParallelGroups& groups) {
   CalibrationGpt gpt{calibrationConfig(1, 1, 1, "1f1b"), nullptr, {}};
   const train::TrainConfig& c = gpt.config;
@@ -55,6 +60,18 @@ CalibrationGpt calibrationGpt(const ParallelGroups& groups) {
   torch::manual_seed(1);
   gpt.ids = torch::randint(c.model.vocab, {c.train.microBatch, c.train.seqLen}, torch::kLong);
   return gpt;
+}
+
+// A transformer block's forward of the calibration GPT, without autograd:
+// the work between two of tensor parallelism's all-reduces.
+std::function<void()> blockForwardOf(const CalibrationGpt& gpt) {
+  const train::TrainConfig& c = gpt.config;
+  torch::nn::AnyModule block = pipeline::layersOf(gpt.model).at(1);
+  at::Tensor hidden = torch::randn({c.train.seqLen, c.train.microBatch, c.model.hidden});
+  return [block, hidden]() mutable {
+    torch::NoGradGuard noGrad;
+    block.forward(hidden);
+  };
 }
 
 // Forward and backward of the loss on the head's logits [s, b, vocab]: the
@@ -171,13 +188,8 @@ void machineTask(const std::string& dir) {
   torch::nn::Sequential& model = gpt.model;
   const at::Tensor& ids = gpt.ids;
   auto microBatch = [&] { microBatchStep(model, ids, *groups.tp); };
-  torch::nn::AnyModule block = pipeline::layersOf(model).at(1);
-  at::Tensor hidden = torch::randn({c.train.seqLen, c.train.microBatch, c.model.hidden});
-  auto blockForward = [&] {
-    torch::NoGradGuard noGrad;
-    block.forward(hidden);
-  };
-  int64_t tpBytes = 4 * c.train.seqLen * c.train.microBatch * c.model.hidden;
+  std::function<void()> blockForward = blockForwardOf(gpt);
+  int64_t tpBytes = tensorParallelBytes(c);
   Values values = {
       {"microbatch_together_s", (both.barrier(), medianSeconds(microBatch, kMicroBatchRuns))},
       {"allreduce_loaded_s", loadedAllReduceSeconds(both, blockForward, tpBytes)},
@@ -192,19 +204,47 @@ void machineTask(const std::string& dir) {
   if (world->rank() == 0) writeValues(dir + "/machine.txt", values);
 }
 
-// Any number of ranks: the GPT's micro-batch on all of them at once, so that
-// against the profile task's time alone it gives the slowdown of as many
-// workers sharing this machine (more workers than cores included).
+// The time one run of `work` takes while every member of `everyone` runs it
+// too: the wall time of kMicroBatchRuns runs on all of them, from a barrier
+// to the end of the slowest, over the runs. (A median of each rank's own runs
+// would count runs made while other ranks had already finished.)
+double crowdedSeconds(const std::function<void()>& work, Communicator& everyone) {
+  work();  // untimed, as medianSeconds does
+  everyone.barrier();
+  auto start = std::chrono::steady_clock::now();
+  for (int run = 0; run < kMicroBatchRuns; ++run) work();
+  everyone.barrier();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+         kMicroBatchRuns;
+}
+
+// Four ranks as two nodes of two (ranks 0, 1 on one, 2, 3 on the other), all
+// busy at once as in training: the GPT's micro-batch on every rank (against
+// the profile task's time alone, the slowdown of four workers sharing the
+// machine), then the all-reduce between blocks in pairs inside the nodes
+// ({0, 1}, {2, 3}) and across them ({0, 2}, {1, 3}), which carries the wait
+// for the paired worker under that crowding.
 void crowdTask(const std::string& dir) {
   torch::set_num_threads(1);
   auto world = World::init();
-  ParallelGroups groups =
-      world->parallelGroups(ParallelLayout(world->size(), {1, world->size(), 1, 1}));
+  if (world->size() != 4)
+    throw std::runtime_error("calibration: the crowd task runs on 4 ranks, not " +
+                             std::to_string(world->size()));
+  // The whole GPT on every rank (dp 4: its tp group is the rank alone); the
+  // pairs of pp 2 x tp 2: its tp pairs are the nodes' pairs, its pp pairs
+  // cross the nodes.
+  ParallelGroups groups = world->parallelGroups(ParallelLayout(4, {1, 4, 1, 1}));
+  ParallelGroups pairs = world->parallelGroups(ParallelLayout(4, {2, 1, 1, 2}));
   CalibrationGpt gpt = calibrationGpt(groups);
   auto microBatch = [&] { microBatchStep(gpt.model, gpt.ids, *groups.tp); };
-  groups.world->barrier();
-  double together = medianSeconds(microBatch, kMicroBatchRuns);
-  if (world->rank() == 0) writeValues(dir + "/crowd.txt", {{"microbatch_crowd_s", together}});
+  std::function<void()> blockForward = blockForwardOf(gpt);
+  int64_t bytes = tensorParallelBytes(gpt.config);
+  Values values = {
+      {"microbatch_crowd_s", crowdedSeconds(microBatch, *groups.world)},
+      {"allreduce_crowd_intra_s", loadedAllReduceSeconds(*pairs.tp, blockForward, bytes)},
+      {"allreduce_crowd_inter_s", loadedAllReduceSeconds(*pairs.pp, blockForward, bytes)},
+      {"crowd_bytes", static_cast<double>(bytes)}};
+  if (world->rank() == 0) writeValues(dir + "/crowd.txt", values);
 }
 
 // "pp,dp,tp,schedule": the median step time of the Trainer on that layout.

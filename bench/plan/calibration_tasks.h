@@ -26,8 +26,9 @@ train::TrainConfig calibrationConfig(int pp, int dp, int tp, const std::string& 
 //     micro-batch alone, the optimizer's streaming rate;
 //   "machine" (2 ranks): the GPT's micro-batch on both ranks at once,
 //     all-reduce (idle and between blocks) and point-to-point times;
-//   "crowd" (any number of ranks): the GPT's micro-batch on every rank at
-//     once;
+//   "crowd" (4 ranks as 2 nodes of 2): the GPT's micro-batch on every rank
+//     at once, and all-reduces between blocks in pairs inside and across the
+//     nodes, all four ranks busy;
 //   "train" (as many ranks as the layout): the median step time of the
 //     Trainer.
 // This machine is shared with other jobs whose load comes and goes in
