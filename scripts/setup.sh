@@ -21,6 +21,8 @@ test_packages=(
   chromium fonts-dejavu-core
   # The container test runs the rehearsal image (runc: crun fails on hybrid cgroups).
   podman runc
+  # A job started by mpirun instead of strata launch (SchedulerEnvironment.*).
+  openmpi-bin
 )
 # The Kubernetes schema tests (K8sSchema.*) run a pinned npm package on
 # Node.js 18 or later. A Node.js installed otherwise is used as it is

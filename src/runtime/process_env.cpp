@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "scheduler_env.h"
 #include "strata/error.h"
 #include "strata/util/parse_number.h"
 
@@ -54,8 +55,9 @@ std::vector<int> nodeSizesOf(const ProcessEnv::Lookup& lookup, const ProcessEnv&
 
 }  // namespace
 
-ProcessEnv ProcessEnv::fromLookup(const Lookup& lookup) {
+ProcessEnv ProcessEnv::fromLookup(const Lookup& given) {
   constexpr int kMaxInt = 1 << 30;
+  Lookup lookup = withSchedulerVariables(given);
   ProcessEnv env;
   env.worldSize = intVariable(lookup, "WORLD_SIZE", 1, 1, kMaxInt);
   env.rank = intVariable(lookup, "RANK", 0, -kMaxInt, kMaxInt);

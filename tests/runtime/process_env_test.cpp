@@ -6,6 +6,7 @@
 #include <map>
 #include <vector>
 
+#include "scheduler_env.h"
 #include "strata/error.h"
 #include "strata/runtime/timeouts.h"
 
@@ -122,6 +123,76 @@ TEST(ProcessEnv, NodeSizesComeFromTheLauncherOrEqualNodes) {
   rank3of5["STRATA_NODE_SIZES"] = "3,x";
   EXPECT_EQ(errorOf(rank3of5),
             "STRATA_NODE_SIZES must list each node's worker count, like '3,2', got '3,x'");
+}
+
+// What `srun` sets for task 5 of 7 on the second of three nodes.
+TEST(ProcessEnv, SlurmVariablesPlaceTheTask) {
+  ProcessEnv env = parse({{"SLURM_PROCID", "5"},
+                          {"SLURM_NTASKS", "7"},
+                          {"SLURM_LOCALID", "2"},
+                          {"SLURM_NODEID", "1"},
+                          {"SLURM_TASKS_PER_NODE", "3(x2),1"},
+                          {"SLURM_JOB_NODELIST", "gpu[07-08],cpu1"},
+                          {"SLURM_JOB_ID", "123456"}});
+  EXPECT_EQ(env.rank, 5);
+  EXPECT_EQ(env.worldSize, 7);
+  EXPECT_EQ(env.localRank, 2);
+  EXPECT_EQ(env.localWorldSize, 3);
+  EXPECT_EQ(env.nodeSizes, (std::vector<int>{3, 3, 1}));
+  EXPECT_EQ(env.masterAddr, "gpu07");
+  EXPECT_EQ(env.masterPort, 20000 + 123456 % 40000);
+}
+
+TEST(ProcessEnv, ALauncherInsideSlurmWins) {
+  ProcessEnv env = parse({{"RANK", "1"},
+                          {"WORLD_SIZE", "2"},
+                          {"MASTER_ADDR", "a"},
+                          {"SLURM_PROCID", "0"},
+                          {"SLURM_NTASKS", "1"}});
+  EXPECT_EQ(env.rank, 1);
+  EXPECT_EQ(env.worldSize, 2);
+}
+
+TEST(ProcessEnv, OpenMpiVariablesPlaceTheRank) {
+  ProcessEnv local = parse({{"OMPI_COMM_WORLD_RANK", "3"},
+                            {"OMPI_COMM_WORLD_SIZE", "4"},
+                            {"OMPI_COMM_WORLD_LOCAL_RANK", "3"},
+                            {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}});
+  EXPECT_EQ(local.rank, 3);
+  EXPECT_EQ(local.worldSize, 4);
+  EXPECT_EQ(local.masterAddr, "127.0.0.1");
+  EXPECT_EQ(local.masterPort, 29500);
+  EXPECT_EQ(errorOf({{"OMPI_COMM_WORLD_RANK", "3"},
+                     {"OMPI_COMM_WORLD_SIZE", "4"},
+                     {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                     {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}}),
+            "mpirun started ranks on several hosts but MASTER_ADDR is not set: export rank 0's "
+            "host to every rank (mpirun -x MASTER_ADDR=HOST ...)");
+}
+
+TEST(ProcessEnv, SlurmHostListsAndTaskCountsExpand) {
+  EXPECT_EQ(expandHostList("node[01-04,07]"),
+            (std::vector<std::string>{"node01", "node02", "node03", "node04", "node07"}));
+  EXPECT_EQ(
+      expandHostList("a1,rack[1-2]-n[9-10],b"),
+      (std::vector<std::string>{"a1", "rack1-n9", "rack1-n10", "rack2-n9", "rack2-n10", "b"}));
+  EXPECT_EQ(expandTasksPerNode("2(x3),1"), (std::vector<int>{2, 2, 2, 1}));
+  EXPECT_THROW(expandHostList("node[01-04"), ConfigError);
+  EXPECT_THROW(expandHostList("node[4-1]"), ConfigError);
+  EXPECT_EQ(errorOf({{"SLURM_PROCID", "0"},
+                     {"SLURM_NTASKS", "2"},
+                     {"SLURM_LOCALID", "0"},
+                     {"SLURM_NODEID", "0"},
+                     {"SLURM_TASKS_PER_NODE", "2(x"},
+                     {"SLURM_JOB_NODELIST", "n1"}}),
+            "SLURM_TASKS_PER_NODE must look like '2(x3),1', got '2(x'");
+  EXPECT_EQ(errorOf({{"SLURM_PROCID", "0"},
+                     {"SLURM_NTASKS", "1"},
+                     {"SLURM_LOCALID", "x"},
+                     {"SLURM_NODEID", "0"},
+                     {"SLURM_JOB_NODELIST", "n1"},
+                     {"SLURM_JOB_ID", "1"}}),
+            "SLURM_LOCALID must be a non-negative integer, got 'x'");
 }
 
 }  // namespace
