@@ -113,6 +113,20 @@ RunReportData reportOfRun(const Trainer& trainer) {
   return report;
 }
 
+// "pp 2 ranks over gloo, dp alone, tp 2 ranks over gloo+shm": the transport
+// each of this rank's groups took (shared memory only where every member
+// shares this host; Gloo between hosts; NCCL on GPUs).
+std::string groupTransports(const ParallelGroups& groups) {
+  std::string text;
+  for (Dim dim : {Dim::kPipeline, Dim::kData, Dim::kTensor}) {
+    const Communicator& group = groups.of(dim);
+    text += std::string(text.empty() ? "" : ", ") + dimName(dim) + " ";
+    text += group.size() == 1 ? std::string("alone")
+                              : std::to_string(group.size()) + " ranks over " + group.backend();
+  }
+  return text;
+}
+
 }  // namespace
 
 TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
@@ -130,6 +144,7 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
         << summary.layout << ", " << c.microBatches() << " micro-batches of " << c.train.microBatch
         << " per replica, schedule " << c.parallel.schedule
         << (resumed ? resumeNote(*resumedFrom) : std::string()) << std::endl;
+    log << "strata train: rank 0's groups: " << groupTransports(trainer.groups()) << std::endl;
   }
   summary.peakFlopsPerWorker = sharedPeakFlops(trainer);
   GptShape shape{c.model.layers, c.model.hidden, c.model.ffn, c.model.vocab, c.train.seqLen};
