@@ -51,5 +51,7 @@ output=$(in_container strata launch --nproc-per-node 2 -- strata train --dp 2 --
   --out-dir /tmp/run)
 echo "$output" | tail -5
 expect_in "[rank 0] step 2/2" "$output"
+# Both workers share the container's /dev/shm: their dp group takes the shared-memory transport.
+expect_in "[rank 0] strata train: rank 0's groups: pp alone, dp 2 ranks over gloo+shm, tp alone" "$output"
 expect_in '"loss_end":' "$output"
 echo "the rehearsal image ran strata, the test worker and a 2-replica strata train"
