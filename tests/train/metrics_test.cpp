@@ -42,8 +42,9 @@ TEST(Metrics, JsonLineHasEveryFieldInOrderAndNullForUnmeasured) {
   nlohmann::ordered_json line = nlohmann::ordered_json::parse(toJsonLine(sample()));
   std::vector<std::string> keys;
   for (const auto& field : line.items()) keys.push_back(field.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"step", "loss", "val_loss", "lr", "grad_norm",
-                                            "tokens_per_s", "mfu", "peak_memory_bytes", "bubble"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"step", "loss", "val_loss", "lr", "grad_norm", "tokens_per_s",
+                                      "mfu", "peak_memory_bytes", "bubble", "skipped_steps"}));
   EXPECT_EQ(line["step"], 120);
   EXPECT_TRUE(line["val_loss"].is_null());
   // Read back exactly, not just closely.

@@ -66,6 +66,10 @@ const std::vector<ConfigOption>& configOptions() {
       {"train", "eps", "eps", "AdamW epsilon", +[](C& c) -> double& { return c.train.eps; }},
       {"train", "grad_clip", "grad-clip", "max global gradient norm (0: off)",
        +[](C& c) -> double& { return c.train.gradClip; }},
+      {"train", "max_skipped_steps", "max-skipped-steps",
+       "roll back to the latest checkpoint after this many non-finite steps in a row (0: only "
+       "skip them)",
+       +[](C& c) -> int64_t& { return c.train.maxSkippedSteps; }},
       {"train", "seed", "seed", "random seed", +[](C& c) -> int64_t& { return c.train.seed; }},
       {"train", "precision", "precision", "fp32 or bf16",
        +[](C& c) -> std::string& { return c.train.precision; }},

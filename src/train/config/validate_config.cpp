@@ -54,6 +54,7 @@ void checkRanges(const TrainConfig& c, Problems& p) {
   atLeast("train.micro_batch", c.train.microBatch, 1);
   atLeast("train.seq_len", c.train.seqLen, 1);
   atLeast("train.warmup_steps", c.train.warmupSteps, 0);
+  atLeast("train.max_skipped_steps", c.train.maxSkippedSteps, 0);
   atLeast("train.threads", c.train.threads, 1);
   atLeast("train.log_every", c.train.logEvery, 1);
   atLeast("train.eval_every", c.train.evalEvery, 0);

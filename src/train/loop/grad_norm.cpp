@@ -20,7 +20,11 @@ double globalGradNorm(const GradientTerms& gradients, const NormGroups& groups) 
   if (!gradients.sharded.empty()) groups.dp.allReduce(sumSquares);
   for (const NormTerm& term : gradients.terms) {
     const at::Tensor& grad = term.parameter.grad();
-    if (term.countHere && grad.defined()) sumSquares += squares(grad);
+    if (!grad.defined()) continue;
+    // A replica counted on another rank adds nothing, except a non-finite
+    // value (0 x nan = nan), so that a nan or inf anywhere makes the norm
+    // non-finite on every rank and every rank skips the step alike.
+    sumSquares += term.countHere ? squares(grad) : squares(grad) * 0;
   }
   groups.tp.allReduce(sumSquares);
   groups.pp.allReduce(sumSquares);

@@ -16,7 +16,8 @@ std::string toJsonLine(const StepMetrics& m) {
                                  {"tokens_per_s", jsonNumber(m.tokensPerSecond)},
                                  {"mfu", jsonNumber(m.mfu)},
                                  {"peak_memory_bytes", jsonNumber(m.peakMemoryBytes)},
-                                 {"bubble", jsonNumber(m.bubble)}};
+                                 {"bubble", jsonNumber(m.bubble)},
+                                 {"skipped_steps", m.skippedSteps}};
   return dumpJson(line);
 }
 

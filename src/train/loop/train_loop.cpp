@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 
 #include "strata/error.h"
 #include "strata/pipeline/pipeline.h"
@@ -127,6 +128,15 @@ std::string groupTransports(const ParallelGroups& groups) {
   return text;
 }
 
+// "strata train: step 7 skipped: loss nan, gradient norm nan; parameters
+// unchanged (2 in a row)"
+std::string skippedStepLine(const StepReport& step, int64_t inARow) {
+  std::ostringstream line;
+  line << "strata train: step " << step.step << " skipped: loss " << step.loss << ", gradient norm "
+       << step.gradNorm << "; parameters unchanged (" << inARow << " in a row)";
+  return line.str();
+}
+
 }  // namespace
 
 TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
@@ -166,10 +176,15 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
   curve.title = "GPT training loss (" + summary.layout + ")";
   auto runStart = Clock::now();
   double stepSeconds = 0;
-  for (int64_t s = first; s < c.train.steps; ++s) {
+  int64_t stepsRun = 0, skippedInARow = 0;
+  while (trainer.stepsDone() < c.train.steps) {
     StepReport step = trainer.step();
+    ++stepsRun;
     stepSeconds += step.seconds;
-    if (s == first) summary.lossStart = step.loss;
+    if (stepsRun == 1) summary.lossStart = step.loss;
+    skippedInARow = step.skipped ? skippedInARow + 1 : 0;
+    summary.skippedSteps += step.skipped ? 1 : 0;
+    if (step.skipped && leader) log << skippedStepLine(step, skippedInARow) << std::endl;
     summary.lossEnd = step.loss;
     curve.train.push_back({step.step, step.loss});
     StepMetrics m;
@@ -178,7 +193,8 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
     m.lr = step.lr;
     m.gradNorm = step.gradNorm;
     m.bubble = step.bubble;
-    m.tokensPerSecond = tokensPerStep * (step.step - first) / stepSeconds;
+    m.tokensPerSecond = tokensPerStep * static_cast<double>(stepsRun) / stepSeconds;
+    m.skippedSteps = summary.skippedSteps;
     m.mfu = modelFlopsUtilization(flopsPerToken, m.tokensPerSecond, summary.peakFlopsPerWorker,
                                   trainer.world().size());
     bool last = step.step == c.train.steps;
@@ -199,10 +215,24 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
       captureTimelines(trainer, report);
       if (leader) writeRunReport(reportPath, report);
     }
-    bool saveNow = c.checkpoint.every > 0 && step.step % c.checkpoint.every == 0;
+    // No periodic save inside a run of skipped steps: a rollback must find the
+    // state from before them.
+    bool saveNow =
+        c.checkpoint.every > 0 && step.step % c.checkpoint.every == 0 && skippedInARow == 0;
     if (!c.checkpoint.dir.empty() && (saveNow || last)) trainer.saveCheckpoint();
     summary.tokensPerSecond = m.tokensPerSecond;
     summary.mfu = m.mfu;
+    if (c.train.maxSkippedSteps > 0 && skippedInARow == c.train.maxSkippedSteps) {
+      CheckpointInfo info = trainer.rollBackPastBadData();
+      skippedInARow = 0;
+      ++summary.rollBacks;
+      if (leader) {
+        log << "strata train: rolled back to the checkpoint of step " << info.step << " after "
+            << c.train.maxSkippedSteps
+            << " non-finite steps in a row; training goes on past the data that caused them"
+            << std::endl;
+      }
+    }
   }
   if (leader) progress.finish();
   summary.steps = trainer.stepsDone();
@@ -228,7 +258,8 @@ std::string summaryJson(const TrainSummary& s, const std::string& key) {
                                     {"loss_end", jsonNumber(s.lossEnd)},
                                     {"val_loss", jsonNumber(s.validationLoss)},
                                     {"tokens_per_s", jsonNumber(s.tokensPerSecond)},
-                                    {"mfu", jsonNumber(s.mfu)}};
+                                    {"mfu", jsonNumber(s.mfu)},
+                                    {"skipped_steps", s.skippedSteps}};
   return dumpJson(summary);
 }
 

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <cmath>
 #include <set>
 
 #include "strata/data_parallel/data_parallel.h"
@@ -346,11 +347,14 @@ StepReport Trainer::step() {
   syncGradients();
   report.gradNorm =
       clipGradNorm(s.gradients, config_.train.gradClip, {*s.groups.dp, *s.groups.tp, *s.groups.pp});
-  optimizerStep();
-  lr_.advance();
+  // The pipeline returns the loss on every pp rank; averaged over dp it is
+  // the same everywhere, as the norm is, so every rank decides alike.
   at::Tensor loss = torch::full({1}, localLoss, torch::kDouble);
   s.groups.dp->allReduce(loss, ReduceOp::kAvg);
   report.loss = loss.item<double>();
+  report.skipped = !std::isfinite(report.loss) || !std::isfinite(report.gradNorm);
+  if (!report.skipped) optimizerStep();
+  lr_.advance();
   report.step = stepsDone();
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const auto& events = s.pipeline->lastStep().events;
@@ -407,6 +411,20 @@ std::optional<CheckpointInfo> Trainer::resumeFromLatest() {
   lr_.restore(rank.lr);
   s.trainData->seek(rank.data);
   return info;
+}
+
+CheckpointInfo Trainer::rollBackPastBadData() {
+  State& s = *state_;
+  DataPosition here = s.trainData->position();
+  std::optional<CheckpointInfo> info = resumeFromLatest();
+  if (!info) {
+    throw Error("training produced non-finite values in " +
+                std::to_string(config_.train.maxSkippedSteps) +
+                " steps in a row and there is no checkpoint to roll back to in '" +
+                config_.checkpoint.dir + "' (set --checkpoint-dir and --checkpoint-every)");
+  }
+  s.trainData->seek(here);
+  return *info;
 }
 
 }  // namespace strata::train

@@ -54,6 +54,10 @@ struct OptimConfig {
   double beta2 = 0.95;
   double eps = 1e-8;
   double gradClip = 1.0;  // max global gradient norm; 0 turns clipping off
+  // After this many steps in a row skipped for a non-finite loss or gradient
+  // norm, roll back to the latest checkpoint and go on past the data that
+  // caused them; 0 only skips.
+  int64_t maxSkippedSteps = 0;
   int64_t seed = 1234;
   std::string precision = "fp32";  // "fp32" or "bf16" (autocast)
   int64_t threads = 1;             // intra-op threads per worker

@@ -15,7 +15,8 @@
 //
 // Blocks in one all-reduce over tp and one over pp, and under ZeRO-2 one over
 // dp (each bounded by its communicator's timeout); every rank returns the
-// same norm.
+// same norm. A nan or inf in any gradient of any rank, counted or not, makes
+// it non-finite on every rank.
 #pragma once
 
 #include <ATen/core/Tensor.h>

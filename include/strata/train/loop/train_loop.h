@@ -27,12 +27,14 @@ struct TrainSummary {
   double tokensPerSecond = 0;  // over the steps of this run, without evaluation and saves
   double mfu = 0;              // model FLOP/s over (measured peak x workers)
   double peakFlopsPerWorker = 0;
+  int64_t skippedSteps = 0;  // this run's steps skipped for a non-finite loss or norm
+  int64_t rollBacks = 0;     // rollbacks after train.max_skipped_steps of them in a row
 };
 
 TrainSummary runTraining(Trainer& trainer, std::ostream& log);
 
 // {"<key>":"gpt","layout":...,"steps":...,"loss_start":...,"loss_end":...,
-//  "val_loss":...,"tokens_per_s":...,"mfu":...} on one line, a non-finite
+//  "val_loss":...,"tokens_per_s":...,"mfu":...,"skipped_steps":...} on one line, a non-finite
 // value (a diverged loss) as null.
 std::string summaryJson(const TrainSummary& summary, const std::string& key);
 

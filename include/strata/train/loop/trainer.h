@@ -64,6 +64,10 @@ struct StepReport {
   double gradNorm = 0;  // global, before clipping
   double seconds = 0;   // wall time of the step
   double bubble = 0;    // this rank's measured pipeline idle share
+  // The loss or the gradient norm was not finite, on every rank alike (both
+  // are agreed across the job), so the optimizer did not step: parameters and
+  // optimizer state are unchanged; the step and its data still count.
+  bool skipped = false;
 };
 
 class Trainer {
@@ -81,6 +85,12 @@ class Trainer {
   // Restores the latest complete checkpoint under config.checkpoint.dir and
   // returns what its metadata says; nullopt when there is none.
   std::optional<CheckpointInfo> resumeFromLatest();
+  // After steps that could not be taken (StepReport::skipped): the model,
+  // optimizer and step count of the latest complete checkpoint, with the
+  // training data left where it is, so that training goes on past the batches
+  // that gave non-finite values. Collective, as resumeFromLatest; throws Error
+  // when config.checkpoint.dir holds no complete checkpoint.
+  CheckpointInfo rollBackPastBadData();
 
   int64_t stepsDone() const { return lr_.state().step; }
   const TrainConfig& config() const { return config_; }
