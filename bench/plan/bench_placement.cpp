@@ -142,13 +142,9 @@ plan::TrainingJob plannedJob(const std::string& dir, const Measurements& m) {
   bench::writeFile(dir + "/gpt.profile",
                    plan::formatProfile(bench::makeProfile(m.profile, slowdown)));
   bench::writeFile(dir + "/rehearsal.cluster", clusterText(m));
-  plan::TrainingJob job;
-  job.profile = plan::loadProfileFile(dir + "/gpt.profile");
-  job.model = job.profile->model;
-  job.dtype = job.profile->dtype;
-  job.precision = plan::precisionOf(*job.profile);
-  job.cluster = plan::loadClusterFile(dir + "/rehearsal.cluster");
-  job.globalBatch = static_cast<int>(bench::calibrationConfig(2, 1, 2, "1f1b").train.globalBatch);
+  plan::TrainingJob job = bench::jobFromFiles(
+      dir + "/gpt.profile", dir + "/rehearsal.cluster",
+      static_cast<int>(bench::calibrationConfig(2, 1, 2, "1f1b").train.globalBatch));
   job.allowCrossNodeTp = true;
   std::cerr << "bench_placement: wrote " << dir << "/gpt.profile and " << dir
             << "/rehearsal.cluster (four workers on two cores: compute x " << slowdown << ")\n";

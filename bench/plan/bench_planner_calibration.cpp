@@ -148,14 +148,9 @@ plan::TrainingJob measuredJob(const std::string& dir, const Measurements& m) {
   std::cerr << "wrote " << dir << "/gpt.profile and " << dir << "/cpu-local.cluster\n";
   for (const auto& [key, value] : m.machine)
     std::cerr << "machine " << key << " = " << value << "\n";
-  plan::TrainingJob job;
-  job.profile = plan::loadProfileFile(dir + "/gpt.profile");
-  job.model = job.profile->model;
-  job.dtype = job.profile->dtype;
-  job.precision = plan::precisionOf(*job.profile);
-  job.cluster = plan::loadClusterFile(dir + "/cpu-local.cluster");
-  job.globalBatch = static_cast<int>(bench::calibrationConfig(1, 1, 1, "1f1b").train.globalBatch);
-  return job;
+  return bench::jobFromFiles(
+      dir + "/gpt.profile", dir + "/cpu-local.cluster",
+      static_cast<int>(bench::calibrationConfig(1, 1, 1, "1f1b").train.globalBatch));
 }
 
 int runParent(char** argv) {

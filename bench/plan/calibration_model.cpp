@@ -74,6 +74,18 @@ void writeFile(const std::string& path, const std::string& text) {
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
+plan::TrainingJob jobFromFiles(const std::string& profilePath, const std::string& clusterPath,
+                               int globalBatch) {
+  plan::TrainingJob job;
+  job.profile = plan::loadProfileFile(profilePath);
+  job.model = job.profile->model;
+  job.dtype = job.profile->dtype;
+  job.precision = plan::precisionOf(*job.profile);
+  job.cluster = plan::loadClusterFile(clusterPath);
+  job.globalBatch = globalBatch;
+  return job;
+}
+
 int calibrationMain(const char* name, char** argv, int (*parent)(char** argv)) {
   try {
     if (std::getenv("RANK")) {

@@ -10,6 +10,8 @@
 
 #include "bench_ranks.h"
 #include "calibration_tasks.h"
+#include "strata/plan/cluster.h"
+#include "strata/plan/cost_model.h"
 #include "strata/plan/measured_profile.h"
 
 namespace strata::bench {
@@ -43,6 +45,11 @@ FittedLink fitLink(const Values& machine, double loadedSeconds, double loadedByt
 double optimizerBytesPerSecond(const Values& profile);
 
 void writeFile(const std::string& path, const std::string& text);
+
+// The planner's job from a profile file and a cluster file, as `strata plan
+// --profile ... --cluster-file ...` reads them.
+plan::TrainingJob jobFromFiles(const std::string& profilePath, const std::string& clusterPath,
+                               int globalBatch);
 
 // main() of a calibration benchmark: a rank process runs its task
 // (runCalibrationTask), the parent `parent`; an exception is printed after
