@@ -5,9 +5,9 @@
 // TORCHELASTIC_RESTART_COUNT is read too) and STRATA_NODE_SIZES, the workers
 // of each node in node order ("3,2"), which `strata launch` sets because
 // nodes may differ in size. A job started by Slurm's srun or Open MPI's
-// mpirun is read from their variables instead (src/runtime/scheduler_env.h). With none set the process is a job
-// of one. Parsing throws ConfigError naming the variable and its value; it
-// never blocks.
+// mpirun is read from their variables instead (src/runtime/scheduler_env.h). With none set the
+// process is a job of one. Parsing throws ConfigError naming the variable and its value; it never
+// blocks.
 #pragma once
 
 #include <functional>
