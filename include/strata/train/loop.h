@@ -8,6 +8,7 @@
 #include "strata/train/loop/generate.h"
 #include "strata/train/loop/grad_norm.h"
 #include "strata/train/loop/loss_curve.h"
+#include "strata/train/loop/loss_spike.h"
 #include "strata/train/loop/lr_schedule.h"
 #include "strata/train/loop/memory.h"
 #include "strata/train/loop/metrics.h"

@@ -70,6 +70,9 @@ const std::vector<ConfigOption>& configOptions() {
        "roll back to the latest checkpoint after this many non-finite steps in a row (0: only "
        "skip them)",
        +[](C& c) -> int64_t& { return c.train.maxSkippedSteps; }},
+      {"train", "spike_zscore", "spike-zscore",
+       "log a loss this many standard deviations above the last 50 steps' mean (0: off)",
+       +[](C& c) -> double& { return c.train.spikeZscore; }},
       {"train", "seed", "seed", "random seed", +[](C& c) -> int64_t& { return c.train.seed; }},
       {"train", "precision", "precision", "fp32 or bf16",
        +[](C& c) -> std::string& { return c.train.precision; }},

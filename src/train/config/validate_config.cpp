@@ -74,6 +74,8 @@ void checkReals(const TrainConfig& c, Problems& p) {
   inRange("train.min_lr", t.minLr, t.minLr >= 0 && t.minLr <= t.lr,
           ("in [0, lr " + number(t.lr) + "]").c_str());
   inRange("train.weight_decay", t.weightDecay, t.weightDecay >= 0, ">= 0");
+  inRange("train.spike_zscore", t.spikeZscore, t.spikeZscore >= 0,
+          ">= 0 (0 turns spike detection off)");
   inRange("train.beta1", t.beta1, t.beta1 >= 0 && t.beta1 < 1, "in [0, 1)");
   inRange("train.beta2", t.beta2, t.beta2 >= 0 && t.beta2 < 1, "in [0, 1)");
   inRange("train.eps", t.eps, t.eps > 0, "> 0");

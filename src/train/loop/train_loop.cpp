@@ -17,6 +17,7 @@
 #include "strata/train/config/config_file.h"
 #include "strata/train/loop/flops.h"
 #include "strata/train/loop/loss_curve.h"
+#include "strata/train/loop/loss_spike.h"
 #include "strata/train/loop/memory.h"
 #include "strata/train/loop/metrics.h"
 #include "strata/train/loop/peak_flops.h"
@@ -137,6 +138,17 @@ std::string skippedStepLine(const StepReport& step, int64_t inARow) {
   return line.str();
 }
 
+// "strata train: loss spike at step 812: loss 4.1 is 7.3 standard deviations
+// above the mean of the last 50 steps (2.9)"
+std::string spikeLine(const StepReport& step, const LossSpike& spike) {
+  std::ostringstream line;
+  line.precision(3);
+  line << "strata train: loss spike at step " << step.step << ": loss " << step.loss << " is "
+       << spike.zScore << " standard deviations above the mean of the last "
+       << LossSpikeDetector::kDefaultWindow << " steps (" << spike.mean << ")";
+  return line.str();
+}
+
 }  // namespace
 
 TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
@@ -177,6 +189,7 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
   auto runStart = Clock::now();
   double stepSeconds = 0;
   int64_t stepsRun = 0, skippedInARow = 0;
+  LossSpikeDetector spikes(c.train.spikeZscore);
   while (trainer.stepsDone() < c.train.steps) {
     StepReport step = trainer.step();
     ++stepsRun;
@@ -185,6 +198,8 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
     skippedInARow = step.skipped ? skippedInARow + 1 : 0;
     summary.skippedSteps += step.skipped ? 1 : 0;
     if (step.skipped && leader) log << skippedStepLine(step, skippedInARow) << std::endl;
+    std::optional<LossSpike> spike = spikes.observe(step.loss);
+    if (spike && leader) log << spikeLine(step, *spike) << std::endl;
     summary.lossEnd = step.loss;
     curve.train.push_back({step.step, step.loss});
     StepMetrics m;

@@ -58,6 +58,9 @@ struct OptimConfig {
   // norm, roll back to the latest checkpoint and go on past the data that
   // caused them; 0 only skips.
   int64_t maxSkippedSteps = 0;
+  // Log a step whose loss is this many standard deviations above the last
+  // 50 steps' mean (loss_spike.h); 0 turns it off.
+  double spikeZscore = 6;
   int64_t seed = 1234;
   std::string precision = "fp32";  // "fp32" or "bf16" (autocast)
   int64_t threads = 1;             // intra-op threads per worker
