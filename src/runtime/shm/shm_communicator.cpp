@@ -20,6 +20,7 @@
 #include "runtime/shm/shm_helper_policy.h"
 #include "runtime/shm/shm_op_descriptor.h"
 #include "runtime/shm/shm_op_log.h"
+#include "runtime/shm/shm_p2p.h"
 #include "runtime/shm/shm_reduce.h"
 #include "runtime/shm/shm_segment.h"
 #include "strata/error.h"
@@ -34,15 +35,24 @@ namespace {
 constexpr std::size_t kSlotBytes = std::size_t{1} << 20;
 
 // The segment's first pages: the barrier, each member's descriptor of the
-// staged op in flight (one row per slot set), and the ring of in-place ops.
+// staged op in flight (one row per slot set), the ring of in-place ops, and
+// where each member keeps its pid (probing whether members may read each
+// other's memory: shm_p2p.h). Then the staging slots, then the
+// point-to-point channels.
 struct ShmHeader {
   ShmBarrierState barrier;
   ShmOpDescriptor ops[2][ShmBarrierState::kMaxMembers];
   ClaimedOpRing claimed;
   ShmOpLogState log;
+  uint64_t pidAddress[ShmBarrierState::kMaxMembers];
 };
 constexpr std::size_t kPageBytes = 4096;
 constexpr std::size_t kHeaderBytes = (sizeof(ShmHeader) + kPageBytes - 1) / kPageBytes * kPageBytes;
+
+std::size_t slotsBytes(int members) { return 2 * static_cast<std::size_t>(members) * kSlotBytes; }
+std::size_t segmentBytes(int members) {
+  return kHeaderBytes + slotsBytes(members) + ShmMailboxes::bytesFor(members);
+}
 
 bool supported(const at::Tensor& t) {
   return t.device().is_cpu() && t.scalar_type() != at::kBool &&
@@ -90,6 +100,34 @@ class SharedMemoryCommunicator : public Communicator {
         helperPolicy_(helperPolicy),
         processesOnHost_(processesOnHost),
         worker_(2 * inner_->options().timeout) {}
+
+  // Collective (one all-reduce): whether every member may read the next
+  // member's memory decides where large point-to-point messages go.
+  void startPointToPoint() {
+    int n = size();
+    header_->pidAddress[rank()] = reinterpret_cast<uint64_t>(&myPid_);
+    barrier_.arriveAndWait(options().timeout, "point-to-point setup on group " + name());
+    int next = (rank() + 1) % n;
+    bool readable = canReadPeerMemory(header_->barrier.pids[next], header_->pidAddress[next],
+                                      static_cast<uint64_t>(header_->barrier.pids[next]));
+    at::Tensor all = at::full({1}, readable ? 1 : 0, at::kInt);
+    allReduce(all, ReduceOp::kMin);
+    bool singleCopy = all.item<int>() == 1;
+    if (!singleCopy && rank() == 0) {
+      logWarning("group " + name() + ": messages over " +
+                 std::to_string(ShmP2pChannel::kInlineBytes) +
+                 " bytes between its ranks go through Gloo: this host refuses process_vm_readv "
+                 "between them (ptrace rules or a seccomp profile)");
+    }
+    auto* channels = static_cast<uint8_t*>(segment_->data()) + kHeaderBytes + slotsBytes(n);
+    ShmMailboxes::Group group{channels,
+                              n,
+                              rank(),
+                              header_->barrier.pids,
+                              options().timeout,
+                              [this](int peer) { return describePeer(peer); }};
+    mailboxes_ = std::make_unique<ShmMailboxes>(std::move(group), singleCopy);
+  }
 
   int rank() const override { return inner_->rank(); }
   int size() const override { return inner_->size(); }
@@ -144,10 +182,13 @@ class SharedMemoryCommunicator : public Communicator {
     return inner_->broadcastAsync(tensor, root);
   }
   WorkHandle sendAsync(const at::Tensor& tensor, int peer, int tag) override {
-    return inner_->sendAsync(tensor, peer, tag);
+    if (!travelsHere(tensor, peer)) return inner_->sendAsync(tensor, peer, tag);
+    return mailboxes_->send(tensor, peer, tag);
   }
   WorkHandle recvAsync(at::Tensor& tensor, int peer, int tag) override {
-    return inner_->recvAsync(tensor, peer, tag);
+    if (!travelsHere(tensor, peer)) return inner_->recvAsync(tensor, peer, tag);
+    requireContiguous(tensor, "recv", name());
+    return mailboxes_->recv(tensor, peer, tag);
   }
   void barrier() override { inner_->barrier(); }
 
@@ -170,6 +211,13 @@ class SharedMemoryCommunicator : public Communicator {
   }
 
  private:
+  // CPU messages to another member go through the mailboxes when their size
+  // allows (both sides decide alike); the rest, and bad peers, go to inner_.
+  bool travelsHere(const at::Tensor& tensor, int peer) const {
+    return mailboxes_ && tensor.device().is_cpu() && peer >= 0 && peer < size() &&
+           peer != rank() && mailboxes_->carries(tensor.nbytes());
+  }
+
   // Logs a staged op and queues it; while it waits at a barrier, it looks for
   // peers that called something else (shm_op_log.h).
   WorkHandle submit(const char* op, const ShmOpDescriptor& mine, std::function<void()> run) {
@@ -331,6 +379,8 @@ class SharedMemoryCommunicator : public Communicator {
   std::shared_ptr<ClaimedAllReduce> claimedInFlight_[ClaimedOpRing::kSlots];
   int set_ = 0;             // touched only by the task running on worker_
   uint64_t waitingIn_ = 0;  // log index of that task's op
+  pid_t myPid_ = getpid();  // read by peers probing process_vm_readv
+  std::unique_ptr<ShmMailboxes> mailboxes_;  // set by startPointToPoint()
   OrderedWorker worker_;    // last: stops before the segment it uses goes away
 };
 
@@ -377,8 +427,7 @@ std::shared_ptr<Communicator> attachSharedMemory(std::shared_ptr<Communicator> i
       !allOnThisHost(*inner))
     return inner;
   ShmHelperPolicy helperPolicy = shmHelperPolicyFromEnvironment();
-  std::size_t bytes = kHeaderBytes + 2 * inner->size() * kSlotBytes;
-  GroupSegment placed = mapSegmentTogether(*inner, bytes, inner->name());
+  GroupSegment placed = mapSegmentTogether(*inner, segmentBytes(inner->size()), inner->name());
   if (!placed.segment) {
     if (inner->rank() == 0) {
       logWarning("group " + inner->name() +
@@ -392,6 +441,7 @@ std::shared_ptr<Communicator> attachSharedMemory(std::shared_ptr<Communicator> i
   comm->barrierState().join();
   at::Tensor ready = at::zeros({1}, at::kInt);
   comm->allReduce(ready);  // every pid is recorded before anyone can wait on it
+  comm->startPointToPoint();
   return comm;
 }
 

@@ -1,4 +1,5 @@
-// Collectives over shared memory for a group whose members share one host.
+// Collectives and point-to-point messages over shared memory for a group
+// whose members share one host.
 //
 // Gloo moves every byte of a loopback all-reduce through TCP sockets: kernel
 // copies, wake-ups and a progress thread, all on the cores the training
@@ -12,9 +13,11 @@
 //
 // attachSharedMemory() wraps a communicator whose members all run on this
 // host (same kernel boot, same /dev/shm, same pid and network namespaces): all-reduce,
-// all-gather and reduce-scatter of CPU tensors then go through the segment;
-// everything else (broadcast, point-to-point, barrier, CUDA tensors) still
-// goes to the wrapped communicator. `processesOnHost` (the job's processes on
+// all-gather and reduce-scatter of CPU tensors then go through the segment,
+// and so do sends and receives of CPU tensors (shm_p2p.h: small ones staged
+// in the segment, large ones copied once from the sender's memory); the rest
+// (broadcast, barrier, CUDA tensors, large messages where the host refuses
+// cross-process reads) still goes to the wrapped communicator. `processesOnHost` (the job's processes on
 // this host) decides whether worker threads have a core to spare for
 // in-place reductions during backward (shm_helper_policy.h). It is
 // collective over `inner`, blocking like its broadcast and all-reduce, and
