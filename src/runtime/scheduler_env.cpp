@@ -99,9 +99,27 @@ Variables fromSlurm(const ProcessEnv::Lookup& lookup) {
                  {"MASTER_ADDR", expandHostList(*nodes).front()}};
   if (!valueOf(lookup, "MASTER_PORT")) {
     v["MASTER_PORT"] =
-        std::to_string(kSlurmPortBase + integer(lookup, "SLURM_JOB_ID") % kSlurmPortSpan);
+        std::to_string(kJobPortBase + integer(lookup, "SLURM_JOB_ID") % kJobPortSpan);
   }
   return v;
+}
+
+// Open MPI 4 numbers its jobs (OMPI_MCA_ess_base_jobid); Open MPI 5 names
+// them (PMIX_NAMESPACE, "prterun-host-1234@1"), so a name is hashed (FNV-1a:
+// the same on every rank, unlike std::hash across builds).
+int openMpiJobPort(const ProcessEnv::Lookup& lookup) {
+  uint64_t id = 0;
+  if (valueOf(lookup, "OMPI_MCA_ess_base_jobid")) {
+    id = static_cast<uint64_t>(integer(lookup, "OMPI_MCA_ess_base_jobid"));
+  } else if (std::optional<std::string> space = valueOf(lookup, "PMIX_NAMESPACE")) {
+    id = 14695981039346656037ull;
+    for (unsigned char c : *space) id = (id ^ c) * 1099511628211ull;
+  } else {
+    throw ConfigError(
+        "mpirun gave this rank neither OMPI_MCA_ess_base_jobid nor PMIX_NAMESPACE to derive the "
+        "rendezvous port from: export MASTER_PORT to every rank (mpirun -x MASTER_PORT=PORT ...)");
+  }
+  return kJobPortBase + static_cast<int>(id % kJobPortSpan);
 }
 
 Variables fromOpenMpi(const ProcessEnv::Lookup& lookup) {
@@ -119,6 +137,7 @@ Variables fromOpenMpi(const ProcessEnv::Lookup& lookup) {
     }
     v["MASTER_ADDR"] = "127.0.0.1";
   }
+  if (!valueOf(lookup, "MASTER_PORT")) v["MASTER_PORT"] = std::to_string(openMpiJobPort(lookup));
   return v;
 }
 

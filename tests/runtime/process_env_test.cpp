@@ -157,17 +157,41 @@ TEST(ProcessEnv, OpenMpiVariablesPlaceTheRank) {
   ProcessEnv local = parse({{"OMPI_COMM_WORLD_RANK", "3"},
                             {"OMPI_COMM_WORLD_SIZE", "4"},
                             {"OMPI_COMM_WORLD_LOCAL_RANK", "3"},
-                            {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}});
+                            {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"},
+                            {"OMPI_MCA_ess_base_jobid", "1694957569"}});
   EXPECT_EQ(local.rank, 3);
   EXPECT_EQ(local.worldSize, 4);
   EXPECT_EQ(local.masterAddr, "127.0.0.1");
-  EXPECT_EQ(local.masterPort, 29500);
+  EXPECT_EQ(local.masterPort, 20000 + 1694957569 % 40000) << "the port follows the job's id";
   EXPECT_EQ(errorOf({{"OMPI_COMM_WORLD_RANK", "3"},
                      {"OMPI_COMM_WORLD_SIZE", "4"},
                      {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
                      {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}}),
             "mpirun started ranks on several hosts but MASTER_ADDR is not set: export rank 0's "
             "host to every rank (mpirun -x MASTER_ADDR=HOST ...)");
+}
+
+// Open MPI 5 names its jobs: every rank of one job derives one port, and two
+// jobs get different ones; a rank with neither id must be given MASTER_PORT.
+TEST(ProcessEnv, OpenMpiJobNamesGiveEveryRankOnePort) {
+  auto rankOf = [](const std::string& rank, const std::string& job) {
+    return parse({{"OMPI_COMM_WORLD_RANK", rank},
+                  {"OMPI_COMM_WORLD_SIZE", "2"},
+                  {"OMPI_COMM_WORLD_LOCAL_RANK", rank},
+                  {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
+                  {"PMIX_NAMESPACE", job}});
+  };
+  ProcessEnv first = rankOf("0", "prterun-node1-4242@1");
+  EXPECT_EQ(rankOf("1", "prterun-node1-4242@1").masterPort, first.masterPort);
+  EXPECT_NE(rankOf("0", "prterun-node1-4243@1").masterPort, first.masterPort);
+  EXPECT_GE(first.masterPort, 20000);
+  EXPECT_LT(first.masterPort, 60000);
+  EXPECT_NE(errorOf({{"OMPI_COMM_WORLD_RANK", "0"},
+                     {"OMPI_COMM_WORLD_SIZE", "1"},
+                     {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
+                     {"OMPI_COMM_WORLD_LOCAL_SIZE", "1"}})
+                .find("export MASTER_PORT to every rank"),
+            std::string::npos);
 }
 
 TEST(ProcessEnv, SlurmHostListsAndTaskCountsExpand) {
