@@ -99,7 +99,8 @@ TEST(SharedMemoryPointToPoint, TensorsOfUnknownShapeCrossBothWays) {
     WorkHandle sent = comm.sendTensorAsync(mine, peer, 5);
     torch::Tensor got = comm.recvTensor(peer, 5);
     sent->wait();
-    EXPECT_TRUE(torch::equal(got, torch::arange(3 * 500 * (peer + 1), torch::kDouble).view({3, -1})));
+    EXPECT_TRUE(
+        torch::equal(got, torch::arange(3 * 500 * (peer + 1), torch::kDouble).view({3, -1})));
   });
 }
 

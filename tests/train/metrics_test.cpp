@@ -67,26 +67,27 @@ TEST(Metrics, NonFiniteValuesAreNullAndTheLineStillParses) {
   EXPECT_EQ(line["bubble"].get<double>(), 0.25);
 }
 
-TEST(Metrics, WriterAppendsOneLinePerStep) {
+// A run logs steps 1-4 and crashes with half a line written; resumed from
+// the checkpoint of step 2, it keeps steps 1-2 and logs 3-5 once each.
+TEST(Metrics, ResumedWriterDropsTheStepsItRepeats) {
   fs::path path = fs::temp_directory_path() / ("strata_metrics_" + std::to_string(getpid()));
+  StepMetrics m = sample();
   {
     MetricsWriter writer(path.string());
-    StepMetrics m = sample();
-    writer.write(m);
-    m.step = 130;
-    writer.write(m);
+    for (m.step = 1; m.step <= 4; ++m.step) writer.write(m);
   }
+  std::ofstream(path, std::ios::app) << "{\"step\":5,\"lo";
   {
-    MetricsWriter resumed(path.string(), /*append=*/true);
-    StepMetrics m = sample();
-    m.step = 140;
-    resumed.write(m);
+    MetricsWriter resumed(path.string(), /*resumedAt=*/2);
+    for (m.step = 3; m.step <= 5; ++m.step) resumed.write(m);
   }
   std::ifstream in(path);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(lines[2].rfind("{\"step\":140,", 0), 0u);
+  std::vector<int64_t> steps;
+  for (std::string line; std::getline(in, line);)
+    steps.push_back(nlohmann::json::parse(line)["step"].get<int64_t>());
+  EXPECT_EQ(steps, (std::vector<int64_t>{1, 2, 3, 4, 5}));
+  { MetricsWriter fresh(path.string()); }
+  EXPECT_EQ(fs::file_size(path), 0u) << "a fresh run starts an empty file";
   fs::remove(path);
 }
 

@@ -120,12 +120,10 @@ class SharedMemoryCommunicator : public Communicator {
                  "between them (ptrace rules or a seccomp profile)");
     }
     auto* channels = static_cast<uint8_t*>(segment_->data()) + kHeaderBytes + slotsBytes(n);
-    ShmMailboxes::Group group{channels,
-                              n,
-                              rank(),
-                              header_->barrier.pids,
-                              options().timeout,
-                              [this](int peer) { return describePeer(peer); }};
+    ShmMailboxes::Group group{
+        channels, n, rank(), header_->barrier.pids, options().timeout, [this](int peer) {
+          return describePeer(peer);
+        }};
     mailboxes_ = std::make_unique<ShmMailboxes>(std::move(group), singleCopy);
   }
 
@@ -214,8 +212,8 @@ class SharedMemoryCommunicator : public Communicator {
   // CPU messages to another member go through the mailboxes when their size
   // allows (both sides decide alike); the rest, and bad peers, go to inner_.
   bool travelsHere(const at::Tensor& tensor, int peer) const {
-    return mailboxes_ && tensor.device().is_cpu() && peer >= 0 && peer < size() &&
-           peer != rank() && mailboxes_->carries(tensor.nbytes());
+    return mailboxes_ && tensor.device().is_cpu() && peer >= 0 && peer < size() && peer != rank() &&
+           mailboxes_->carries(tensor.nbytes());
   }
 
   // Logs a staged op and queues it; while it waits at a barrier, it looks for
@@ -377,11 +375,11 @@ class SharedMemoryCommunicator : public Communicator {
   std::mutex issueMutex_;  // ops enter the log and the claimed ring in call order
   uint64_t claimedSequence_ = 0;
   std::shared_ptr<ClaimedAllReduce> claimedInFlight_[ClaimedOpRing::kSlots];
-  int set_ = 0;             // touched only by the task running on worker_
-  uint64_t waitingIn_ = 0;  // log index of that task's op
-  pid_t myPid_ = getpid();  // read by peers probing process_vm_readv
+  int set_ = 0;                              // touched only by the task running on worker_
+  uint64_t waitingIn_ = 0;                   // log index of that task's op
+  pid_t myPid_ = getpid();                   // read by peers probing process_vm_readv
   std::unique_ptr<ShmMailboxes> mailboxes_;  // set by startPointToPoint()
-  OrderedWorker worker_;    // last: stops before the segment it uses goes away
+  OrderedWorker worker_;                     // last: stops before the segment it uses goes away
 };
 
 std::string readFirstLine(const char* path) {

@@ -17,14 +17,12 @@
 // and so do sends and receives of CPU tensors (shm_p2p.h: small ones staged
 // in the segment, large ones copied once from the sender's memory); the rest
 // (broadcast, barrier, CUDA tensors, large messages where the host refuses
-// cross-process reads) still goes to the wrapped communicator. `processesOnHost` (the job's processes on
-// this host) decides whether worker threads have a core to spare for
-// in-place reductions during backward (shm_helper_policy.h). It is
-// collective over `inner`, blocking like its broadcast and all-reduce, and
-// returns `inner` unchanged when the members are on different hosts, when
-// STRATA_SHM=0, or when any member cannot create or map the segment (then
-// with one warning from group rank 0 through strata/util/log.h). ConfigError
-// for a bad STRATA_SHM_HELPER.
+// cross-process reads) still goes to the wrapped communicator. `processesOnHost` (the job's
+// processes on this host) decides whether worker threads have a core to spare for in-place
+// reductions during backward (shm_helper_policy.h). It is collective over `inner`, blocking like
+// its broadcast and all-reduce, and returns `inner` unchanged when the members are on different
+// hosts, when STRATA_SHM=0, or when any member cannot create or map the segment (then with one
+// warning from group rank 0 through strata/util/log.h). ConfigError for a bad STRATA_SHM_HELPER.
 //
 // The collectives' waits are bounded by inner's timeout (TimeoutError naming
 // the group ranks that did not arrive); a member that exits surfaces as

@@ -95,13 +95,12 @@ class ShmSendWork : public Work {
   }
 
  private:
-  ShmP2pEntry& entry() const {
-    return boxes_->channel(boxes_->group_.rank, peer_).entries[index_];
-  }
+  ShmP2pEntry& entry() const { return boxes_->channel(boxes_->group_.rank, peer_).entries[index_]; }
   // The receiver finished, or the entry was reused (which needs it finished).
   bool finished() const {
     ShmP2pEntry& e = entry();
-    return e.generation.load(std::memory_order_relaxed) != generation_ || e.state.load(std::memory_order_acquire) == kDone;
+    return e.generation.load(std::memory_order_relaxed) != generation_ ||
+           e.state.load(std::memory_order_acquire) == kDone;
   }
 
   ShmMailboxes* boxes_;
@@ -192,8 +191,8 @@ int ShmMailboxes::claimFreeEntry(ShmP2pChannel& ch, int peer, int tag) {
     return false;
   };
   waitFor(ch.completed, ch.senderWaiting, anyFree, peer,
-          describe("send to", peer, tag) + ", with all " +
-              std::to_string(ShmP2pChannel::kEntries) + " messages to that peer unreceived,");
+          describe("send to", peer, tag) + ", with all " + std::to_string(ShmP2pChannel::kEntries) +
+              " messages to that peer unreceived,");
   return found;
 }
 

@@ -46,8 +46,8 @@ struct ShmP2pEntry {
   std::atomic<uint32_t> state;  // ShmP2pState
   int32_t tag;
   std::atomic<uint32_t> generation;  // bumped by the sender each time it reuses the entry
-  uint32_t inlined;     // 1: the payload is in the entry's inline room
-  uint64_t sequence;    // the sender's posting order on this channel
+  uint32_t inlined;                  // 1: the payload is in the entry's inline room
+  uint64_t sequence;                 // the sender's posting order on this channel
   uint64_t bytes;
   uint64_t address;  // the sender's address of the payload, when not inlined
 };
@@ -105,7 +105,7 @@ class ShmMailboxes {
 
   Group group_;
   bool singleCopy_;
-  std::mutex sendMutex_;  // entries and sequences of this member's outgoing channels
+  std::mutex sendMutex_;                // entries and sequences of this member's outgoing channels
   std::vector<uint64_t> nextSequence_;  // per peer
 };
 

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -11,6 +12,7 @@
 #include "strata/util/parse_number.h"
 #include "strata/util/toml.h"
 #include "strata/version.h"
+#include "train/checkpoint/agreed_problem.h"
 #include "train/checkpoint/atomic_file.h"
 #include "train/checkpoint/checkpoint_shard.h"
 #include "train/checkpoint/file_digest.h"
@@ -210,22 +212,105 @@ void writeMetadataAndMarker(const std::string& stepDir, const CheckpointInfo& in
                       util::tomlTable("", {{"metadata_sha256", sha256Hex(metadata)}}));
 }
 
-void saveCheckpoint(const std::string& dir, int64_t step, const ParallelLayout& layout,
-                    const std::string& configToml, const RankState& state, Communicator& world) {
-  std::string stepDir = stepDirectory(dir, step);
+namespace {
+
+void createStepDirectory(const std::string& stepDir) {
   std::error_code error;
   fs::create_directories(stepDir, error);
   if (!fs::is_directory(stepDir))
     throw CheckpointError("cannot create checkpoint directory '" + stepDir +
                           "': " + error.message());
-  if (world.rank() == 0) removeStaleMarker(stepDir);
-  world.barrier();  // no shard is overwritten while an old COMPLETE still vouches for it
-  ShardRecord mine = writeShard(stepDir, world.rank(), state);
-  std::vector<ShardRecord> shards = gatherShardRecords(mine, world);
-  if (world.rank() == 0)
-    writeMetadataAndMarker(stepDir,
-                           {step, layout.worldSize(), layout.degrees(), configToml, shards});
-  world.barrier();  // nobody returns before the checkpoint is complete
+}
+
+// Called by every rank once all know the save failed: nothing of it stays.
+// Each rank's unfinished file is gone already (atomic_file.h); rank 0 removes
+// the step directory once every rank has stopped writing.
+void discardFailedSave(const std::string& stepDir, Communicator& world) {
+  world.barrier();
+  std::error_code ignored;
+  if (world.rank() == 0) fs::remove_all(stepDir, ignored);
+}
+
+[[noreturn]] void throwSaveFailure(const std::string& dir, int64_t step,
+                                   const std::string& problem) {
+  std::optional<std::string> latest = findLatestComplete(dir);
+  throw CheckpointError("the checkpoint of step " + std::to_string(step) + " in '" + dir +
+                        "' was not saved: " + problem + "; its partial files are removed, and " +
+                        (latest ? "the latest complete checkpoint, '" + *latest + "', is intact"
+                                : std::string("there is no earlier complete checkpoint")));
+}
+
+}  // namespace
+
+void saveCheckpoint(const std::string& dir, int64_t step, const ParallelLayout& layout,
+                    const std::string& configToml, const RankState& state, Communicator& world) {
+  std::string stepDir = stepDirectory(dir, step);
+  // The all-gather in firstProblem also keeps any shard from being overwritten
+  // while an old COMPLETE still vouches for it.
+  std::string problem = firstProblem(world, attempt([&] {
+                                       createStepDirectory(stepDir);
+                                       if (world.rank() == 0) removeStaleMarker(stepDir);
+                                     }));
+  if (!problem.empty()) throwSaveFailure(dir, step, problem);
+  ShardRecord mine{shardFileName(world.rank()), 0, std::string(2 * kDigestBytes, '0')};
+  problem = firstProblem(world, attempt([&] { mine = writeShard(stepDir, world.rank(), state); }));
+  if (problem.empty()) {
+    std::vector<ShardRecord> shards = gatherShardRecords(mine, world);
+    std::string metadataProblem;
+    if (world.rank() == 0) {
+      metadataProblem = attempt([&] {
+        writeMetadataAndMarker(stepDir,
+                               {step, layout.worldSize(), layout.degrees(), configToml, shards});
+      });
+    }
+    // Nobody returns before the checkpoint is complete, or all know it is not.
+    problem = firstProblem(world, metadataProblem);
+  }
+  if (problem.empty()) return;
+  discardFailedSave(stepDir, world);
+  throwSaveFailure(dir, step, problem);
+}
+
+void checkCheckpointDirectory(const std::string& dir, Communicator& world) {
+  std::string problem =
+      firstProblem(world, attempt([&] {
+                     std::error_code error;
+                     fs::create_directories(dir, error);
+                     if (!fs::is_directory(dir))
+                       throw CheckpointError("cannot create it: " + error.message());
+                     std::string probe = join(dir, ".write-test-" + shardFileName(world.rank()));
+                     writeFileAtomically(probe, "strata");
+                     fs::remove(probe, error);
+                   }));
+  if (!problem.empty()) {
+    throw CheckpointError("the checkpoint directory '" + dir + "' is not writable: " + problem);
+  }
+}
+
+std::vector<std::string> pruneCheckpoints(const std::string& dir, int64_t keep) {
+  std::vector<std::pair<int64_t, fs::path>> steps;  // every step directory, complete or not
+  std::vector<int64_t> complete;
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
+    int64_t step = 0;
+    if (!entry.is_directory() || !parseStepName(entry.path().filename().string(), &step)) continue;
+    steps.emplace_back(step, entry.path());
+    if (fs::exists(entry.path() / kMarkerFile)) complete.push_back(step);
+  }
+  std::vector<std::string> removed;
+  if (keep <= 0 || static_cast<int64_t>(complete.size()) <= keep) return removed;
+  std::sort(complete.rbegin(), complete.rend());
+  int64_t oldestKept = complete[static_cast<size_t>(keep - 1)];
+  std::sort(steps.begin(), steps.end());
+  for (const auto& [step, path] : steps) {
+    if (step >= oldestKept) break;
+    fs::remove_all(path, error);
+    if (error)
+      throw CheckpointError("cannot remove old checkpoint '" + path.string() +
+                            "': " + error.message());
+    removed.push_back(path.string());
+  }
+  return removed;
 }
 
 std::optional<std::string> findLatestComplete(const std::string& dir) {

@@ -102,6 +102,12 @@ const std::vector<ConfigOption>& configOptions() {
        +[](C& c) -> int64_t& { return c.checkpoint.every; }},
       {"checkpoint", "resume", "resume", "continue from the latest complete checkpoint",
        +[](C& c) -> bool& { return c.checkpoint.resume; }},
+      {"checkpoint", "keep", "keep-checkpoints",
+       "complete checkpoints to keep, the newest (0: all); older ones go once a newer is complete",
+       +[](C& c) -> int64_t& { return c.checkpoint.keep; }},
+      {"checkpoint", "on_save_error", "on-save-error",
+       "when a save fails (a full disk): stop, or continue with a warning",
+       +[](C& c) -> std::string& { return c.checkpoint.onSaveError; }},
   };
   return kOptions;
 }

@@ -61,6 +61,7 @@ void checkRanges(const TrainConfig& c, Problems& p) {
   atLeast("train.eval_batches", c.train.evalBatches, 1);
   atLeast("data.corpus_bytes", c.data.corpusBytes, 1);
   atLeast("checkpoint.every", c.checkpoint.every, 0);
+  atLeast("checkpoint.keep", c.checkpoint.keep, 0);
 }
 
 void checkReals(const TrainConfig& c, Problems& p) {
@@ -159,6 +160,9 @@ void checkChoices(const TrainConfig& c, Problems& p) {
           "train.precision must be fp32 or bf16, got '" + precision + "'");
   p.check(!c.checkpoint.resume || !c.checkpoint.dir.empty(),
           "checkpoint.resume needs checkpoint.dir");
+  const std::string& onSaveError = c.checkpoint.onSaveError;
+  p.check(onSaveError == "stop" || onSaveError == "continue",
+          "checkpoint.on_save_error must be stop or continue, got '" + onSaveError + "'");
   p.check(knownSchedule(c.parallel.schedule),
           "unknown schedule '" + c.parallel.schedule + "' (known: " + knownScheduleNames() + ")");
 }

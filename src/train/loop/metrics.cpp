@@ -1,9 +1,11 @@
 #include "strata/train/loop/metrics.h"
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "strata/error.h"
 #include "strata/util/json.h"
+#include "train/checkpoint/atomic_file.h"
 
 namespace strata::train {
 
@@ -21,8 +23,28 @@ std::string toJsonLine(const StepMetrics& m) {
   return dumpJson(line);
 }
 
-MetricsWriter::MetricsWriter(const std::string& path, bool append)
-    : path_(path), out_(path, append ? std::ios::app : std::ios::trunc) {
+namespace {
+
+// The lines of `path` whose step is at most `lastStep`; lines that are not a
+// step's metrics (a line cut short by a crash) are dropped too.
+std::string linesThrough(const std::string& path, int64_t lastStep) {
+  std::ifstream in(path);
+  std::string kept;
+  for (std::string text; std::getline(in, text);) {
+    nlohmann::json line = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!line.is_object() || !line.contains("step") || !line["step"].is_number_integer()) continue;
+    if (line["step"].get<int64_t>() <= lastStep) kept += text + "\n";
+  }
+  return kept;
+}
+
+}  // namespace
+
+MetricsWriter::MetricsWriter(const std::string& path, int64_t resumedAt) : path_(path) {
+  if (resumedAt >= 0 && std::filesystem::exists(path)) {
+    writeFileAtomically(path, linesThrough(path, resumedAt));
+  }
+  out_.open(path, resumedAt >= 0 ? std::ios::app : std::ios::trunc);
   if (!out_) throw Error("cannot open metrics file '" + path + "'");
 }
 

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -149,6 +150,24 @@ std::string spikeLine(const StepReport& step, const LossSpike& spike) {
   return line.str();
 }
 
+// A failed save stops the run or, with on_save_error = "continue", is logged
+// and training goes on; old checkpoints go only after a newer one is complete.
+void saveAndPrune(Trainer& trainer, bool leader, std::ostream& log) {
+  const CheckpointConfig& c = trainer.config().checkpoint;
+  try {
+    trainer.saveCheckpoint();
+  } catch (const CheckpointError& error) {
+    if (c.onSaveError != "continue") throw;
+    if (leader)
+      log << "strata train: warning: " << error.what() << "; training goes on" << std::endl;
+    return;
+  }
+  if (!leader) return;
+  for (const std::string& removed : pruneCheckpoints(c.dir, c.keep))
+    log << "strata train: removed old checkpoint " << removed << " (keep " << c.keep << ")"
+        << std::endl;
+}
+
 }  // namespace
 
 TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
@@ -156,6 +175,7 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
   bool leader = trainer.world().rank() == 0;
   TrainSummary summary;
   summary.layout = trainer.layout().describe();
+  if (!c.checkpoint.dir.empty()) checkCheckpointDirectory(c.checkpoint.dir, trainer.world().comm());
   std::optional<CheckpointInfo> resumedFrom;
   if (c.checkpoint.resume && !c.checkpoint.dir.empty()) resumedFrom = trainer.resumeFromLatest();
   bool resumed = resumedFrom.has_value();
@@ -181,11 +201,18 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
     report = reportOfRun(trainer);
     // Read before the writer opens the file: a fresh run truncates it.
     if (resumed) report.history = readMetricsHistory(metricsPath, first);
-    metrics = std::make_unique<MetricsWriter>(metricsPath, resumed);
+    metrics = std::make_unique<MetricsWriter>(metricsPath, resumed ? first : -1);
   }
   ProgressReporter progress(log, stderrIsTerminal(), c.train.steps, first);
   LossCurve curve;
   curve.title = "GPT training loss (" + summary.layout + ")";
+  // A resumed run's curve and counts start with the steps before its checkpoint.
+  for (const StepMetrics& earlier : report.history) {
+    curve.train.push_back({earlier.step, earlier.loss});
+    if (!std::isnan(earlier.validationLoss))
+      curve.validation.push_back({earlier.step, earlier.validationLoss});
+  }
+  int64_t skippedBefore = report.history.empty() ? 0 : report.history.back().skippedSteps;
   auto runStart = Clock::now();
   double stepSeconds = 0;
   int64_t stepsRun = 0, skippedInARow = 0;
@@ -209,7 +236,7 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
     m.gradNorm = step.gradNorm;
     m.bubble = step.bubble;
     m.tokensPerSecond = tokensPerStep * static_cast<double>(stepsRun) / stepSeconds;
-    m.skippedSteps = summary.skippedSteps;
+    m.skippedSteps = skippedBefore + summary.skippedSteps;
     m.mfu = modelFlopsUtilization(flopsPerToken, m.tokensPerSecond, summary.peakFlopsPerWorker,
                                   trainer.world().size());
     bool last = step.step == c.train.steps;
@@ -234,7 +261,7 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
     // state from before them.
     bool saveNow =
         c.checkpoint.every > 0 && step.step % c.checkpoint.every == 0 && skippedInARow == 0;
-    if (!c.checkpoint.dir.empty() && (saveNow || last)) trainer.saveCheckpoint();
+    if (!c.checkpoint.dir.empty() && (saveNow || last)) saveAndPrune(trainer, leader, log);
     summary.tokensPerSecond = m.tokensPerSecond;
     summary.mfu = m.mfu;
     if (c.train.maxSkippedSteps > 0 && skippedInARow == c.train.maxSkippedSteps) {

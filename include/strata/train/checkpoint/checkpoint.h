@@ -100,8 +100,26 @@ std::string stepDirectory(const std::string& dir, int64_t step);
 // then rank 0 writes the metadata and COMPLETE; returns once the checkpoint is
 // complete on disk. A COMPLETE left in the step directory by an earlier save
 // is removed before any shard is overwritten.
+//
+// A save that fails on any rank (a full disk, an I/O error) fails on every
+// rank alike with one CheckpointError naming the first failing rank and its
+// reason; the step directory is removed and earlier checkpoints are left
+// intact.
 void saveCheckpoint(const std::string& dir, int64_t step, const ParallelLayout& layout,
                     const std::string& configToml, const RankState& state, Communicator& world);
+
+// Collective over `world`: every rank creates `dir` if needed and writes and
+// removes a small file there, so an unwritable folder is reported before
+// training rather than at the first save. Throws CheckpointError (the same on
+// every rank) naming the folder, the first failing rank and why.
+void checkCheckpointDirectory(const std::string& dir, Communicator& world);
+
+// Keeps the `keep` newest complete checkpoints in `dir` and removes every
+// step directory older than the oldest of them (complete or not); does
+// nothing when `keep` is 0 or no more are complete. Not collective: one rank
+// calls it after a save returned. Returns the removed directories; throws
+// CheckpointError naming one it cannot remove.
+std::vector<std::string> pruneCheckpoints(const std::string& dir, int64_t keep);
 
 // The building blocks saveCheckpoint runs, for tests and tools.
 ShardRecord writeShard(const std::string& stepDir, int rank, const RankState& state);

@@ -84,6 +84,10 @@ struct CheckpointConfig {
   std::string dir;      // empty: no checkpoints
   int64_t every = 0;    // steps between saves; 0: only at the end
   bool resume = false;  // continue from the latest complete checkpoint in dir
+  int64_t keep = 0;     // complete checkpoints kept, the newest; 0: all
+  // A save that fails (a full disk): "stop" the run, or "continue" with a
+  // warning. Either way the earlier checkpoints stay intact.
+  std::string onSaveError = "stop";
 };
 
 struct TrainConfig {

@@ -35,8 +35,11 @@ std::string toJsonLine(const StepMetrics& metrics);
 
 class MetricsWriter {
  public:
-  // Truncates `path` unless `append` (a resumed run keeps its history).
-  explicit MetricsWriter(const std::string& path, bool append = false);
+  // A fresh run (resumedAt < 0) truncates `path`. A run resumed from the
+  // checkpoint of step S keeps the lines of steps up to S and drops the later
+  // ones (logged before a crash; the run repeats those steps), rewriting the
+  // file atomically, then appends.
+  explicit MetricsWriter(const std::string& path, int64_t resumedAt = -1);
   void write(const StepMetrics& metrics);
 
  private:
