@@ -12,11 +12,42 @@
 # declare the Gloo process group.
 add_compile_definitions(USE_C10D_GLOO _GLIBCXX_USE_CXX11_ABI=1)
 
+# Where LibTorch has CUDA (the 2.x wheels on GPU machines): STRATA_WITH_CUDA
+# compiles the CUDA paths (streams, events, autocast on CUDA, the CUDA tests),
+# and with NCCL found, USE_C10D_NCCL makes c10d's headers declare
+# ProcessGroupNCCL and STRATA_WITH_NCCL compiles Strata's NCCL communicator.
+if(STRATA_TORCH_HAS_CUDA)
+  add_compile_definitions(STRATA_WITH_CUDA)
+  if(STRATA_NCCL_INCLUDE_DIR AND STRATA_NCCL_LIBRARY)
+    add_compile_definitions(USE_C10D_NCCL STRATA_WITH_NCCL)
+  endif()
+endif()
+
 add_library(strata_pch STATIC ${PROJECT_SOURCE_DIR}/cmake/pch_anchor.cpp)
 target_link_libraries(strata_pch PUBLIC ${TORCH_LIBRARIES} Threads::Threads)
 target_include_directories(strata_pch PUBLIC ${PROJECT_SOURCE_DIR}/include
                                              ${PROJECT_SOURCE_DIR}/src)
 target_precompile_headers(strata_pch PUBLIC ${PROJECT_SOURCE_DIR}/cmake/pch.h)
+if(STRATA_TORCH_HAS_CUDA)
+  # A program that calls no libtorch_cuda function directly would otherwise
+  # lose it to --as-needed (the default of Ubuntu's linker), and CUDA would
+  # look absent at run time.
+  target_link_libraries(strata_pch PUBLIC "-Wl,--no-as-needed,${STRATA_TORCH_CUDA_LIBRARY}")
+  if(STRATA_NCCL_INCLUDE_DIR AND STRATA_NCCL_LIBRARY)
+    target_include_directories(strata_pch SYSTEM PUBLIC ${STRATA_NCCL_INCLUDE_DIR})
+    target_link_libraries(strata_pch PUBLIC ${STRATA_NCCL_LIBRARY})
+  endif()
+endif()
+# c10d's ProcessGroupGloo.hpp includes Gloo's headers. For a LibTorch that
+# ships none, STRATA_GLOO_INCLUDE_DIR supplies them (scripts/gpu-deps.sh
+# copies Debian's); they are used only then, since Gloo's classes must match
+# the Gloo compiled into LibTorch.
+set(STRATA_GLOO_INCLUDE_DIR "" CACHE PATH "Gloo headers for a LibTorch that ships none")
+if(NOT EXISTS ${TORCH_INSTALL_PREFIX}/include/gloo/algorithm.h AND STRATA_GLOO_INCLUDE_DIR)
+  message(WARNING "LibTorch at ${TORCH_INSTALL_PREFIX} has no Gloo headers: using "
+                  "${STRATA_GLOO_INCLUDE_DIR}, which may differ from the Gloo inside LibTorch")
+  target_include_directories(strata_pch SYSTEM PUBLIC ${STRATA_GLOO_INCLUDE_DIR})
+endif()
 
 # strata_torch_target(NAME) makes NAME reuse the shared precompiled header.
 function(strata_torch_target name)

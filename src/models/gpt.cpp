@@ -197,8 +197,10 @@ torch::nn::Sequential buildGpt(const GptConfig& c, std::shared_ptr<Communicator>
 }
 
 at::Tensor gptLoss(const at::Tensor& logits, const at::Tensor& targets, Communicator& tpComm) {
-  // logits [s, b, Vp/tp]; targets [b, s] -> [s, b] to match.
-  return tp::vocabParallelCrossEntropy(logits, targets.t().contiguous(), tpComm).mean();
+  // logits [s, b, Vp/tp]; targets [b, s] -> [s, b] to match. The loss is
+  // taken in float32 when autocast computed the logits in bfloat16.
+  at::Tensor full = logits.scalar_type() == at::kFloat ? logits : logits.to(at::kFloat);
+  return tp::vocabParallelCrossEntropy(full, targets.t().contiguous(), tpComm).mean();
 }
 
 }  // namespace strata::models

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "device_copy.h"
 #include "forward_replay.h"
 #include "stage_links.h"
 #include "strata/error.h"
@@ -265,7 +266,7 @@ void Executor::forward(const Action& action, StepState& state) {
   Stage& current = stage(s);
   Stashed entry;
   if (s == 0) {
-    entry.input = state.inputs[action.microbatch].to(current.device());
+    entry.input = toStageDevice(state.inputs[action.microbatch], current.device());
   } else {
     at::Tensor received = waitFor(action, state, [&] {
       return links_->recvActivation(s - 1, action.microbatch, current.device());
@@ -273,7 +274,7 @@ void Executor::forward(const Action& action, StepState& state) {
     // A fresh leaf: its .grad is dL/dx_m, the message for the previous stage.
     entry.input = received.detach().requires_grad_(true);
   }
-  if (isLast(s)) entry.target = state.targets[action.microbatch].to(current.device());
+  if (isLast(s)) entry.target = toStageDevice(state.targets[action.microbatch], current.device());
 
   int64_t activationBytes = 0;
   at::Tensor output;

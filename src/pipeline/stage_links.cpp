@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "device_copy.h"
 #include "strata/error.h"
 
 namespace strata::pipeline {
@@ -73,15 +74,16 @@ at::Tensor StageLinks::takeLocal(const Key& key) {
 
 at::Tensor StageLinks::recvActivation(int fromStage, int microbatch, at::Device device) {
   if (isLocal(fromStage)) {
-    return takeLocal(Key{fromStage, microbatch, static_cast<int>(Flow::kActivation)}).to(device);
+    return toStageDevice(takeLocal(Key{fromStage, microbatch, static_cast<int>(Flow::kActivation)}),
+                         device);
   }
   return prefetcher_->take(tagOf(fromStage, microbatch, Flow::kActivation));
 }
 
 at::Tensor StageLinks::recvGradient(int fromStage, int microbatch, const at::Tensor& like) {
   if (isLocal(fromStage)) {
-    return takeLocal(Key{fromStage, microbatch, static_cast<int>(Flow::kGradient)})
-        .to(like.device());
+    return toStageDevice(takeLocal(Key{fromStage, microbatch, static_cast<int>(Flow::kGradient)}),
+                         like.device());
   }
   at::Tensor grad = prefetcher_->take(tagOf(fromStage, microbatch, Flow::kGradient));
   if (grad.sizes() != like.sizes() || grad.scalar_type() != like.scalar_type()) {

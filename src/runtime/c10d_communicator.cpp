@@ -35,20 +35,34 @@ bool looksLikeTimeout(const std::string& message) {
   throw PeerError(what + " failed (a peer exited or closed its connection): " + detail);
 }
 
+// How wait() bounds an operation. Gloo runs it on the host: wait blocks
+// there, at most the timeout. NCCL runs it on its own CUDA stream, which
+// ProcessGroupNCCL orders after the caller's compute stream with an event;
+// wait() then only makes the compute stream wait for it (the host goes on, so
+// communication overlaps compute), and NCCL's watchdog enforces the timeout
+// given at creation, taking the process down with the operation and group
+// named in its message.
+enum class WaitMode { kHostBounded, kStreamOrdered };
+
 class C10dWork : public Work {
  public:
   C10dWork(c10::intrusive_ptr<c10d::Work> work, std::string what, std::chrono::milliseconds timeout,
-           std::vector<at::Tensor> keepAlive, std::function<void()> onDone)
+           WaitMode mode, std::vector<at::Tensor> keepAlive, std::function<void()> onDone)
       : work_(std::move(work)),
         what_(std::move(what)),
         timeout_(timeout),
+        mode_(mode),
         keepAlive_(std::move(keepAlive)),
         onDone_(std::move(onDone)) {}
 
   void wait() override {
     if (done_) return;
     try {
-      work_->wait(timeout_);
+      if (mode_ == WaitMode::kStreamOrdered) {
+        work_->wait();
+      } else {
+        work_->wait(timeout_);
+      }
     } catch (const std::exception& e) {
       rethrowNamed(e, what_, timeout_);
     }
@@ -60,6 +74,7 @@ class C10dWork : public Work {
   c10::intrusive_ptr<c10d::Work> work_;
   std::string what_;
   std::chrono::milliseconds timeout_;
+  WaitMode mode_;
   std::vector<at::Tensor> keepAlive_;  // buffers the backend reads or writes until done
   std::function<void()> onDone_;
   bool done_ = false;
@@ -157,15 +172,23 @@ class C10dCommunicator : public Communicator {
 
   WorkHandle sendAsync(const at::Tensor& tensor, int peer, int tag) override {
     checkPeer(peer, "send to");
-    std::vector<at::Tensor> tensors{tensor.contiguous()};
+    at::Tensor payload = stagedOnHost(tensor) ? tensor.to(at::kCPU) : tensor.contiguous();
+    std::vector<at::Tensor> tensors{payload};
     return wrap(backend_->send(tensors, peer, tag), "send to " + describePeer(peer), tensors);
   }
 
   WorkHandle recvAsync(at::Tensor& tensor, int peer, int tag) override {
     requireContiguous(tensor, "recv", spec_.name);
     checkPeer(peer, "recv from");
+    std::string what = "recv from " + describePeer(peer);
+    if (stagedOnHost(tensor)) {
+      at::Tensor host = at::empty(tensor.sizes(), tensor.options().device(at::kCPU));
+      std::vector<at::Tensor> tensors{host};
+      return wrap(backend_->recv(tensors, peer, tag), what, {host, tensor},
+                  [tensor, host]() mutable { tensor.copy_(host); });
+    }
     std::vector<at::Tensor> tensors{tensor};
-    return wrap(backend_->recv(tensors, peer, tag), "recv from " + describePeer(peer), tensors);
+    return wrap(backend_->recv(tensors, peer, tag), what, tensors);
   }
 
   void barrier() override {
@@ -177,9 +200,16 @@ class C10dCommunicator : public Communicator {
  private:
   WorkHandle wrap(c10::intrusive_ptr<c10d::Work> work, const std::string& op,
                   std::vector<at::Tensor> keepAlive, std::function<void()> onDone = {}) {
+    WaitMode mode = spec_.backend == "nccl" ? WaitMode::kStreamOrdered : WaitMode::kHostBounded;
     return std::make_unique<C10dWork>(std::move(work), op + " on group " + describeGroup(),
-                                      spec_.options.timeout, std::move(keepAlive),
+                                      spec_.options.timeout, mode, std::move(keepAlive),
                                       std::move(onDone));
+  }
+
+  // Gloo's point-to-point reads and writes host memory only; its collectives
+  // take GPU tensors themselves.
+  bool stagedOnHost(const at::Tensor& tensor) const {
+    return spec_.backend == "gloo" && !tensor.is_cpu();
   }
 
   std::function<void()> averageIf(ReduceOp op, at::Tensor tensor) const {
@@ -222,10 +252,9 @@ c10::intrusive_ptr<compat::C10dBackend> createGloo(const GroupSpec& spec,
 #ifdef STRATA_WITH_NCCL
 c10::intrusive_ptr<compat::C10dBackend> createNccl(const GroupSpec& spec,
                                                    const c10::intrusive_ptr<c10d::Store>& store) {
-  auto options = c10d::ProcessGroupNCCL::Options::create();
-  options->timeout = spec.options.timeout;
   return c10::make_intrusive<c10d::ProcessGroupNCCL>(
-      store, spec.rank, static_cast<int>(spec.globalRanks.size()), options);
+      store, spec.rank, static_cast<int>(spec.globalRanks.size()),
+      compat::ncclOptions(spec.options.timeout, spec.name));
 }
 #endif
 

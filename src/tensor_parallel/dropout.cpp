@@ -25,6 +25,12 @@ SeededDropout::SeededDropout(double p, uint64_t seed)
 }
 
 uint64_t SeededDropout::nextCallSeed() {
+  if (!calls_.is_cpu()) {
+    // The counter is a module buffer, so it follows the module to a GPU.
+    int64_t calls = calls_.item<int64_t>();
+    calls_.add_(1);
+    return deriveSeed(seed_, static_cast<uint64_t>(calls));
+  }
   int64_t& calls = calls_.data_ptr<int64_t>()[0];
   return deriveSeed(seed_, static_cast<uint64_t>(calls++));
 }

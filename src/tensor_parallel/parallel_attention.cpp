@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "collectives.h"
+#include "runtime/torch_compat.h"
 #include "strata/error.h"
 
 namespace strata::tensor_parallel {
@@ -55,6 +56,12 @@ at::Tensor ParallelSelfAttentionImpl::forward(const at::Tensor& x) {
 
 at::Tensor ParallelSelfAttentionImpl::attend(const at::Tensor& q, const at::Tensor& k,
                                              const at::Tensor& v) {
+#if STRATA_HAS_SDPA
+  // The fused kernel never materialises the [s, s] scores (flash attention
+  // on CUDA). It draws its own dropout masks, so it runs only where Strata's
+  // seeded masks (reproducible across tp degrees) would be all ones.
+  if (!is_training() || dropout_.p() == 0.0) return compat::causalAttention(q, k, v);
+#endif
   int64_t s = q.size(2);
   // scores = Q K^T / sqrt(d): [b, H/p, s, s]; position i attends to j <= i.
   at::Tensor scores = at::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(headDim_)));

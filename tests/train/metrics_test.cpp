@@ -42,11 +42,12 @@ TEST(Metrics, JsonLineHasEveryFieldInOrderAndNullForUnmeasured) {
   nlohmann::ordered_json line = nlohmann::ordered_json::parse(toJsonLine(sample()));
   std::vector<std::string> keys;
   for (const auto& field : line.items()) keys.push_back(field.key());
-  EXPECT_EQ(keys,
-            (std::vector<std::string>{"step", "loss", "val_loss", "lr", "grad_norm", "tokens_per_s",
-                                      "mfu", "peak_memory_bytes", "bubble", "skipped_steps"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"step", "loss", "val_loss", "lr", "grad_norm",
+                                            "tokens_per_s", "mfu", "peak_memory_bytes",
+                                            "peak_cuda_memory_bytes", "bubble", "skipped_steps"}));
   EXPECT_EQ(line["step"], 120);
   EXPECT_TRUE(line["val_loss"].is_null());
+  EXPECT_TRUE(line["peak_cuda_memory_bytes"].is_null());
   // Read back exactly, not just closely.
   EXPECT_EQ(line["loss"].get<double>(), 2.3141);
   EXPECT_EQ(line["lr"].get<double>(), 8.1e-4);

@@ -4,6 +4,7 @@
 
 #include <exception>
 #include <mutex>
+#include <optional>
 
 #include "strata/data_parallel/zero_optimizer.h"
 
@@ -101,6 +102,25 @@ void readShardedOptimizer(torch::serialize::InputArchive& archive, size_t group,
   optimizer.loadState(state);
 }
 
+// Shards are read onto the CPU (a checkpoint written on a GPU resumes on a
+// machine without one, and the other way round); AdamW's moments then move to
+// the device of the parameters, where LibTorch's optimizer expects them. A
+// trainer's optimizer holds the parameters of one device.
+void placeStateWithParameters(torch::optim::Optimizer& optimizer) {
+  std::optional<at::Device> device;
+  for (const torch::optim::OptimizerParamGroup& group : optimizer.param_groups())
+    if (!group.params().empty()) device = group.params().front().device();
+  if (!device) return;
+  for (auto& entry : optimizer.state()) {
+    if (auto* adamw = dynamic_cast<torch::optim::AdamWParamState*>(entry.second.get())) {
+      adamw->exp_avg(adamw->exp_avg().to(*device));
+      adamw->exp_avg_sq(adamw->exp_avg_sq().to(*device));
+      if (adamw->max_exp_avg_sq().defined())
+        adamw->max_exp_avg_sq(adamw->max_exp_avg_sq().to(*device));
+    }
+  }
+}
+
 void readOptimizers(torch::serialize::InputArchive& archive, RankState& state,
                     const std::string& origin) {
   int64_t sharded = 0;
@@ -123,6 +143,7 @@ void readOptimizers(torch::serialize::InputArchive& archive, RankState& state,
     torch::serialize::InputArchive optimizer;
     archive.read("optimizer", optimizer);
     state.optimizer->load(optimizer);
+    placeStateWithParameters(*state.optimizer);
   }
   for (size_t g = 0; g < state.shardedOptimizers.size(); ++g)
     readShardedOptimizer(archive, g, *state.shardedOptimizers[g], origin);
@@ -157,7 +178,7 @@ void serializeShard(const RankState& state, const ByteSink& sink) {
 void readShardFile(const std::string& path, RankState& state) {
   try {
     torch::serialize::InputArchive archive, model;
-    archive.load_from(path);
+    archive.load_from(path, at::Device(at::kCPU));
     archive.read("model", model);
     loadModule(*state.model, model, "", path);
     readOptimizers(archive, state, path);  // none: model only (generation)

@@ -76,6 +76,8 @@ const std::vector<ConfigOption>& configOptions() {
       {"train", "seed", "seed", "random seed", +[](C& c) -> int64_t& { return c.train.seed; }},
       {"train", "precision", "precision", "fp32 or bf16",
        +[](C& c) -> std::string& { return c.train.precision; }},
+      {"train", "device", "device", "cpu, or cuda (GPU LOCAL_RANK of each node)",
+       +[](C& c) -> std::string& { return c.train.device; }},
       {"train", "threads", "threads", "intra-op threads per worker",
        +[](C& c) -> int64_t& { return c.train.threads; }},
       {"train", "log_every", "log-every", "steps between progress reports",

@@ -158,6 +158,9 @@ void checkChoices(const TrainConfig& c, Problems& p) {
   const std::string& precision = c.train.precision;
   p.check(precision == "fp32" || precision == "bf16",
           "train.precision must be fp32 or bf16, got '" + precision + "'");
+  const std::string& device = c.train.device;
+  p.check(device == "cpu" || device == "cuda",
+          "train.device must be cpu or cuda, got '" + device + "'");
   p.check(!c.checkpoint.resume || !c.checkpoint.dir.empty(),
           "checkpoint.resume needs checkpoint.dir");
   const std::string& onSaveError = c.checkpoint.onSaveError;

@@ -11,10 +11,20 @@ namespace {
 // Accumulated in float64 so millions of small squares keep their digits.
 at::Tensor squares(const at::Tensor& values) { return values.to(torch::kDouble).pow(2).sum(); }
 
+// Where the gradients live (a GPU when training on one), so that the sum is
+// taken there and only the final norm crosses to the host.
+at::Device deviceOf(const GradientTerms& gradients) {
+  for (const ShardedNormTerm& chunk : gradients.sharded) return chunk.gradient.device();
+  for (const NormTerm& term : gradients.terms)
+    if (term.parameter.defined()) return term.parameter.device();
+  return at::kCPU;
+}
+
 }  // namespace
 
 double globalGradNorm(const GradientTerms& gradients, const NormGroups& groups) {
-  at::Tensor sumSquares = torch::zeros({1}, torch::kDouble);
+  at::Tensor sumSquares =
+      torch::zeros({1}, at::TensorOptions(torch::kDouble).device(deviceOf(gradients)));
   for (const ShardedNormTerm& chunk : gradients.sharded)
     sumSquares += squares(chunk.gradient * chunk.counted);
   if (!gradients.sharded.empty()) groups.dp.allReduce(sumSquares);

@@ -7,6 +7,11 @@
 
 #include "strata/util/parse_number.h"
 
+#ifdef STRATA_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
 namespace strata::train {
 namespace {
 
@@ -40,6 +45,17 @@ int64_t peakResidentBytes() {
   std::ostringstream text;
   text << in.rdbuf();
   return statusBytes(text.str(), "VmHWM");
+}
+
+int64_t peakCudaBytes() {
+#ifdef STRATA_WITH_CUDA
+  if (c10::cuda::device_count() == 0) return -1;
+  auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(c10::cuda::current_device());
+  // Index 0 of every statistic is StatType::AGGREGATE, all pools together.
+  return stats.allocated_bytes[0].peak;
+#else
+  return -1;
+#endif
 }
 
 }  // namespace strata::train

@@ -18,6 +18,7 @@ std::string toJsonLine(const StepMetrics& m) {
                                  {"tokens_per_s", jsonNumber(m.tokensPerSecond)},
                                  {"mfu", jsonNumber(m.mfu)},
                                  {"peak_memory_bytes", jsonNumber(m.peakMemoryBytes)},
+                                 {"peak_cuda_memory_bytes", jsonNumber(m.peakCudaMemoryBytes)},
                                  {"bubble", jsonNumber(m.bubble)},
                                  {"skipped_steps", m.skippedSteps}};
   return dumpJson(line);

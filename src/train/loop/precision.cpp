@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "runtime/torch_compat.h"
 #include "strata/error.h"
 #include "strata/train/loop/peak_flops.h"
 
@@ -22,12 +23,12 @@ bool cpuHasNativeBf16() {
 
 }  // namespace
 
-void checkPrecisionSupported(const std::string& precision) {
+void checkPrecisionSupported(const std::string& precision, c10::DeviceType device) {
   if (precision == "fp32") return;
   if (precision != "bf16") {
     throw ConfigError("unknown precision '" + precision + "' (known: fp32, bf16)");
   }
-  if (!cpuHasNativeBf16()) {
+  if (device != at::kCUDA && !cpuHasNativeBf16()) {
     throw ConfigError("precision bf16 needs a CPU with AVX512-BF16 or AMX (or a CUDA device); " +
                       cpuModelName() +
                       " has neither, so bf16 would be emulated and slower than fp32: use "
@@ -35,16 +36,17 @@ void checkPrecisionSupported(const std::string& precision) {
   }
 }
 
-PrecisionGuard::PrecisionGuard(const std::string& precision) : enabled_(precision == "bf16") {
+PrecisionGuard::PrecisionGuard(const std::string& precision, c10::DeviceType device)
+    : enabled_(precision == "bf16"), device_(device) {
   if (!enabled_) return;
-  previous_ = at::autocast::is_cpu_enabled();
-  at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-  at::autocast::set_cpu_enabled(true);
+  previous_ = compat::autocastEnabled(device_);
+  previousDtype_ = compat::autocastDtype(device_);
+  compat::setAutocast(device_, true, at::kBFloat16);
 }
 
 PrecisionGuard::~PrecisionGuard() {
   if (!enabled_) return;
-  at::autocast::set_cpu_enabled(previous_);
+  compat::setAutocast(device_, previous_, previousDtype_);
   at::autocast::clear_cache();
 }
 

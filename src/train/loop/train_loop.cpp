@@ -247,6 +247,9 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
     bool logNow = step.step % c.train.logEvery == 0 || last;
     if (logNow) {
       m.peakMemoryBytes = maxOverJob(trainer, static_cast<double>(peakResidentBytes()));
+      if (c.train.device == "cuda") {
+        m.peakCudaMemoryBytes = maxOverJob(trainer, static_cast<double>(peakCudaBytes()));
+      }
       if (leader) progress.report(m, since(runStart));
     }
     if (leader) {

@@ -20,6 +20,7 @@
 #include "strata/train/config/config_file.h"
 #include "strata/train/config/validate_config.h"
 #include "strata/train/data/data_source.h"
+#include "strata/train/loop/device.h"
 #include "strata/train/loop/grad_norm.h"
 #include "strata/train/loop/optimizer.h"
 #include "strata/train/loop/precision.h"
@@ -28,10 +29,12 @@
 namespace strata::train {
 
 struct Trainer::State {
-  State(ParallelLayout l, ParallelGroups g) : layout(std::move(l)), groups(std::move(g)) {}
+  State(ParallelLayout l, ParallelGroups g, at::Device d)
+      : layout(std::move(l)), groups(std::move(g)), device(d) {}
 
   ParallelLayout layout;
   ParallelGroups groups;
+  at::Device device;  // this rank's stages, parameters and optimizer state
   models::GptConfig gpt;
   torch::nn::Sequential model;
   std::unique_ptr<pipeline::Pipeline> pipeline;
@@ -96,7 +99,8 @@ GradientTerms gradientTerms(const Trainer::State& s) {
     if (replicas->options().reduction != data_parallel::GradientReduction::kReduceScatter) continue;
     const data_parallel::BucketLayout& layout = replicas->layout();
     const std::vector<at::Tensor>& params = replicas->parameters();
-    at::Tensor weights = torch::zeros({layout.totalNumel()});  // [total], padding 0
+    at::Tensor weights =
+        torch::zeros({layout.totalNumel()}, at::device(s.device));  // [total], padding 0
     for (size_t i = 0; i < params.size(); ++i) {
       chunked.insert(params[i].unsafeGetTensorImpl());
       const data_parallel::ParamSlot& slot = layout.slot(static_cast<int>(i));
@@ -174,7 +178,8 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
   // Everything that can be wrong with the config or the data is found first
   // (the config itself in validated()), on every rank alike, before the first
   // collective.
-  checkPrecisionSupported(config_.train.precision);
+  at::Device device = trainingDevice(config_.train.device, world_->env().localRank);
+  checkPrecisionSupported(config_.train.precision, device.type());
   checkSameConfigOnEveryRank(config_, world_->comm());
   DataSplit data = makeDataSplit(config_);
   setIntraOpThreads(static_cast<int>(config_.train.threads));
@@ -184,7 +189,7 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
   ParallelLayout layout(
       world_->size(), {static_cast<int>(p.pp), static_cast<int>(p.dp), 1, static_cast<int>(p.tp)});
   checkTensorParallelInsideNodes(layout, world_->env().nodeSizes);
-  state_ = std::make_unique<State>(layout, world_->parallelGroups(layout));
+  state_ = std::make_unique<State>(layout, world_->parallelGroups(layout), device);
   buildModel();
   std::vector<data_parallel::NamedTensor> named = collectOwnParameters();
   linkTiedWeight();
@@ -203,6 +208,7 @@ void Trainer::buildModel() {
   options.virtualStages = static_cast<int>(p.virtualStages);
   options.checkpointActivations = p.checkpointActivations;
   options.trace = true;
+  options.device = s.device;
   s.pipeline = std::make_unique<pipeline::Pipeline>(s.model, s.groups, options);
   s.lossFn = [tp = s.groups.tp](const at::Tensor& logits, const at::Tensor& target) {
     return models::gptLoss(logits, target, *tp);
@@ -283,7 +289,7 @@ std::vector<ParameterShard> Trainer::parameterShards() const { return state_->sh
 
 double Trainer::runBatch(const Batch& batch) {
   State& s = *state_;
-  PrecisionGuard precision(config_.train.precision);
+  PrecisionGuard precision(config_.train.precision, s.device.type());
   // Micro-batches only accumulate until each parameter's last gradient is
   // due; from there the buckets reduce as they fill, during the last
   // micro-batch's backward.
@@ -370,7 +376,7 @@ double Trainer::evaluate(int64_t batches) {
   EvalMode evalMode(s.model);
   s.validationData->seek(DataPosition{});
   double sum = 0;
-  PrecisionGuard precision(config_.train.precision);
+  PrecisionGuard precision(config_.train.precision, s.device.type());
   for (int64_t i = 0; i < batches; ++i) {
     Batch batch = s.validationData->next();
     sum += s.pipeline->evaluate(batch.input, batch.target, s.lossFn);

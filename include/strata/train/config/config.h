@@ -63,7 +63,9 @@ struct OptimConfig {
   double spikeZscore = 6;
   int64_t seed = 1234;
   std::string precision = "fp32";  // "fp32" or "bf16" (autocast)
-  int64_t threads = 1;             // intra-op threads per worker
+  // "cpu", or "cuda": each rank trains on GPU LOCAL_RANK of its node.
+  std::string device = "cpu";
+  int64_t threads = 1;  // intra-op threads per worker
   int64_t logEvery = 10;
   int64_t evalEvery = 100;  // 0: only at the end
   int64_t evalBatches = 4;

@@ -24,10 +24,11 @@ struct StepMetrics {
   double lr = kNotMeasured;
   double gradNorm = kNotMeasured;  // global, before clipping
   double tokensPerSecond = kNotMeasured;
-  double mfu = kNotMeasured;  // model FLOP/s / peak FLOP/s, 0..1
-  double peakMemoryBytes = kNotMeasured;
-  double bubble = kNotMeasured;  // pipeline idle share, 0..1
-  int64_t skippedSteps = 0;      // steps skipped for a non-finite loss or norm so far
+  double mfu = kNotMeasured;                  // model FLOP/s / peak FLOP/s, 0..1
+  double peakMemoryBytes = kNotMeasured;      // resident set, largest rank
+  double peakCudaMemoryBytes = kNotMeasured;  // CUDA allocator, largest rank (GPU runs)
+  double bubble = kNotMeasured;               // pipeline idle share, 0..1
+  int64_t skippedSteps = 0;                   // steps skipped for a non-finite loss or norm so far
 };
 
 // {"step":10,"loss":2.5,"val_loss":null,"lr":0.001,...}
