@@ -88,6 +88,10 @@ const std::vector<ConfigOption>& configOptions() {
        +[](C& c) -> std::string& { return c.train.outDir; }},
       {"data", "files", "data-files", "UTF-8 files to train on (empty: generated corpus)",
        +[](C& c) -> std::vector<std::string>& { return c.data.files; }},
+      {"data", "tokenizer", "tokenizer",
+       "byte, a directory of GPT-2 BPE files (encoder.json and vocab.bpe) or a SentencePiece "
+       ".model file",
+       +[](C& c) -> std::string& { return c.data.tokenizer; }},
       {"data", "corpus_bytes", "corpus-bytes", "size of the generated corpus",
        +[](C& c) -> int64_t& { return c.data.corpusBytes; }},
       {"data", "corpus_seed", "corpus-seed", "seed of the generated corpus",

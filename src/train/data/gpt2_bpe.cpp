@@ -117,15 +117,6 @@ std::ifstream openOrThrow(const std::string& path, const char* what) {
 
 }  // namespace
 
-std::optional<size_t> firstInvalidUtf8(std::string_view text) {
-  for (size_t pos = 0; pos < text.size();) {
-    const CodePoint cp = decodeUtf8(text, pos);
-    if (cp.length == 0) return pos;
-    pos += cp.length;
-  }
-  return std::nullopt;
-}
-
 std::vector<std::pair<size_t, size_t>> gpt2Pretokenize(std::string_view text) {
   // Decode once: each character's code point, class and byte offset.
   std::vector<char32_t> cps;

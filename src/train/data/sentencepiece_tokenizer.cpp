@@ -10,6 +10,7 @@
 
 #include "sentencepiece_plugin.h"
 #include "strata/error.h"
+#include "strata/train/data/text_dataset.h"
 
 // Where the build and the install put the plugin (set by CMake for this file
 // only).
@@ -178,8 +179,8 @@ SentencePieceTokenizer::~SentencePieceTokenizer() {
 }
 
 std::vector<int64_t> SentencePieceTokenizer::encode(std::string_view text) const {
-  if (std::optional<size_t> bad = firstInvalidUtf8(text))
-    throw ConfigError("text is not UTF-8: byte offset " + std::to_string(*bad) +
+  if (int64_t bad = firstInvalidUtf8(std::string(text)); bad >= 0)
+    throw ConfigError("text is not UTF-8: byte offset " + std::to_string(bad) +
                       " does not start a valid UTF-8 sequence");
   const Plugin& p = plugin();
   int* ids = nullptr;

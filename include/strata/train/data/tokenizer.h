@@ -35,11 +35,6 @@ constexpr int64_t kByteVocabSize = 256;
 std::vector<int64_t> encodeBytes(const std::string& text);
 std::string decodeBytes(const std::vector<int64_t>& ids);
 
-// The byte offset of the first byte of `text` that does not belong to a
-// well-formed UTF-8 sequence (overlong forms, surrogates and code points
-// above U+10FFFF are ill-formed), or nullopt when all of it is UTF-8.
-std::optional<size_t> firstInvalidUtf8(std::string_view text);
-
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
