@@ -18,7 +18,7 @@ const std::vector<ConfigOption>& configOptions() {
       {"model", "heads", "heads", "attention heads",
        +[](C& c) -> int64_t& { return c.model.heads; }},
       {"model", "ffn", "ffn", "feed-forward width", +[](C& c) -> int64_t& { return c.model.ffn; }},
-      {"model", "vocab", "vocab", "vocabulary size (>= 256 for bytes)",
+      {"model", "vocab", "vocab", "vocabulary size (at least the tokenizer's: 256 for bytes)",
        +[](C& c) -> int64_t& { return c.model.vocab; }},
       {"model", "context", "context", "longest sequence the model accepts",
        +[](C& c) -> int64_t& { return c.model.context; }},
