@@ -32,6 +32,10 @@ set_target_properties(strata_lib PROPERTIES OUTPUT_NAME strata EXPORT_NAME strat
 foreach(part ${strata_parts})
   target_link_libraries(strata_lib PRIVATE $<BUILD_INTERFACE:${part}>)
 endforeach()
+# Whatever links the library can open the SentencePiece plugin, built with it.
+if(TARGET strata_sentencepiece)
+  add_dependencies(strata_lib strata_sentencepiece)
+endif()
 target_compile_features(strata_lib PUBLIC cxx_std_17)
 target_include_directories(
   strata_lib PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
@@ -39,9 +43,9 @@ target_include_directories(
 target_compile_definitions(strata_lib PUBLIC USE_C10D_GLOO)
 # strata/util/json.h declares nlohmann types, strata/util/cli_flags.h CLI11
 # ones. toml++ (Debian ships it
-# compiled) and OpenSSL's libcrypto are used inside, but a static library
-# leaves their linking to its user.
+# compiled), OpenSSL's libcrypto and ICU (the GPT-2 tokenizer) are used
+# inside, but a static library leaves their linking to its user.
 target_link_libraries(
   strata_lib PUBLIC ${TORCH_LIBRARIES} nlohmann_json::nlohmann_json CLI11::CLI11
-                    tomlplusplus::tomlplusplus
+                    tomlplusplus::tomlplusplus ICU::uc
                     OpenSSL::Crypto Threads::Threads ${CMAKE_DL_LIBS} rt)

@@ -23,7 +23,8 @@ command -v podman >/dev/null || { echo "rehearsal-image: needs podman (scripts/s
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/strata-rehearsal.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-"$here/collect-runtime.sh" "$work/root" "$build_dir/strata" "$@"
+# The SentencePiece plugin goes next to strata, where it looks first.
+"$here/collect-runtime.sh" "$work/root" "$build_dir/strata" "$build_dir/libstrata_sentencepiece.so" "$@"
 mkdir -p "$work/root/workspace"
 tar -C "$work/root" --numeric-owner -cf "$work/rootfs.tar" .
 podman import --quiet --change 'WORKDIR /workspace' --change 'CMD ["strata", "--help"]' \

@@ -10,6 +10,8 @@ packages=(
   build-essential cmake ninja-build ccache git pkg-config
   libtorch-dev libgloo-dev libopenblas0-pthread
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libssl-dev zlib1g-dev
+  # Tokenizers: ICU's Unicode categories for GPT-2's BPE, and SentencePiece.
+  libicu-dev libsentencepiece-dev
   # `strata k8s` prints YAML with yaml-cpp (the CLI only, not the library).
   libyaml-cpp-dev
 )
@@ -23,6 +25,8 @@ test_packages=(
   podman runc
   # A job started by mpirun instead of strata launch (SchedulerEnvironment.*).
   openmpi-bin
+  # spm_encode, against which the SentencePiece tests check Strata's ids.
+  sentencepiece
 )
 # The Kubernetes schema tests (K8sSchema.*) run a pinned npm package on
 # Node.js 18 or later. A Node.js installed otherwise is used as it is

@@ -15,7 +15,8 @@ void addFlags(CLI::App& command, train::GenerateOptions& o) {
               "checkpoint directory (its latest complete step)")
       ->required();
   addTextFlag(command, "--prompt", &o.prompt, "text to continue");
-  addIntFlag(command, "--tokens", &o.tokens, "bytes to generate", 0);
+  addIntFlag(command, "--tokens", &o.tokens, "tokens to generate (bytes with the byte tokenizer)",
+             0);
   addRealFlag(command, "--temperature", &o.temperature, "sampling temperature; 0 is greedy");
   addIntFlag(command, "--top-k", &o.topK, "sample among the k likeliest bytes (k >= 1); unset: all",
              1);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "data_command.h"
 #include "generate_command.h"
 #include "k8s_command.h"
 #include "launch_command.h"
@@ -44,6 +45,8 @@ int main(int argc, char** argv) {
       strata::addGenerateCommand(strata), strata::addPlanCommand(strata, std::cout, std::cerr),
       strata::addSimulateCommand(strata), strata::addK8sCommand(strata, std::cout, std::cerr),
       addVersionCommand(strata)};
+  for (const strata::Subcommand& data : strata::addDataCommands(strata, std::cout))
+    subcommands.push_back(data);
   return strata::runCommandLine(
       strata, subcommands, std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
 }

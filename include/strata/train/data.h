@@ -7,5 +7,7 @@
 #include "strata/train/data/batch_reader.h"
 #include "strata/train/data/corpus.h"
 #include "strata/train/data/data_source.h"
+#include "strata/train/data/gpt2_bpe.h"
+#include "strata/train/data/sentencepiece_tokenizer.h"
 #include "strata/train/data/text_dataset.h"
 #include "strata/train/data/tokenizer.h"

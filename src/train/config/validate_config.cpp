@@ -121,9 +121,11 @@ void checkBatch(const TrainConfig& c, Problems& p) {
   p.check(t.seqLen <= c.model.context, "train.seq_len " + to_string(t.seqLen) +
                                            " is longer than the model's context " +
                                            to_string(c.model.context));
-  p.check(c.model.vocab >= kByteVocabSize, "model.vocab " + to_string(c.model.vocab) +
-                                               " is smaller than the byte tokeniser's " +
-                                               to_string(kByteVocabSize) + " tokens");
+  // Other tokenizers' vocabularies are checked when they are loaded
+  // (makeDataSplit), on every rank alike too.
+  p.check(c.data.tokenizer != "byte" || c.model.vocab >= kByteVocabSize,
+          "model.vocab " + to_string(c.model.vocab) + " is smaller than the byte tokeniser's " +
+              to_string(kByteVocabSize) + " tokens");
 }
 
 bool knownSchedule(const std::string& name) {

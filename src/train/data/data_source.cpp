@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include "strata/error.h"
 #include "strata/train/data/corpus.h"
 #include "strata/train/data/tokenizer.h"
 #include "strata/train/loop/random.h"
@@ -31,7 +32,12 @@ ReaderOptions readerOptions(const TrainConfig& config, int dpRank) {
 }  // namespace
 
 DataSplit makeDataSplit(const TrainConfig& config) {
-  std::vector<int64_t> ids = encodeBytes(loadText(config));
+  std::unique_ptr<Tokenizer> tokenizer = makeTokenizer(config.data.tokenizer);
+  if (config.model.vocab < tokenizer->vocabSize())
+    throw ConfigError("model.vocab " + std::to_string(config.model.vocab) +
+                      " is smaller than the vocabulary of data.tokenizer, " +
+                      tokenizer->describe());
+  std::vector<int64_t> ids = tokenizer->encode(loadText(config));
   torch::Tensor tokens = torch::tensor(ids, torch::kLong);  // [n]
   TokenSplit split = splitTokens(tokens, config.data.validationFraction);
   return {WindowDataset(split.train, config.train.seqLen, "training"),

@@ -1,8 +1,25 @@
 #include "strata/train/data/tokenizer.h"
 
+#include <filesystem>
+
 #include "strata/error.h"
+#include "strata/train/data/gpt2_bpe.h"
+#include "strata/train/data/sentencepiece_tokenizer.h"
 
 namespace strata::train {
+namespace {
+
+class ByteTokenizer : public Tokenizer {
+ public:
+  std::vector<int64_t> encode(std::string_view text) const override {
+    return encodeBytes(std::string(text));
+  }
+  std::string decode(const std::vector<int64_t>& ids) const override { return decodeBytes(ids); }
+  int64_t vocabSize() const override { return kByteVocabSize; }
+  std::string describe() const override { return "byte (256 tokens)"; }
+};
+
+}  // namespace
 
 std::vector<int64_t> encodeBytes(const std::string& text) {
   std::vector<int64_t> ids;
@@ -21,6 +38,21 @@ std::string decodeBytes(const std::vector<int64_t>& ids) {
     text.push_back(static_cast<char>(id));
   }
   return text;
+}
+
+std::unique_ptr<Tokenizer> makeTokenizer(const std::string& spec) {
+  namespace fs = std::filesystem;
+  if (spec == "byte") return std::make_unique<ByteTokenizer>();
+  if (spec.empty())
+    throw ConfigError(
+        "empty tokenizer: expected 'byte', a directory of GPT-2 BPE files or a SentencePiece "
+        ".model file");
+  std::error_code ec;
+  if (fs::is_directory(spec, ec)) return Gpt2Bpe::fromDirectory(spec);
+  if (fs::is_regular_file(spec, ec)) return std::make_unique<SentencePieceTokenizer>(spec);
+  throw ConfigError("tokenizer '" + spec +
+                    "': no such file or directory (expected 'byte', a directory holding GPT-2's "
+                    "encoder.json and vocab.bpe, or a SentencePiece .model file)");
 }
 
 }  // namespace strata::train

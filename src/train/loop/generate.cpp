@@ -140,7 +140,12 @@ std::string generateText(const GenerateOptions& o) {
   TrainConfig config;
   torch::nn::Sequential model = loadFullModel(o.checkpoint, &config);
 
-  std::vector<int64_t> ids = encodeBytes(o.prompt.empty() ? "\n" : o.prompt);
+  std::unique_ptr<Tokenizer> tokenizer = makeTokenizer(config.data.tokenizer);
+  const int64_t vocab = std::min(tokenizer->vocabSize(), config.model.vocab);
+  std::vector<int64_t> ids = tokenizer->encode(o.prompt.empty() ? "\n" : o.prompt);
+  // A prompt that encodes to nothing (SentencePiece drops white space)
+  // starts from the end of a document.
+  if (ids.empty()) ids.push_back(tokenizer->endOfTextId().value_or(0));
   at::Generator generator = at::detail::createCPUGenerator(static_cast<uint64_t>(o.seed));
   torch::NoGradGuard noGrad;
   int64_t context = config.model.context;
@@ -148,12 +153,12 @@ std::string generateText(const GenerateOptions& o) {
     int64_t start = std::max<int64_t>(0, static_cast<int64_t>(ids.size()) - context);
     at::Tensor window =
         torch::tensor(std::vector<int64_t>(ids.begin() + start, ids.end()), torch::kLong)
-            .unsqueeze(0);                                        // [1, s]
-    at::Tensor logits = model->forward(window);                   // [s, 1, vocab]
-    at::Tensor last = logits[-1][0].slice(0, 0, kByteVocabSize);  // bytes only
+            .unsqueeze(0);                               // [1, s]
+    at::Tensor logits = model->forward(window);          // [s, 1, vocab]
+    at::Tensor last = logits[-1][0].slice(0, 0, vocab);  // the tokenizer's ids only
     ids.push_back(sampleNextToken(last, o.temperature, o.topK, generator));
   }
-  return decodeBytes(ids);
+  return tokenizer->decode(ids);
 }
 
 }  // namespace strata::train

@@ -76,6 +76,9 @@ struct DataConfig {
   // UTF-8 files, read in this order; empty: the generated corpus. A TOML
   // array (`files = ["a.txt", "b.txt"]`); the flag takes them comma-separated.
   std::vector<std::string> files;
+  // makeTokenizer()'s spec (strata/train/data/tokenizer.h): "byte", a
+  // directory of GPT-2 BPE files, or a SentencePiece .model file.
+  std::string tokenizer = "byte";
   int64_t corpusBytes = 1000000;
   int64_t corpusSeed = 7;
   double validationFraction = 0.05;

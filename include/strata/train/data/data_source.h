@@ -2,8 +2,9 @@
 //
 // Text comes from data.files (concatenated by readTextFiles) or, when none
 // are named, from generateCorpus(data.corpus_seed, data.corpus_bytes). It is
-// tokenised byte by byte, its last data.validation_fraction held out, and
-// both parts cut into windows of train.seq_len.
+// tokenised with data.tokenizer (byte by byte unless it names another), its
+// last data.validation_fraction held out, and both parts cut into windows of
+// train.seq_len. A model.vocab smaller than the tokenizer's is a ConfigError.
 //
 // Every rank builds the same split from the same config, before any
 // communication, so errors (a missing file, too little text for one global

@@ -1,15 +1,31 @@
-// Byte-level tokeniser: every byte of UTF-8 text is one token, so the
-// vocabulary is exactly 256 ids (0..255) and any text round-trips losslessly.
+// Tokenizers: text to token ids and back.
 //
-// There are no special tokens: documents are plain text and files are joined
-// with a newline, which the model learns as an ordinary byte. A model may have
-// a larger vocabulary (for example to make it divisible by tp); the extra ids
-// are simply never produced. Nothing here blocks; decode() throws ConfigError
-// naming the id for one outside [0, 256).
+// Three kinds, chosen with makeTokenizer(spec):
+//  - "byte": every byte of the text is one token, so the vocabulary is
+//    exactly 256 ids (0..255) and any text round-trips losslessly. For tiny
+//    demos and tests; there are no special tokens (documents are joined with
+//    a newline, which the model learns as an ordinary byte).
+//  - a directory holding GPT-2's byte-level BPE files, encoder.json and
+//    vocab.bpe (or Hugging Face's names for them, vocab.json and merges.txt):
+//    see gpt2_bpe.h.
+//  - a SentencePiece .model file: see sentencepiece_tokenizer.h.
+//
+// A model may have a larger vocabulary than its tokenizer (for example to
+// make it divisible by tp); the extra ids are simply never produced.
+//
+// Nothing here blocks. Loading throws ConfigError naming the file for a
+// missing or malformed one; decode() throws ConfigError naming the id for
+// one outside the vocabulary; the GPT-2 and SentencePiece tokenizers'
+// encode() throws ConfigError naming the byte offset of text that is not
+// UTF-8. A loaded tokenizer is immutable: encode and decode may be called
+// from several threads at once.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace strata::train {
@@ -18,5 +34,28 @@ constexpr int64_t kByteVocabSize = 256;
 
 std::vector<int64_t> encodeBytes(const std::string& text);
 std::string decodeBytes(const std::vector<int64_t>& ids);
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+  virtual std::vector<int64_t> encode(std::string_view text) const = 0;
+  // The exact bytes the ids stand for (ids that end inside a multi-byte
+  // character give that character's first bytes).
+  virtual std::string decode(const std::vector<int64_t>& ids) const = 0;
+  // One more than the largest id encode() can produce or decode() accepts.
+  virtual int64_t vocabSize() const = 0;
+  // The id that marks the end of a document, when the vocabulary has one
+  // (GPT-2's <|endoftext|>, SentencePiece's </s>). encode() never produces
+  // it from text: a caller joining documents appends it between them.
+  virtual std::optional<int64_t> endOfTextId() const { return std::nullopt; }
+  // What it is and where it was loaded from, for logs and errors.
+  virtual std::string describe() const = 0;
+};
+
+// The tokenizer `spec` names: "byte", a directory of GPT-2 BPE files, or a
+// SentencePiece .model file (see the top of this header). Throws ConfigError
+// naming the path when it is neither, or when its files are missing or
+// malformed.
+std::unique_ptr<Tokenizer> makeTokenizer(const std::string& spec);
 
 }  // namespace strata::train

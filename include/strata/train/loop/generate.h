@@ -24,7 +24,7 @@ namespace strata::train {
 struct GenerateOptions {
   std::string checkpoint;  // a checkpoint directory, or a step directory in one
   std::string prompt = "\n";
-  int64_t tokens = 200;    // bytes to generate
+  int64_t tokens = 200;    // tokens to generate (bytes with the byte tokenizer)
   double temperature = 0;  // 0: greedy
   int64_t topK = 0;        // 0: no top-k cut
   int64_t seed = 0;

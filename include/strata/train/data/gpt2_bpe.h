@@ -1,0 +1,73 @@
+// GPT-2's byte-level BPE, read from the files OpenAI published with GPT-2:
+// encoder.json (token string -> id) and vocab.bpe (the merges, in rank
+// order, after a "#version" line), or the same files under Hugging Face's
+// names, vocab.json and merges.txt.
+//
+// Encoding follows OpenAI's encoder.py (and the npm package gpt-3-encoder,
+// against which the tests check it): the text is split by GPT-2's
+// pre-tokenizer pattern
+//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+// with JavaScript's meaning of \s (ECMAScript WhiteSpace and LineTerminator)
+// and Unicode general categories L* and N* from ICU; each piece's UTF-8 bytes
+// are then merged, lowest-ranked pair first, into vocabulary tokens. The
+// categories are those of the ICU the library was built with (Unicode 15.0
+// for Debian 12's ICU 72): a character assigned in a later Unicode version
+// counts as neither letter nor number. Special tokens such as <|endoftext|>
+// are not recognised in text (as in the reference encoders); endOfTextId()
+// gives the id to insert between documents.
+//
+// Throws ConfigError naming the file: a missing file, encoder.json that is
+// not a JSON object of token -> id, a merges line that is not two symbols
+// (with its line number), or a merge whose parts or result are not in the
+// vocabulary. Immutable once built: encode and decode are thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "strata/train/data/tokenizer.h"
+
+namespace strata::train {
+
+// GPT-2's pre-tokenizer alone: the [begin, end) byte ranges of the pieces of
+// `text`, in order, covering all of it. Throws ConfigError naming the offset
+// of the first byte that is not UTF-8.
+std::vector<std::pair<size_t, size_t>> gpt2Pretokenize(std::string_view text);
+
+class Gpt2Bpe : public Tokenizer {
+ public:
+  // Reads DIR/encoder.json and DIR/vocab.bpe, or DIR/vocab.json and
+  // DIR/merges.txt.
+  static std::unique_ptr<Gpt2Bpe> fromDirectory(const std::string& dir);
+  Gpt2Bpe(const std::string& vocabPath, const std::string& mergesPath);
+
+  std::vector<int64_t> encode(std::string_view text) const override;
+  std::string decode(const std::vector<int64_t>& ids) const override;
+  int64_t vocabSize() const override { return vocabSize_; }
+  std::optional<int64_t> endOfTextId() const override { return endOfText_; }
+  std::string describe() const override { return description_; }
+
+  // Number of merges read.
+  size_t mergeCount() const { return merges_.size(); }
+
+ private:
+  struct Merge {
+    int32_t rank;
+    int32_t merged;  // the id of the two parts joined
+  };
+  void encodePiece(std::string_view piece, std::vector<int64_t>& out) const;
+
+  int64_t vocabSize_ = 0;
+  std::optional<int64_t> endOfText_;
+  std::string description_;
+  int32_t byteIds_[256];                        // the token of each single byte
+  std::unordered_map<uint64_t, Merge> merges_;  // key: left id << 32 | right id
+  std::vector<std::string> tokenBytes_;         // id -> the bytes it stands for
+  std::vector<bool> known_;                     // id -> present in the vocabulary
+};
+
+}  // namespace strata::train
