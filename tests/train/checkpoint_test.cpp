@@ -370,9 +370,10 @@ TEST(Checkpoint, CollectiveSaveOnTwoRanks) {
   if (!inherited) fs::remove_all(dir);
 }
 
-// Rank 1 joins saveCheckpoint's first barrier and writes its shard like a
-// real save, then dies before the checksum all-gather: rank 0 must fail with
-// a communication error, and the half-written step must stay invisible.
+// Rank 1 joins saveCheckpoint's first collective (an all-gather of "no
+// problem creating the step directory" flags) and writes its shard like a
+// real save, then dies before the next one: rank 0 must fail with a
+// communication error, and the half-written step must stay invisible.
 void dieDuringSave(const testing::RankContext& ctx, const std::string& dir) {
   auto world = World::init();
   ParallelDegrees degrees;
@@ -380,7 +381,8 @@ void dieDuringSave(const testing::RankContext& ctx, const std::string& dir) {
   ParallelLayout layout(2, degrees);
   Trainee trainee(1);
   if (ctx.rank == 1) {
-    world->comm().barrier();
+    at::Tensor problems = torch::empty({2}, torch::kInt);
+    world->comm().allGather(problems, torch::zeros({1}, torch::kInt));
     fs::create_directories(stepDirectory(dir, 5));
     writeShard(stepDirectory(dir, 5), 1, trainee.state());
     std::_Exit(3);

@@ -4,6 +4,7 @@
 // Includes every public header of the folder.
 #pragma once
 
+#include "strata/train/loop/device.h"
 #include "strata/train/loop/flops.h"
 #include "strata/train/loop/generate.h"
 #include "strata/train/loop/grad_norm.h"
