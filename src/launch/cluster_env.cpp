@@ -26,23 +26,18 @@ std::optional<int64_t> integer(const EnvironmentLookup& lookup, const std::strin
   return value;
 }
 
-// PET_NNODES is "N", or torchrun's "MIN:MAX", which must be a fixed "N:N" here.
-std::optional<int64_t> nodeCount(const EnvironmentLookup& lookup) {
+// PET_NNODES is "N", or torchrun's elastic "MIN:MAX".
+std::optional<std::pair<int64_t, int64_t>> nodeCounts(const EnvironmentLookup& lookup) {
   std::optional<std::string> text = setValue(lookup, "PET_NNODES");
   if (!text) return std::nullopt;
-  size_t colon = text->find(':');
-  std::optional<int64_t> min = parseInteger(text->substr(0, colon));
-  std::optional<int64_t> max =
-      colon == std::string::npos ? min : parseInteger(text->substr(colon + 1));
-  if (!min || !max || *min < 1) {
-    throw ConfigError("PET_NNODES must be a node count N or a range N:N, got '" + *text + "'");
+  std::optional<std::pair<int64_t, int64_t>> range = parseNodeRange(*text);
+  if (!range) {
+    throw ConfigError(
+        "PET_NNODES must be a node count N or a range MIN:MAX with 1 <= MIN <= MAX, "
+        "got '" +
+        *text + "'");
   }
-  if (*min != *max) {
-    throw ConfigError("PET_NNODES '" + *text +
-                      "' asks for an elastic range of nodes; strata launch needs a fixed count "
-                      "(N or N:N)");
-  }
-  return min;
+  return range;
 }
 
 // PET_NODE_RANK, else the Indexed Job's completion index plus the group's offset.
@@ -56,6 +51,15 @@ std::optional<int64_t> nodeRank(const EnvironmentLookup& lookup) {
 }
 
 }  // namespace
+
+std::optional<std::pair<int64_t, int64_t>> parseNodeRange(const std::string& text) {
+  size_t colon = text.find(':');
+  std::optional<int64_t> min = parseInteger(text.substr(0, colon));
+  std::optional<int64_t> max =
+      colon == std::string::npos ? min : parseInteger(text.substr(colon + 1));
+  if (!min || !max || *min < 1 || *max < *min) return std::nullopt;
+  return std::make_pair(*min, *max);
+}
 
 std::optional<std::pair<std::string, int64_t>> parseEndpoint(const std::string& text) {
   size_t colon = text.rfind(':');
@@ -72,7 +76,10 @@ ClusterEnvironment readClusterEnvironment(const EnvironmentLookup& lookup) {
   constexpr int64_t kMaxCount = 1 << 20;
   ClusterEnvironment env;
   env.nprocPerNode = integer(lookup, "PET_NPROC_PER_NODE", 1, kMaxCount);
-  env.nnodes = nodeCount(lookup);
+  if (std::optional<std::pair<int64_t, int64_t>> counts = nodeCounts(lookup)) {
+    env.minNodes = counts->first;
+    env.nnodes = counts->second;
+  }
   env.nodeRank = nodeRank(lookup);
   env.maxRestarts = integer(lookup, "PET_MAX_RESTARTS", 0, kMaxCount);
   env.masterAddr = setValue(lookup, "PET_MASTER_ADDR");

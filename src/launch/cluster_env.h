@@ -2,7 +2,7 @@
 // used for each flag not given on the command line:
 //
 // - Kubeflow's PyTorchJob (torchrun's own names with a PET_ prefix):
-//   PET_NPROC_PER_NODE, PET_NNODES ("N" or "N:N"), PET_NODE_RANK,
+//   PET_NPROC_PER_NODE, PET_NNODES ("N" or an elastic "MIN:MAX"), PET_NODE_RANK,
 //   PET_MASTER_ADDR, PET_MASTER_PORT, PET_RDZV_ENDPOINT (HOST:PORT, preferred
 //   over the two before), PET_MAX_RESTARTS;
 // - a Kubernetes Indexed Job: JOB_COMPLETION_INDEX as the node rank, plus
@@ -22,13 +22,17 @@
 namespace strata {
 
 struct ClusterEnvironment {
-  std::optional<int64_t> nprocPerNode, nnodes, nodeRank, masterPort, maxRestarts;
+  std::optional<int64_t> nprocPerNode, nnodes, minNodes, nodeRank, masterPort, maxRestarts;
   std::optional<std::string> masterAddr;
 };
 
 using EnvironmentLookup = std::function<std::optional<std::string>(const std::string&)>;
 
 ClusterEnvironment readClusterEnvironment(const EnvironmentLookup& lookup);
+
+// "N" -> {N, N}; "MIN:MAX" -> {MIN, MAX}, with 1 <= MIN <= MAX; nullopt
+// otherwise.
+std::optional<std::pair<int64_t, int64_t>> parseNodeRange(const std::string& text);
 
 // "HOST:PORT" or "[IPV6]:PORT" with PORT in [0, 65535]; nullopt otherwise.
 std::optional<std::pair<std::string, int64_t>> parseEndpoint(const std::string& text);

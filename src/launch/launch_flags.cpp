@@ -35,10 +35,30 @@ void addEndpointFlag(CLI::App& command, LaunchOptions& o, CLI::Option* addr, CLI
       ->excludes(port);
 }
 
+// --nnodes N, or MIN:MAX for an elastic job.
+void addNodesFlag(CLI::App& command, LaunchOptions& o) {
+  CLI::callback_t setNodes = [&command, &o](const CLI::results_t& values) {
+    std::optional<std::pair<int64_t, int64_t>> range = parseNodeRange(values.back());
+    if (!range) {
+      throw flagError(command, "--nnodes expects N or MIN:MAX with 1 <= MIN <= MAX, got '" +
+                                   values.back() + "'");
+    }
+    o.nnodes = range->second;
+    o.minNodes = range->first < range->second ? range->first : 0;
+    return true;
+  };
+  command
+      .add_option("--nnodes", setNodes,
+                  "nodes in the job: N, or MIN:MAX for an elastic job that re-forms on as few as "
+                  "MIN after a failure (default: 1)")
+      ->type_name("N|MIN:MAX")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
 void addFlags(CLI::App& command, LaunchOptions& o) {
   addIntFlag(command, "--nproc-per-node,--nproc_per_node", &o.nprocPerNode, "workers on this node",
              1);
-  addIntFlag(command, "--nnodes", &o.nnodes, "nodes in the job", 1);
+  addNodesFlag(command, o);
   addIntFlag(command, "--node-rank,--node_rank", &o.nodeRank, "this node's index in [0, nnodes)",
              0);
   CLI::Option* addr = addTextFlag(command, "--master-addr,--master_addr", &o.masterAddr,
@@ -49,6 +69,8 @@ void addFlags(CLI::App& command, LaunchOptions& o) {
   addEndpointFlag(command, o, addr, port);
   addIntFlag(command, "--max-restarts,--max_restarts", &o.maxRestarts,
              "restart the whole group this many times", 0);
+  addRealFlag(command, "--join-wait", &o.joinWaitSeconds,
+              "elastic jobs: once the fewest nodes have joined a round, seconds to wait for more");
   addRealFlag(command, "--timeout", &o.timeoutSeconds,
               "seconds any blocking call may wait, exported to the workers as STRATA_TIMEOUT; "
               "unset: STRATA_TIMEOUT if set");
@@ -74,6 +96,8 @@ void checkOptions(const CLI::App& command, const LaunchOptions& o) {
   }
   if (!(o.timeoutSeconds > 0))
     throw flagError(command, "--timeout must be a positive number of seconds");
+  if (!(o.joinWaitSeconds >= 0))
+    throw flagError(command, "--join-wait must be a non-negative number of seconds");
 }
 
 std::optional<std::string> fromEnvironment(const std::string& name) {
@@ -88,7 +112,10 @@ void useClusterEnvironment(const CLI::App& command, LaunchOptions* o) {
   auto given = [&](const char* flag) { return command.count(flag) > 0; };
   bool endpointGiven = given("--rdzv-endpoint");
   if (env.nprocPerNode && !given("--nproc-per-node")) o->nprocPerNode = *env.nprocPerNode;
-  if (env.nnodes && !given("--nnodes")) o->nnodes = *env.nnodes;
+  if (env.nnodes && !given("--nnodes")) {
+    o->nnodes = *env.nnodes;
+    o->minNodes = *env.minNodes < *env.nnodes ? *env.minNodes : 0;
+  }
   if (env.nodeRank && !given("--node-rank")) o->nodeRank = *env.nodeRank;
   if (env.maxRestarts && !given("--max-restarts")) o->maxRestarts = *env.maxRestarts;
   if (env.masterAddr && !given("--master-addr") && !endpointGiven) o->masterAddr = *env.masterAddr;

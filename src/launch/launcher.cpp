@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "node_agreement.h"
 #include "strata/error.h"
@@ -43,7 +44,7 @@ struct Attempt {
 std::vector<WorkerSpec> workerSpecs(const LaunchOptions& o, const NodeMap& nodes,
                                     const Attempt& attempt) {
   std::vector<WorkerSpec> specs;
-  int node = static_cast<int>(o.nodeRank);
+  int node = nodes.positionOf(o.nodeRank);
   for (int local = 0; local < o.nprocPerNode; ++local) {
     WorkerSpec spec;
     spec.localRank = local;
@@ -56,8 +57,8 @@ std::vector<WorkerSpec> workerSpecs(const LaunchOptions& o, const NodeMap& nodes
         {"WORLD_SIZE", std::to_string(nodes.worldSize())},
         {"LOCAL_RANK", std::to_string(local)},
         {"LOCAL_WORLD_SIZE", std::to_string(o.nprocPerNode)},
-        {"GROUP_RANK", std::to_string(o.nodeRank)},
-        {"GROUP_WORLD_SIZE", std::to_string(o.nnodes)},
+        {"GROUP_RANK", std::to_string(node)},
+        {"GROUP_WORLD_SIZE", std::to_string(nodes.sizes.size())},
         {"STRATA_NODE_SIZES", nodes.text()},
         {"MASTER_ADDR", o.masterAddr},
         {"MASTER_PORT", std::to_string(attempt.port)},
@@ -188,36 +189,84 @@ std::string hostName() {
   return name;
 }
 
-struct JoinedJob {
-  c10::intrusive_ptr<c10d::TCPStore> servedStore;  // node 0 only: kept up for the workers
-  NodeMap nodes;
+// The rendezvous store: node 0 serves it (its launcher keeps it up for the
+// workers); the others connect. `control` holds the number of the round
+// under way ("round"), which node 0 sets as each round opens.
+struct JobStore {
+  c10::intrusive_ptr<c10d::TCPStore> store;
+  c10::intrusive_ptr<c10d::Store> control;
 };
 
-// Node 0 serves the rendezvous store; every node (node 0 too) checks its job
-// token against it and claims its place before starting a worker, so a node
-// with another token or flags that disagree is refused once, at once, and by
-// name, instead of each worker failing alone, restarts being spent on it, and
-// the other nodes' workers waiting for it until they time out. Sets
-// attempt->port to the port served.
-JoinedJob joinJob(const LaunchOptions& o, Attempt* attempt) {
-  std::chrono::milliseconds timeout = Timeouts::fromSeconds(o.timeoutSeconds).rendezvous;
-  NodeClaim self{o.nodeRank, o.nnodes, o.nprocPerNode, o.maxRestarts, hostName(), getpid()};
-  JoinedJob job;
+const char kRoundKey[] = "round";
+
+// Sets attempt->port to the port served.
+JobStore openStore(const LaunchOptions& o, std::chrono::milliseconds timeout, Attempt* attempt) {
+  JobStore job;
   if (o.nodeRank == 0) {
-    job.servedStore = serveStore(o.masterAddr, attempt->port, o.jobToken, timeout);
-    attempt->port = job.servedStore->getPort();
-    job.nodes =
-        agreeOnNodes(jobScope(job.servedStore, o.jobToken, "launchers", timeout), self, timeout);
-    return job;
+    job.store = serveStore(o.masterAddr, attempt->port, o.jobToken, timeout);
+    attempt->port = job.store->getPort();
+  } else {
+    job.store = connectStore(o.masterAddr, attempt->port, timeout);
   }
-  try {
-    c10::intrusive_ptr<c10d::TCPStore> store = connectStore(o.masterAddr, attempt->port, timeout);
-    job.nodes = agreeOnNodes(jobScope(store, o.jobToken, "launchers", timeout), self, timeout);
-  } catch (const Error& e) {
-    throw Error("node " + std::to_string(o.nodeRank) + " cannot join the job at " + o.masterAddr +
-                ":" + std::to_string(attempt->port) + ": " + e.what());
-  }
+  job.control = jobScope(job.store, o.jobToken, "launchers", timeout);
   return job;
+}
+
+int64_t roundUnderWay(c10d::Store& control) {
+  if (!control.check({kRoundKey})) return 0;
+  std::vector<uint8_t> text = control.get(kRoundKey);
+  return std::stoll(std::string(text.begin(), text.end()));
+}
+
+void openRound(c10d::Store& control, int64_t round) {
+  std::string text = std::to_string(round);
+  control.set(kRoundKey, std::vector<uint8_t>(text.begin(), text.end()));
+}
+
+// An elastic job's round closed without this node: it waits, logging now and
+// then, for node 0 to open the next (a failure elsewhere), for as long as the
+// job runs; the job's end closes the store, which ends the wait with an Error.
+int64_t awaitNextRound(c10d::Store& control, int64_t round, const std::string& who) {
+  constexpr std::chrono::seconds kReport{30};
+  auto nextReport = std::chrono::steady_clock::now() + kReport;
+  for (;;) {
+    int64_t now = roundUnderWay(control);
+    if (now > round) return now;
+    if (std::chrono::steady_clock::now() >= nextReport) {
+      std::cerr << "strata launch: " << who << " still waits for the job's next round (round "
+                << round << " runs without it)" << std::endl;
+      nextReport += kReport;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+// Every node (node 0 too) checks its job token against the store and claims
+// its place in the round before starting a worker, so a node with another
+// token or flags that disagree is refused once, at once, and by name, instead
+// of each worker failing alone, restarts being spent on it, and the other
+// nodes' workers waiting for it until they time out.
+std::optional<NodeMap> joinRound(const LaunchOptions& o, const JobStore& job, int64_t round,
+                                 std::chrono::milliseconds timeout) {
+  NodeClaim self{o.nodeRank,      o.nnodes,   o.nprocPerNode, o.maxRestarts,
+                 o.fewestNodes(), hostName(), getpid()};
+  if (o.nodeRank == 0) openRound(*job.control, round);
+  auto scope = jobScope(job.store, o.jobToken, "launchers/round-" + std::to_string(round), timeout);
+  std::chrono::milliseconds joinWait(static_cast<int64_t>(o.joinWaitSeconds * 1000));
+  return agreeOnNodes(scope, self, joinWait, timeout);
+}
+
+void printRound(const LaunchOptions& o, const NodeMap& nodes, const Attempt& attempt) {
+  int node = nodes.positionOf(o.nodeRank);
+  int first = nodes.firstRankOf(node);
+  std::cerr << "strata launch: " << o.nprocPerNode << " workers (ranks " << first << "-"
+            << first + o.nprocPerNode - 1 << ") on node " << o.nodeRank << " (" << hostName()
+            << ") of " << nodes.sizes.size();
+  if (o.elastic()) std::cerr << " (elastic " << o.minNodes << ":" << o.nnodes << ")";
+  std::cerr << " (workers per node " << nodes.text() << ", world size " << nodes.worldSize()
+            << "), rendezvous at " << o.masterAddr << ":" << attempt.port;
+  if (attempt.number > 0) std::cerr << ", round " << attempt.number;
+  std::cerr << std::endl;
 }
 
 }  // namespace
@@ -226,26 +275,44 @@ int runLauncher(const LaunchOptions& options) {
   installSignalHandlers();
   // Forked before the store's threads and sockets exist, so it holds none of them.
   OrphanGuard guard;
+  std::chrono::milliseconds timeout = Timeouts::fromSeconds(options.timeoutSeconds).rendezvous;
   Attempt attempt;
   attempt.port = static_cast<int>(options.masterPort);
-  JoinedJob job;
+  JobStore job;
+  std::string who = "node " + std::to_string(options.nodeRank);
   try {
-    job = joinJob(options, &attempt);
+    job = openStore(options, timeout, &attempt);
+    // A node started late (a replacement) joins the round under way.
+    attempt.number = static_cast<int>(roundUnderWay(*job.control));
   } catch (const Error& e) {
-    std::cerr << "strata launch: " << e.what() << std::endl;
+    std::cerr << "strata launch: " << who << " cannot join the job at " << options.masterAddr << ":"
+              << attempt.port << ": " << e.what() << std::endl;
     return 2;
   }
-  int first = job.nodes.firstRankOf(static_cast<int>(options.nodeRank));
-  std::cerr << "strata launch: " << options.nprocPerNode << " workers (ranks " << first << "-"
-            << first + options.nprocPerNode - 1 << ") on node " << options.nodeRank << " ("
-            << hostName() << ") of " << options.nnodes << " (workers per node " << job.nodes.text()
-            << ", world size " << job.nodes.worldSize() << "), rendezvous at " << options.masterAddr
-            << ":" << attempt.port << std::endl;
-
-  for (;; ++attempt.number) {
+  for (;;) {
+    std::optional<NodeMap> nodes;
+    try {
+      nodes = joinRound(options, job, attempt.number, timeout);
+      while (!nodes) {
+        std::cerr << "strata launch: round " << attempt.number << " of the job closed without "
+                  << who << "; it waits for the next" << std::endl;
+        attempt.number = static_cast<int>(awaitNextRound(*job.control, attempt.number, who));
+        nodes = joinRound(options, job, attempt.number, timeout);
+      }
+    } catch (const Error& e) {
+      std::cerr << "strata launch: " << who << " cannot join the job at " << options.masterAddr
+                << ":" << attempt.port << ": " << e.what() << std::endl;
+      return 2;
+    } catch (const c10::Error& e) {
+      std::cerr << "strata launch: " << who << " lost the job's rendezvous store at "
+                << options.masterAddr << ":" << attempt.port
+                << " (node 0's launcher exited): " << e.what_without_backtrace() << std::endl;
+      return 2;
+    }
+    printRound(options, *nodes, attempt);
     AttemptResult result;
     {
-      WorkerGroup group(workerSpecs(options, job.nodes, attempt), guard);
+      WorkerGroup group(workerSpecs(options, *nodes, attempt), guard);
       result = superviseAttempt(group);
     }
     if (result.outcome == Outcome::kSuccess) return 0;
@@ -262,7 +329,8 @@ int runLauncher(const LaunchOptions& options) {
       }
       return 1;
     }
-    std::cerr << "strata launch: restarting all workers (restart " << attempt.number + 1 << " of "
+    ++attempt.number;
+    std::cerr << "strata launch: restarting all workers (restart " << attempt.number << " of "
               << options.maxRestarts << ")" << std::endl;
   }
 }

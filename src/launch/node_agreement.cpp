@@ -1,5 +1,6 @@
 #include "node_agreement.h"
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -36,8 +37,13 @@ json take(c10d::Store& store, const std::string& key) {
 }
 
 json toJson(const NodeClaim& c) {
-  return {{"node_rank", c.nodeRank},       {"nnodes", c.nnodes}, {"nproc_per_node", c.nprocPerNode},
-          {"max_restarts", c.maxRestarts}, {"host", c.host},     {"pid", c.pid}};
+  return {{"node_rank", c.nodeRank},
+          {"nnodes", c.nnodes},
+          {"nproc_per_node", c.nprocPerNode},
+          {"max_restarts", c.maxRestarts},
+          {"min_nodes", c.minNodes},
+          {"host", c.host},
+          {"pid", c.pid}};
 }
 
 NodeClaim claimFrom(const json& j) {
@@ -46,6 +52,7 @@ NodeClaim claimFrom(const json& j) {
   c.nnodes = j.at("nnodes");
   c.nprocPerNode = j.at("nproc_per_node");
   c.maxRestarts = j.at("max_restarts");
+  c.minNodes = j.at("min_nodes");
   c.host = j.at("host");
   c.pid = j.at("pid");
   return c;
@@ -61,6 +68,8 @@ std::string disagreement(const NodeClaim& node0, const std::map<int64_t, NodeCla
            std::to_string(theirs);
   };
   if (claim.nnodes != node0.nnodes) return differs("--nnodes", node0.nnodes, claim.nnodes);
+  if (claim.minNodes != node0.minNodes)
+    return differs("the --nnodes minimum", node0.minNodes, claim.minNodes);
   if (claim.maxRestarts != node0.maxRestarts)
     return differs("--max-restarts", node0.maxRestarts, claim.maxRestarts);
   auto holder = held.find(claim.nodeRank);
@@ -102,13 +111,27 @@ class Progress {
   std::chrono::milliseconds timeout_;
 };
 
-// Node 0: reads claims in arrival order until every node rank is held or one
-// disagrees; publishes and returns the decision.
-json decide(c10d::Store& store, const NodeClaim& self, std::chrono::milliseconds timeout) {
+json admitted(const std::map<int64_t, NodeClaim>& held, const json& accepted) {
+  json sizes = json::array(), ranks = json::array(), holders = json::array();
+  for (const auto& [rank, claim] : held) {
+    sizes.push_back(claim.nprocPerNode);
+    ranks.push_back(rank);
+    holders.push_back(claim.describe());
+  }
+  return json{
+      {"sizes", sizes}, {"node_ranks", ranks}, {"accepted", accepted}, {"holders", holders}};
+}
+
+// Node 0: reads claims in arrival order until every node rank is held (or, in
+// an elastic job, enough are and joinWait has passed) or one disagrees;
+// returns the decision.
+json decide(c10d::Store& store, const NodeClaim& self, std::chrono::milliseconds joinWait,
+            std::chrono::milliseconds timeout) {
   std::map<int64_t, NodeClaim> held;
   json accepted = json::array();
   int64_t read = 0;
   Progress progress(timeout);
+  std::optional<Clock::time_point> enoughSince;  // elastic: when MIN nodes had joined
   for (;;) {
     int64_t count = store.add(kClaimCount, 0);
     for (; read < count; ++read) {
@@ -119,18 +142,18 @@ json decide(c10d::Store& store, const NodeClaim& self, std::chrono::milliseconds
       held[claim.nodeRank] = claim;
       accepted.push_back(read + 1);
     }
-    if (static_cast<int64_t>(held.size()) == self.nnodes) {
-      json sizes = json::array(), holders = json::array();
-      for (const auto& [rank, claim] : held) {
-        sizes.push_back(claim.nprocPerNode);
-        holders.push_back(claim.describe());
-      }
-      return json{{"sizes", sizes}, {"accepted", accepted}, {"holders", holders}};
-    }
+    int64_t joined = static_cast<int64_t>(held.size());
+    if (joined == self.nnodes) return admitted(held, accepted);
+    if (joined >= self.minNodes && !enoughSince) enoughSince = Clock::now();
+    if (enoughSince && Clock::now() - *enoughSince >= joinWait) return admitted(held, accepted);
     std::string missing = missingNodes(held, self.nnodes);
     if (progress.expired()) {
+      std::string needed = self.minNodes < self.nnodes
+                               ? " (the job needs at least " + std::to_string(self.minNodes) +
+                                     " nodes and has " + std::to_string(joined) + ")"
+                               : "";
       return json{{"error", "node(s) " + missing + " of " + std::to_string(self.nnodes) +
-                                " never joined within " + describeDuration(timeout) +
+                                " never joined within " + describeDuration(timeout) + needed +
                                 " (are their launchers running with this --rdzv-endpoint?)"},
                   {"timeout", true}};
     }
@@ -165,7 +188,7 @@ void awaitAcknowledgements(c10d::Store& store) {
     std::this_thread::sleep_for(kPollInterval);
 }
 
-NodeMap mapFrom(const json& decision, const NodeClaim& self, int64_t number) {
+std::optional<NodeMap> mapFrom(const json& decision, const NodeClaim& self, int64_t number) {
   if (decision.contains("error")) {
     std::string error = decision.at("error");
     if (decision.contains("timeout")) throw TimeoutError(error);
@@ -173,6 +196,7 @@ NodeMap mapFrom(const json& decision, const NodeClaim& self, int64_t number) {
   }
   const json& accepted = decision.at("accepted");
   if (std::find(accepted.begin(), accepted.end(), number) == accepted.end()) {
+    if (self.minNodes < self.nnodes) return std::nullopt;
     const json& holders = decision.at("holders");
     std::string held = self.nodeRank < static_cast<int64_t>(holders.size())
                            ? "--node-rank " + std::to_string(self.nodeRank) + " is held by " +
@@ -184,6 +208,7 @@ NodeMap mapFrom(const json& decision, const NodeClaim& self, int64_t number) {
   }
   NodeMap map;
   for (const json& size : decision.at("sizes")) map.sizes.push_back(size.get<int>());
+  for (const json& rank : decision.at("node_ranks")) map.nodeRanks.push_back(rank.get<int64_t>());
   return map;
 }
 
@@ -201,15 +226,23 @@ int NodeMap::firstRankOf(int node) const {
   return first;
 }
 
+int NodeMap::positionOf(int64_t nodeRank) const {
+  auto at = std::find(nodeRanks.begin(), nodeRanks.end(), nodeRank);
+  if (at == nodeRanks.end())
+    throw Error("node rank " + std::to_string(nodeRank) + " is not among the job's nodes");
+  return static_cast<int>(at - nodeRanks.begin());
+}
+
 std::string NodeMap::text() const {
   std::string out;
   for (int size : sizes) out += (out.empty() ? "" : ",") + std::to_string(size);
   return out;
 }
 
-NodeMap agreeOnNodes(const c10::intrusive_ptr<c10d::Store>& scope, const NodeClaim& self,
-                     std::chrono::milliseconds timeout) {
-  if (self.nnodes == 1) return NodeMap{{static_cast<int>(self.nprocPerNode)}};
+std::optional<NodeMap> agreeOnNodes(const c10::intrusive_ptr<c10d::Store>& scope,
+                                    const NodeClaim& self, std::chrono::milliseconds joinWait,
+                                    std::chrono::milliseconds timeout) {
+  if (self.nnodes == 1) return NodeMap{{static_cast<int>(self.nprocPerNode)}, {0}};
   c10d::Store& store = *scope;
   json decision;
   int64_t number = 0;
@@ -217,7 +250,7 @@ NodeMap agreeOnNodes(const c10::intrusive_ptr<c10d::Store>& scope, const NodeCla
     number = store.add(kClaimCount, 1);
     put(store, claimKey(number), toJson(self));
     if (self.nodeRank == 0) {
-      decision = decide(store, self, timeout);
+      decision = decide(store, self, joinWait, timeout);
       put(store, kDecision, decision);
       if (decision.contains("error")) awaitAcknowledgements(store);
     } else {

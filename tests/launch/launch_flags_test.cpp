@@ -174,10 +174,31 @@ std::string environmentErrorOf(const std::map<std::string, std::string>& values)
   return "no error";
 }
 
+// --nnodes MIN:MAX (or PET_NNODES) makes the job elastic; N and N:N do not.
+TEST(LaunchFlags, NodeRangesMakeTheJobElastic) {
+  LaunchOptions elastic =
+      parseLaunch({"--nnodes", "2:4", "--master-port", "29500", "--join-wait", "3", "--", "x"});
+  EXPECT_EQ(elastic.nnodes, 4);
+  EXPECT_EQ(elastic.fewestNodes(), 2);
+  EXPECT_TRUE(elastic.elastic());
+  EXPECT_DOUBLE_EQ(elastic.joinWaitSeconds, 3);
+  LaunchOptions fixed = parseLaunch({"--nnodes", "3:3", "--master-port", "29500", "--", "x"});
+  EXPECT_EQ(fixed.nnodes, 3);
+  EXPECT_FALSE(fixed.elastic());
+  {
+    ClusterVariables pet({{"PET_NNODES", "1:3"}, {"PET_MASTER_PORT", "29500"}});
+    LaunchOptions fromKubeflow = parseLaunch({"--", "x"});
+    EXPECT_EQ(fromKubeflow.nnodes, 3);
+    EXPECT_EQ(fromKubeflow.fewestNodes(), 1);
+  }
+  EXPECT_THROW(parseLaunch({"--nnodes", "3:2", "--", "x"}), FlagError);
+  EXPECT_THROW(parseLaunch({"--nnodes", "0:2", "--", "x"}), FlagError);
+}
+
 TEST(LaunchFlags, MalformedClusterVariablesAreNamed) {
-  EXPECT_EQ(environmentErrorOf({{"PET_NNODES", "1:4"}}),
-            "PET_NNODES '1:4' asks for an elastic range of nodes; strata launch needs a fixed "
-            "count (N or N:N)");
+  EXPECT_EQ(environmentErrorOf({{"PET_NNODES", "4:1"}}),
+            "PET_NNODES must be a node count N or a range MIN:MAX with 1 <= MIN <= MAX, got "
+            "'4:1'");
   EXPECT_EQ(environmentErrorOf({{"PET_NPROC_PER_NODE", "auto"}}),
             "PET_NPROC_PER_NODE must be an integer in [1, 1048576], got 'auto'");
   EXPECT_EQ(environmentErrorOf({{"JOB_COMPLETION_INDEX", "-1"}}),

@@ -41,6 +41,21 @@ int main(int argc, char** argv) {
     std::cout << "attempt " << world->env().restartAttempt << std::endl;
     if (world->env().restartAttempt == 0 && misbehave) return 1;
   }
+  if (mode == "elastic") {
+    // Round 0 keeps all-reducing until a node is killed and this worker
+    // fails; a later round reports its world and ends.
+    const strata::ProcessEnv& env = world->env();
+    std::cout << "round " << env.restartAttempt << " world " << env.worldSize << std::endl;
+    if (env.restartAttempt == 0) {
+      std::cout << "ready" << std::endl;
+      for (int i = 0; i < 600; ++i) {
+        torch::Tensor t = torch::ones({4});
+        world->comm().allReduce(t);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      return 4;  // never killed: the test's node failure did not happen
+    }
+  }
   if (mode == "sleep") {
     // After the barrier, so every worker of the job is up once all said so.
     // The parent shows whether a wrapper stands between launcher and worker.

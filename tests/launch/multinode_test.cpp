@@ -29,19 +29,21 @@ struct NodeFlags {
   int nproc = 2;
   int nnodes = 2;
   std::vector<std::string> extra;
+  std::string nodes = "";   // --nnodes as given, when not nnodes
+  std::string mode = "ok";  // the launch worker's behaviour
 };
 
 std::unique_ptr<ChildProcess> startNode(std::vector<std::string> prefix, const NodeFlags& node,
                                         const std::string& addr, int port) {
   SpawnSpec spec;
   spec.argv = std::move(prefix);
-  spec.argv.insert(
-      spec.argv.end(),
-      {STRATA_BINARY, "launch", "--nproc-per-node", std::to_string(node.nproc), "--nnodes",
-       std::to_string(node.nnodes), "--node-rank", std::to_string(node.nodeRank), "--master-addr",
-       addr, "--master-port", std::to_string(port), "--timeout", "20"});
+  spec.argv.insert(spec.argv.end(),
+                   {STRATA_BINARY, "launch", "--nproc-per-node", std::to_string(node.nproc),
+                    "--nnodes", node.nodes.empty() ? std::to_string(node.nnodes) : node.nodes,
+                    "--node-rank", std::to_string(node.nodeRank), "--master-addr", addr,
+                    "--master-port", std::to_string(port), "--timeout", "20"});
   spec.argv.insert(spec.argv.end(), node.extra.begin(), node.extra.end());
-  spec.argv.insert(spec.argv.end(), {"--", LAUNCH_WORKER, "ok"});
+  spec.argv.insert(spec.argv.end(), {"--", LAUNCH_WORKER, node.mode});
   return std::make_unique<ChildProcess>(spec);
 }
 
@@ -97,6 +99,34 @@ TEST(MultiNode, NodesOfDifferentSizesFormOneJob) {
         << output;
     EXPECT_NE(output.find("[rank " + std::to_string(rank) + "] sum 5"), std::string::npos)
         << output;
+  }
+}
+
+// An elastic job of three one-worker nodes (--nnodes 2:3): node 2 is killed
+// mid-run, the workers of nodes 0 and 1 fail on the lost peer, and their
+// launchers re-form the job on the two of them, which then finishes.
+TEST(MultiNode, ElasticJobReformsOnTheNodesLeftAfterOneIsKilled) {
+  testing::ReservedPort reserved;
+  int port = reserved.number();
+  std::vector<std::unique_ptr<testing::ChildProcess>> nodes;
+  for (int rank = 0; rank < 3; ++rank) {
+    NodeFlags flags{rank, 1, 3, {"--max-restarts", "1", "--join-wait", "2"}, "2:3", "elastic"};
+    nodes.push_back(startNode({}, flags, "127.0.0.1", port));
+  }
+  ASSERT_TRUE(nodes[2]->waitForOutput(
+      [](const std::string& out) { return out.find("ready") != std::string::npos; },
+      after(kJobLimit)))
+      << nodes[2]->output();
+  kill(nodes[2]->pid(), SIGKILL);
+  for (int rank = 0; rank < 2; ++rank) {
+    std::optional<ExitStatus> status = nodes[rank]->waitForExit(after(kJobLimit));
+    const std::string& out = nodes[rank]->output();
+    ASSERT_TRUE(status && status->success()) << out;
+    EXPECT_NE(out.find("round 0 world 3"), std::string::npos) << out;
+    EXPECT_NE(out.find("round 1 world 2"), std::string::npos) << out;
+    EXPECT_NE(out.find("of 2 (elastic 2:3) (workers per node 1,1, world size 2)"),
+              std::string::npos)
+        << out;
   }
 }
 

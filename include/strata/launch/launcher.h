@@ -7,6 +7,11 @@
 // (port in use; on a node other than 0, node 0 unreachable within the timeout
 // or the job token refused, before any worker starts), 128+N after signal N.
 // Workers die with the launcher even when it is SIGKILLed (src/launch/orphan_guard.h).
+// Each start and restart is a round that every node joins (node 0 decides,
+// src/launch/node_agreement.h), so all nodes agree on the attempt number. An
+// elastic job (--nnodes MIN:MAX) re-forms after a failure with the nodes
+// that come back, at least MIN, and a node started later joins at the next
+// round; node 0 serves the rendezvous and must stay up.
 // When a worker exits non-zero or dies of a signal, the others are stopped
 // within kStopGrace (SIGTERM, then SIGKILL) and the failed rank, its exit code
 // or signal and its last lines of stderr are printed. A worker that stalls is
@@ -23,7 +28,10 @@ namespace strata {
 
 struct LaunchOptions {
   int64_t nprocPerNode = 1;
-  int64_t nnodes = 1;
+  int64_t nnodes = 1;    // the most nodes (--nnodes N or MIN:MAX)
+  int64_t minNodes = 0;  // the fewest an elastic job runs on; 0: not elastic (nnodes)
+  // Elastic: once minNodes have joined a round, how long node 0 waits for more.
+  double joinWaitSeconds = 10;
   int64_t nodeRank = 0;
   std::string masterAddr = "127.0.0.1";
   int64_t masterPort = 0;  // 0: pick a free port (single node only)
@@ -32,6 +40,9 @@ struct LaunchOptions {
   std::string jobToken;         // exported as STRATA_JOB_TOKEN; default from the environment
   int64_t threadsPerWorker = 1;
   std::vector<std::string> command;
+
+  int64_t fewestNodes() const { return minNodes > 0 ? minNodes : nnodes; }
+  bool elastic() const { return fewestNodes() < nnodes; }
 };
 
 constexpr std::chrono::seconds kStopGrace{3};

@@ -37,6 +37,10 @@ const std::vector<ConfigOption>& configOptions() {
        +[](C& c) -> std::string& { return c.parallel.schedule; }},
       {"parallel", "virtual_stages", "virtual-stages", "model chunks per pipeline rank",
        +[](C& c) -> int64_t& { return c.parallel.virtualStages; }},
+      {"parallel", "elastic", "elastic-policy",
+       "on a world of another size (an elastic restart): off, or dp to keep tp and pp and resize "
+       "dp, keeping the global batch",
+       +[](C& c) -> std::string& { return c.parallel.elastic; }},
       {"parallel", "zero", "zero",
        "ZeRO stage over dp: 0 off, 1 shards AdamW state, 2 also the gradients",
        +[](C& c) -> int64_t& { return c.parallel.zero; }},

@@ -165,6 +165,8 @@ void checkChoices(const TrainConfig& c, Problems& p) {
           "train.device must be cpu or cuda, got '" + device + "'");
   p.check(!c.checkpoint.resume || !c.checkpoint.dir.empty(),
           "checkpoint.resume needs checkpoint.dir");
+  p.check(c.parallel.elastic == "off" || c.parallel.elastic == "dp",
+          "parallel.elastic must be off or dp, got '" + c.parallel.elastic + "'");
   const std::string& onSaveError = c.checkpoint.onSaveError;
   p.check(onSaveError == "stop" || onSaveError == "continue",
           "checkpoint.on_save_error must be stop or continue, got '" + onSaveError + "'");

@@ -18,12 +18,14 @@
 #include "strata/tensor_parallel/sharding.h"
 #include "strata/train/checkpoint/checkpoint.h"
 #include "strata/train/config/config_file.h"
+#include "strata/train/config/elastic_layout.h"
 #include "strata/train/config/validate_config.h"
 #include "strata/train/data/data_source.h"
 #include "strata/train/loop/device.h"
 #include "strata/train/loop/grad_norm.h"
 #include "strata/train/loop/optimizer.h"
 #include "strata/train/loop/precision.h"
+#include "strata/util/log.h"
 #include "train/config/config_agreement.h"
 
 namespace strata::train {
@@ -148,9 +150,13 @@ class EvalMode {
 // Runs in the first member initializer, so the whole config is checked (and
 // every problem reported) before a member that rejects bad values on its own,
 // the LR schedule, sees it.
+// A world of another size than configured is fitted first, when the elastic
+// policy allows (elastic_layout.h), and every rank says what changed.
 TrainConfig validated(TrainConfig config, int worldSize) {
-  validateConfig(config, worldSize);
-  return config;
+  FittedLayout fitted = fitLayoutToWorld(config, worldSize);
+  if (!fitted.note.empty()) logMessage(LogLevel::Info, fitted.note);
+  validateConfig(fitted.config, worldSize);
+  return fitted.config;
 }
 
 }  // namespace

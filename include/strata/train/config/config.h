@@ -39,6 +39,9 @@ struct ParallelConfig {
   // Each stage keeps only its inputs; backward recomputes the forward, with
   // the dropout masks the first forward drew.
   bool checkpointActivations = false;
+  // How the layout follows a world of another size (elastic restarts):
+  // "off" or "dp" (strata/train/config/elastic_layout.h).
+  std::string elastic = "off";
 };
 
 struct OptimConfig {
