@@ -3,10 +3,13 @@
 // and the losses continue those of an uninterrupted run at A within 1e-5
 // relative (the reduction order changes with the layout). Parameters and
 // AdamW's moments and step counts are rebuilt from the tensor index,
-// ZeRO's flat shards included.
+// ZeRO's flat shards included; also through `strata checkpoint convert`.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 
 #include "strata/train/checkpoint/checkpoint.h"
 #include "trainer_test_util.h"
@@ -30,11 +33,28 @@ TrainConfig at(TrainConfig config, Layout layout) {
   return config;
 }
 
-void expectResumeAcrossLayouts(const std::string& name, const TrainConfig& base, Layout a,
-                               Layout b) {
+// The strata command's exit status and output.
+std::pair<int, std::string> strata(const std::string& args) {
+  std::string output;
+  FILE* pipe = popen((std::string(STRATA_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof(buffer), pipe)) output.append(buffer, n);
+  int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+std::string flags(Layout l) {
+  return " --pp " + std::to_string(l.pp) + " --dp " + std::to_string(l.dp) + " --tp " +
+         std::to_string(l.tp);
+}
+
+// With `offline`, B resumes from `strata checkpoint convert`'s copy instead.
+void expectResumeAcrossLayouts(const std::string& name, const TrainConfig& base, Layout a, Layout b,
+                               bool offline = false) {
   std::string dir = sharedDir(name);
   TrainConfig configA = at(base, a), configB = at(base, b);
   configA.checkpoint.dir = configB.checkpoint.dir = dir + "/checkpoints";
+  if (offline) configB.checkpoint.dir = dir + "/converted";
   auto options = sharedDirOptions(dir);
   using strata::testing::RankContext;
   strata::testing::runInProcesses(
@@ -52,6 +72,11 @@ void expectResumeAcrossLayouts(const std::string& name, const TrainConfig& base,
         trainer.saveCheckpoint();
       },
       options);
+  if (offline) {
+    auto [status, output] = strata("checkpoint convert --from " + configA.checkpoint.dir +
+                                   " --to " + configB.checkpoint.dir + flags(b));
+    ASSERT_EQ(status, 0) << output;
+  }
   strata::testing::runInProcesses(
       b.processes(),
       [&](const RankContext& ctx) {
@@ -107,6 +132,42 @@ TEST(TrainerReshard, OddVocabularyTp2ToTp4) {
   config.model.vocab = 257;
   config.model.tiedEmbeddings = false;
   expectResumeAcrossLayouts("reshard-vocab", config, {1, 1, 2}, {1, 1, 4});
+}
+
+TEST(TrainerReshard, OfflineConvertPp2Tp2ToTp4) {
+  expectResumeAcrossLayouts("reshard-convert", tinyConfig(), {2, 1, 2}, {1, 1, 4}, true);
+}
+
+// Offline into a ZeRO run's layout: the converted plain AdamW state loads
+// into ZeRO's flat shards.
+TEST(TrainerReshard, OfflineConvertDp2ZeroToPp2Dp2Zero1) {
+  expectResumeAcrossLayouts("reshard-convert-zero", tinyConfig(), {1, 2, 1, 1}, {2, 2, 1, 1}, true);
+}
+
+TEST(TrainerReshard, InspectShowsTheIndexAndVerifyFindsACorruptShard) {
+  std::string dir = sharedDir("reshard-inspect");
+  TrainConfig config = tinyConfig();
+  config.checkpoint.dir = dir + "/checkpoints";
+  {
+    Trainer trainer(config, singleProcessWorld());
+    trainSteps(trainer, 2);
+    trainer.saveCheckpoint();
+  }
+  auto [status, output] = strata("checkpoint inspect " + config.checkpoint.dir);
+  EXPECT_EQ(status, 0) << output;
+  for (const char* part :
+       {"step: 2", "format: 2", "hidden 32", "on 1 rank",
+        "block0.attention.qkv.weight parameter [96, 32] float32 12288 bytes",
+        "block0.attention.qkv.weight exp_avg [96, 32]", "step 2", "shards not reread"})
+    EXPECT_NE(output.find(part), std::string::npos) << part << " not in:\n" << output;
+  std::tie(status, output) = strata("checkpoint inspect --verify " + config.checkpoint.dir);
+  EXPECT_EQ(status, 0) << output;
+  EXPECT_NE(output.find("every shard matches"), std::string::npos) << output;
+  flipMiddleByte(stepDirectory(config.checkpoint.dir, 2) + "/rank-00000.pt");
+  std::tie(status, output) = strata("checkpoint inspect --verify " + config.checkpoint.dir);
+  EXPECT_EQ(status, 1) << output;
+  EXPECT_NE(output.find("rank-00000.pt' is corrupt"), std::string::npos) << output;
+  removeSharedDir(dir);
 }
 
 TEST(TrainerReshard, AnotherModelIsRefusedNamingTheDifference) {
