@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint_command.h"
 #include "data_command.h"
 #include "generate_command.h"
 #include "k8s_command.h"
@@ -47,6 +48,8 @@ int main(int argc, char** argv) {
       addVersionCommand(strata)};
   for (const strata::Subcommand& data : strata::addDataCommands(strata, std::cout))
     subcommands.push_back(data);
+  for (const strata::Subcommand& tool : strata::addCheckpointCommands(strata, std::cout))
+    subcommands.push_back(tool);
   return strata::runCommandLine(
       strata, subcommands, std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
 }

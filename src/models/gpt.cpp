@@ -87,7 +87,7 @@ class GptHeadImpl : public torch::nn::Module, public tp::ShardedModule {
  public:
   GptHeadImpl(const GptConfig& c, std::shared_ptr<Communicator> tpComm,
               const tp::VocabParallelEmbedding& tiedTo)
-      : sequenceParallel_(c.sequenceParallel), tp_(std::move(tpComm)) {
+      : sequenceParallel_(c.sequenceParallel), vocab_(c.vocab), tp_(std::move(tpComm)) {
     norm = register_module("norm", tp::ParallelLayerNorm(c.hidden, c.sequenceParallel, tp_));
     markPadding(c.vocab);
     if (tiedTo) {
@@ -114,6 +114,9 @@ class GptHeadImpl : public torch::nn::Module, public tp::ShardedModule {
 
   int64_t shardDim(const std::string& name) const override {
     return name == "tied_weight" ? 0 : tp::kReplicated;
+  }
+  int64_t unpaddedSize(const std::string& name) const override {
+    return name == "tied_weight" ? vocab_ : kNotPadded;
   }
 
   tp::ParallelLayerNorm norm{nullptr};
@@ -144,6 +147,7 @@ class GptHeadImpl : public torch::nn::Module, public tp::ShardedModule {
   }
 
   bool sequenceParallel_;
+  int64_t vocab_;
   std::shared_ptr<Communicator> tp_;
   at::Tensor padding_;  // undefined when this rank holds no padding
 };

@@ -36,6 +36,25 @@ int64_t shardDimOf(const torch::nn::Module& root, const std::string& qualifiedNa
   return found->second;
 }
 
+std::vector<int64_t> wholeShapeOf(const torch::nn::Module& root, const std::string& qualifiedName,
+                                  at::IntArrayRef shardSizes, int tpSize) {
+  std::vector<int64_t> shape = shardSizes.vec();
+  int64_t dim = shardDimOf(root, qualifiedName);
+  if (dim == kReplicated) return shape;
+  shape[static_cast<size_t>(dim)] *= tpSize;
+  // The owning module answers for its direct parameter.
+  size_t dot = qualifiedName.rfind('.');
+  std::string owner = dot == std::string::npos ? "" : qualifiedName.substr(0, dot);
+  std::string local = dot == std::string::npos ? qualifiedName : qualifiedName.substr(dot + 1);
+  for (const auto& entry : root.named_modules()) {
+    if (entry.key() != owner) continue;
+    const auto* sharded = dynamic_cast<const ShardedModule*>(entry.value().get());
+    int64_t unpadded = sharded ? sharded->unpaddedSize(local) : ShardedModule::kNotPadded;
+    if (unpadded != ShardedModule::kNotPadded) shape[static_cast<size_t>(dim)] = unpadded;
+  }
+  return shape;
+}
+
 std::vector<std::pair<std::string, at::Tensor>> gatherFullParameters(const torch::nn::Module& root,
                                                                      Communicator& tp) {
   auto dims = shardDims(root);

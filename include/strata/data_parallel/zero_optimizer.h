@@ -44,6 +44,9 @@ class ZeroOptimizer {
   // parameters themselves are the model's); see FlatOptimizer.
   std::vector<NamedTensor> saveState() const { return optimizer_->saveState(); }
   void loadState(const std::vector<NamedTensor>& saved) { optimizer_->loadState(saved); }
+  // The replica set whose flat buckets the state follows: which parameter
+  // sits where, and this rank's chunk of each bucket (checkpoint resharding).
+  const DataParallel& replicas() const { return dp_; }
 
  private:
   void gatherParameters();

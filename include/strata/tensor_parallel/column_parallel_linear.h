@@ -45,6 +45,9 @@ class ColumnParallelLinearImpl : public torch::nn::Module, public ShardedModule 
 
   at::Tensor forward(const at::Tensor& x);
   int64_t shardDim(const std::string& name) const override;
+  int64_t unpaddedSize(const std::string& name) const override {
+    return options_.padOutputToTp ? options_.outFeatures : kNotPadded;
+  }
   const ColumnParallelLinearOptions& options() const { return options_; }
 
   at::Tensor weight;  // [out/p, in]

@@ -39,6 +39,7 @@ class VocabParallelEmbeddingImpl : public torch::nn::Module, public ShardedModul
 
   at::Tensor forward(const at::Tensor& ids);
   int64_t shardDim(const std::string& name) const override { return 0; }
+  int64_t unpaddedSize(const std::string& name) const override { return options_.vocab; }
 
   at::Tensor weight;  // [Vp/p, hidden]
 

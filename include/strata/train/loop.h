@@ -1,9 +1,10 @@
 // strata/train/loop/: the training loop: the Trainer, optimizer and LR schedule, gradient norm
-// and clipping, metrics, progress, generation.
+// and clipping, metrics, progress, generation, checkpoint conversion.
 //
 // Includes every public header of the folder.
 #pragma once
 
+#include "strata/train/loop/checkpoint_convert.h"
 #include "strata/train/loop/device.h"
 #include "strata/train/loop/flops.h"
 #include "strata/train/loop/generate.h"

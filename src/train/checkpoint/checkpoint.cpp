@@ -16,6 +16,7 @@
 #include "train/checkpoint/atomic_file.h"
 #include "train/checkpoint/checkpoint_shard.h"
 #include "train/checkpoint/file_digest.h"
+#include "train/checkpoint/gather_text.h"
 
 namespace strata::train {
 namespace {
@@ -24,7 +25,8 @@ namespace fs = std::filesystem;
 
 constexpr const char* kMetadataFile = "metadata.toml";
 constexpr const char* kMarkerFile = "COMPLETE";
-constexpr int64_t kFormatVersion = 1;
+// 2: with the tensor index (tensor_index.h) and AdamW's state by parameter.
+constexpr int64_t kFormatVersion = 2;
 constexpr int64_t kDigestBytes = 32;
 
 std::string shardFileName(int rank) {
@@ -55,6 +57,7 @@ std::string metadataText(const CheckpointInfo& info) {
                                                     {"dp", int64_t{d.dp}},
                                                     {"cp", int64_t{d.cp}},
                                                     {"tp", int64_t{d.tp}},
+                                                    {"sharded_optimizers", info.shardedOptimizers},
                                                     {"config", info.configToml}});
   for (size_t rank = 0; rank < info.shards.size(); ++rank) {
     const ShardRecord& shard = info.shards[rank];
@@ -62,7 +65,7 @@ std::string metadataText(const CheckpointInfo& info) {
                        shardTable(rank),
                        {{"file", shard.file}, {"bytes", shard.bytes}, {"sha256", shard.sha256}});
   }
-  return text;
+  return text + tensorIndexToml(info.pieces);
 }
 
 // metadata.toml's entries by "table.key"; every lookup failure names the file.
@@ -102,6 +105,8 @@ CheckpointInfo parseMetadata(const Metadata& m) {
   CheckpointInfo info;
   // Checkpoints written before Strata had a version lack the key; they load.
   info.strataVersion = m.find<std::string>("checkpoint.strata_version").value_or("");
+  info.format = m.get<int64_t>("checkpoint.format");
+  info.shardedOptimizers = m.find<int64_t>("checkpoint.sharded_optimizers").value_or(0);
   info.step = m.get<int64_t>("checkpoint.step");
   info.worldSize = static_cast<int>(m.get<int64_t>("checkpoint.world_size"));
   info.degrees.pp = static_cast<int>(m.get<int64_t>("checkpoint.pp"));
@@ -179,7 +184,11 @@ void checkLayout(const CheckpointInfo& info, const ParallelLayout& layout, const
   ParallelLayout saved(info.worldSize, d);
   throw CheckpointError("checkpoint '" + dir + "' was saved with layout " + saved.describe() +
                         " on " + std::to_string(info.worldSize) + " ranks; this job runs " +
-                        layout.describe() + " on " + std::to_string(layout.worldSize()));
+                        layout.describe() + " on " + std::to_string(layout.worldSize()) +
+                        (info.format < 2
+                             ? " (a format-1 checkpoint, from before Strata resharded checkpoints, "
+                               "loads only into its own layout)"
+                             : ""));
 }
 
 }  // namespace
@@ -256,11 +265,18 @@ void saveCheckpoint(const std::string& dir, int64_t step, const ParallelLayout& 
   problem = firstProblem(world, attempt([&] { mine = writeShard(stepDir, world.rank(), state); }));
   if (problem.empty()) {
     std::vector<ShardRecord> shards = gatherShardRecords(mine, world);
+    std::vector<std::string> indexes =
+        allGatherText(world, tensorIndexToml(indexShard(state, mine.file)));
     std::string metadataProblem;
     if (world.rank() == 0) {
       metadataProblem = attempt([&] {
-        writeMetadataAndMarker(stepDir,
-                               {step, layout.worldSize(), layout.degrees(), configToml, shards});
+        CheckpointInfo info{step, layout.worldSize(), layout.degrees(), configToml, shards};
+        info.shardedOptimizers = static_cast<int64_t>(state.shardedOptimizers.size());
+        for (const std::string& text : indexes) {
+          std::vector<TensorPiece> pieces = parseTensorIndex(text, "the index of a rank");
+          info.pieces.insert(info.pieces.end(), pieces.begin(), pieces.end());
+        }
+        writeMetadataAndMarker(stepDir, info);
       });
     }
     // Nobody returns before the checkpoint is complete, or all know it is not.
@@ -342,14 +358,12 @@ CheckpointInfo readCheckpointInfo(const std::string& stepDir) {
   if (actual != expected)
     throw CheckpointError("checkpoint metadata '" + metadataPath +
                           "' is corrupt: sha256 expected " + expected + ", actual " + actual);
-  return parseMetadata(Metadata(metadata, metadataPath));
+  CheckpointInfo info = parseMetadata(Metadata(metadata, metadataPath));
+  info.pieces = parseTensorIndex(metadata, metadataPath);
+  return info;
 }
 
-CheckpointInfo loadCheckpoint(const std::string& stepDir, const ParallelLayout& layout, int rank,
-                              RankState& state) {
-  CheckpointInfo info = readCheckpointInfo(stepDir);
-  checkLayout(info, layout, stepDir);
-  const ShardRecord& record = info.shards.at(static_cast<size_t>(rank));
+void verifyShard(const std::string& stepDir, const ShardRecord& record) {
   std::string path = join(stepDir, record.file);
   FileDigest actual = digestFile(path);
   if (actual.bytes != record.bytes)
@@ -359,7 +373,31 @@ CheckpointInfo loadCheckpoint(const std::string& stepDir, const ParallelLayout& 
   if (actual.sha256 != record.sha256)
     throw CheckpointError("checkpoint shard '" + path + "' is corrupt: sha256 expected " +
                           record.sha256 + ", actual " + actual.sha256);
-  readShardFile(path, state);
+}
+
+CheckpointInfo loadCheckpoint(const std::string& stepDir, const ParallelLayout& layout, int rank,
+                              RankState& state) {
+  CheckpointInfo info = readCheckpointInfo(stepDir);
+  const ParallelDegrees& d = info.degrees;
+  const ParallelDegrees& mine = layout.degrees();
+  bool sameLayout = info.worldSize == layout.worldSize() && d.pp == mine.pp && d.dp == mine.dp &&
+                    d.cp == mine.cp && d.tp == mine.tp;
+  // Format 1 did not record ZeRO; its shard says, and refuses a mismatch.
+  bool sameOptimizer =
+      info.format < 2 || (!state.optimizer && state.shardedOptimizers.empty()) ||
+      info.shardedOptimizers == static_cast<int64_t>(state.shardedOptimizers.size());
+  if (sameLayout && sameOptimizer) {
+    const ShardRecord& record = info.shards.at(static_cast<size_t>(rank));
+    verifyShard(stepDir, record);
+    readShardFile(join(stepDir, record.file), state);
+    return info;
+  }
+  if (info.format < 2 || state.parameters.empty()) checkLayout(info, layout, stepDir);
+  if (state.parameters.empty())
+    throw CheckpointError("checkpoint '" + stepDir + "' was saved " +
+                          (info.shardedOptimizers > 0 ? "with" : "without") +
+                          " ZeRO and this run is the other way: resume with the same --zero");
+  loadResharded(stepDir, info, state);
   return info;
 }
 

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "strata/data_parallel/zero_optimizer.h"
+#include "train/checkpoint/adamw_state.h"
 
 namespace strata::train {
 namespace {
@@ -75,8 +76,14 @@ void loadModule(torch::nn::Module& module, torch::serialize::InputArchive& archi
 
 std::string shardedKey(size_t group) { return "sharded_optimizer_" + std::to_string(group); }
 
+// AdamW by parameter (adamw_state.h), so the tensor index can address its
+// moments; any other optimizer as LibTorch serialises it.
 void writeOptimizers(const RankState& state, torch::serialize::OutputArchive& archive) {
-  if (state.optimizer) {
+  if (torch::optim::AdamW* adamw = indexableAdamW(state.optimizer)) {
+    torch::serialize::OutputArchive optimizer;
+    writeAdamWState(*adamw, optimizer);
+    archive.write("adamw", optimizer);
+  } else if (state.optimizer) {
     torch::serialize::OutputArchive optimizer;
     state.optimizer->save(optimizer);
     archive.write("optimizer", optimizer);
@@ -139,8 +146,11 @@ void readOptimizers(torch::serialize::InputArchive& archive, RankState& state,
                             std::to_string(state.shardedOptimizers.size()));
     }
   }
-  if (state.optimizer) {
-    torch::serialize::InputArchive optimizer;
+  torch::serialize::InputArchive optimizer;
+  torch::optim::AdamW* adamw = indexableAdamW(state.optimizer);
+  if (adamw && archive.try_read("adamw", optimizer)) {
+    readAdamWState(optimizer, *adamw, origin);
+  } else if (state.optimizer) {
     archive.read("optimizer", optimizer);
     state.optimizer->load(optimizer);
     placeStateWithParameters(*state.optimizer);
@@ -175,6 +185,14 @@ void serializeShard(const RankState& state, const ByteSink& sink) {
   if (failure) std::rethrow_exception(failure);
 }
 
+void readRunState(torch::serialize::InputArchive& archive, RankState& state) {
+  state.lr.step = readScalar(archive, "lr_step");
+  state.data = {readScalar(archive, "data_epoch"), readScalar(archive, "data_batch")};
+  at::Tensor rng;
+  archive.read("rng_cpu", rng);
+  setCpuGeneratorState(rng);
+}
+
 void readShardFile(const std::string& path, RankState& state) {
   try {
     torch::serialize::InputArchive archive, model;
@@ -182,11 +200,7 @@ void readShardFile(const std::string& path, RankState& state) {
     archive.read("model", model);
     loadModule(*state.model, model, "", path);
     readOptimizers(archive, state, path);  // none: model only (generation)
-    state.lr.step = readScalar(archive, "lr_step");
-    state.data = {readScalar(archive, "data_epoch"), readScalar(archive, "data_batch")};
-    at::Tensor rng;
-    archive.read("rng_cpu", rng);
-    setCpuGeneratorState(rng);
+    readRunState(archive, state);
   } catch (const c10::Error& error) {
     throw CheckpointError(
         "checkpoint shard '" + path +

@@ -9,13 +9,13 @@
 
 #include "strata/error.h"
 #include "strata/models/gpt.h"
-#include "strata/pipeline/split.h"
 #include "strata/schedule/registry.h"
 #include "strata/tensor_parallel/sharding.h"
 #include "strata/train/checkpoint/checkpoint.h"
 #include "strata/train/config/config_file.h"
 #include "strata/train/data/tokenizer.h"
 #include "strata/train/loop/trainer.h"
+#include "train/loop/parameter_index.h"
 #include "train/loop/shape_communicator.h"
 
 namespace strata::train {
@@ -36,19 +36,6 @@ std::string stepDirectoryOf(const std::string& path) {
   std::optional<std::string> latest = findLatestComplete(path);
   if (!latest) throw CheckpointError("no complete checkpoint under '" + path + "'");
   return *latest;
-}
-
-// Pipeline rank that trained each top-level layer, as Trainer cut the model:
-// even counts over pp x virtual stages, stages placed round-robin.
-std::vector<int> layerOwners(const TrainConfig& c, int layers) {
-  int pp = static_cast<int>(c.parallel.pp);
-  int stages = pp * static_cast<int>(c.parallel.virtualStages);
-  std::vector<int> owners;
-  std::vector<int> counts = pipeline::evenCounts(layers, stages);
-  for (int stage = 0; stage < stages; ++stage) {
-    for (int i = 0; i < counts[static_cast<size_t>(stage)]; ++i) owners.push_back(stage % pp);
-  }
-  return owners;
 }
 
 // The full model: every tensor from the shard of the rank that trained it,

@@ -27,6 +27,8 @@
 #include "strata/train/loop/precision.h"
 #include "strata/util/log.h"
 #include "train/config/config_agreement.h"
+#include "train/loop/parameter_index.h"
+#include "train/loop/same_model.h"
 
 namespace strata::train {
 
@@ -404,6 +406,11 @@ RankState Trainer::rankState() const {
   for (const auto& zero : s.zero) rank.shardedOptimizers.push_back(zero.get());
   rank.lr = lr_.state();
   rank.data = s.trainData->position();
+  std::vector<std::pair<std::string, at::Tensor>> owned;
+  for (const ParameterShard& shard : s.shards) owned.emplace_back(shard.name, shard.tensor);
+  rank.parameters = indexParameters(*s.model, owned, s.groups.coord, s.layout.degree(Dim::kTensor));
+  rank.tpRank = s.groups.coord.tp;
+  rank.dpRank = s.groups.coord.dp;
   return rank;
 }
 
@@ -418,6 +425,7 @@ std::optional<CheckpointInfo> Trainer::resumeFromLatest() {
   State& s = *state_;
   std::optional<std::string> latest = findLatestComplete(config_.checkpoint.dir);
   if (!latest) return std::nullopt;
+  checkSameModel(config_, readCheckpointInfo(*latest), *latest);
   RankState rank = rankState();
   CheckpointInfo info = loadCheckpoint(*latest, s.layout, world_->rank(), rank);
   lr_.restore(rank.lr);

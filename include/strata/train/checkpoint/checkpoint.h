@@ -25,12 +25,22 @@
 // Every rank writes its own shard, data-parallel replicas included: simple,
 // and any rank can restore alone, at the cost of dp copies of the weights.
 //
+// Resharding (format 2): metadata.toml also holds the tensor index
+// (tensor_index.h), one entry per piece of every global tensor (parameters
+// and AdamW's moments, ZeRO's flat shards mapped back to their parameters).
+// A run of another layout, or another --zero, loads through it: each rank
+// reads only the shard files that hold a piece it needs (each file whole:
+// LibTorch's archive has no partial reads), one file at a time. Format-1
+// checkpoints load into their own layout only.
+//
 // saveCheckpoint is collective: it blocks in `world`'s all-gather and
 // barriers (bounded by the communicator's timeouts: TimeoutError,
 // PeerError). Loading never communicates. Every I/O or integrity failure
 // throws CheckpointError naming the file (and expected vs actual checksum
 // or size).
 #pragma once
+
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <optional>
@@ -39,6 +49,7 @@
 
 #include "strata/error.h"
 #include "strata/runtime/layout.h"
+#include "strata/train/checkpoint/tensor_index.h"
 #include "strata/train/data/batch_reader.h"
 #include "strata/train/loop/lr_schedule.h"
 
@@ -63,15 +74,30 @@ class CheckpointError : public Error {
   using Error::Error;
 };
 
+// One of this rank's parameters as the tensor index sees it.
+struct IndexedParameter {
+  std::string name;                  // in the whole model: "block0.attn.qkv.weight"
+  at::Tensor tensor;                 // this rank's: the whole tensor or its tp shard
+  int64_t shardDim = -1;             // split over tp along this dimension; -1: replicated
+  std::vector<int64_t> globalShape;  // the serial, unpadded parameter's
+  // Whether this copy is the one indexed: the first tp rank's of a replicated
+  // parameter, the first stage's of a tied one (data parallelism aside).
+  bool primary = true;
+};
+
 // What one rank saves and restores. The pointers must outlive the call. A
-// run has `optimizer` or, under ZeRO, `shardedOptimizers`; a checkpoint of
-// one kind does not load into a run of the other (CheckpointError).
+// run has `optimizer` or, under ZeRO, `shardedOptimizers`. Without
+// `parameters` a checkpoint loads into its own layout and --zero only
+// (CheckpointError otherwise) and a save writes no tensor index.
 struct RankState {
   torch::nn::Module* model = nullptr;
   torch::optim::Optimizer* optimizer = nullptr;
   LrState lr;
   DataPosition data;
   std::vector<data_parallel::ZeroOptimizer*> shardedOptimizers = {};
+  std::vector<IndexedParameter> parameters = {};  // this rank's, each once
+  int tpRank = 0;
+  int dpRank = 0;
 };
 
 struct ShardRecord {
@@ -86,6 +112,9 @@ struct CheckpointInfo {
   ParallelDegrees degrees;
   std::string configToml;           // the run's TrainConfig (config_file.h)
   std::vector<ShardRecord> shards;  // indexed by global rank
+  int64_t format = 2;               // 1: no tensor index
+  int64_t shardedOptimizers = 0;    // per rank: ZeRO's, 0 without ZeRO
+  std::vector<TensorPiece> pieces = {};
   // The Strata version that wrote the checkpoint, filled in by reading it;
   // empty for checkpoints older than Strata 0.5.0, which did not record it.
   // Writing always records the writer's own version (strata/version.h).
@@ -130,10 +159,20 @@ void writeMetadataAndMarker(const std::string& stepDir, const CheckpointInfo& in
 std::optional<std::string> findLatestComplete(const std::string& dir);
 // Reads and checks metadata.toml against COMPLETE.
 CheckpointInfo readCheckpointInfo(const std::string& stepDir);
-// Verifies this rank's shard (size, SHA-256) and restores `state` from it,
-// including the default CPU generator. Throws CheckpointError when the
-// checkpoint's layout differs from `layout`.
+// Restores `state`, including the default CPU generator. In the layout and
+// --zero that wrote it, from this rank's own shard; otherwise through the
+// tensor index, from the shards that overlap this rank (loadResharded).
+// Every shard read is verified first (size, SHA-256). Throws
+// CheckpointError for a format-1 checkpoint of another layout, or when the
+// index lacks a tensor or has it in another shape (naming both shapes).
 CheckpointInfo loadCheckpoint(const std::string& stepDir, const ParallelLayout& layout, int rank,
                               RankState& state);
+// The resharding half of loadCheckpoint, for tools (strata checkpoint
+// convert): `state.parameters` say what this rank holds.
+void loadResharded(const std::string& stepDir, const CheckpointInfo& info, RankState& state);
+// Verifies one shard file against its record (size, SHA-256).
+void verifyShard(const std::string& stepDir, const ShardRecord& record);
+// The pieces of `state` that a save into `file` indexes (tensor_index.h).
+std::vector<TensorPiece> indexShard(const RankState& state, const std::string& file);
 
 }  // namespace strata::train

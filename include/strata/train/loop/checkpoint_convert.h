@@ -1,0 +1,30 @@
+// `strata checkpoint convert`: rewrites a checkpoint for another layout
+// offline, in one process. Each rank of the new layout is rebuilt in turn
+// (its stage of the model at its tp shard, as generation rebuilds ranks),
+// filled through the old checkpoint's tensor index from the shards that
+// overlap it, and written as that rank's shard; then the metadata and
+// COMPLETE, each atomically as a save writes them. The optimizer state is
+// written as plain AdamW by parameter: a ZeRO run loads it through the index.
+// No two ranks' state is held at once.
+//
+// Throws ConfigError for a layout the model cannot take (validated as
+// `strata train` would), CheckpointError for a format-1 checkpoint or any
+// read or write failure. Nothing blocks but the file I/O.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace strata::train {
+
+struct ConvertOptions {
+  std::string from;  // a checkpoint folder (its latest complete step) or a step directory
+  std::string to;    // a checkpoint folder: the result is to/step-NNNNNN
+  int64_t pp = 1, dp = 1, tp = 1;
+  int64_t virtualStages = 1;
+};
+
+// Returns the step directory written.
+std::string convertCheckpoint(const ConvertOptions& options);
+
+}  // namespace strata::train

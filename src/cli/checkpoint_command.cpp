@@ -1,0 +1,53 @@
+#include "checkpoint_command.h"
+
+#include <CLI/CLI.hpp>
+#include <memory>
+
+#include "strata/train/checkpoint/inspect.h"
+#include "strata/train/loop/checkpoint_convert.h"
+#include "strata/util/cli_flags.h"
+
+namespace strata {
+namespace {
+
+struct InspectOptions {
+  std::string dir;
+  bool verify = false;
+};
+
+Subcommand addInspect(CLI::App& group, std::ostream& out) {
+  CLI::App* command = group.add_subcommand(
+      "inspect", "step, layout, model, tensors with global shapes and sizes, checksum status");
+  auto o = std::make_shared<InspectOptions>();
+  command->add_option("dir", o->dir, "checkpoint folder (its latest complete step) or step folder")
+      ->required();
+  addSwitch(*command, "verify", &o->verify, "reread every shard and check size and SHA-256");
+  return {command, [o, &out] { return train::inspectCheckpoint(o->dir, o->verify, out) ? 0 : 1; }};
+}
+
+Subcommand addConvert(CLI::App& group, std::ostream& out) {
+  CLI::App* command =
+      group.add_subcommand("convert", "rewrite a checkpoint for another pp x dp x tp, offline");
+  command->footer("  strata checkpoint convert --from run/checkpoints --to tp4/checkpoints --tp 4");
+  auto o = std::make_shared<train::ConvertOptions>();
+  addTextFlag(*command, "--from", &o->from, "checkpoint folder or step folder to read")->required();
+  addTextFlag(*command, "--to", &o->to, "checkpoint folder to write the step into")->required();
+  addIntFlag(*command, "--pp", &o->pp, "pipeline-parallel degree", 1);
+  addIntFlag(*command, "--dp", &o->dp, "data-parallel degree", 1);
+  addIntFlag(*command, "--tp", &o->tp, "tensor-parallel degree", 1);
+  addIntFlag(*command, "--virtual-stages", &o->virtualStages, "model chunks per pipeline rank", 1);
+  return {command, [o, &out] {
+            out << "wrote " << train::convertCheckpoint(*o) << "\n";
+            return 0;
+          }};
+}
+
+}  // namespace
+
+std::vector<Subcommand> addCheckpointCommands(CLI::App& strata, std::ostream& out) {
+  CLI::App* group = strata.add_subcommand("checkpoint", "checkpoint tools: inspect, convert");
+  group->require_subcommand(1);
+  return {addInspect(*group, out), addConvert(*group, out)};
+}
+
+}  // namespace strata

@@ -1,0 +1,135 @@
+// What a save indexes (tensor_index.h): one copy of every piece this rank
+// holds. Parameters and plain AdamW moments are recorded by data-parallel
+// rank 0 only, ZeRO's flat moments by every data-parallel rank (each holds
+// other chunks), in both cases by the primary copy among tp replicas and
+// tied weights only.
+#include <torch/torch.h>
+
+#include <map>
+
+#include "strata/data_parallel/zero_optimizer.h"
+#include "strata/train/checkpoint/checkpoint.h"
+#include "train/checkpoint/adamw_state.h"
+#include "train/checkpoint/tensor_box.h"
+
+namespace strata::train {
+namespace {
+
+std::string dtypeName(at::ScalarType type) {
+  switch (type) {
+    case at::kFloat:
+      return "float32";
+    case at::kDouble:
+      return "float64";
+    case at::kHalf:
+      return "float16";
+    case at::kBFloat16:
+      return "bfloat16";
+    default:
+      return c10::toString(type);
+  }
+}
+
+// "block0.attn.qkv.weight" -> "model/block0/attn/qkv/weight", the path
+// Module::save gives it.
+std::string modelKey(const std::string& name) {
+  std::string key = "model/" + name;
+  for (size_t i = 6; i < key.size(); ++i)
+    if (key[i] == '.') key[i] = '/';
+  return key;
+}
+
+TensorPiece pieceOf(const IndexedParameter& p, const char* kind, const std::string& file,
+                    const std::string& key) {
+  TensorPiece piece;
+  piece.tensor = p.name;
+  piece.kind = kind;
+  piece.shape = p.globalShape;
+  piece.dtype = dtypeName(p.tensor.scalar_type());
+  piece.file = file;
+  piece.key = key;
+  return piece;
+}
+
+// A whole stored tensor: this rank's shard of the parameter, less padding.
+void addWhole(std::vector<TensorPiece>& out, const IndexedParameter& p, const char* kind,
+              const std::string& file, const std::string& key, int tpRank, int64_t step) {
+  ShardBox box = shardBox(p, tpRank);
+  if (box.empty()) return;  // all padding
+  TensorPiece piece = pieceOf(p, kind, file, key);
+  piece.offset = box.offset;
+  piece.length = box.length;
+  piece.step = step;
+  out.push_back(std::move(piece));
+}
+
+void indexAdamW(std::vector<TensorPiece>& out, const RankState& state,
+                const std::map<c10::TensorImpl*, const IndexedParameter*>& byTensor,
+                const std::string& file) {
+  torch::optim::AdamW* adamw = indexableAdamW(state.optimizer);
+  if (!adamw) return;
+  std::vector<at::Tensor> params = optimizerParameters(*adamw);
+  for (size_t i = 0; i < params.size(); ++i) {
+    auto found = byTensor.find(params[i].unsafeGetTensorImpl());
+    const torch::optim::AdamWParamState* s = adamWStateOf(*adamw, params[i]);
+    if (found == byTensor.end() || !s) continue;
+    addWhole(out, *found->second, kExpAvgKind, file, "adamw/" + expAvgKey(i), state.tpRank,
+             s->step());
+    addWhole(out, *found->second, kExpAvgSqKind, file, "adamw/" + expAvgSqKey(i), state.tpRank,
+             s->step());
+  }
+}
+
+// This rank's chunk of each bucket, cut back into the parameters it covers.
+void indexZero(std::vector<TensorPiece>& out, const RankState& state,
+               const std::map<c10::TensorImpl*, const IndexedParameter*>& byTensor,
+               const std::string& file) {
+  for (size_t g = 0; g < state.shardedOptimizers.size(); ++g) {
+    const data_parallel::ZeroOptimizer& zero = *state.shardedOptimizers[g];
+    int64_t step = -1;
+    for (const auto& item : zero.saveState())
+      if (item.name == "step") step = item.tensor.item<int64_t>();
+    if (step < 0) continue;  // not AdamW: not indexed
+    const data_parallel::DataParallel& replicas = zero.replicas();
+    const data_parallel::BucketLayout& layout = replicas.layout();
+    for (size_t j = 0; j < replicas.parameters().size(); ++j) {
+      auto found = byTensor.find(replicas.parameters()[j].unsafeGetTensorImpl());
+      if (found == byTensor.end()) continue;
+      const data_parallel::ParamSlot& slot = layout.slot(static_cast<int>(j));
+      int64_t chunk = layout.chunkOffset(slot.bucket, state.dpRank);
+      std::string prefix = "sharded_optimizer_" + std::to_string(g) + "/";
+      std::string bucket = "." + std::to_string(slot.bucket);
+      for (const FlatRun& run : flatRuns(*found->second, state.tpRank, slot.offset, chunk,
+                                         layout.chunkNumel(slot.bucket))) {
+        for (const char* kind : {kExpAvgKind, kExpAvgSqKind}) {
+          TensorPiece piece = pieceOf(*found->second, kind, file, prefix + kind + bucket);
+          piece.offset = run.box.offset;
+          piece.length = run.box.length;
+          piece.flat = true;
+          piece.keyOffset = run.flatOffset;
+          piece.block = run.block;
+          piece.step = step;
+          out.push_back(std::move(piece));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<TensorPiece> indexShard(const RankState& state, const std::string& file) {
+  std::vector<TensorPiece> pieces;
+  std::map<c10::TensorImpl*, const IndexedParameter*> byTensor;
+  for (const IndexedParameter& p : state.parameters) {
+    if (!p.primary) continue;
+    byTensor[p.tensor.unsafeGetTensorImpl()] = &p;
+    if (state.dpRank == 0)
+      addWhole(pieces, p, kParameterKind, file, modelKey(p.name), state.tpRank, 0);
+  }
+  if (state.dpRank == 0) indexAdamW(pieces, state, byTensor, file);
+  indexZero(pieces, state, byTensor, file);
+  return pieces;
+}
+
+}  // namespace strata::train

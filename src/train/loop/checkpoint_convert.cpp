@@ -1,0 +1,67 @@
+#include "strata/train/loop/checkpoint_convert.h"
+
+#include <torch/torch.h>
+
+#include <filesystem>
+
+#include "strata/models/gpt.h"
+#include "strata/train/checkpoint/checkpoint.h"
+#include "strata/train/checkpoint/inspect.h"
+#include "strata/train/config/config_file.h"
+#include "strata/train/config/validate_config.h"
+#include "strata/train/loop/optimizer.h"
+#include "strata/train/loop/trainer.h"
+#include "train/loop/parameter_index.h"
+#include "train/loop/shape_communicator.h"
+
+namespace strata::train {
+
+std::string convertCheckpoint(const ConvertOptions& o) {
+  std::string source = completeStepDirectory(o.from);
+  CheckpointInfo info = readCheckpointInfo(source);
+  if (info.format < 2)
+    throw CheckpointError("checkpoint '" + source +
+                          "' is format 1, from before Strata resharded checkpoints: it has no "
+                          "tensor index to convert from");
+  TrainConfig config;
+  applyConfigToml(info.configToml, source + "/metadata.toml", config);
+  config.parallel.pp = o.pp;
+  config.parallel.dp = o.dp;
+  config.parallel.tp = o.tp;
+  config.parallel.virtualStages = o.virtualStages;
+  config.parallel.zero = 0;  // plain AdamW state: any --zero loads it
+  int world = static_cast<int>(o.pp * o.dp * o.tp);
+  validateConfig(config, world);
+  ParallelLayout layout(
+      world, {static_cast<int>(o.pp), static_cast<int>(o.dp), 1, static_cast<int>(o.tp)});
+  std::string target = stepDirectory(o.to, info.step);
+  std::error_code error;
+  std::filesystem::create_directories(target, error);
+  if (!std::filesystem::is_directory(target))
+    throw CheckpointError("cannot create '" + target + "': " + error.message());
+
+  models::GptConfig gpt = gptConfigOf(config);
+  CheckpointInfo written{info.step, world, layout.degrees(), configToToml(config), {}};
+  for (int rank = 0; rank < world; ++rank) {
+    Coord coord = layout.coordOf(rank);
+    torch::nn::Sequential model = models::buildGpt(
+        gpt, std::make_shared<ShapeCommunicator>(coord.tp, static_cast<int>(o.tp)));
+    auto owned = stageParameters(model, config, coord.pp);
+    std::vector<at::Tensor> tensors;
+    for (const auto& item : owned) tensors.push_back(item.second);
+    std::unique_ptr<torch::optim::AdamW> optimizer = makeAdamW(tensors, config.train);
+    RankState state{model.ptr().get(), optimizer.get(), {}, {}};
+    state.parameters = indexParameters(*model, owned, coord, static_cast<int>(o.tp));
+    state.tpRank = coord.tp;
+    state.dpRank = coord.dp;
+    loadResharded(source, info, state);
+    ShardRecord record = writeShard(target, rank, state);
+    std::vector<TensorPiece> pieces = indexShard(state, record.file);
+    written.pieces.insert(written.pieces.end(), pieces.begin(), pieces.end());
+    written.shards.push_back(record);
+  }
+  writeMetadataAndMarker(target, written);
+  return target;
+}
+
+}  // namespace strata::train

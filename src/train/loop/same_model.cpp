@@ -1,0 +1,31 @@
+#include "train/loop/same_model.h"
+
+#include "strata/train/config/config_file.h"
+
+namespace strata::train {
+
+void checkSameModel(const TrainConfig& mine, const CheckpointInfo& saved,
+                    const std::string& stepDir) {
+  TrainConfig theirs;
+  applyConfigToml(saved.configToml, stepDir + "/metadata.toml", theirs);
+  const ModelConfig& a = theirs.model;
+  const ModelConfig& b = mine.model;
+  std::string differences;
+  auto compare = [&](const char* name, int64_t there, int64_t here) {
+    if (there == here) return;
+    differences += std::string(differences.empty() ? "" : ", ") + name + " " +
+                   std::to_string(there) + " there, " + std::to_string(here) + " here";
+  };
+  compare("layers", a.layers, b.layers);
+  compare("hidden", a.hidden, b.hidden);
+  compare("heads", a.heads, b.heads);
+  compare("ffn", a.ffn, b.ffn);
+  compare("vocab", a.vocab, b.vocab);
+  compare("context", a.context, b.context);
+  compare("tied_embeddings", a.tiedEmbeddings, b.tiedEmbeddings);
+  if (!differences.empty())
+    throw CheckpointError("checkpoint '" + stepDir + "' holds another model (" + differences +
+                          "): resume with the model it was saved with");
+}
+
+}  // namespace strata::train

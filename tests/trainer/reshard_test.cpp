@@ -1,0 +1,196 @@
+// A checkpoint moves between layouts: train at layout A, save, resume at
+// layout B (fresh processes, as a restart on another machine count would be),
+// and the losses continue those of an uninterrupted run at A within 1e-5
+// relative (the reduction order changes with the layout). Parameters and
+// AdamW's moments and step counts are rebuilt from the tensor index,
+// ZeRO's flat shards included; also through `strata checkpoint convert`.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "strata/train/checkpoint/checkpoint.h"
+#include "trainer_test_util.h"
+
+namespace strata::train::testing {
+namespace {
+
+constexpr int kSavedAt = 3;
+constexpr int kTotal = 6;
+
+struct Layout {
+  int pp = 1, dp = 1, tp = 1, zero = 0;
+  int processes() const { return pp * dp * tp; }
+};
+
+TrainConfig at(TrainConfig config, Layout layout) {
+  config.parallel.pp = layout.pp;
+  config.parallel.dp = layout.dp;
+  config.parallel.tp = layout.tp;
+  config.parallel.zero = layout.zero;
+  return config;
+}
+
+// The strata command's exit status and output.
+std::pair<int, std::string> strata(const std::string& args) {
+  std::string output;
+  FILE* pipe = popen((std::string(STRATA_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof(buffer), pipe)) output.append(buffer, n);
+  int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+std::string flags(Layout l) {
+  return " --pp " + std::to_string(l.pp) + " --dp " + std::to_string(l.dp) + " --tp " +
+         std::to_string(l.tp);
+}
+
+// With `offline`, B resumes from `strata checkpoint convert`'s copy instead.
+void expectResumeAcrossLayouts(const std::string& name, const TrainConfig& base, Layout a, Layout b,
+                               bool offline = false) {
+  std::string dir = sharedDir(name);
+  TrainConfig configA = at(base, a), configB = at(base, b);
+  configA.checkpoint.dir = configB.checkpoint.dir = dir + "/checkpoints";
+  if (offline) configB.checkpoint.dir = dir + "/converted";
+  auto options = sharedDirOptions(dir);
+  using strata::testing::RankContext;
+  strata::testing::runInProcesses(
+      a.processes(),
+      [&](const RankContext& ctx) {
+        Trainer trainer(configA, World::init());
+        writeValues(dir, "uninterrupted", ctx.rank, trainSteps(trainer, kTotal));
+      },
+      options);
+  strata::testing::runInProcesses(
+      a.processes(),
+      [&](const RankContext&) {
+        Trainer trainer(configA, World::init());
+        trainSteps(trainer, kSavedAt);
+        trainer.saveCheckpoint();
+      },
+      options);
+  if (offline) {
+    auto [status, output] = strata("checkpoint convert --from " + configA.checkpoint.dir +
+                                   " --to " + configB.checkpoint.dir + flags(b));
+    ASSERT_EQ(status, 0) << output;
+  }
+  strata::testing::runInProcesses(
+      b.processes(),
+      [&](const RankContext& ctx) {
+        Trainer trainer(configB, World::init());
+        ASSERT_TRUE(trainer.resumeFromLatest()) << "no checkpoint under " << configB.checkpoint.dir;
+        EXPECT_EQ(trainer.stepsDone(), kSavedAt);
+        writeValues(dir, "resumed", ctx.rank, trainSteps(trainer, kTotal - kSavedAt));
+      },
+      options);
+
+  std::vector<double> straight = readValues(dir, "uninterrupted", 0);
+  std::vector<double> resumed = readValues(dir, "resumed", 0);
+  ASSERT_EQ(straight.size(), static_cast<size_t>(kTotal));
+  ASSERT_EQ(resumed.size(), static_cast<size_t>(kTotal - kSavedAt));
+  for (int i = 0; i < kTotal - kSavedAt; ++i) {
+    double expected = straight[kSavedAt + i];
+    EXPECT_NEAR(resumed[i], expected, 1e-5 * std::abs(expected))
+        << "loss of step " << kSavedAt + i + 1;
+  }
+  removeSharedDir(dir);
+}
+
+TEST(TrainerReshard, Pp2Tp2ToOneProcess) {
+  expectResumeAcrossLayouts("reshard-pp2tp2-1", tinyConfig(), {2, 1, 2}, {1, 1, 1});
+}
+
+TEST(TrainerReshard, Pp2Tp2ToTp4) {
+  expectResumeAcrossLayouts("reshard-pp2tp2-tp4", tinyConfig(), {2, 1, 2}, {1, 1, 4});
+}
+
+TEST(TrainerReshard, Pp2Tp2ToPp4) {
+  expectResumeAcrossLayouts("reshard-pp2tp2-pp4", tinyConfig(), {2, 1, 2}, {4, 1, 1});
+}
+
+// ZeRO's flat shards of the moments, cut back into parameters.
+TEST(TrainerReshard, Dp2ZeroToPp2) {
+  expectResumeAcrossLayouts("reshard-zero-pp2", tinyConfig(), {1, 2, 1, 1}, {2, 1, 1});
+}
+
+TEST(TrainerReshard, OneProcessToPp2Dp2) {
+  expectResumeAcrossLayouts("reshard-1-pp2dp2", tinyConfig(), {1, 1, 1}, {2, 2, 1});
+}
+
+// Into ZeRO-2 under a pipeline, from tensor parallelism.
+TEST(TrainerReshard, Tp2ToPp2Dp2Zero2) {
+  expectResumeAcrossLayouts("reshard-tp2-zero2", tinyConfig(), {1, 1, 2}, {2, 2, 1, 2});
+}
+
+// 257 tokens pad to 258 rows under tp 2 and to 260 under tp 4; an untied
+// head pads like the embedding.
+TEST(TrainerReshard, OddVocabularyTp2ToTp4) {
+  TrainConfig config = tinyConfig();
+  config.model.vocab = 257;
+  config.model.tiedEmbeddings = false;
+  expectResumeAcrossLayouts("reshard-vocab", config, {1, 1, 2}, {1, 1, 4});
+}
+
+TEST(TrainerReshard, OfflineConvertPp2Tp2ToTp4) {
+  expectResumeAcrossLayouts("reshard-convert", tinyConfig(), {2, 1, 2}, {1, 1, 4}, true);
+}
+
+// Offline into a ZeRO run's layout: the converted plain AdamW state loads
+// into ZeRO's flat shards.
+TEST(TrainerReshard, OfflineConvertDp2ZeroToPp2Dp2Zero1) {
+  expectResumeAcrossLayouts("reshard-convert-zero", tinyConfig(), {1, 2, 1, 1}, {2, 2, 1, 1}, true);
+}
+
+TEST(TrainerReshard, InspectShowsTheIndexAndVerifyFindsACorruptShard) {
+  std::string dir = sharedDir("reshard-inspect");
+  TrainConfig config = tinyConfig();
+  config.checkpoint.dir = dir + "/checkpoints";
+  {
+    Trainer trainer(config, singleProcessWorld());
+    trainSteps(trainer, 2);
+    trainer.saveCheckpoint();
+  }
+  auto [status, output] = strata("checkpoint inspect " + config.checkpoint.dir);
+  EXPECT_EQ(status, 0) << output;
+  for (const char* part :
+       {"step: 2", "format: 2", "hidden 32", "on 1 rank",
+        "block0.attention.qkv.weight parameter [96, 32] float32 12288 bytes",
+        "block0.attention.qkv.weight exp_avg [96, 32]", "step 2", "shards not reread"})
+    EXPECT_NE(output.find(part), std::string::npos) << part << " not in:\n" << output;
+  std::tie(status, output) = strata("checkpoint inspect --verify " + config.checkpoint.dir);
+  EXPECT_EQ(status, 0) << output;
+  EXPECT_NE(output.find("every shard matches"), std::string::npos) << output;
+  flipMiddleByte(stepDirectory(config.checkpoint.dir, 2) + "/rank-00000.pt");
+  std::tie(status, output) = strata("checkpoint inspect --verify " + config.checkpoint.dir);
+  EXPECT_EQ(status, 1) << output;
+  EXPECT_NE(output.find("rank-00000.pt' is corrupt"), std::string::npos) << output;
+  removeSharedDir(dir);
+}
+
+TEST(TrainerReshard, AnotherModelIsRefusedNamingTheDifference) {
+  std::string dir = sharedDir("reshard-model");
+  TrainConfig config = tinyConfig();
+  config.checkpoint.dir = dir + "/checkpoints";
+  {
+    Trainer trainer(config, singleProcessWorld());
+    trainSteps(trainer, 1);
+    trainer.saveCheckpoint();
+  }
+  config.model.hidden = 64;
+  Trainer other(config, singleProcessWorld());
+  try {
+    other.resumeFromLatest();
+    ADD_FAILURE() << "a checkpoint of hidden 32 loaded into a model of hidden 64";
+  } catch (const CheckpointError& error) {
+    EXPECT_NE(std::string(error.what()).find("another model (hidden 32 there, 64 here)"),
+              std::string::npos)
+        << error.what();
+  }
+  removeSharedDir(dir);
+}
+
+}  // namespace
+}  // namespace strata::train::testing
