@@ -37,9 +37,9 @@ DataSplit preparedSplit(const TrainConfig& config, const Tokenizer& tokenizer) {
   auto prepared = std::make_shared<const PreparedData>(config.data.prepared);
   if (prepared->vocabSize() != tokenizer.vocabSize())
     throw ConfigError(prepared->indexPath() + " was prepared with a vocabulary of " +
-                      std::to_string(prepared->vocabSize()) + " ids, but data.tokenizer " +
-                      tokenizer.describe() + " has " + std::to_string(tokenizer.vocabSize()) +
-                      ": set --tokenizer to the one it was prepared with");
+                      std::to_string(prepared->vocabSize()) + " ids, but data.tokenizer has " +
+                      std::to_string(tokenizer.vocabSize()) + " (" + tokenizer.describe() +
+                      "): set --tokenizer to the one it was prepared with");
   DocumentSplit split = splitDocuments(prepared, config.data.validationFraction);
   return {WindowDataset(split.train, config.train.seqLen, "training"),
           WindowDataset(split.validation, config.train.seqLen, "validation")};
