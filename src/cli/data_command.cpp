@@ -7,6 +7,7 @@
 #include <memory>
 #include <sstream>
 
+#include "data_prepare_command.h"
 #include "strata/error.h"
 #include "strata/train/data/sentencepiece_tokenizer.h"
 #include "strata/train/data/tokenizer.h"
@@ -109,7 +110,8 @@ int run(const TokenizerOptions& o, std::ostream& out) {
 }  // namespace
 
 std::vector<Subcommand> addDataCommands(CLI::App& strata, std::ostream& out) {
-  CLI::App* data = strata.add_subcommand("data", "data tools: train and use tokenizers");
+  CLI::App* data = strata.add_subcommand(
+      "data", "data tools: train and use tokenizers, prepare datasets larger than memory");
   data->require_subcommand(1);
   CLI::App* command = data->add_subcommand(
       "tokenizer", "train a SentencePiece tokenizer, or encode and decode text with a tokenizer");
@@ -120,10 +122,11 @@ std::vector<Subcommand> addDataCommands(CLI::App& strata, std::ostream& out) {
       "  strata data tokenizer --tokenizer gpt2/ --decode ids.txt");
   auto options = std::make_shared<TokenizerOptions>();
   addFlags(*command, *options);
-  return {{command, [command, options, &out] {
-             checkFlags(*command, *options);
-             return run(*options, out);
-           }}};
+  Subcommand tokenizer{command, [command, options, &out] {
+                         checkFlags(*command, *options);
+                         return run(*options, out);
+                       }};
+  return {tokenizer, addDataPrepareCommand(*data)};
 }
 
 }  // namespace strata

@@ -8,6 +8,13 @@
 // LR schedule and data position all come back.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "strata/train/data/data_source.h"
+#include "strata/train/data/prepare.h"
 #include "trainer_test_util.h"
 
 namespace strata::train::testing {
@@ -16,9 +23,14 @@ namespace {
 constexpr int kSavedAt = 3;
 constexpr int kTotal = 6;
 
-void expectResumeEqualsUninterrupted(const std::string& name, TrainConfig config, int processes) {
+// `setUp` (when given) adapts the config to the shared folder, in the parent
+// and in every rank alike.
+void expectResumeEqualsUninterrupted(
+    const std::string& name, TrainConfig config, int processes,
+    const std::function<void(const std::string&, TrainConfig&)>& setUp = nullptr) {
   std::string dir = sharedDir(name);
   config.checkpoint.dir = dir + "/checkpoints";
+  if (setUp) setUp(dir, config);
   auto options = sharedDirOptions(dir);
   using strata::testing::RankContext;
 
@@ -86,6 +98,33 @@ TEST(TrainerResume, Dp2ZeroEqualsUninterrupted) {
   config.parallel.dp = 2;
   config.parallel.zero = 1;
   expectResumeEqualsUninterrupted("resumezero", config, 2);
+}
+
+// A prepared dataset (byte tokenizer, 24 documents of 30 bytes, a quarter
+// held out) so small that an epoch is 4 global batches: the resumed steps 4
+// to 6 cross into epoch 1. Each dp rank must continue with exactly its next
+// batch of the shuffled order.
+void prepareTinyCorpus(const std::string& dir, TrainConfig& config) {
+  namespace fs = std::filesystem;
+  config.parallel.dp = 2;
+  config.data.prepared = dir + "/data/corpus";
+  config.data.validationFraction = 0.25;
+  if (std::getenv(kSharedDirVariable) != nullptr) return;  // the parent prepares it once
+  fs::create_directories(dir + "/text");
+  for (int d = 0; d < 24; ++d) {
+    std::ofstream text(dir + "/text/" + std::to_string(100 + d) + ".txt");
+    for (int i = 0; i < 30; ++i) text << static_cast<char>('a' + (d * 7 + i * i) % 26);
+  }
+  PrepareOptions options;
+  options.inputs = {dir + "/text"};
+  options.output = config.data.prepared;
+  prepareData(options);
+  DataSplit data = makeDataSplit(config);
+  ASSERT_EQ(makeTrainReader(data, config, 0).batchesPerEpoch(), 4);
+}
+
+TEST(TrainerResume, PreparedDataDp2AcrossAnEpochEqualsUninterrupted) {
+  expectResumeEqualsUninterrupted("resumeprep", tinyConfig(), 2, prepareTinyCorpus);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// strata/train/data/: training data: corpus files, tokenizers, datasets and the batch reader
-// with a resumable position.
+// strata/train/data/: training data: corpus files, tokenizers, prepared (memory-mapped)
+// datasets and the batch reader with a resumable position.
 //
 // Includes every public header of the folder.
 #pragma once
@@ -7,7 +7,11 @@
 #include "strata/train/data/batch_reader.h"
 #include "strata/train/data/corpus.h"
 #include "strata/train/data/data_source.h"
+#include "strata/train/data/document_split.h"
 #include "strata/train/data/gpt2_bpe.h"
+#include "strata/train/data/prepare.h"
+#include "strata/train/data/prepared_data.h"
 #include "strata/train/data/sentencepiece_tokenizer.h"
 #include "strata/train/data/text_dataset.h"
+#include "strata/train/data/token_source.h"
 #include "strata/train/data/tokenizer.h"

@@ -121,6 +121,9 @@ void checkBatch(const TrainConfig& c, Problems& p) {
   p.check(t.seqLen <= c.model.context, "train.seq_len " + to_string(t.seqLen) +
                                            " is longer than the model's context " +
                                            to_string(c.model.context));
+  p.check(c.data.prepared.empty() || c.data.files.empty(),
+          "data.prepared and data.files exclude each other: train on a prepared dataset or on "
+          "text files");
   // Other tokenizers' vocabularies are checked when they are loaded
   // (makeDataSplit), on every rank alike too.
   p.check(c.data.tokenizer != "byte" || c.model.vocab >= kByteVocabSize,

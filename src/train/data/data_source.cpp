@@ -4,6 +4,8 @@
 
 #include "strata/error.h"
 #include "strata/train/data/corpus.h"
+#include "strata/train/data/document_split.h"
+#include "strata/train/data/prepared_data.h"
 #include "strata/train/data/tokenizer.h"
 #include "strata/train/loop/random.h"
 
@@ -29,6 +31,20 @@ ReaderOptions readerOptions(const TrainConfig& config, int dpRank) {
   return options;
 }
 
+// data.prepared: the mapped file split by documents; its vocabulary must be
+// data.tokenizer's, so generate decodes what training saw.
+DataSplit preparedSplit(const TrainConfig& config, const Tokenizer& tokenizer) {
+  auto prepared = std::make_shared<const PreparedData>(config.data.prepared);
+  if (prepared->vocabSize() != tokenizer.vocabSize())
+    throw ConfigError(prepared->indexPath() + " was prepared with a vocabulary of " +
+                      std::to_string(prepared->vocabSize()) + " ids, but data.tokenizer has " +
+                      std::to_string(tokenizer.vocabSize()) + " (" + tokenizer.describe() +
+                      "): set --tokenizer to the one it was prepared with");
+  DocumentSplit split = splitDocuments(prepared, config.data.validationFraction);
+  return {WindowDataset(split.train, config.train.seqLen, "training"),
+          WindowDataset(split.validation, config.train.seqLen, "validation")};
+}
+
 }  // namespace
 
 DataSplit makeDataSplit(const TrainConfig& config) {
@@ -37,6 +53,7 @@ DataSplit makeDataSplit(const TrainConfig& config) {
     throw ConfigError("model.vocab " + std::to_string(config.model.vocab) +
                       " is smaller than the vocabulary of data.tokenizer, " +
                       tokenizer->describe());
+  if (!config.data.prepared.empty()) return preparedSplit(config, *tokenizer);
   std::vector<int64_t> ids = tokenizer->encode(loadText(config));
   torch::Tensor tokens = torch::tensor(ids, torch::kLong);  // [n]
   TokenSplit split = splitTokens(tokens, config.data.validationFraction);

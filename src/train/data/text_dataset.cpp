@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -74,28 +75,33 @@ TokenSplit splitTokens(const at::Tensor& tokens, double validationFraction) {
 }
 
 WindowDataset::WindowDataset(at::Tensor tokens, int64_t sequenceLength, std::string name)
+    : WindowDataset(tensorTokens(std::move(tokens)), sequenceLength, std::move(name)) {}
+
+WindowDataset::WindowDataset(std::shared_ptr<const TokenSource> tokens, int64_t sequenceLength,
+                             std::string name)
     : tokens_(std::move(tokens)), sequenceLength_(sequenceLength), name_(std::move(name)) {
   if (sequenceLength_ < 1)
     throw ConfigError("sequence length must be >= 1, got " + std::to_string(sequenceLength_));
   // Window i needs tokens up to index i*S + S (the last target).
-  windows_ = (tokens_.size(0) - 1) / sequenceLength_;
+  windows_ = std::max<int64_t>(tokens_->size() - 1, 0) / sequenceLength_;
   if (windows_ < 1)
-    throw ConfigError(name_ + " data has " + std::to_string(tokens_.size(0)) +
+    throw ConfigError(name_ + " data has " + std::to_string(tokens_->size()) +
                       " tokens, too few for one window of sequence length " +
                       std::to_string(sequenceLength_) + " (needs " +
                       std::to_string(sequenceLength_ + 1) + ")");
 }
 
 Batch WindowDataset::gather(const std::vector<int64_t>& indices) const {
-  std::vector<torch::Tensor> windows;
-  windows.reserve(indices.size());
-  for (int64_t index : indices) {
+  const auto rows = static_cast<int64_t>(indices.size());
+  torch::Tensor stacked = torch::empty({rows, sequenceLength_ + 1}, torch::kLong);  // [B, S + 1]
+  int64_t* out = stacked.data_ptr<int64_t>();
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t index = indices[static_cast<size_t>(row)];
     if (index < 0 || index >= windows_)
       throw ConfigError(name_ + " window " + std::to_string(index) + " is outside [0, " +
                         std::to_string(windows_) + ")");
-    windows.push_back(tokens_.narrow(0, index * sequenceLength_, sequenceLength_ + 1));
+    tokens_->read(index * sequenceLength_, sequenceLength_ + 1, out + row * (sequenceLength_ + 1));
   }
-  torch::Tensor stacked = torch::stack(windows);  // [B, S + 1]
   return {stacked.narrow(1, 0, sequenceLength_).contiguous(),
           stacked.narrow(1, 1, sequenceLength_).contiguous()};
 }

@@ -79,6 +79,9 @@ struct DataConfig {
   // UTF-8 files, read in this order; empty: the generated corpus. A TOML
   // array (`files = ["a.txt", "b.txt"]`); the flag takes them comma-separated.
   std::vector<std::string> files;
+  // PREFIX of a dataset made by `strata data prepare` (PREFIX.bin and
+  // PREFIX.idx), read through a memory map; excludes `files`. Empty: none.
+  std::string prepared;
   // makeTokenizer()'s spec (strata/train/data/tokenizer.h): "byte", a
   // directory of GPT-2 BPE files, or a SentencePiece .model file.
   std::string tokenizer = "byte";

@@ -6,6 +6,11 @@
 // last data.validation_fraction held out, and both parts cut into windows of
 // train.seq_len. A model.vocab smaller than the tokenizer's is a ConfigError.
 //
+// With data.prepared, the tokens come instead from that prepared dataset
+// (prepared_data.h) through a memory map shared by every process on the
+// host, split by whole documents (document_split.h); its vocabulary must be
+// data.tokenizer's.
+//
 // Every rank builds the same split from the same config, before any
 // communication, so errors (a missing file, too little text for one global
 // batch) are raised on every rank alike: ConfigError naming the file or the

@@ -10,8 +10,11 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "strata/train/data/token_source.h"
 
 namespace strata::train {
 
@@ -36,11 +39,15 @@ struct Batch {
 };
 
 // Non-overlapping windows: window i covers tokens [i*S, i*S + S], its input
-// the first S of them and its target the last S.
+// the first S of them and its target the last S. The tokens come from a
+// tensor or any TokenSource (a memory-mapped prepared file); copies of the
+// dataset share the source.
 class WindowDataset {
  public:
   // Throws ConfigError naming both sizes when tokens cannot fill one window.
   WindowDataset(at::Tensor tokens, int64_t sequenceLength, std::string name);
+  WindowDataset(std::shared_ptr<const TokenSource> tokens, int64_t sequenceLength,
+                std::string name);
 
   int64_t size() const { return windows_; }
   int64_t sequenceLength() const { return sequenceLength_; }
@@ -50,7 +57,7 @@ class WindowDataset {
   Batch gather(const std::vector<int64_t>& indices) const;
 
  private:
-  at::Tensor tokens_;  // [n] int64
+  std::shared_ptr<const TokenSource> tokens_;
   int64_t sequenceLength_;
   int64_t windows_;
   std::string name_;

@@ -1,0 +1,34 @@
+// A sequence of token ids read by position: the tokens a WindowDataset cuts
+// into windows, held in memory (a tensor) or read from a prepared,
+// memory-mapped token file (prepared_data.h).
+//
+// read() copies tokens [begin, begin + count) into `out` as int64 and throws
+// ConfigError naming the source and the range when it lies outside
+// [0, size()); a source over a file also throws ConfigError naming the file
+// and byte offset of a token outside the vocabulary (a corrupt file).
+// Sources are immutable once built: read() may be called from several
+// threads at once. Nothing blocks or communicates.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace strata::train {
+
+class TokenSource {
+ public:
+  virtual ~TokenSource() = default;
+  virtual int64_t size() const = 0;
+  virtual void read(int64_t begin, int64_t count, int64_t* out) const = 0;
+};
+
+// Throws ConfigError (named after `name`) unless 0 <= begin <= begin + count <= size.
+void checkTokenRange(const std::string& name, int64_t begin, int64_t count, int64_t size);
+
+// A 1-D int64 tensor's tokens (the tensor is kept, not copied).
+std::shared_ptr<const TokenSource> tensorTokens(at::Tensor tokens);
+
+}  // namespace strata::train

@@ -1,0 +1,174 @@
+// The trainer's reading of a prepared dataset: the split by documents, the
+// windows each dp rank reads (a partition of every epoch's windows) and
+// their tokens, all against references computed here from the documents the
+// test wrote.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "prepared_files.h"
+#include "strata/error.h"
+#include "strata/train/config/validate_config.h"
+#include "strata/train/data/data_source.h"
+#include "strata/train/data/document_split.h"
+#include "strata/train/data/prepare.h"
+
+namespace strata::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Prepared with the byte tokenizer; returns the documents.
+std::vector<std::string> preparedCorpus(const fs::path& dir, int files) {
+  std::vector<std::string> documents = strata::test::writeCorpus(dir / "corpus", files);
+  PrepareOptions options;
+  options.inputs = {(dir / "corpus").string()};
+  options.output = (dir / "data").string();
+  prepareData(options);
+  return documents;
+}
+
+// The byte ids of the documents d with keep(d), concatenated.
+template <typename Keep>
+std::vector<int64_t> tokensOf(const std::vector<std::string>& documents, Keep keep) {
+  std::vector<int64_t> ids;
+  for (size_t d = 0; d < documents.size(); ++d)
+    if (keep(static_cast<int64_t>(d)))
+      for (unsigned char byte : documents[d]) ids.push_back(byte);
+  return ids;
+}
+
+std::vector<int64_t> readAll(const TokenSource& source) {
+  std::vector<int64_t> ids(static_cast<size_t>(source.size()));
+  source.read(0, source.size(), ids.data());
+  return ids;
+}
+
+TEST(DocumentSplit, EveryFifthDocumentIsValidationAtOneFifth) {
+  fs::path dir = strata::test::freshDir("split");
+  std::vector<std::string> documents = preparedCorpus(dir, 30);  // 50 documents
+  auto data = std::make_shared<const PreparedData>((dir / "data").string());
+  DocumentSplit split = splitDocuments(data, 0.2);
+  auto validation = [](int64_t d) { return d % 5 == 0; };
+  EXPECT_EQ(split.validationDocuments, 10);
+  EXPECT_EQ(split.trainDocuments, 40);
+  EXPECT_EQ(readAll(*split.validation), tokensOf(documents, validation));
+  EXPECT_EQ(readAll(*split.train), tokensOf(documents, [&](int64_t d) { return !validation(d); }));
+  // A read across several runs, from the middle of one.
+  std::vector<int64_t> all = readAll(*split.train), middle(500);
+  split.train->read(37, 500, middle.data());
+  EXPECT_TRUE(std::equal(middle.begin(), middle.end(), all.begin() + 37));
+  for (int64_t d = 0; d < 1000; ++d) EXPECT_EQ(isValidationDocument(d, 0.2), validation(d)) << d;
+  fs::remove_all(dir);
+}
+
+TEST(DocumentSplit, TooFewDocumentsNamesTheIndex) {
+  fs::path dir = strata::test::freshDir("few");
+  strata::test::writeFile(dir / "one.txt", "a single document of some length");
+  PrepareOptions options;
+  options.inputs = {(dir / "one.txt").string()};
+  options.output = (dir / "data").string();
+  prepareData(options);
+  auto data = std::make_shared<const PreparedData>(options.output);
+  try {
+    splitDocuments(data, 0.1);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(options.output + ".idx: 1 documents split into 0 for "
+                                                          "training and 1 for validation"),
+              std::string::npos)
+        << e.what();
+  }
+  fs::remove_all(dir);
+}
+
+TrainConfig preparedConfig(const fs::path& dir) {
+  TrainConfig config;
+  config.data.prepared = (dir / "data").string();
+  config.data.validationFraction = 0.2;
+  config.train.seqLen = 16;
+  config.train.globalBatch = 8;
+  config.train.microBatch = 2;
+  config.parallel.dp = 2;
+  return config;
+}
+
+// Each epoch, the two ranks' windows are disjoint and together are the
+// epoch's full global batches; each window's tokens are the reference's.
+TEST(PreparedLoader, Dp2RanksPartitionEveryEpochsWindows) {
+  fs::path dir = strata::test::freshDir("dp2");
+  std::vector<std::string> documents = preparedCorpus(dir, 30);
+  std::vector<int64_t> train = tokensOf(documents, [](int64_t d) { return d % 5 != 0; });
+  TrainConfig config = preparedConfig(dir);
+  const int64_t S = config.train.seqLen, G = config.train.globalBatch;
+  const auto windows = static_cast<int64_t>(train.size() - 1) / S;
+  DataSplit data = makeDataSplit(config);
+  ASSERT_EQ(data.train.size(), windows);
+  BatchReader rank0 = makeTrainReader(data, config, 0), rank1 = makeTrainReader(data, config, 1);
+  ASSERT_EQ(rank0.batchesPerEpoch(), windows / G);
+  std::vector<std::vector<int64_t>> epochOrders;
+  for (int64_t epoch = 0; epoch < 2; ++epoch) {
+    std::vector<int64_t> seen;
+    for (int64_t b = 0; b < rank0.batchesPerEpoch(); ++b) {
+      for (BatchReader* reader : {&rank0, &rank1}) {
+        ASSERT_EQ(reader->position(), (DataPosition{epoch, b}));
+        std::vector<int64_t> indices = reader->peekIndices();
+        Batch batch = reader->next();
+        ASSERT_EQ(batch.input.size(0), G / 2);
+        for (size_t row = 0; row < indices.size(); ++row) {
+          int64_t w = indices[row];
+          ASSERT_TRUE(w >= 0 && w < windows) << w;
+          std::vector<int64_t> input(train.begin() + w * S, train.begin() + w * S + S);
+          std::vector<int64_t> target(train.begin() + w * S + 1, train.begin() + w * S + S + 1);
+          at::Tensor in = batch.input[int64_t(row)], out = batch.target[int64_t(row)];
+          EXPECT_EQ(std::vector<int64_t>(in.data_ptr<int64_t>(), in.data_ptr<int64_t>() + S),
+                    input);
+          EXPECT_EQ(std::vector<int64_t>(out.data_ptr<int64_t>(), out.data_ptr<int64_t>() + S),
+                    target);
+          seen.push_back(w);
+        }
+      }
+    }
+    EXPECT_EQ(std::set<int64_t>(seen.begin(), seen.end()).size(), seen.size())
+        << "a window read twice in epoch " << epoch;
+    EXPECT_EQ(static_cast<int64_t>(seen.size()), windows / G * G);
+    epochOrders.push_back(seen);
+  }
+  EXPECT_NE(epochOrders[0], epochOrders[1]) << "each epoch has its own order";
+
+  BatchReader validation = makeValidationReader(data, config, 1);
+  std::vector<int64_t> held = tokensOf(documents, [](int64_t d) { return d % 5 == 0; });
+  Batch first = validation.next();  // rank 1: windows 4..7 of global batch 0
+  EXPECT_EQ(first.input[0][0].item<int64_t>(), held[4 * S]);
+  fs::remove_all(dir);
+}
+
+TEST(PreparedLoader, ConfigErrors) {
+  fs::path dir = strata::test::freshDir("config");
+  preparedCorpus(dir, 6);
+  TrainConfig config = preparedConfig(dir);
+  config.data.files = {"a.txt"};
+  try {
+    validateConfig(config, 2);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("data.prepared and data.files exclude each other"),
+              std::string::npos)
+        << e.what();
+  }
+  config.data.files.clear();
+  config.data.prepared = (dir / "missing").string();
+  try {
+    makeDataSplit(config);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find((dir / "missing.idx").string() + ": cannot open"),
+              std::string::npos)
+        << e.what();
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace strata::train
