@@ -80,12 +80,14 @@ void trainOnTwoRanks(const std::string& dir, const std::string& name, const Trai
 // The checkpoint folder is a tmpfs with room for one checkpoint and a bit:
 // the save of step 4 fails on every rank alike, naming the full disk, and the
 // checkpoint of step 2 stays intact. Resumed with on_save_error = continue,
-// the run loads it, warns at each failed save and finishes.
-TEST(CheckpointDisk, AFullDiskFailsTheSaveEverywhereAndKeepsTheLastCheckpoint) {
+// the run loads it, warns at each failed save and finishes. The same with
+// saves written in the background, whose failure surfaces at completion.
+void expectAFullDiskFailsTheSaveEverywhere(bool async) {
   if (geteuid() != 0) GTEST_SKIP() << "mounting a small tmpfs needs root";
-  std::string dir = sharedDir("fulldisk");
+  std::string dir = sharedDir(async ? "fulldisk-async" : "fulldisk");
   TrainConfig config = runConfig(dir, 4);
   config.parallel.dp = 2;
+  config.checkpoint.async = async;
 
   TrainConfig sizing = config;  // one checkpoint's size, on an ordinary disk
   sizing.train.steps = 2;
@@ -131,6 +133,14 @@ TEST(CheckpointDisk, AFullDiskFailsTheSaveEverywhereAndKeepsTheLastCheckpoint) {
   EXPECT_NE(log.find("step 6/6"), std::string::npos) << log;
   unmount.reset();
   removeSharedDir(dir);
+}
+
+TEST(CheckpointDisk, AFullDiskFailsTheSaveEverywhereAndKeepsTheLastCheckpoint) {
+  expectAFullDiskFailsTheSaveEverywhere(false);
+}
+
+TEST(CheckpointDisk, AFullDiskFailsABackgroundSaveEverywhereAndKeepsTheLastCheckpoint) {
+  expectAFullDiskFailsTheSaveEverywhere(true);
 }
 
 TEST(CheckpointDisk, AnUnwritableFolderIsReportedBeforeTheFirstStep) {

@@ -4,6 +4,7 @@
 // Includes every public header of the folder.
 #pragma once
 
+#include "strata/train/checkpoint/async_checkpoint.h"
 #include "strata/train/checkpoint/checkpoint.h"
 #include "strata/train/checkpoint/inspect.h"
 #include "strata/train/checkpoint/tensor_index.h"

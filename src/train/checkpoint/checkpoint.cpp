@@ -17,6 +17,7 @@
 #include "train/checkpoint/checkpoint_shard.h"
 #include "train/checkpoint/file_digest.h"
 #include "train/checkpoint/gather_text.h"
+#include "train/checkpoint/save_stages.h"
 
 namespace strata::train {
 namespace {
@@ -251,40 +252,64 @@ void discardFailedSave(const std::string& stepDir, Communicator& world) {
 
 }  // namespace
 
-void saveCheckpoint(const std::string& dir, int64_t step, const ParallelLayout& layout,
-                    const std::string& configToml, const RankState& state, Communicator& world) {
-  std::string stepDir = stepDirectory(dir, step);
+SaveTicket beginSave(const std::string& dir, int64_t step, const ParallelLayout& layout,
+                     const std::string& configToml, const RankState& state, Communicator& world) {
+  SaveTicket ticket;
+  ticket.dir = dir;
+  ticket.step = step;
+  ticket.stepDir = stepDirectory(dir, step);
+  ticket.worldSize = layout.worldSize();
+  ticket.degrees = layout.degrees();
+  ticket.configToml = configToml;
+  ticket.shardedOptimizers = static_cast<int64_t>(state.shardedOptimizers.size());
+  ticket.indexToml = tensorIndexToml(indexShard(state, shardFileName(world.rank())));
   // The all-gather in firstProblem also keeps any shard from being overwritten
   // while an old COMPLETE still vouches for it.
   std::string problem = firstProblem(world, attempt([&] {
-                                       createStepDirectory(stepDir);
-                                       if (world.rank() == 0) removeStaleMarker(stepDir);
+                                       createStepDirectory(ticket.stepDir);
+                                       if (world.rank() == 0) removeStaleMarker(ticket.stepDir);
                                      }));
   if (!problem.empty()) throwSaveFailure(dir, step, problem);
-  ShardRecord mine{shardFileName(world.rank()), 0, std::string(2 * kDigestBytes, '0')};
-  problem = firstProblem(world, attempt([&] { mine = writeShard(stepDir, world.rank(), state); }));
+  return ticket;
+}
+
+ShardRecord unwrittenShard(int rank) {
+  return {shardFileName(rank), 0, std::string(2 * kDigestBytes, '0')};
+}
+
+void completeSave(const SaveTicket& ticket, const ShardRecord& mine,
+                  const std::string& writeProblem, Communicator& world) {
+  std::string problem = firstProblem(world, writeProblem);
   if (problem.empty()) {
     std::vector<ShardRecord> shards = gatherShardRecords(mine, world);
-    std::vector<std::string> indexes =
-        allGatherText(world, tensorIndexToml(indexShard(state, mine.file)));
+    std::vector<std::string> indexes = allGatherText(world, ticket.indexToml);
     std::string metadataProblem;
     if (world.rank() == 0) {
       metadataProblem = attempt([&] {
-        CheckpointInfo info{step, layout.worldSize(), layout.degrees(), configToml, shards};
-        info.shardedOptimizers = static_cast<int64_t>(state.shardedOptimizers.size());
+        CheckpointInfo info{ticket.step, ticket.worldSize, ticket.degrees, ticket.configToml,
+                            shards};
+        info.shardedOptimizers = ticket.shardedOptimizers;
         for (const std::string& text : indexes) {
           std::vector<TensorPiece> pieces = parseTensorIndex(text, "the index of a rank");
           info.pieces.insert(info.pieces.end(), pieces.begin(), pieces.end());
         }
-        writeMetadataAndMarker(stepDir, info);
+        writeMetadataAndMarker(ticket.stepDir, info);
       });
     }
     // Nobody returns before the checkpoint is complete, or all know it is not.
     problem = firstProblem(world, metadataProblem);
   }
   if (problem.empty()) return;
-  discardFailedSave(stepDir, world);
-  throwSaveFailure(dir, step, problem);
+  discardFailedSave(ticket.stepDir, world);
+  throwSaveFailure(ticket.dir, ticket.step, problem);
+}
+
+void saveCheckpoint(const std::string& dir, int64_t step, const ParallelLayout& layout,
+                    const std::string& configToml, const RankState& state, Communicator& world) {
+  SaveTicket ticket = beginSave(dir, step, layout, configToml, state, world);
+  ShardRecord mine = unwrittenShard(world.rank());
+  std::string problem = attempt([&] { mine = writeShard(ticket.stepDir, world.rank(), state); });
+  completeSave(ticket, mine, problem, world);
 }
 
 void checkCheckpointDirectory(const std::string& dir, Communicator& world) {

@@ -122,6 +122,9 @@ const std::vector<ConfigOption>& configOptions() {
       {"checkpoint", "on_save_error", "on-save-error",
        "when a save fails (a full disk): stop, or continue with a warning",
        +[](C& c) -> std::string& { return c.checkpoint.onSaveError; }},
+      {"checkpoint", "async", "checkpoint-async",
+       "write checkpoints on a background thread while training goes on",
+       +[](C& c) -> bool& { return c.checkpoint.async; }},
   };
   return kOptions;
 }

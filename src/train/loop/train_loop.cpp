@@ -25,6 +25,7 @@
 #include "strata/train/loop/progress.h"
 #include "strata/train/loop/run_report.h"
 #include "strata/util/json.h"
+#include "train/loop/checkpoint_saves.h"
 
 namespace strata::train {
 namespace {
@@ -150,24 +151,6 @@ std::string spikeLine(const StepReport& step, const LossSpike& spike) {
   return line.str();
 }
 
-// A failed save stops the run or, with on_save_error = "continue", is logged
-// and training goes on; old checkpoints go only after a newer one is complete.
-void saveAndPrune(Trainer& trainer, bool leader, std::ostream& log) {
-  const CheckpointConfig& c = trainer.config().checkpoint;
-  try {
-    trainer.saveCheckpoint();
-  } catch (const CheckpointError& error) {
-    if (c.onSaveError != "continue") throw;
-    if (leader)
-      log << "strata train: warning: " << error.what() << "; training goes on" << std::endl;
-    return;
-  }
-  if (!leader) return;
-  for (const std::string& removed : pruneCheckpoints(c.dir, c.keep))
-    log << "strata train: removed old checkpoint " << removed << " (keep " << c.keep << ")"
-        << std::endl;
-}
-
 }  // namespace
 
 TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
@@ -217,6 +200,7 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
   double stepSeconds = 0;
   int64_t stepsRun = 0, skippedInARow = 0;
   LossSpikeDetector spikes(c.train.spikeZscore);
+  CheckpointSaves saves(trainer, leader, log);
   while (trainer.stepsDone() < c.train.steps) {
     StepReport step = trainer.step();
     ++stepsRun;
@@ -264,10 +248,15 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
     // state from before them.
     bool saveNow =
         c.checkpoint.every > 0 && step.step % c.checkpoint.every == 0 && skippedInARow == 0;
-    if (!c.checkpoint.dir.empty() && (saveNow || last)) saveAndPrune(trainer, leader, log);
+    if (!c.checkpoint.dir.empty()) {
+      saves.poll();
+      if (saveNow || last) saves.save();
+      if (last) saves.finish();
+    }
     summary.tokensPerSecond = m.tokensPerSecond;
     summary.mfu = m.mfu;
     if (c.train.maxSkippedSteps > 0 && skippedInARow == c.train.maxSkippedSteps) {
+      saves.finish();
       CheckpointInfo info = trainer.rollBackPastBadData();
       skippedInARow = 0;
       ++summary.rollBacks;

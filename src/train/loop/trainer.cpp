@@ -16,6 +16,7 @@
 #include "strata/runtime/threads.h"
 #include "strata/tensor_parallel/dropout.h"
 #include "strata/tensor_parallel/sharding.h"
+#include "strata/train/checkpoint/async_checkpoint.h"
 #include "strata/train/checkpoint/checkpoint.h"
 #include "strata/train/config/config_file.h"
 #include "strata/train/config/elastic_layout.h"
@@ -419,6 +420,13 @@ void Trainer::saveCheckpoint() {
   RankState rank = rankState();
   train::saveCheckpoint(config_.checkpoint.dir, stepsDone(), s.layout, configToToml(config_), rank,
                         world_->comm());
+}
+
+void Trainer::startCheckpoint(AsyncCheckpoint& saver) {
+  State& s = *state_;
+  RankState rank = rankState();
+  saver.start(config_.checkpoint.dir, stepsDone(), s.layout, configToToml(config_), rank,
+              world_->comm());
 }
 
 std::optional<CheckpointInfo> Trainer::resumeFromLatest() {

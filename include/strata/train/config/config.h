@@ -99,6 +99,9 @@ struct CheckpointConfig {
   // A save that fails (a full disk): "stop" the run, or "continue" with a
   // warning. Either way the earlier checkpoints stay intact.
   std::string onSaveError = "stop";
+  // Write checkpoints on a background thread while training goes on
+  // (async_checkpoint.h); a save completes at a later step.
+  bool async = false;
 };
 
 struct TrainConfig {

@@ -41,6 +41,7 @@ struct TraceEvent;
 
 namespace strata::train {
 
+class AsyncCheckpoint;
 struct DataSplit;
 
 // The model part of a training config, as the GPT builder takes it.
@@ -82,6 +83,9 @@ class Trainer {
 
   // Writes a checkpoint of the current step (collective).
   void saveCheckpoint();
+  // Starts an asynchronous checkpoint of the current step with `saver`, which
+  // must have no save in flight (collective; async_checkpoint.h).
+  void startCheckpoint(AsyncCheckpoint& saver);
   // Restores the latest complete checkpoint under config.checkpoint.dir and
   // returns what its metadata says; nullopt when there is none.
   std::optional<CheckpointInfo> resumeFromLatest();

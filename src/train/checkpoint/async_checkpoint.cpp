@@ -1,0 +1,100 @@
+#include "strata/train/checkpoint/async_checkpoint.h"
+
+#include <torch/torch.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "runtime/sha256.h"
+#include "strata/runtime/communicator.h"
+#include "train/checkpoint/agreed_problem.h"
+#include "train/checkpoint/atomic_file.h"
+#include "train/checkpoint/checkpoint_shard.h"
+#include "train/checkpoint/save_stages.h"
+
+namespace strata::train {
+
+struct AsyncCheckpoint::Save {
+  SaveTicket ticket;
+  ShardRecord record;
+  std::string bytes;    // the serialized shard, until written
+  std::string problem;  // why this rank's shard is not durable; empty when it is
+  std::atomic<bool> written{false};
+  std::thread writer;
+
+  ~Save() {
+    if (writer.joinable()) writer.join();
+  }
+
+  // On the writer thread.
+  void write() {
+    problem = attempt([&] {
+      AtomicFileWriter file((std::filesystem::path(ticket.stepDir) / record.file).string());
+      Sha256 hash;
+      file.write(bytes.data(), bytes.size());
+      hash.update(bytes);
+      file.commit();
+      record.bytes = static_cast<int64_t>(bytes.size());
+      record.sha256 = hash.hexDigest();
+    });
+    std::string().swap(bytes);  // the snapshot's memory goes back at once
+    written.store(true, std::memory_order_release);
+  }
+};
+
+AsyncCheckpoint::AsyncCheckpoint() = default;
+AsyncCheckpoint::~AsyncCheckpoint() = default;
+
+bool AsyncCheckpoint::inFlight() const { return save_ != nullptr; }
+
+int64_t AsyncCheckpoint::step() const {
+  if (!save_) throw Error("AsyncCheckpoint::step: no save is in flight");
+  return save_->ticket.step;
+}
+
+void AsyncCheckpoint::start(const std::string& dir, int64_t step, const ParallelLayout& layout,
+                            const std::string& configToml, const RankState& state,
+                            Communicator& world) {
+  if (save_) {
+    throw Error("cannot start the checkpoint of step " + std::to_string(step) +
+                ": the save of step " + std::to_string(save_->ticket.step) +
+                " is still in flight (finish it first)");
+  }
+  auto save = std::make_unique<Save>();
+  save->ticket = beginSave(dir, step, layout, configToml, state, world);
+  save->record = unwrittenShard(world.rank());
+  // A snapshot that fails (out of memory) is reported when the save
+  // completes, by every rank alike, like a failed write.
+  save->problem = attempt([&] {
+    serializeShard(state, [&](const void* data, size_t size) {
+      save->bytes.append(static_cast<const char*>(data), size);
+    });
+  });
+  if (save->problem.empty()) {
+    Save* running = save.get();
+    save->writer = std::thread([running] { running->write(); });
+  } else {
+    save->written.store(true, std::memory_order_release);
+  }
+  save_ = std::move(save);
+}
+
+std::optional<int64_t> AsyncCheckpoint::poll(Communicator& world) {
+  if (!save_) return std::nullopt;
+  at::Tensor allWritten =
+      torch::full({1}, save_->written.load(std::memory_order_acquire) ? 1 : 0, torch::kInt);
+  world.allReduce(allWritten, ReduceOp::kMin);
+  if (allWritten.item<int>() == 0) return std::nullopt;
+  return finish(world);
+}
+
+std::optional<int64_t> AsyncCheckpoint::finish(Communicator& world) {
+  if (!save_) return std::nullopt;
+  std::unique_ptr<Save> save = std::move(save_);  // no longer in flight, whatever happens
+  if (save->writer.joinable()) save->writer.join();
+  completeSave(save->ticket, save->record, save->problem, world);
+  return save->ticket.step;
+}
+
+}  // namespace strata::train
