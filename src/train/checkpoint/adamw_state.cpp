@@ -48,15 +48,15 @@ std::vector<at::Tensor> optimizerParameters(const torch::optim::Optimizer& optim
 std::string expAvgKey(size_t parameter) { return "exp_avg_" + std::to_string(parameter); }
 std::string expAvgSqKey(size_t parameter) { return "exp_avg_sq_" + std::to_string(parameter); }
 
-void writeAdamWState(const torch::optim::AdamW& optimizer,
-                     torch::serialize::OutputArchive& archive) {
+void writeAdamWState(const torch::optim::AdamW& optimizer, torch::serialize::OutputArchive& archive,
+                     const KeepTensor& keep) {
   std::vector<at::Tensor> params = optimizerParameters(optimizer);
   for (size_t i = 0; i < params.size(); ++i) {
     const torch::optim::AdamWParamState* state = adamWStateOf(optimizer, params[i]);
     if (!state) continue;
     archive.write("step_" + std::to_string(i), torch::tensor(state->step(), torch::kLong));
-    archive.write(expAvgKey(i), state->exp_avg());
-    archive.write(expAvgSqKey(i), state->exp_avg_sq());
+    archive.write(expAvgKey(i), keep(state->exp_avg()));
+    archive.write(expAvgSqKey(i), keep(state->exp_avg_sq()));
   }
 }
 

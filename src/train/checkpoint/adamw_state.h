@@ -10,6 +10,7 @@
 
 #include <torch/torch.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,11 @@ std::vector<at::Tensor> optimizerParameters(const torch::optim::Optimizer& optim
 std::string expAvgKey(size_t parameter);
 std::string expAvgSqKey(size_t parameter);
 
-// "exp_avg_<i>", "exp_avg_sq_<i>" and "step_<i>" for every parameter with state.
-void writeAdamWState(const torch::optim::AdamW& optimizer,
-                     torch::serialize::OutputArchive& archive);
+// "exp_avg_<i>", "exp_avg_sq_<i>" and "step_<i>" for every parameter with
+// state; each moment as `keep` returns it (the live tensor, or a copy).
+using KeepTensor = std::function<at::Tensor(const at::Tensor&)>;
+void writeAdamWState(const torch::optim::AdamW& optimizer, torch::serialize::OutputArchive& archive,
+                     const KeepTensor& keep);
 void readAdamWState(torch::serialize::InputArchive& archive, torch::optim::AdamW& optimizer,
                     const std::string& origin);
 

@@ -18,7 +18,8 @@ namespace strata::train {
 struct AsyncCheckpoint::Save {
   SaveTicket ticket;
   ShardRecord record;
-  std::string bytes;    // the serialized shard, until written
+  // The shard with copies of its tensors (snapshotShard), until written.
+  std::unique_ptr<ShardSnapshot> snapshot;
   std::string problem;  // why this rank's shard is not durable; empty when it is
   std::atomic<bool> written{false};
   std::thread writer;
@@ -32,13 +33,17 @@ struct AsyncCheckpoint::Save {
     problem = attempt([&] {
       AtomicFileWriter file((std::filesystem::path(ticket.stepDir) / record.file).string());
       Sha256 hash;
-      file.write(bytes.data(), bytes.size());
-      hash.update(bytes);
+      int64_t bytes = 0;
+      writeShardArchive(*snapshot->archive, [&](const void* data, size_t size) {
+        file.write(data, size);
+        hash.update(data, size);
+        bytes += static_cast<int64_t>(size);
+      });
       file.commit();
-      record.bytes = static_cast<int64_t>(bytes.size());
+      record.bytes = bytes;
       record.sha256 = hash.hexDigest();
     });
-    std::string().swap(bytes);  // the snapshot's memory goes back at once
+    snapshot.reset();  // the copies' memory goes back at once
     written.store(true, std::memory_order_release);
   }
 };
@@ -66,11 +71,7 @@ void AsyncCheckpoint::start(const std::string& dir, int64_t step, const Parallel
   save->record = unwrittenShard(world.rank());
   // A snapshot that fails (out of memory) is reported when the save
   // completes, by every rank alike, like a failed write.
-  save->problem = attempt([&] {
-    serializeShard(state, [&](const void* data, size_t size) {
-      save->bytes.append(static_cast<const char*>(data), size);
-    });
-  });
+  save->problem = attempt([&] { save->snapshot = snapshotShard(state); });
   if (save->problem.empty()) {
     Save* running = save.get();
     save->writer = std::thread([running] { running->write(); });

@@ -2,9 +2,12 @@
 
 #include <torch/torch.h>
 
+#include <cstring>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <unordered_map>
 
 #include "strata/data_parallel/zero_optimizer.h"
 #include "train/checkpoint/adamw_state.h"
@@ -76,12 +79,82 @@ void loadModule(torch::nn::Module& module, torch::serialize::InputArchive& archi
 
 std::string shardedKey(size_t group) { return "sharded_optimizer_" + std::to_string(group); }
 
+at::Tensor live(const at::Tensor& tensor) { return tensor; }
+
+// Copies the archive can be written from later, whatever happens to the
+// originals meanwhile, the same archive byte for byte as the originals'
+// would have been now:
+// - each storage is copied once, and the copies keep the originals'
+//   offsets, sizes, strides and requires_grad, so tensors sharing a storage
+//   (a tied weight, views into one flat buffer) still share it;
+// - a tensor met twice gives one copy. The originals are kept alive until
+//   done(), so the address of a temporary (a view made for the archive) is
+//   never taken for another's;
+// - the archive's pickler records a tensor that something else references
+//   once, and refers back to it: done() keeps a copy referenced from `held`
+//   exactly when its original is referenced outside the archive.
+class Copier {
+ public:
+  explicit Copier(std::vector<at::Tensor>& held) : held_(held) {}
+
+  at::Tensor operator()(const at::Tensor& tensor) {
+    auto [known, first] = tensors_.try_emplace(tensor.unsafeGetTensorImpl());
+    if (first) known->second = {tensor, copy(tensor)};
+    return known->second.second;
+  }
+
+  void done() {
+    for (auto& [impl, pair] : tensors_)
+      if (pair.first.use_count() > 1) held_.push_back(pair.second);  // beyond this map's
+    tensors_.clear();
+    storages_.clear();
+  }
+
+ private:
+  at::Tensor copy(const at::Tensor& tensor) {
+    const c10::Storage& storage = tensor.storage();
+    auto [it, fresh] = storages_.try_emplace(storage.unsafeGetStorageImpl());
+    if (fresh) {
+      it->second = {storage, c10::Storage(c10::Storage::use_byte_size_t(), storage.nbytes(),
+                                          c10::GetAllocator(storage.device_type()),
+                                          /*resizable=*/false)};
+      std::memcpy(it->second.second.data(), storage.data(), storage.nbytes());
+    }
+    at::Tensor copy = at::empty({0}, tensor.options().requires_grad(false));
+    copy.set_(it->second.second, tensor.storage_offset(), tensor.sizes(), tensor.strides());
+    return copy.requires_grad_(tensor.requires_grad());
+  }
+
+  std::vector<at::Tensor>& held_;
+  std::unordered_map<const c10::TensorImpl*, std::pair<at::Tensor, at::Tensor>> tensors_;
+  std::unordered_map<const c10::StorageImpl*, std::pair<c10::Storage, c10::Storage>> storages_;
+};
+
+// What Module::save writes, parameters and buffers by name, then one
+// sub-archive per child module sharing the compilation unit, with each
+// tensor as `keep` returns it: the same archive, byte for byte, as
+// Module::save's when `keep` is `live`.
+void saveModule(const torch::nn::Module& module, torch::serialize::OutputArchive& archive,
+                const KeepTensor& keep) {
+  for (const auto& parameter : module.named_parameters(/*recurse=*/false))
+    archive.write(parameter.key(), keep(parameter.value()));
+  for (const auto& buffer : module.named_buffers(/*recurse=*/false))
+    archive.write(buffer.key(), keep(buffer.value()), /*is_buffer=*/true);
+  for (const auto& child : module.named_children()) {
+    if (!child.value()->is_serializable()) continue;
+    torch::serialize::OutputArchive childArchive(archive.compilation_unit());
+    saveModule(*child.value(), childArchive, keep);
+    archive.write(child.key(), childArchive);
+  }
+}
+
 // AdamW by parameter (adamw_state.h), so the tensor index can address its
-// moments; any other optimizer as LibTorch serialises it.
-void writeOptimizers(const RankState& state, torch::serialize::OutputArchive& archive) {
+// moments; any other optimizer as LibTorch serialises it (live tensors only).
+void writeOptimizers(const RankState& state, torch::serialize::OutputArchive& archive,
+                     const KeepTensor& keep) {
   if (torch::optim::AdamW* adamw = indexableAdamW(state.optimizer)) {
     torch::serialize::OutputArchive optimizer;
-    writeAdamWState(*adamw, optimizer);
+    writeAdamWState(*adamw, optimizer, keep);
     archive.write("adamw", optimizer);
   } else if (state.optimizer) {
     torch::serialize::OutputArchive optimizer;
@@ -92,9 +165,23 @@ void writeOptimizers(const RankState& state, torch::serialize::OutputArchive& ar
   for (size_t g = 0; g < state.shardedOptimizers.size(); ++g) {
     torch::serialize::OutputArchive sharded;
     for (const auto& item : state.shardedOptimizers[g]->saveState())
-      sharded.write(item.name, item.tensor);
+      sharded.write(item.name, keep(item.tensor));
     archive.write(shardedKey(g), sharded);
   }
+}
+
+std::unique_ptr<torch::serialize::OutputArchive> shardArchive(const RankState& state,
+                                                              const KeepTensor& keep) {
+  auto archive = std::make_unique<torch::serialize::OutputArchive>();
+  torch::serialize::OutputArchive model(archive->compilation_unit());
+  saveModule(*state.model, model, keep);
+  archive->write("model", model);
+  writeOptimizers(state, *archive, keep);
+  archive->write("lr_step", scalar(state.lr.step));
+  archive->write("data_epoch", scalar(state.data.epoch));
+  archive->write("data_batch", scalar(state.data.batch));
+  archive->write("rng_cpu", cpuGeneratorState());
+  return archive;
 }
 
 // Into the live state: each saved tensor is shape-checked and copied into
@@ -161,15 +248,19 @@ void readOptimizers(torch::serialize::InputArchive& archive, RankState& state,
 
 }  // namespace
 
-void serializeShard(const RankState& state, const ByteSink& sink) {
-  torch::serialize::OutputArchive archive, model;
-  state.model->save(model);
-  archive.write("model", model);
-  writeOptimizers(state, archive);
-  archive.write("lr_step", scalar(state.lr.step));
-  archive.write("data_epoch", scalar(state.data.epoch));
-  archive.write("data_batch", scalar(state.data.batch));
-  archive.write("rng_cpu", cpuGeneratorState());
+std::unique_ptr<ShardSnapshot> snapshotShard(const RankState& state) {
+  if (state.optimizer && !indexableAdamW(state.optimizer))
+    throw CheckpointError(
+        "asynchronous checkpoints need AdamW without AMSGrad, whose state Strata can copy");
+  torch::NoGradGuard noGrad;
+  auto snapshot = std::make_unique<ShardSnapshot>();
+  Copier copier(snapshot->copies);
+  snapshot->archive = shardArchive(state, std::ref(copier));
+  copier.done();
+  return snapshot;
+}
+
+void writeShardArchive(torch::serialize::OutputArchive& archive, const ByteSink& sink) {
   // An exception must not unwind through LibTorch's zip writer: its
   // destructor would finish the archive through the failed sink once more.
   std::exception_ptr failure;
@@ -183,6 +274,10 @@ void serializeShard(const RankState& state, const ByteSink& sink) {
     return size;
   });
   if (failure) std::rethrow_exception(failure);
+}
+
+void serializeShard(const RankState& state, const ByteSink& sink) {
+  writeShardArchive(*shardArchive(state, live), sink);
 }
 
 void readRunState(torch::serialize::InputArchive& archive, RankState& state) {

@@ -11,10 +11,13 @@
 #pragma once
 
 #include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "strata/train/checkpoint/checkpoint.h"
 
@@ -23,6 +26,19 @@ namespace strata::train {
 using ByteSink = std::function<void(const void* data, std::size_t size)>;
 
 void serializeShard(const RankState& state, const ByteSink& sink);
+// The shard as an archive over copies of the state's tensors, taken now:
+// writeShardArchive(*archive), later and on any thread, writes what
+// serializeShard would have written now, byte for byte, whatever training
+// did since. Copies host memory the size of the shard's tensors;
+// CheckpointError for an optimizer other than AdamW (LibTorch's own
+// serialisation holds the live tensors).
+struct ShardSnapshot {
+  std::vector<at::Tensor> copies;  // referenced while the archive is, as the originals are
+  std::unique_ptr<torch::serialize::OutputArchive> archive;
+};
+std::unique_ptr<ShardSnapshot> snapshotShard(const RankState& state);
+// Writes an archive through `sink`, as serializeShard does.
+void writeShardArchive(torch::serialize::OutputArchive& archive, const ByteSink& sink);
 void readShardFile(const std::string& path, RankState& state);
 // What every shard holds alike: the LR-schedule step, the data position and
 // the CPU generator (a resharded load takes them from the first shard it reads).

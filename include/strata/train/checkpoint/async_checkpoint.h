@@ -1,18 +1,19 @@
 // Checkpoints written while training goes on (`--checkpoint-async`).
 //
-// start() snapshots this rank's shard into host memory (the serialized
-// archive saveCheckpoint would write: model, optimizer or ZeRO shards, LR
-// step, data position, generator) and hands it to a background thread,
-// which writes, hashes and fsyncs it; the training loop goes on meanwhile.
+// start() copies this rank's state into host memory (model, AdamW or ZeRO
+// shards; with LR step, data position and generator) and hands it to a
+// background thread, which serializes it into the archive saveCheckpoint
+// would have written, byte for byte, and writes, hashes and fsyncs it; the
+// training loop goes on meanwhile.
 // The save completes, as a synchronous one does, only once every rank's
 // shard is durable: then rank 0 writes metadata.toml and, last, COMPLETE. A
 // crash at any moment before that leaves a step directory without COMPLETE,
 // which no resume loads. At most one save is in flight.
 //
-// The cost is host memory for one serialized shard per rank while its write
-// runs, and one small all-reduce per poll. Failures (a full disk) surface at
-// completion as the synchronous save's CheckpointError, the same on every
-// rank, with the partial step directory removed.
+// The cost is a copy of this rank's state in host memory while its write
+// runs, the copying at start(), and one small all-reduce per poll. Failures (a full disk) surface
+// at completion as the synchronous save's CheckpointError, the same on every rank, with the partial
+// step directory removed.
 //
 // Collective: start, poll and finish are called by every rank of `world` at
 // the same points of training (the checkpoint steps and each step after);
