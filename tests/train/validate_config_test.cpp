@@ -136,6 +136,12 @@ TEST(ValidateConfig, RangesAndChoices) {
   c = TrainConfig{};
   c.checkpoint.resume = true;
   expectInvalid(c, 1, {"checkpoint.resume needs checkpoint.dir"});
+  c = TrainConfig{};
+  c.train.spikeRollback = true;
+  c.train.spikeZscore = 0;
+  expectInvalid(c, 1,
+                {"train.spike_rollback needs checkpoint.dir, to roll back to",
+                 "train.spike_rollback needs train.spike_zscore > 0 (spike detection on)"});
 }
 
 TEST(ValidateConfig, ListsEveryProblemAtOnce) {

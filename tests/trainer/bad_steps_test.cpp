@@ -113,6 +113,46 @@ TEST(BadSteps, NonFiniteStepsInARowRollBackToTheLatestCheckpoint) {
   removeSharedDir(dir);
 }
 
+// A loss spike rolls the run back once. The parameters are scaled up in the
+// middle of step 62's backward (as a blow-up would), so step 63's loss
+// spikes; the run goes back to the checkpoint of step 60 and trains on past
+// the data of steps 61-63 to a loss like the one before. 60 steps before the
+// spike fill the detector's window of 50.
+TEST(BadSteps, ALossSpikeRollsBackToTheLatestCheckpoint) {
+  TrainConfig config = tinyConfig();
+  config.train.steps = 70;
+  config.train.warmupSteps = 5;
+  config.train.evalEvery = 0;
+  config.train.spikeRollback = true;
+  config.train.logEvery = 1;
+  std::string dir = sharedDir("spike");
+  config.checkpoint.dir = dir + "/checkpoints";
+  config.checkpoint.every = 10;
+  config.train.outDir = dir + "/run";
+  Trainer trainer(config, singleProcessWorld());
+  int64_t gradients = 0;
+  int64_t perStep = config.train.globalBatch / config.train.microBatch;
+  at::Tensor parameter;  // the token embedding, tied to the head: its scale is the logits'
+  for (const ParameterShard& shard : trainer.parameterShards())
+    if (shard.name.find("tokens") != std::string::npos) parameter = shard.tensor;
+  ASSERT_TRUE(parameter.defined());
+  parameter.register_hook([&, parameter](const at::Tensor& grad) {
+    if (gradients++ == 62 * perStep - 1) parameter.detach().mul_(100);  // counts every step run
+    return grad;
+  });
+  std::ostringstream log;
+  TrainSummary summary = runTraining(trainer, log);
+  EXPECT_EQ(summary.rollBacks, 1) << log.str();
+  EXPECT_EQ(summary.steps, 70);
+  EXPECT_NE(log.str().find("loss spike at step 63"), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find("rolled back to the checkpoint of step 60 after the loss spike at "
+                           "step 63; training goes on past the data that caused it"),
+            std::string::npos)
+      << log.str();
+  EXPECT_LT(summary.lossEnd, 4.0) << log.str();
+  removeSharedDir(dir);
+}
+
 // With nothing to roll back to, the run stops naming why.
 TEST(BadSteps, RollingBackWithoutACheckpointIsAClearError) {
   TrainConfig config = tinyConfig();

@@ -168,6 +168,10 @@ void checkChoices(const TrainConfig& c, Problems& p) {
           "train.device must be cpu or cuda, got '" + device + "'");
   p.check(!c.checkpoint.resume || !c.checkpoint.dir.empty(),
           "checkpoint.resume needs checkpoint.dir");
+  p.check(!c.train.spikeRollback || !c.checkpoint.dir.empty(),
+          "train.spike_rollback needs checkpoint.dir, to roll back to");
+  p.check(!c.train.spikeRollback || c.train.spikeZscore > 0,
+          "train.spike_rollback needs train.spike_zscore > 0 (spike detection on)");
   p.check(c.parallel.elastic == "off" || c.parallel.elastic == "dp",
           "parallel.elastic must be off or dp, got '" + c.parallel.elastic + "'");
   const std::string& onSaveError = c.checkpoint.onSaveError;

@@ -201,6 +201,7 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
   int64_t stepsRun = 0, skippedInARow = 0;
   LossSpikeDetector spikes(c.train.spikeZscore);
   CheckpointSaves saves(trainer, leader, log);
+  bool rolledBackSinceSave = false;  // for a spike: at most one rollback per checkpoint
   while (trainer.stepsDone() < c.train.steps) {
     StepReport step = trainer.step();
     ++stepsRun;
@@ -211,6 +212,11 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
     if (step.skipped && leader) log << skippedStepLine(step, skippedInARow) << std::endl;
     std::optional<LossSpike> spike = spikes.observe(step.loss);
     if (spike && leader) log << spikeLine(step, *spike) << std::endl;
+    bool spikeRollBack = spike && c.train.spikeRollback && !rolledBackSinceSave;
+    if (spike && c.train.spikeRollback && !spikeRollBack && leader) {
+      log << "strata train: no rollback for the spike at step " << step.step
+          << ": the run rolled back once since the latest checkpoint" << std::endl;
+    }
     summary.lossEnd = step.loss;
     curve.train.push_back({step.step, step.loss});
     StepMetrics m;
@@ -244,20 +250,25 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
       captureTimelines(trainer, report);
       if (leader) writeRunReport(reportPath, report);
     }
-    // No periodic save inside a run of skipped steps: a rollback must find the
-    // state from before them.
-    bool saveNow =
-        c.checkpoint.every > 0 && step.step % c.checkpoint.every == 0 && skippedInARow == 0;
+    // No save inside a run of skipped steps, nor of a spike about to be rolled
+    // back: a rollback must find the state from before them.
+    bool saveNow = c.checkpoint.every > 0 && step.step % c.checkpoint.every == 0 &&
+                   skippedInARow == 0 && !spikeRollBack;
     if (!c.checkpoint.dir.empty()) {
       saves.poll();
-      if (saveNow || last) saves.save();
+      if (saveNow || (last && !spikeRollBack)) {
+        saves.save();
+        rolledBackSinceSave = false;
+      }
       if (last) saves.finish();
     }
     summary.tokensPerSecond = m.tokensPerSecond;
     summary.mfu = m.mfu;
     if (c.train.maxSkippedSteps > 0 && skippedInARow == c.train.maxSkippedSteps) {
       saves.finish();
-      CheckpointInfo info = trainer.rollBackPastBadData();
+      CheckpointInfo info =
+          trainer.rollBackPastBadData("produced non-finite values in " +
+                                      std::to_string(c.train.maxSkippedSteps) + " steps in a row");
       skippedInARow = 0;
       ++summary.rollBacks;
       if (leader) {
@@ -265,6 +276,17 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
             << c.train.maxSkippedSteps
             << " non-finite steps in a row; training goes on past the data that caused them"
             << std::endl;
+      }
+    } else if (spikeRollBack) {
+      saves.finish();
+      CheckpointInfo info =
+          trainer.rollBackPastBadData("produced a loss spike at step " + std::to_string(step.step));
+      rolledBackSinceSave = true;
+      ++summary.rollBacks;
+      if (leader) {
+        log << "strata train: rolled back to the checkpoint of step " << info.step
+            << " after the loss spike at step " << step.step
+            << "; training goes on past the data that caused it" << std::endl;
       }
     }
   }

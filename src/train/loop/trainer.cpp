@@ -441,14 +441,12 @@ std::optional<CheckpointInfo> Trainer::resumeFromLatest() {
   return info;
 }
 
-CheckpointInfo Trainer::rollBackPastBadData() {
+CheckpointInfo Trainer::rollBackPastBadData(const std::string& happened) {
   State& s = *state_;
   DataPosition here = s.trainData->position();
   std::optional<CheckpointInfo> info = resumeFromLatest();
   if (!info) {
-    throw Error("training produced non-finite values in " +
-                std::to_string(config_.train.maxSkippedSteps) +
-                " steps in a row and there is no checkpoint to roll back to in '" +
+    throw Error("training " + happened + " and there is no checkpoint to roll back to in '" +
                 config_.checkpoint.dir + "' (set --checkpoint-dir and --checkpoint-every)");
   }
   s.trainData->seek(here);

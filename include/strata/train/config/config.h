@@ -64,6 +64,10 @@ struct OptimConfig {
   // Log a step whose loss is this many standard deviations above the last
   // 50 steps' mean (loss_spike.h); 0 turns it off.
   double spikeZscore = 6;
+  // At a loss spike, also roll back to the latest checkpoint and go on past
+  // the data that caused it (at most once per checkpoint: a second spike
+  // before a newer checkpoint is only logged).
+  bool spikeRollback = false;
   int64_t seed = 1234;
   std::string precision = "fp32";  // "fp32" or "bf16" (autocast)
   // "cpu", or "cuda": each rank trains on GPU LOCAL_RANK of its node.

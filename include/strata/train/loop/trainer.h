@@ -89,12 +89,13 @@ class Trainer {
   // Restores the latest complete checkpoint under config.checkpoint.dir and
   // returns what its metadata says; nullopt when there is none.
   std::optional<CheckpointInfo> resumeFromLatest();
-  // After steps that could not be taken (StepReport::skipped): the model,
-  // optimizer and step count of the latest complete checkpoint, with the
-  // training data left where it is, so that training goes on past the batches
-  // that gave non-finite values. Collective, as resumeFromLatest; throws Error
-  // when config.checkpoint.dir holds no complete checkpoint.
-  CheckpointInfo rollBackPastBadData();
+  // After steps that went wrong (non-finite values, a loss spike): the
+  // model, optimizer and step count of the latest complete checkpoint, with
+  // the training data left where it is, so that training goes on past the
+  // batches that caused them. Collective, as resumeFromLatest; throws Error
+  // when config.checkpoint.dir holds no complete checkpoint, saying that
+  // training `happened` ("produced a loss spike at step 63").
+  CheckpointInfo rollBackPastBadData(const std::string& happened);
 
   int64_t stepsDone() const { return lr_.state().step; }
   const TrainConfig& config() const { return config_; }
