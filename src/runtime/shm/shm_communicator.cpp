@@ -375,9 +375,10 @@ class SharedMemoryCommunicator : public Communicator {
   std::mutex issueMutex_;  // ops enter the log and the claimed ring in call order
   uint64_t claimedSequence_ = 0;
   std::shared_ptr<ClaimedAllReduce> claimedInFlight_[ClaimedOpRing::kSlots];
-  int set_ = 0;                              // touched only by the task running on worker_
-  uint64_t waitingIn_ = 0;                   // log index of that task's op
-  pid_t myPid_ = getpid();                   // read by peers probing process_vm_readv
+  int set_ = 0;             // touched only by the task running on worker_
+  uint64_t waitingIn_ = 0;  // log index of that task's op
+  // Read by peers probing process_vm_readv: 8 bytes, as the probe reads.
+  uint64_t myPid_ = static_cast<uint64_t>(getpid());
   std::unique_ptr<ShmMailboxes> mailboxes_;  // set by startPointToPoint()
   OrderedWorker worker_;                     // last: stops before the segment it uses goes away
 };
