@@ -69,13 +69,6 @@ TrainConfig benchConfig() {
   return c;
 }
 
-std::shared_ptr<strata::World> singleProcessWorld() {
-  strata::ProcessEnv env;
-  env.masterAddr = "127.0.0.1";
-  env.masterPort = strata::bench::freeLoopbackPort();
-  return strata::World::init(env, strata::Timeouts{});
-}
-
 struct StrataTiming {
   double stepSeconds = 0;
   double lastLoss = 0;
@@ -85,7 +78,7 @@ struct StrataTiming {
 
 StrataTiming timeStrata(const TrainConfig& config) {
   StrataTiming timing;
-  strata::train::Trainer trainer(config, singleProcessWorld());
+  strata::train::Trainer trainer(config, strata::bench::singleProcessWorld());
   timing.parameters = trainer.parameterCount();
   for (int i = 0; i < kWarmup; ++i) trainer.step();
   torch::cuda::synchronize();

@@ -23,4 +23,11 @@ int freeLoopbackPort() {
   return ntohs(addr.sin_port);
 }
 
+std::shared_ptr<World> singleProcessWorld() {
+  ProcessEnv env;
+  env.masterAddr = "127.0.0.1";
+  env.masterPort = freeLoopbackPort();
+  return World::init(env, Timeouts{});
+}
+
 }  // namespace strata::bench

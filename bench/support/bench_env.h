@@ -1,7 +1,11 @@
-// Where the benchmark finds its Python peer, and a free loopback port for it.
+// Where the benchmark finds its Python peer, a free loopback port for it, and
+// a one-process job.
 #pragma once
 
+#include <memory>
 #include <string>
+
+#include "strata/runtime/world.h"
 
 namespace strata::bench {
 
@@ -9,5 +13,7 @@ namespace strata::bench {
 std::string sourceDir();
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int freeLoopbackPort();
+// A job of one process (this one), its store on a free loopback port.
+std::shared_ptr<World> singleProcessWorld();
 
 }  // namespace strata::bench

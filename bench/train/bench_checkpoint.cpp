@@ -62,13 +62,6 @@ TrainConfig benchConfig(const std::string& dir) {
   return c;
 }
 
-std::shared_ptr<strata::World> singleProcessWorld() {
-  strata::ProcessEnv env;
-  env.masterAddr = "127.0.0.1";
-  env.masterPort = strata::bench::freeLoopbackPort();
-  return strata::World::init(env, strata::Timeouts{});
-}
-
 uintmax_t bytesUnder(const std::filesystem::path& dir) {
   uintmax_t total = 0;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(dir))
@@ -136,7 +129,7 @@ int main() {
                      ("strata-bench-checkpoint-" + std::to_string(getpid())))
                         .string();
   TrainConfig config = benchConfig(dir);
-  auto world = singleProcessWorld();
+  auto world = strata::bench::singleProcessWorld();
   Trainer trainer(config, world);
   int64_t modelBytes = trainer.parameterCount() * 4;
   std::cerr << "bench_checkpoint: GPT of " << trainer.parameterCount() << " parameters, " << kRounds

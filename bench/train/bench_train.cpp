@@ -87,13 +87,6 @@ TrainConfig largeConfig() {
   return benchConfig(m);
 }
 
-std::shared_ptr<strata::World> singleProcessWorld() {
-  strata::ProcessEnv env;
-  env.masterAddr = "127.0.0.1";
-  env.masterPort = strata::bench::freeLoopbackPort();
-  return strata::World::init(env, strata::Timeouts{});
-}
-
 struct StepTimes {
   double wall = 0;  // seconds per step
   double cpu = 0;   // process CPU seconds per step: every thread, but not the
@@ -124,7 +117,7 @@ double maxAbsDifference(const std::vector<double>& a, const std::vector<double>&
 
 nlohmann::ordered_json benchOverhead() {
   TrainConfig config = overheadConfig();
-  auto world = singleProcessWorld();
+  auto world = strata::bench::singleProcessWorld();
   strata::train::Trainer trainer(config, world);
   strata::bench::PlainGptLoop plain(config, world->worldComm());
   auto strataStep = [&] { return trainer.step().loss; };
@@ -169,7 +162,7 @@ struct LargeTimings {
 // C++ round, peak, Python round, repeated: every measurement sees the same
 // stretch of the machine's load.
 LargeTimings timeLarge(const TrainConfig& config) {
-  auto world = singleProcessWorld();
+  auto world = strata::bench::singleProcessWorld();
   strata::train::Trainer trainer(config, world);
   auto strataStep = [&] { return trainer.step().loss; };
   std::vector<double> losses;
