@@ -8,7 +8,11 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <sstream>
 
 #include "child_process.h"
 #include "multiprocess.h"
@@ -128,6 +132,64 @@ TEST(MultiNode, ElasticJobReformsOnTheNodesLeftAfterOneIsKilled) {
               std::string::npos)
         << out;
   }
+}
+
+// The pids of `launcher`'s children running the launch worker (its orphan
+// guard, a fork of the launcher, has the worker only among its arguments).
+std::vector<pid_t> workersOf(pid_t launcher) {
+  std::vector<pid_t> workers;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    size_t close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    std::string state;
+    pid_t parent = 0;
+    rest >> state >> parent;
+    std::ifstream cmdline(entry.path() / "cmdline");
+    std::string command((std::istreambuf_iterator<char>(cmdline)), {});
+    if (parent == launcher && command.rfind(LAUNCH_WORKER, 0) == 0)  // argv[0], not an argument
+      workers.push_back(std::stoi(name));
+  }
+  return workers;
+}
+
+// A node that comes late to an elastic job (--nnodes 2:3) waits while the
+// job runs on two, and joins when it re-forms: here after a worker of node
+// 1 dies, so the next round has all three nodes.
+TEST(MultiNode, ElasticJobTakesALateNodeInAtTheNextRound) {
+  testing::ReservedPort reserved;
+  int port = reserved.number();
+  std::vector<std::unique_ptr<testing::ChildProcess>> nodes;
+  auto start = [&](int rank) {
+    NodeFlags flags{rank, 1, 3, {"--max-restarts", "1", "--join-wait", "1"}, "2:3", "elastic"};
+    nodes.push_back(startNode({}, flags, "127.0.0.1", port));
+  };
+  auto shows = [](const std::string& part) {
+    return [part](const std::string& out) { return out.find(part) != std::string::npos; };
+  };
+  start(0);
+  start(1);
+  ASSERT_TRUE(nodes[0]->waitForOutput(shows("ready"), after(kJobLimit))) << nodes[0]->output();
+  start(2);
+  ASSERT_TRUE(nodes[2]->waitForOutput(shows("it waits for the next"), after(kJobLimit)))
+      << nodes[2]->output();
+  std::vector<pid_t> workers = workersOf(nodes[1]->pid());
+  ASSERT_EQ(workers.size(), 1u) << nodes[1]->output();
+  kill(workers.front(), SIGKILL);
+  for (int rank = 0; rank < 3; ++rank) {
+    std::optional<ExitStatus> status = nodes[rank]->waitForExit(after(kJobLimit));
+    const std::string& out = nodes[rank]->output();
+    ASSERT_TRUE(status && status->success()) << "node " << rank << ":\n" << out;
+    EXPECT_NE(out.find("round 1 world 3"), std::string::npos) << out;
+    EXPECT_NE(out.find("sum 3"), std::string::npos) << out;
+  }
+  EXPECT_NE(nodes[0]->output().find("round 0 world 2"), std::string::npos) << nodes[0]->output();
+  EXPECT_EQ(nodes[2]->output().find("round 0 world"), std::string::npos) << nodes[2]->output();
 }
 
 // Launchers that disagree on what they must share are refused before any
