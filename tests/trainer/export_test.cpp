@@ -145,6 +145,15 @@ TEST(Gpt2Export, IndependentGpt2ForwardGivesStrataLogits) {
   std::string file = trainAndExport(dir);
   TrainConfig config = gpt2Config(1, 1);
   TensorMap weights = checkpointWeights(dir);
+  RawSafetensors raw = readSafetensorsIndependently(file);
+  // The trained MLP inputs are near 0, where tanh and erf GELU agree within
+  // 1e-5; scaled by kGain (both sides alike) they reach where the two differ
+  // by 1e-3, so a wrong GELU shows far above the tolerance.
+  constexpr double kGain = 30;
+  for (int64_t i = 0; i < config.model.layers; ++i) {
+    weights.at("block" + std::to_string(i) + ".mlp.fc1.weight") *= kGain;
+    raw.tensors.at("transformer.h." + std::to_string(i) + ".mlp.c_fc.weight").value *= kGain;
+  }
   std::shared_ptr<World> world = singleProcessWorld();
   ParallelGroups groups = world->parallelGroups(ParallelLayout(1, {1, 1, 1, 1}));
   torch::nn::Sequential model = models::buildGpt(gptConfigOf(config), groups.tp);
@@ -156,7 +165,6 @@ TEST(Gpt2Export, IndependentGpt2ForwardGivesStrataLogits) {
   model->eval();
   torch::Tensor ids = torch::randint(0, 257, {3, 16}, torch::kLong);
   torch::Tensor strata = model->forward(ids).transpose(0, 1);  // [b, s, V]
-  RawSafetensors raw = readSafetensorsIndependently(file);
   torch::Tensor independent = gpt2Logits(raw.tensors, config.model.layers, config.model.heads, ids);
   ASSERT_EQ(strata.sizes(), independent.sizes());
   double relative = ((strata - independent).norm() / independent.norm()).item<double>();
