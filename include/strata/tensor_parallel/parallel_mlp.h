@@ -26,8 +26,9 @@ struct ParallelMLPOptions {
   int64_t hidden = 0;
   int64_t ffn = 0;
   bool sequenceParallel = false;
+  InitOptions init;  // fc1 and fc2 draw from sub-streams 0 and 1 of init.seed
+  // Last, so that brace initialisations of the fields above stay valid.
   bool geluTanh = false;  // GPT-2's GELU rather than the exact one
-  InitOptions init;       // fc1 and fc2 draw from sub-streams 0 and 1 of init.seed
 };
 
 class ParallelMLPImpl : public torch::nn::Module {
