@@ -54,7 +54,7 @@ std::string huggingFaceConfig(const ModelConfig& m) {
 
 std::string exportCheckpoint(const ExportOptions& o) {
   if (o.format != "safetensors")
-    throw ConfigError("strata export: unknown format '" + o.format + "' (known: safetensors)");
+    throw ConfigError("unknown format '" + o.format + "' (known: safetensors)");
   std::string source = completeStepDirectory(o.checkpoint);
   CheckpointInfo info = readCheckpointInfo(source);
   if (info.format < 2)
