@@ -31,13 +31,13 @@ TrainConfig gpt2Config(int64_t pp, int64_t tp) {
   return c;
 }
 
-// Trains pp2 x tp2 for three steps, saves a checkpoint under dir/ckpt and
-// exports it to dir/hf/model.safetensors.
-std::string trainAndExport(const std::string& dir) {
-  TrainConfig config = gpt2Config(2, 2);
+// Trains `config`'s layout (pp2 x tp2 by default) for three steps, saves a
+// checkpoint under dir/ckpt and exports it to dir/hf/model.safetensors.
+std::string trainAndExport(const std::string& dir, TrainConfig config = gpt2Config(2, 2)) {
   config.checkpoint.dir = dir + "/ckpt";
+  const ParallelConfig& p = config.parallel;
   strata::testing::runInProcesses(
-      4,
+      static_cast<int>(p.pp * p.dp * p.tp),
       [&](const strata::testing::RankContext&) {
         Trainer trainer(config, World::init());
         trainSteps(trainer, 3);
@@ -108,9 +108,9 @@ std::map<std::string, std::pair<std::string, std::vector<int64_t>>> expectedTens
   return e;
 }
 
-TEST(Gpt2Export, IndependentReaderFindsHuggingFaceNamesShapesAndTheCheckpointsValues) {
-  std::string dir = sharedDir("export_reader");
-  std::string file = trainAndExport(dir);
+// The file holds the checkpoint's weights under Hugging Face's names,
+// dtypes and shapes, as the independent reader sees them.
+void expectExportHoldsTheCheckpoint(const std::string& dir, const std::string& file) {
   RawSafetensors raw = readSafetensorsIndependently(file);
   TensorMap ours = checkpointWeights(dir);
   ModelConfig m = gpt2Config(1, 1).model;
@@ -137,6 +137,22 @@ TEST(Gpt2Export, IndependentReaderFindsHuggingFaceNamesShapesAndTheCheckpointsVa
   EXPECT_EQ(config["n_positions"], m.context);
   EXPECT_EQ(config["activation_function"], "gelu_new");
   EXPECT_EQ(config["layer_norm_epsilon"], 1e-5);
+}
+
+TEST(Gpt2Export, IndependentReaderFindsHuggingFaceNamesShapesAndTheCheckpointsValues) {
+  std::string dir = sharedDir("export_reader");
+  expectExportHoldsTheCheckpoint(dir, trainAndExport(dir));
+  removeSharedDir(dir);
+}
+
+// Data-parallel replicas under ZeRO-1 (whose AdamW state is stored in flat
+// chunks): the parameters are indexed once, from dp rank 0.
+TEST(Gpt2Export, ExportsADp2Tp2Zero1Checkpoint) {
+  std::string dir = sharedDir("export_zero");
+  TrainConfig config = gpt2Config(1, 2);
+  config.parallel.dp = 2;
+  config.parallel.zero = 1;
+  expectExportHoldsTheCheckpoint(dir, trainAndExport(dir, config));
   removeSharedDir(dir);
 }
 
@@ -262,6 +278,11 @@ TEST(Gpt2Export, ImportNamesTheFileAndTheProblem) {
     bytes.put('\x7f');  // header length ~2^47: past the end
   }
   expectImportError(corrupt, config, {corrupt, "header length", "past the end"});
+  {
+    std::ofstream bytes(corrupt, std::ios::binary | std::ios::trunc);
+    bytes.write("\x08\0\0\0\0\0\0\0{\"a\": [ ", 16);  // 8 header bytes, not JSON
+  }
+  expectImportError(corrupt, config, {corrupt, "header is not valid JSON"});
   fs::resize_file(corrupt, 4);
   expectImportError(corrupt, config, {corrupt, "shorter than its 8-byte header length"});
   removeSharedDir(dir);
