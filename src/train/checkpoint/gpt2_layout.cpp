@@ -16,9 +16,8 @@ bool isFusedQkv(const std::string& name) {
 
 // Linear weights Hugging Face stores as Conv1D [in, out].
 bool isConv1dWeight(const std::string& name) {
-  return endsWith(name, ".weight") &&
-         (endsWith(name, ".attention.qkv.weight") || endsWith(name, ".attention.proj.weight") ||
-          endsWith(name, ".mlp.fc1.weight") || endsWith(name, ".mlp.fc2.weight"));
+  return endsWith(name, ".attention.qkv.weight") || endsWith(name, ".attention.proj.weight") ||
+         endsWith(name, ".mlp.fc1.weight") || endsWith(name, ".mlp.fc2.weight");
 }
 
 // The fused QKV rows [a, b, d, ...] as a view [b, a, d, ...]: {a, b} =
