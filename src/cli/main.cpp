@@ -8,6 +8,7 @@
 
 #include "checkpoint_command.h"
 #include "data_command.h"
+#include "export_command.h"
 #include "generate_command.h"
 #include "k8s_command.h"
 #include "launch_command.h"
@@ -42,9 +43,13 @@ int main(int argc, char** argv) {
   strata.set_version_flag("--version", versionText());
   strata.footer("Run 'strata COMMAND --help' for the flags of a command.");
   std::vector<strata::Subcommand> subcommands = {
-      strata::addTrainCommand(strata),    strata::addLaunchCommand(strata),
-      strata::addGenerateCommand(strata), strata::addPlanCommand(strata, std::cout, std::cerr),
-      strata::addSimulateCommand(strata), strata::addK8sCommand(strata, std::cout, std::cerr),
+      strata::addTrainCommand(strata),
+      strata::addLaunchCommand(strata),
+      strata::addGenerateCommand(strata),
+      strata::addPlanCommand(strata, std::cout, std::cerr),
+      strata::addSimulateCommand(strata),
+      strata::addK8sCommand(strata, std::cout, std::cerr),
+      strata::addExportCommand(strata, std::cout),
       addVersionCommand(strata)};
   for (const strata::Subcommand& data : strata::addDataCommands(strata, std::cout))
     subcommands.push_back(data);

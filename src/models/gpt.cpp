@@ -191,6 +191,7 @@ torch::nn::Sequential buildGpt(const GptConfig& c, std::shared_ptr<Communicator>
     options.sequenceParallel = c.sequenceParallel;
     options.hiddenDropout = c.dropout;
     options.attentionDropout = c.dropout;
+    options.geluTanh = c.geluTanh;
     options.init = initFor(c, blockStream(i));
     model->push_back("block" + std::to_string(i), tp::ParallelTransformerBlock(options, tpComm));
   }

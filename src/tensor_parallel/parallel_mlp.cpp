@@ -6,7 +6,8 @@
 
 namespace strata::tensor_parallel {
 ParallelMLPImpl::ParallelMLPImpl(const ParallelMLPOptions& options,
-                                 std::shared_ptr<Communicator> tp) {
+                                 std::shared_ptr<Communicator> tp)
+    : approximate_(options.geluTanh ? "tanh" : "none") {
   detail::requireDivisible(options.ffn, "ParallelMLP FFN size", *tp);
   ColumnParallelLinearOptions up;
   up.inFeatures = options.hidden;
@@ -24,7 +25,7 @@ ParallelMLPImpl::ParallelMLPImpl(const ParallelMLPOptions& options,
 
 at::Tensor ParallelMLPImpl::forward(const at::Tensor& x) {
   // GELU acts elementwise, so it commutes with the column split of fc1.
-  return fc2(at::gelu(fc1(x)));  // [s, b, hidden] via [s, b, ffn/p]
+  return fc2(at::gelu(fc1(x), approximate_));  // [s, b, hidden] via [s, b, ffn/p]
 }
 
 }  // namespace strata::tensor_parallel

@@ -21,6 +21,7 @@ ParallelTransformerBlockImpl::ParallelTransformerBlockImpl(
   ff.hidden = options.hidden;
   ff.ffn = options.ffn;
   ff.sequenceParallel = options.sequenceParallel;
+  ff.geluTanh = options.geluTanh;
   ff.init = deriveInit(options.init, 1);
   // Attention and MLP check their sizes before building anything.
   attention = ParallelSelfAttention(attn, tp);

@@ -132,9 +132,14 @@ torch::Tensor ReferenceGpt::block(const Block& blk, int64_t index, const torch::
   torch::Tensor attended =
       attention(blk, index, layerNorm(x, blk.ln1Weight, blk.ln1Bias), call, training);
   torch::Tensor h = x + dropoutActivations(attended, attentionResidualSeed(seed), call, training);
-  torch::Tensor up = torch::gelu(linear(layerNorm(h, blk.ln2Weight, blk.ln2Bias), blk.w1, blk.b1));
+  torch::Tensor up = gelu(linear(layerNorm(h, blk.ln2Weight, blk.ln2Bias), blk.w1, blk.b1));
   torch::Tensor down = linear(up, blk.w2, blk.b2);
   return h + dropoutActivations(down, mlpResidualSeed(seed), call, training);
+}
+
+torch::Tensor ReferenceGpt::gelu(const torch::Tensor& x) const {
+  if (!config_.geluTanh) return torch::gelu(x);
+  return 0.5 * x * (1.0 + torch::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x.pow(3))));
 }
 
 torch::Tensor ReferenceGpt::attention(const Block& blk, int64_t index, const torch::Tensor& x,

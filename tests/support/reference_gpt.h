@@ -6,7 +6,9 @@
 //     -> blocks: x += dropout(attention(LN1(x))); x += dropout(MLP(LN2(x)))
 //     -> LN -> logits [b, s, vocab] (head: the token embedding when tied)
 //   attention: per head softmax(Q K^T / sqrt(d), future masked) V, dropout
-//              on the probabilities; MLP: fc2(gelu(fc1(x))), erf GELU.
+//              on the probabilities; MLP: fc2(gelu(fc1(x))), erf GELU, or
+//              GPT-2's tanh form 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+//              when geluTanh (written out here, not taken from at::gelu).
 //
 // Weights come from a Strata model by name (load()), and go back out under
 // the same names and in Strata's layouts (parameters()), so a test compares
@@ -39,6 +41,7 @@ struct ReferenceGptConfig {
   int64_t context = 0;
   double dropout = 0.0;
   bool tiedEmbeddings = false;
+  bool geluTanh = false;
   uint64_t seed = 0;  // the model seed the dropout streams derive from
 };
 
@@ -78,6 +81,7 @@ class ReferenceGpt {
                       bool training);
   torch::Tensor attention(const Block& blk, int64_t index, const torch::Tensor& x, int64_t call,
                           bool training);
+  torch::Tensor gelu(const torch::Tensor& x) const;  // elementwise
   // x [b, s, hidden] times a Bernoulli mask drawn as [s, b, hidden].
   torch::Tensor dropoutActivations(const torch::Tensor& x, uint64_t siteSeed, int64_t call,
                                    bool training) const;

@@ -121,6 +121,16 @@ TEST(ValidateConfig, ZeroStageIsZeroOneOrTwo) {
   EXPECT_NO_THROW(validateConfig(c, 8));
 }
 
+TEST(ValidateConfig, ArchitectureIsStrataOrGpt2WithATiedHead) {
+  TrainConfig c = valid3d();
+  c.model.architecture = "llama";
+  expectInvalid(c, 8, {"model.architecture", "strata or gpt2", "'llama'"});
+  c.model.architecture = kGpt2Architecture;
+  EXPECT_NO_THROW(validateConfig(c, 8));
+  c.model.tiedEmbeddings = false;
+  expectInvalid(c, 8, {"model.architecture gpt2", "model.tied_embeddings = true"});
+}
+
 TEST(ValidateConfig, RangesAndChoices) {
   TrainConfig c;
   c.model.vocab = 100;

@@ -95,6 +95,14 @@ TEST(TrainerEqualsReference, Pp2Tp2SequenceParallel) {
   expectEqualsReference("pp2tp2sp", config);
 }
 
+// GPT-2's architecture (tanh GELU, tied head) with the reference's own
+// tanh formula, over a pipeline and tensor parallel.
+TEST(TrainerEqualsReference, Pp2Tp2Gpt2Architecture) {
+  TrainConfig config = layout(2, 1, 2, "1f1b", true);
+  config.model.architecture = kGpt2Architecture;
+  expectEqualsReference("pp2tp2gpt2", config);
+}
+
 TEST(TrainerEqualsReference, Tp2Dp2) {
   expectEqualsReference("tp2dp2", layout(1, 2, 2, "1f1b", true));
 }

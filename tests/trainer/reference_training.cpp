@@ -47,6 +47,7 @@ strata::testing::ReferenceGptConfig referenceConfig(const TrainConfig& c) {
   r.context = c.model.context;
   r.dropout = c.model.dropout;
   r.tiedEmbeddings = c.model.tiedEmbeddings;
+  r.geluTanh = c.model.architecture == kGpt2Architecture;
   r.seed = static_cast<uint64_t>(c.train.seed);
   return r;
 }

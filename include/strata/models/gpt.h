@@ -47,6 +47,7 @@ struct GptConfig {
   int64_t context = 128;
   double dropout = 0.0;
   bool tiedEmbeddings = false;  // LM head reuses the token embedding
+  bool geluTanh = false;        // GPT-2's tanh-approximated GELU in the MLPs
   bool sequenceParallel = false;
   uint64_t seed = 1234;
 };

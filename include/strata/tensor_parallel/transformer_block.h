@@ -35,6 +35,8 @@ struct ParallelTransformerBlockOptions {
   double hiddenDropout = 0.0;     // on both residual branches
   double attentionDropout = 0.0;  // on the attention probabilities
   InitOptions init;  // attention, mlp, attention / mlp residual dropout: sub-streams 0-3
+  // Last, so that brace initialisations of the fields above stay valid.
+  bool geluTanh = false;  // the MLP's GELU: GPT-2's tanh approximation
 };
 
 class ParallelTransformerBlockImpl : public torch::nn::Module {

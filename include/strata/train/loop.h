@@ -6,6 +6,7 @@
 
 #include "strata/train/loop/checkpoint_convert.h"
 #include "strata/train/loop/device.h"
+#include "strata/train/loop/export_gpt2.h"
 #include "strata/train/loop/flops.h"
 #include "strata/train/loop/generate.h"
 #include "strata/train/loop/grad_norm.h"

@@ -26,6 +26,9 @@ const std::vector<ConfigOption>& configOptions() {
        +[](C& c) -> double& { return c.model.dropout; }},
       {"model", "tied_embeddings", "tied-embeddings", "LM head shares the token embedding",
        +[](C& c) -> bool& { return c.model.tiedEmbeddings; }},
+      {"model", "architecture", "architecture",
+       "strata (exact GELU) or gpt2 (GPT-2's: tanh GELU, tied head; exportable to Hugging Face)",
+       +[](C& c) -> std::string& { return c.model.architecture; }},
       {"parallel", "pp", "pp", "pipeline-parallel degree",
        +[](C& c) -> int64_t& { return c.parallel.pp; }},
       {"parallel", "dp", "dp", "data-parallel degree",
@@ -128,6 +131,9 @@ const std::vector<ConfigOption>& configOptions() {
       {"checkpoint", "async", "checkpoint-async",
        "write checkpoints on a background thread while training goes on",
        +[](C& c) -> bool& { return c.checkpoint.async; }},
+      {"checkpoint", "init_from", "init-from",
+       "start from a GPT-2 safetensors file (needs architecture gpt2); a resumed checkpoint wins",
+       +[](C& c) -> std::string& { return c.checkpoint.initFrom; }},
   };
   return kOptions;
 }

@@ -177,6 +177,16 @@ void checkChoices(const TrainConfig& c, Problems& p) {
   const std::string& onSaveError = c.checkpoint.onSaveError;
   p.check(onSaveError == "stop" || onSaveError == "continue",
           "checkpoint.on_save_error must be stop or continue, got '" + onSaveError + "'");
+  const std::string& architecture = c.model.architecture;
+  p.check(architecture == "strata" || architecture == kGpt2Architecture,
+          "model.architecture must be strata or gpt2, got '" + architecture + "'");
+  p.check(architecture != kGpt2Architecture || c.model.tiedEmbeddings,
+          "model.architecture gpt2 needs model.tied_embeddings = true (GPT-2's head is its token "
+          "embedding)");
+  p.check(c.checkpoint.initFrom.empty() || architecture == kGpt2Architecture,
+          "checkpoint.init_from needs model.architecture = gpt2 (the file holds GPT-2's weights), "
+          "got '" +
+              architecture + "'");
   p.check(knownSchedule(c.parallel.schedule),
           "unknown schedule '" + c.parallel.schedule + "' (known: " + knownScheduleNames() + ")");
 }

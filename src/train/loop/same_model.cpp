@@ -23,6 +23,9 @@ void checkSameModel(const TrainConfig& mine, const CheckpointInfo& saved,
   compare("vocab", a.vocab, b.vocab);
   compare("context", a.context, b.context);
   compare("tied_embeddings", a.tiedEmbeddings, b.tiedEmbeddings);
+  if (a.architecture != b.architecture)
+    differences += std::string(differences.empty() ? "" : ", ") + "architecture " + a.architecture +
+                   " there, " + b.architecture + " here";
   if (!differences.empty())
     throw CheckpointError("checkpoint '" + stepDir + "' holds another model (" + differences +
                           "): resume with the model it was saved with");

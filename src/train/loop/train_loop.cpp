@@ -162,6 +162,10 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
   std::optional<CheckpointInfo> resumedFrom;
   if (c.checkpoint.resume && !c.checkpoint.dir.empty()) resumedFrom = trainer.resumeFromLatest();
   bool resumed = resumedFrom.has_value();
+  if (!resumed && !c.checkpoint.initFrom.empty()) {
+    trainer.initFrom(c.checkpoint.initFrom);
+    if (leader) log << "strata train: initialised from " << c.checkpoint.initFrom << std::endl;
+  }
   int64_t first = trainer.stepsDone();
   if (leader) {
     std::filesystem::create_directories(c.train.outDir);

@@ -18,6 +18,7 @@
 #include "strata/tensor_parallel/sharding.h"
 #include "strata/train/checkpoint/async_checkpoint.h"
 #include "strata/train/checkpoint/checkpoint.h"
+#include "strata/train/checkpoint/gpt2_import.h"
 #include "strata/train/config/config_file.h"
 #include "strata/train/config/elastic_layout.h"
 #include "strata/train/config/validate_config.h"
@@ -174,6 +175,7 @@ models::GptConfig gptConfigOf(const TrainConfig& c) {
   g.context = c.model.context;
   g.dropout = c.model.dropout;
   g.tiedEmbeddings = c.model.tiedEmbeddings;
+  g.geluTanh = c.model.architecture == kGpt2Architecture;
   g.sequenceParallel = c.parallel.sequenceParallel;
   g.seed = static_cast<uint64_t>(c.train.seed);
   return g;
@@ -439,6 +441,11 @@ std::optional<CheckpointInfo> Trainer::resumeFromLatest() {
   lr_.restore(rank.lr);
   s.trainData->seek(rank.data);
   return info;
+}
+
+void Trainer::initFrom(const std::string& path) {
+  const ModelConfig& m = config_.model;
+  loadGpt2Safetensors(path, rankState(), {m.layers, m.hidden, m.heads, m.ffn, m.vocab, m.context});
 }
 
 CheckpointInfo Trainer::rollBackPastBadData(const std::string& happened) {

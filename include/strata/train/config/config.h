@@ -22,7 +22,14 @@ struct ModelConfig {
   int64_t context = 128;  // longest sequence the position embedding covers
   double dropout = 0.0;
   bool tiedEmbeddings = true;  // LM head reuses the token embedding
+  // "strata" (exact GELU) or "gpt2": GPT-2's architecture (tanh-approximated
+  // GELU, tied head; learned positions, LayerNorm eps 1e-5 and biases as
+  // both have), so its weights mean what they mean in GPT-2 implementations
+  // and `strata export` can write them in the Hugging Face layout.
+  std::string architecture = "strata";
 };
+
+constexpr const char* kGpt2Architecture = "gpt2";
 
 struct ParallelConfig {
   int64_t pp = 1;
@@ -106,6 +113,9 @@ struct CheckpointConfig {
   // Write checkpoints on a background thread while training goes on
   // (async_checkpoint.h); a save completes at a later step.
   bool async = false;
+  // A GPT-2 safetensors file (`strata export`'s, or Hugging Face's) to start
+  // from instead of the seeded weights; a resumed checkpoint wins over it.
+  std::string initFrom;
 };
 
 struct TrainConfig {

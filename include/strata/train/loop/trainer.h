@@ -89,6 +89,11 @@ class Trainer {
   // Restores the latest complete checkpoint under config.checkpoint.dir and
   // returns what its metadata says; nullopt when there is none.
   std::optional<CheckpointInfo> resumeFromLatest();
+  // Replaces this rank's parameters with their slices of a GPT-2 safetensors
+  // file (gpt2_import.h); the optimizer starts fresh. Not collective: every
+  // rank reads the same file and checks all of it alike. Throws
+  // SafetensorsError for a file that does not fit the model.
+  void initFrom(const std::string& safetensorsPath);
   // After steps that went wrong (non-finite values, a loss spike): the
   // model, optimizer and step count of the latest complete checkpoint, with
   // the training data left where it is, so that training goes on past the
