@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <limits>
 #include <unordered_set>
@@ -63,6 +64,8 @@ class FullyShardedDataParallel::Impl {
   void finish();
   void zeroGrad();
   void reshard();
+  void gatherAll();
+  void commitParameters();
   std::vector<at::Tensor> fullParameters();
 
   struct Unit {
@@ -96,6 +99,7 @@ class FullyShardedDataParallel::Impl {
   std::deque<Reduction> reductions_;
   int64_t gatheredNumel_ = 0;
   int64_t peakGatheredNumel_ = 0;
+  double gatherWaitSeconds_ = 0;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
   std::vector<uintptr_t> hookKeys_;
 
@@ -215,7 +219,10 @@ void FullyShardedDataParallel::Impl::ensureGathered(int u) {
   Unit& unit = units_[u];
   if (unit.gather) {
     WorkHandle work = std::move(unit.gather);
+    auto start = std::chrono::steady_clock::now();
     work->wait();
+    gatherWaitSeconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 }
 
@@ -386,6 +393,23 @@ void FullyShardedDataParallel::Impl::reshard() {
   for (int u = 0; u < static_cast<int>(units_.size()); ++u) release(u);
 }
 
+void FullyShardedDataParallel::Impl::gatherAll() {
+  for (int u = 0; u < static_cast<int>(units_.size()); ++u) ensureGathered(u);
+}
+
+void FullyShardedDataParallel::Impl::commitParameters() {
+  torch::NoGradGuard noGrad;
+  for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
+    Unit& unit = units_[u];
+    if (!unit.held) continue;
+    ensureGathered(u);
+    const BucketLayout& layout = unit.layout;
+    unit.shard.copy_(
+        unit.full.narrow(0, layout.chunkOffset(0, comm_.rank()), layout.chunkNumel(0)));
+    release(u);
+  }
+}
+
 std::vector<at::Tensor> FullyShardedDataParallel::Impl::fullParameters() {
   std::vector<at::Tensor> copies;
   for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
@@ -410,6 +434,8 @@ at::Tensor FullyShardedDataParallel::forward(int unit, const std::function<at::T
 void FullyShardedDataParallel::finishGradientSync() { impl_->finish(); }
 void FullyShardedDataParallel::zeroGrad() { impl_->zeroGrad(); }
 void FullyShardedDataParallel::reshard() { impl_->reshard(); }
+void FullyShardedDataParallel::gatherAll() { impl_->gatherAll(); }
+void FullyShardedDataParallel::commitParameters() { impl_->commitParameters(); }
 void FullyShardedDataParallel::setRequireSync(bool requireSync) {
   impl_->requireSync_ = requireSync;
 }
@@ -435,6 +461,7 @@ Communicator& FullyShardedDataParallel::comm() const { return impl_->comm_; }
 const FullyShardedOptions& FullyShardedDataParallel::options() const { return impl_->options_; }
 int64_t FullyShardedDataParallel::gatheredNumel() const { return impl_->gatheredNumel_; }
 int64_t FullyShardedDataParallel::peakGatheredNumel() const { return impl_->peakGatheredNumel_; }
+double FullyShardedDataParallel::gatherWaitSeconds() const { return impl_->gatherWaitSeconds_; }
 
 FullyShardedDataParallel::NoSyncGuard::NoSyncGuard(FullyShardedDataParallel& owner)
     : owner_(owner), previous_(owner.requireSync()) {

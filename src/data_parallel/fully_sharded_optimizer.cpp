@@ -8,7 +8,8 @@
 
 namespace strata::data_parallel {
 
-std::vector<FullyShardedOptimizer::Segment> shardSegments(const FullyShardedDataParallel& fsdp) {
+std::vector<FullyShardedOptimizer::Segment> shardSegments(
+    const FullyShardedDataParallel& fsdp, const FullyShardedOptimizer::ParameterFilter& filter) {
   std::vector<FullyShardedOptimizer::Segment> segments;
   int rank = fsdp.comm().rank();
   for (int u = 0; u < fsdp.numUnits(); ++u) {
@@ -16,6 +17,7 @@ std::vector<FullyShardedOptimizer::Segment> shardSegments(const FullyShardedData
     int64_t begin = layout.chunkOffset(0, rank);
     int64_t end = begin + layout.chunkNumel(0);
     for (int i = 0; i < layout.numParams(); ++i) {
+      if (filter && !filter(u, i)) continue;
       const ParamSlot& slot = layout.slot(i);
       int64_t from = std::max(begin, slot.offset);
       int64_t to = std::min(end, slot.offset + slot.numel);
@@ -27,12 +29,27 @@ std::vector<FullyShardedOptimizer::Segment> shardSegments(const FullyShardedData
 }
 
 FullyShardedOptimizer::FullyShardedOptimizer(FullyShardedDataParallel& fsdp,
-                                             std::unique_ptr<FlatOptimizer> optimizer)
-    : fsdp_(fsdp), optimizer_(std::move(optimizer)), segments_(shardSegments(fsdp)) {
+                                             std::unique_ptr<FlatOptimizer> optimizer,
+                                             const ParameterFilter& filter)
+    : fsdp_(fsdp), optimizer_(std::move(optimizer)), segments_(shardSegments(fsdp, filter)) {
   if (!optimizer_) throw ConfigError("FullyShardedOptimizer needs an optimizer");
   std::vector<int64_t> numels;
   for (const Segment& s : segments_) numels.push_back(s.numel);
   optimizer_->allocate(numels, fsdp_.shard(0).options());
+}
+
+std::vector<FlatStateSlot> FullyShardedOptimizer::stateSlots() const {
+  std::vector<FlatStateSlot> slots;
+  int rank = fsdp_.comm().rank();
+  for (size_t s = 0; s < segments_.size(); ++s) {
+    const Segment& segment = segments_[s];
+    const BucketLayout& layout = fsdp_.layout(segment.unit);
+    const ParamSlot& slot = layout.slot(segment.param);
+    slots.push_back({fsdp_.unit(segment.unit).parameters[segment.param].tensor,
+                     "." + std::to_string(s), slot.offset,
+                     layout.chunkOffset(0, rank) + segment.shardOffset, segment.numel});
+  }
+  return slots;
 }
 
 void FullyShardedOptimizer::step() {

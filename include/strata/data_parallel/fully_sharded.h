@@ -91,6 +91,13 @@ class FullyShardedDataParallel {
   void zeroGrad();
   // Releases every gathered unit (after evaluation without backward, say).
   void reshard();
+  // Collective: gathers every unit and keeps it gathered, so the parameters
+  // can be read (a checkpoint save) or overwritten (a checkpoint load) whole.
+  void gatherAll();
+  // After the gathered parameters were overwritten alike on every rank:
+  // copies this rank's chunk of every gathered unit into its shard and
+  // releases the units. Does not communicate.
+  void commitParameters();
 
   void setRequireSync(bool requireSync);
   bool requireSync() const;
@@ -129,6 +136,9 @@ class FullyShardedDataParallel {
   // construction): what ZeRO-3 adds to the shards.
   int64_t gatheredNumel() const;
   int64_t peakGatheredNumel() const;
+  // Seconds spent blocked waiting for gathers needed now (since
+  // construction): the gather time prefetch did not hide.
+  double gatherWaitSeconds() const;
 
  private:
   class Impl;

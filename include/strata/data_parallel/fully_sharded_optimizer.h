@@ -11,18 +11,25 @@
 // timeout); the update itself does not communicate. Nothing is gathered here.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
 #include "strata/data_parallel/flat_optimizer.h"
 #include "strata/data_parallel/fully_sharded.h"
+#include "strata/data_parallel/sharded_state.h"
 
 namespace strata::data_parallel {
 
-class FullyShardedOptimizer {
+class FullyShardedOptimizer : public ShardedOptimizerState {
  public:
-  // `fsdp` must outlive this object.
-  FullyShardedOptimizer(FullyShardedDataParallel& fsdp, std::unique_ptr<FlatOptimizer> optimizer);
+  // Which parameters an optimizer steps: (unit, parameter within the unit).
+  using ParameterFilter = std::function<bool(int unit, int param)>;
+  // `fsdp` must outlive this object. With a filter, only the parameters it
+  // selects (so several optimizers, weight decay on some groups only, can
+  // share one replica set).
+  FullyShardedOptimizer(FullyShardedDataParallel& fsdp, std::unique_ptr<FlatOptimizer> optimizer,
+                        const ParameterFilter& filter = {});
 
   void step();
   // The update half of step(), for callers that finished the gradient sync
@@ -33,8 +40,10 @@ class FullyShardedOptimizer {
   // Optimizer state held by this rank.
   int64_t stateBytes() const { return optimizer_->stateBytes(); }
   // This rank's state, for checkpoints; see FlatOptimizer.
-  std::vector<NamedTensor> saveState() const { return optimizer_->saveState(); }
-  void loadState(const std::vector<NamedTensor>& saved) { optimizer_->loadState(saved); }
+  std::vector<NamedTensor> saveState() const override { return optimizer_->saveState(); }
+  void loadState(const std::vector<NamedTensor>& saved) override { optimizer_->loadState(saved); }
+  // Segment s's state (suffix ".s") holds one piece of one parameter.
+  std::vector<FlatStateSlot> stateSlots() const override;
 
   // Where segment s lies: unit, parameter within the unit, first element
   // within the rank's shard and within the parameter, and its length.
@@ -53,7 +62,10 @@ class FullyShardedOptimizer {
   std::vector<Segment> segments_;
 };
 
-// This rank's pieces of every parameter, unit by unit (pure arithmetic).
-std::vector<FullyShardedOptimizer::Segment> shardSegments(const FullyShardedDataParallel& fsdp);
+// This rank's pieces of every parameter the filter selects (all without
+// one), unit by unit (pure arithmetic).
+std::vector<FullyShardedOptimizer::Segment> shardSegments(
+    const FullyShardedDataParallel& fsdp,
+    const FullyShardedOptimizer::ParameterFilter& filter = {});
 
 }  // namespace strata::data_parallel
