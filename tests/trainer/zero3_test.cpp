@@ -56,5 +56,20 @@ TEST(TrainerZero3, Pp2Dp2ZbH1) { expectEqualsReference("z3zb", zero3(2, 2, 1, "z
 
 TEST(TrainerZero3, Tp2Dp2) { expectEqualsReference("z3tp2", zero3(1, 2, 2, "1f1b", true)); }
 
+// Two model chunks per pipeline rank: the rank's units span both.
+TEST(TrainerZero3, Pp2Dp2Interleaved) {
+  TrainConfig config = zero3(2, 2, 1, "interleaved-1f1b", true);
+  config.parallel.virtualStages = 2;
+  expectEqualsReference("z3interleaved", config);
+}
+
+// Activation checkpointing recomputes each stage's forward before its
+// backward: the layers are gathered again for it.
+TEST(TrainerZero3, Pp2Dp2CheckpointedActivations) {
+  TrainConfig config = zero3(2, 2, 1, "1f1b", true);
+  config.parallel.checkpointActivations = true;
+  expectEqualsReference("z3checkpointed", config);
+}
+
 }  // namespace
 }  // namespace strata::train::testing
