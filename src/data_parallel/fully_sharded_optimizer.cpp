@@ -8,8 +8,8 @@
 
 namespace strata::data_parallel {
 
-std::vector<FullyShardedOptimizer::Segment> shardSegments(
-    const FullyShardedDataParallel& fsdp, const FullyShardedOptimizer::ParameterFilter& filter) {
+std::vector<FullyShardedOptimizer::Segment> FullyShardedOptimizer::planSegments(
+    const FullyShardedDataParallel& fsdp, const ParameterFilter& filter) {
   std::vector<FullyShardedOptimizer::Segment> segments;
   int rank = fsdp.comm().rank();
   for (int u = 0; u < fsdp.numUnits(); ++u) {
@@ -22,7 +22,7 @@ std::vector<FullyShardedOptimizer::Segment> shardSegments(
       int64_t from = std::max(begin, slot.offset);
       int64_t to = std::min(end, slot.offset + slot.numel);
       if (from >= to) continue;
-      segments.push_back({u, i, from - begin, from - slot.offset, to - from});
+      segments.push_back({u, i, from - begin, to - from});
     }
   }
   return segments;
@@ -31,7 +31,7 @@ std::vector<FullyShardedOptimizer::Segment> shardSegments(
 FullyShardedOptimizer::FullyShardedOptimizer(FullyShardedDataParallel& fsdp,
                                              std::unique_ptr<FlatOptimizer> optimizer,
                                              const ParameterFilter& filter)
-    : fsdp_(fsdp), optimizer_(std::move(optimizer)), segments_(shardSegments(fsdp, filter)) {
+    : fsdp_(fsdp), optimizer_(std::move(optimizer)), segments_(planSegments(fsdp, filter)) {
   if (!optimizer_) throw ConfigError("FullyShardedOptimizer needs an optimizer");
   std::vector<int64_t> numels;
   for (const Segment& s : segments_) numels.push_back(s.numel);

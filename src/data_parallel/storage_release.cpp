@@ -23,6 +23,4 @@ void restoreStorage(const at::Tensor& tensor, size_t bytes) {
   storage->set_nbytes(bytes);
 }
 
-bool storageHeld(const at::Tensor& tensor) { return tensor.storage().nbytes() > 0; }
-
 }  // namespace strata::data_parallel

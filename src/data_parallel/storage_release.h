@@ -14,7 +14,5 @@ void releaseStorage(const at::Tensor& tensor);
 // Allocates `bytes` of fresh, uninitialised memory for `tensor`'s storage
 // with the allocator it was created with.
 void restoreStorage(const at::Tensor& tensor, size_t bytes);
-// Whether `tensor`'s storage holds memory now.
-bool storageHeld(const at::Tensor& tensor);
 
 }  // namespace strata::data_parallel

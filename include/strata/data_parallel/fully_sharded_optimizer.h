@@ -45,27 +45,23 @@ class FullyShardedOptimizer : public ShardedOptimizerState {
   // Segment s's state (suffix ".s") holds one piece of one parameter.
   std::vector<FlatStateSlot> stateSlots() const override;
 
+ private:
   // Where segment s lies: unit, parameter within the unit, first element
-  // within the rank's shard and within the parameter, and its length.
+  // within the rank's shard, and its length.
   struct Segment {
     int unit = 0;
     int param = 0;
     int64_t shardOffset = 0;
-    int64_t paramOffset = 0;
     int64_t numel = 0;
   };
-  const std::vector<Segment>& segments() const { return segments_; }
+  // This rank's pieces of every parameter the filter selects (all without
+  // one), unit by unit (pure arithmetic).
+  static std::vector<Segment> planSegments(const FullyShardedDataParallel& fsdp,
+                                           const ParameterFilter& filter);
 
- private:
   FullyShardedDataParallel& fsdp_;
   std::unique_ptr<FlatOptimizer> optimizer_;
   std::vector<Segment> segments_;
 };
-
-// This rank's pieces of every parameter the filter selects (all without
-// one), unit by unit (pure arithmetic).
-std::vector<FullyShardedOptimizer::Segment> shardSegments(
-    const FullyShardedDataParallel& fsdp,
-    const FullyShardedOptimizer::ParameterFilter& filter = {});
 
 }  // namespace strata::data_parallel
