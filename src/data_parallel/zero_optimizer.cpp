@@ -19,6 +19,18 @@ ZeroOptimizer::ZeroOptimizer(DataParallel& dp, std::unique_ptr<FlatOptimizer> op
   flatParams_ = torch::zeros({layout.totalNumel()}, type);
 }
 
+std::vector<FlatStateSlot> ZeroOptimizer::stateSlots() const {
+  const BucketLayout& layout = dp_.layout();
+  std::vector<FlatStateSlot> slots;
+  for (size_t j = 0; j < dp_.parameters().size(); ++j) {
+    const ParamSlot& slot = layout.slot(static_cast<int>(j));
+    slots.push_back({dp_.parameters()[j], "." + std::to_string(slot.bucket), slot.offset,
+                     layout.chunkOffset(slot.bucket, dp_.comm().rank()),
+                     layout.chunkNumel(slot.bucket)});
+  }
+  return slots;
+}
+
 int ZeroOptimizer::stage() const {
   return dp_.options().reduction == GradientReduction::kReduceScatter ? 2 : 1;
 }

@@ -116,6 +116,7 @@ Pipeline::Pipeline(torch::nn::Sequential model, int ranks, std::shared_ptr<Commu
     }
   }
   stages_ = splitByCounts(layers, partition_.counts(), stageDevices, keep);
+  for (Stage& stage : stages_) stage.setLayerCall(options_.layerCall);
 
   ExecutorOptions executorOptions;
   executorOptions.checkpointStages = checkpointedStages(options_, stages);

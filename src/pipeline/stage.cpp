@@ -16,9 +16,14 @@ Stage::Stage(int index, int firstLayer, LayerList layers, at::Device device)
 
 at::Tensor Stage::forward(const at::Tensor& input, int64_t* activationBytes) const {
   at::Tensor x = input;
-  for (const torch::nn::AnyModule& layer : layers_) {
+  for (size_t k = 0; k < layers_.size(); ++k) {
     // AnyModule::forward is not const; the module it points to is shared.
-    x = const_cast<torch::nn::AnyModule&>(layer).forward(x);
+    auto& layer = const_cast<torch::nn::AnyModule&>(layers_[k]);
+    if (layerCall_) {
+      x = layerCall_(firstLayer_ + static_cast<int>(k), [&] { return layer.forward(x); });
+    } else {
+      x = layer.forward(x);
+    }
     if (activationBytes) *activationBytes += x.numel() * x.element_size();
   }
   return x;

@@ -59,7 +59,9 @@ std::string checkLayout(const TrainingJob& job, const Layout& l) {
   if (job.globalBatch % (l.microBatch * l.dp) != 0)
     return "global batch " + str(job.globalBatch) + " is not a multiple of mb " +
            str(l.microBatch) + " x dp " + str(l.dp) + " = " + str(l.microBatch * l.dp);
-  if (l.zeroStage > 1 && l.pp > 1)
+  // ZeRO-3 reduce-scatters once per step after the micro-batches; ZeRO-2's
+  // gradient chunks would be reduced per micro-batch.
+  if (l.zeroStage == 2 && l.pp > 1)
     return "ZeRO-" + str(l.zeroStage) +
            " shards gradients, which pipeline accumulation over micro-batches keeps whole; "
            "use zero0 or zero1 with pp " +

@@ -17,6 +17,9 @@ constexpr double kOptimizerBytesPerParam = 32;
 // Device memory left for the CUDA context, allocator fragmentation and
 // communication buffers, which the accounting below does not itemise.
 constexpr double kUsableMemoryFraction = 0.9;
+// ZeRO-3 layers gathered at once: the one computing and one prefetched (the
+// trainer's default prefetch, fully_sharded.h).
+constexpr double kGatheredLayers = 2;
 
 // Time one micro-batch spends on a rank's stages: {forward + backward, backward}.
 std::pair<double, double> rankMicroBatchSeconds(const StagePlan& plan, int rank, int pp) {
@@ -38,9 +41,12 @@ double exposedDataParallel(const TrainingJob& job, const Layout& l, const StageP
   double weights = params * job.precision.weightBytes;
   auto [perMicroBatch, backward] = rankMicroBatchSeconds(plan, rank, l.pp);
   if (l.zeroStage >= 3) {
-    double traffic =
-        2 * allGatherSeconds(weights, l.dp, link) + reduceScatterSeconds(grads, l.dp, link);
-    return microBatches * std::max(0.0, traffic - perMicroBatch);
+    // Every micro-batch gathers the weights twice (forward, and backward after
+    // resharding), prefetched behind its compute; the gradients reduce-scatter
+    // once per step, behind the last backward.
+    double gathers = 2 * allGatherSeconds(weights, l.dp, link);
+    return microBatches * std::max(0.0, gathers - perMicroBatch) +
+           std::max(0.0, reduceScatterSeconds(grads, l.dp, link) - backward);
   }
   double traffic = l.zeroStage == 0 ? allReduceSeconds(grads, l.dp, link)
                                     : reduceScatterSeconds(grads, l.dp, link) +
@@ -52,6 +58,14 @@ MemoryBreakdown rankMemory(const TrainingJob& job, const Layout& l, const StageP
                            int stash) {
   const ModelDesc& m = job.model;
   MemoryBreakdown mem = modelStateBytes(plan.rankParams[rank], l.dp, l.zeroStage, job.precision);
+  if (l.zeroStage >= 3) {
+    // Gathered whole on top of the shards: the running layer and the one
+    // prefetched, and the running layer's full gradient before its
+    // reduce-scatter. The word embedding is the largest layer there may be.
+    double largest = std::max(layerParameters(m), embeddingParameters(m)) / l.tp;
+    mem.parameters += kGatheredLayers * largest * job.precision.weightBytes;
+    mem.gradients += largest * job.precision.gradBytes;
+  }
   double perLayer = stashedActivationBytes(m, l.microBatch, l.tp, l.sequenceParallel, l.recompute);
   mem.activations = stash * plan.rankMaxLayers[rank] * perLayer;
   if (l.recompute)

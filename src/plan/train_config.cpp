@@ -34,7 +34,7 @@ int positive(const TomlEntry& entry) { return wholeNumber(entry, 1); }
 
 int zeroStage(const TomlEntry& entry) {
   int stage = wholeNumber(entry, 0);
-  if (stage > 2) wrongValue(entry, "0, 1 or 2");
+  if (stage > 3) wrongValue(entry, "0, 1, 2 or 3");
   return stage;
 }
 

@@ -85,6 +85,25 @@ TEST(CostModel, ZeroStagesShrinkModelState) {
   }
 }
 
+// ZeRO-3 holds 1/dp of the model state plus what it gathers: two layers'
+// weights (the running one and the prefetched) and one layer's gradient. It
+// composes with a pipeline (one reduce-scatter per step); ZeRO-2 does not.
+TEST(CostModel, ZeroThreeAddsTheGatheredLayersAndComposesWithPipelines) {
+  TrainingJob job = roundJob(1, 8, 8);
+  Layout l = parseLayout("dp8,mb1,zero3");
+  Estimate e = evaluateLayout(job, l);
+  double params = 8 * layerParameters(job.model) + embeddingParameters(job.model);
+  double layer = std::max(layerParameters(job.model), embeddingParameters(job.model));
+  const Precision& p = job.precision;
+  EXPECT_NEAR(e.memory.parameters, params * p.weightBytes / 8 + 2 * layer * p.weightBytes,
+              1e-9 * e.memory.parameters);
+  EXPECT_NEAR(e.memory.gradients, params * p.gradBytes / 8 + layer * p.gradBytes,
+              1e-9 * e.memory.gradients);
+  EXPECT_NEAR(e.memory.optimizer, params * p.optimizerBytes / 8, 1e-9 * e.memory.optimizer);
+  EXPECT_EQ(checkLayout(job, parseLayout("pp2,dp4,mb1,zero3")), "");
+  EXPECT_NE(checkLayout(job, parseLayout("pp2,dp4,mb1,zero2")).find("ZeRO-2"), std::string::npos);
+}
+
 TEST(CostModel, TensorParallelAcrossNodesIsSlower) {
   TrainingJob job = roundJob(2, 4, 8);
   job.allowCrossNodeTp = true;

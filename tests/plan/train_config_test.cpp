@@ -80,9 +80,9 @@ TEST(TrainConfig, BadValuesNameTheFileLineKeyAndValue) {
   EXPECT_EQ(errorOf("[model]\nvocab = 3000000000\n"),
             "run.toml:2: model.vocab expects a whole number from 1 to 2147483647, got integer "
             "3000000000");
-  EXPECT_EQ(errorOf("[parallel]\nzero = 3\n"),
-            "run.toml:2: parallel.zero expects 0, 1 or 2, got "
-            "integer 3");
+  EXPECT_EQ(errorOf("[parallel]\nzero = 4\n"),
+            "run.toml:2: parallel.zero expects 0, 1, 2 or 3, got "
+            "integer 4");
   EXPECT_EQ(errorOf("[train]\nprecision = \"fp16\"\n"),
             "run.toml:2: train.precision expects \"fp32\" or \"bf16\", got string \"fp16\"");
   EXPECT_EQ(errorOf("[parallel]\nsequence_parallel = 1\n"),

@@ -113,11 +113,13 @@ TEST(ValidateConfig, SequenceParallelSplitsTheSequenceOverTp) {
   EXPECT_NO_THROW(validateConfig(c, 8));
 }
 
-TEST(ValidateConfig, ZeroStageIsZeroOneOrTwo) {
+TEST(ValidateConfig, ZeroStageIsZeroToThree) {
   TrainConfig c = valid3d();
+  c.parallel.zero = 4;
+  expectInvalid(c, 8, {"parallel.zero 4", "0, 1, 2 or 3"});
+  c.parallel.zero = -1;
+  expectInvalid(c, 8, {"parallel.zero -1", "0, 1, 2 or 3"});
   c.parallel.zero = 3;
-  expectInvalid(c, 8, {"parallel.zero 3", "0, 1 or 2"});
-  c.parallel.zero = 2;
   EXPECT_NO_THROW(validateConfig(c, 8));
 }
 

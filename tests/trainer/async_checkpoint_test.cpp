@@ -126,11 +126,12 @@ std::vector<double> lossesOf(const std::string& metricsPath) {
 // A whole run with saves every 2 steps, synchronous and asynchronous: the
 // same losses, the same checkpoints byte for byte (metadata.toml records
 // every shard's SHA-256), the older ones pruned after newer ones complete.
-TEST(AsyncCheckpoint, ATrainingRunWritesTheSameCheckpointsInTheBackground) {
-  std::string dir = sharedDir("async-run");
+void expectTheSameCheckpointsInTheBackground(int zero) {
+  std::string dir = sharedDir("async-run-zero" + std::to_string(zero));
   std::map<bool, TrainConfig> configs;
   for (bool async : {false, true}) {
     TrainConfig config = dp2Zero(dir + (async ? "/async" : "/sync"));
+    config.parallel.zero = zero;
     config.train.steps = 6;
     config.train.evalEvery = 0;
     config.train.outDir = dir + (async ? "/async" : "/sync") + "/run";
@@ -167,6 +168,15 @@ TEST(AsyncCheckpoint, ATrainingRunWritesTheSameCheckpointsInTheBackground) {
   }
   EXPECT_FALSE(fs::exists(stepDirectory(configs[true].checkpoint.dir, 2)));
   removeSharedDir(dir);
+}
+
+TEST(AsyncCheckpoint, ATrainingRunWritesTheSameCheckpointsInTheBackground) {
+  expectTheSameCheckpointsInTheBackground(1);
+}
+
+// ZeRO-3: the layers are gathered while the snapshot copies them.
+TEST(AsyncCheckpoint, AFullyShardedRunWritesTheSameCheckpointsInTheBackground) {
+  expectTheSameCheckpointsInTheBackground(3);
 }
 
 }  // namespace

@@ -127,6 +127,16 @@ TEST(TrainerReshard, Tp2ToPp2Dp2Zero2) {
 
 // 257 tokens pad to 258 rows under tp 2 and to 260 under tp 4; an untied
 // head pads like the embedding.
+// ZeRO-3's per-parameter pieces of AdamW state, indexed like ZeRO's chunks,
+// load into another layout and stage, and back.
+TEST(TrainerReshard, Dp2Zero3ToPp2Dp2Zero1) {
+  expectResumeAcrossLayouts("reshard-zero3-pp2", tinyConfig(), {1, 2, 1, 3}, {2, 2, 1, 1});
+}
+
+TEST(TrainerReshard, Pp2Dp2Zero1ToDp2Tp2Zero3) {
+  expectResumeAcrossLayouts("reshard-to-zero3", tinyConfig(), {2, 2, 1, 1}, {1, 2, 2, 3});
+}
+
 TEST(TrainerReshard, OddVocabularyTp2ToTp4) {
   TrainConfig config = tinyConfig();
   config.model.vocab = 257;

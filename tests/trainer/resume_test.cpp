@@ -100,6 +100,23 @@ TEST(TrainerResume, Dp2ZeroEqualsUninterrupted) {
   expectResumeEqualsUninterrupted("resumezero", config, 2);
 }
 
+// Under ZeRO-3 each dp rank restores its shards of the AdamW state from its
+// own file; the parameters are saved and loaded whole, each layer gathered.
+TEST(TrainerResume, Dp2Zero3EqualsUninterrupted) {
+  TrainConfig config = tinyConfig();
+  config.parallel.dp = 2;
+  config.parallel.zero = 3;
+  expectResumeEqualsUninterrupted("resumezero3", config, 2);
+}
+
+TEST(TrainerResume, Pp2Dp2Zero3EqualsUninterrupted) {
+  TrainConfig config = tinyConfig();
+  config.parallel.pp = 2;
+  config.parallel.dp = 2;
+  config.parallel.zero = 3;
+  expectResumeEqualsUninterrupted("resumepp2zero3", config, 4);
+}
+
 // A prepared dataset (byte tokenizer, 24 documents of 30 bytes, a quarter
 // held out) so small that an epoch is 4 global batches: the resumed steps 4
 // to 6 cross into epoch 1. Each dp rank must continue with exactly its next

@@ -20,10 +20,11 @@
 
 #include "strata/data_parallel/data_parallel.h"
 #include "strata/data_parallel/flat_optimizer.h"
+#include "strata/data_parallel/sharded_state.h"
 
 namespace strata::data_parallel {
 
-class ZeroOptimizer {
+class ZeroOptimizer : public ShardedOptimizerState {
  public:
   // `dp` must outlive this object.
   ZeroOptimizer(DataParallel& dp, std::unique_ptr<FlatOptimizer> optimizer);
@@ -42,8 +43,10 @@ class ZeroOptimizer {
   int64_t stateBytes() const { return optimizer_->stateBytes(); }
   // This rank's shard of the optimizer state, for checkpoints (the
   // parameters themselves are the model's); see FlatOptimizer.
-  std::vector<NamedTensor> saveState() const { return optimizer_->saveState(); }
-  void loadState(const std::vector<NamedTensor>& saved) { optimizer_->loadState(saved); }
+  std::vector<NamedTensor> saveState() const override { return optimizer_->saveState(); }
+  void loadState(const std::vector<NamedTensor>& saved) override { optimizer_->loadState(saved); }
+  // Parameter j's state lies in the state of its bucket b (suffix ".b").
+  std::vector<FlatStateSlot> stateSlots() const override;
   // The replica set whose flat buckets the state follows: which parameter
   // sits where, and this rank's chunk of each bucket (checkpoint resharding).
   const DataParallel& replicas() const { return dp_; }

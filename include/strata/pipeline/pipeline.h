@@ -59,6 +59,7 @@ struct PipelineOptions {
   bool trace = false;                  // keep TraceEvents of every step (lastStep())
 
   at::Device device = at::kCPU;  // multi-process: the device of this rank's stages
+  LayerCall layerCall;           // runs around every layer's forward (stage.h)
 };
 
 class Pipeline {

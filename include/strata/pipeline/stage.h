@@ -9,11 +9,16 @@
 #include <torch/nn/modules/container/any.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace strata::pipeline {
 
 using LayerList = std::vector<torch::nn::AnyModule>;
+// Runs model layer `layer`'s forward, `run`, and returns its output: a place
+// for a wrapper to act around each layer (fully sharded data parallelism
+// gathers the layer's parameters there).
+using LayerCall = std::function<at::Tensor(int layer, const std::function<at::Tensor()>& run)>;
 
 class Stage {
  public:
@@ -25,6 +30,8 @@ class Stage {
   int numLayers() const { return static_cast<int>(layers_.size()); }
   at::Device device() const { return device_; }
   const LayerList& layers() const { return layers_; }
+  // Every later forward() runs each layer through `call` (empty: directly).
+  void setLayerCall(LayerCall call) { layerCall_ = std::move(call); }
 
   // y = L_{k-1}(... L_1(L_0(x))). When `activationBytes` is given it receives
   // the bytes of every layer output produced, what autograd keeps alive for
@@ -40,6 +47,7 @@ class Stage {
   int firstLayer_;
   LayerList layers_;
   at::Device device_;
+  LayerCall layerCall_;
 };
 
 }  // namespace strata::pipeline

@@ -15,9 +15,13 @@
 // makespan is the pipeline time. The data-parallel gradient all-reduce is
 // bucketed and starts during the last micro-batch's backward: it hides behind
 // one micro-batch's backward through the rank's layers, the rest is exposed.
-// ZeRO-3 re-gathers parameters for every micro-batch's forward and backward and
-// reduce-scatters its gradients, prefetched so that only the part longer than
-// that micro-batch's compute is exposed. The optimizer step streams 32 bytes
+// ZeRO-3 re-gathers parameters for every micro-batch's forward and backward,
+// prefetched so that only the part longer than that micro-batch's compute is
+// exposed, and reduce-scatters its gradients once per step, hidden behind the
+// last micro-batch's backward; its memory adds two gathered layers (the
+// running one and the prefetched) and one layer's full gradient to the
+// shards (the word embedding when it is the largest layer; the trainer
+// gathers one unit per layer, fully_sharded.h). The optimizer step streams 32 bytes
 // per optimizer-owned parameter through device memory.
 //
 // With a measured profile (measured_profile.h) the layers' compute comes from

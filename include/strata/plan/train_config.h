@@ -8,7 +8,7 @@
 // dotted keys, inline tables):
 //   [model]     layers, hidden, heads, ffn, vocab, tied_embeddings
 //   [train]     seq_len, global_batch, micro_batch, precision ("fp32" or "bf16")
-//   [parallel]  pp, dp, tp, schedule, virtual_stages, zero (0 to 2),
+//   [parallel]  pp, dp, tp, schedule, virtual_stages, zero (0 to 3),
 //               sequence_parallel, checkpoint_activations
 // A key the file leaves out takes strata train's default. The other keys
 // (model.context, model.dropout, the optimizer's, [data], [checkpoint])

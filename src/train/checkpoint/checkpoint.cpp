@@ -59,6 +59,7 @@ std::string metadataText(const CheckpointInfo& info) {
                                                     {"cp", int64_t{d.cp}},
                                                     {"tp", int64_t{d.tp}},
                                                     {"sharded_optimizers", info.shardedOptimizers},
+                                                    {"fully_sharded", info.fullySharded},
                                                     {"config", info.configToml}});
   for (size_t rank = 0; rank < info.shards.size(); ++rank) {
     const ShardRecord& shard = info.shards[rank];
@@ -108,6 +109,8 @@ CheckpointInfo parseMetadata(const Metadata& m) {
   info.strataVersion = m.find<std::string>("checkpoint.strata_version").value_or("");
   info.format = m.get<int64_t>("checkpoint.format");
   info.shardedOptimizers = m.find<int64_t>("checkpoint.sharded_optimizers").value_or(0);
+  // Absent before ZeRO-3 existed.
+  info.fullySharded = m.find<bool>("checkpoint.fully_sharded").value_or(false);
   info.step = m.get<int64_t>("checkpoint.step");
   info.worldSize = static_cast<int>(m.get<int64_t>("checkpoint.world_size"));
   info.degrees.pp = static_cast<int>(m.get<int64_t>("checkpoint.pp"));
@@ -262,6 +265,7 @@ SaveTicket beginSave(const std::string& dir, int64_t step, const ParallelLayout&
   ticket.degrees = layout.degrees();
   ticket.configToml = configToml;
   ticket.shardedOptimizers = static_cast<int64_t>(state.shardedOptimizers.size());
+  ticket.fullySharded = state.fullySharded;
   ticket.indexToml = tensorIndexToml(indexShard(state, shardFileName(world.rank())));
   // The all-gather in firstProblem also keeps any shard from being overwritten
   // while an old COMPLETE still vouches for it.
@@ -289,6 +293,7 @@ void completeSave(const SaveTicket& ticket, const ShardRecord& mine,
         CheckpointInfo info{ticket.step, ticket.worldSize, ticket.degrees, ticket.configToml,
                             shards};
         info.shardedOptimizers = ticket.shardedOptimizers;
+        info.fullySharded = ticket.fullySharded;
         for (const std::string& text : indexes) {
           std::vector<TensorPiece> pieces = parseTensorIndex(text, "the index of a rank");
           info.pieces.insert(info.pieces.end(), pieces.begin(), pieces.end());
@@ -410,7 +415,8 @@ CheckpointInfo loadCheckpoint(const std::string& stepDir, const ParallelLayout& 
   // Format 1 did not record ZeRO; its shard says, and refuses a mismatch.
   bool sameOptimizer =
       info.format < 2 || (!state.optimizer && state.shardedOptimizers.empty()) ||
-      info.shardedOptimizers == static_cast<int64_t>(state.shardedOptimizers.size());
+      (info.shardedOptimizers == static_cast<int64_t>(state.shardedOptimizers.size()) &&
+       info.fullySharded == state.fullySharded);
   if (sameLayout && sameOptimizer) {
     const ShardRecord& record = info.shards.at(static_cast<size_t>(rank));
     verifyShard(stepDir, record);

@@ -9,7 +9,7 @@
 #include <optional>
 #include <unordered_map>
 
-#include "strata/data_parallel/zero_optimizer.h"
+#include "strata/data_parallel/sharded_state.h"
 #include "train/checkpoint/adamw_state.h"
 
 namespace strata::train {
@@ -187,7 +187,8 @@ std::unique_ptr<torch::serialize::OutputArchive> shardArchive(const RankState& s
 // Into the live state: each saved tensor is shape-checked and copied into
 // the one saveState() names, then the optimizer rereads its counters.
 void readShardedOptimizer(torch::serialize::InputArchive& archive, size_t group,
-                          data_parallel::ZeroOptimizer& optimizer, const std::string& origin) {
+                          data_parallel::ShardedOptimizerState& optimizer,
+                          const std::string& origin) {
   torch::serialize::InputArchive sharded;
   archive.read(shardedKey(group), sharded);
   std::vector<data_parallel::NamedTensor> state = optimizer.saveState();

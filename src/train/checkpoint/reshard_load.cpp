@@ -14,7 +14,7 @@
 #include <deque>
 #include <map>
 
-#include "strata/data_parallel/zero_optimizer.h"
+#include "strata/data_parallel/sharded_state.h"
 #include "strata/train/checkpoint/checkpoint.h"
 #include "train/checkpoint/adamw_state.h"
 #include "train/checkpoint/checkpoint_shard.h"
@@ -88,7 +88,7 @@ class Destinations {
     states.resize(state_.shardedOptimizers.size());
     steps.assign(state_.shardedOptimizers.size(), -1);
     for (size_t g = 0; g < state_.shardedOptimizers.size(); ++g) {
-      const data_parallel::ZeroOptimizer& zero = *state_.shardedOptimizers[g];
+      const data_parallel::ShardedOptimizerState& zero = *state_.shardedOptimizers[g];
       states[g] = zero.saveState();
       std::map<std::string, at::Tensor> flat;
       for (auto& item : states[g]) flat[item.name] = item.tensor;
@@ -97,18 +97,14 @@ class Destinations {
       torch::NoGradGuard noGrad;
       for (auto& [name, tensor] : flat)
         if (name != "step") tensor.zero_();
-      const data_parallel::DataParallel& replicas = zero.replicas();
-      const data_parallel::BucketLayout& layout = replicas.layout();
-      for (size_t j = 0; j < replicas.parameters().size(); ++j) {
-        const IndexedParameter& p = indexed(replicas.parameters()[j]);
-        const data_parallel::ParamSlot& slot = layout.slot(static_cast<int>(j));
-        std::string bucket = "." + std::to_string(slot.bucket);
+      for (const data_parallel::FlatStateSlot& slot : zero.stateSlots()) {
+        const IndexedParameter& p = indexed(slot.parameter);
         for (const FlatRun& run :
-             flatRuns(p, state_.tpRank, slot.offset, layout.chunkOffset(slot.bucket, state_.dpRank),
-                      layout.chunkNumel(slot.bucket))) {
+             flatRuns(p, state_.tpRank, slot.slotOffset, slot.chunkOffset, slot.chunkNumel)) {
           for (const char* kind : {kExpAvgKind, kExpAvgSqKind}) {
-            at::Tensor block =
-                flat.at(kind + bucket).narrow(0, run.flatOffset, numel(run.block)).view(run.block);
+            at::Tensor block = flat.at(kind + slot.suffix)
+                                   .narrow(0, run.flatOffset, numel(run.block))
+                                   .view(run.block);
             add(p.name, kind, run.box, narrowTo(block, run.box.length), &steps[g]);
           }
         }

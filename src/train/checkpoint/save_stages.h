@@ -29,6 +29,7 @@ struct SaveTicket {
   ParallelDegrees degrees;
   std::string configToml;
   int64_t shardedOptimizers = 0;
+  bool fullySharded = false;
   std::string indexToml;  // this rank's pieces of the tensor index
 };
 

@@ -7,7 +7,7 @@
 
 #include <map>
 
-#include "strata/data_parallel/zero_optimizer.h"
+#include "strata/data_parallel/sharded_state.h"
 #include "strata/train/checkpoint/checkpoint.h"
 #include "train/checkpoint/adamw_state.h"
 #include "train/checkpoint/tensor_box.h"
@@ -80,29 +80,25 @@ void indexAdamW(std::vector<TensorPiece>& out, const RankState& state,
   }
 }
 
-// This rank's chunk of each bucket, cut back into the parameters it covers.
+// This rank's flat state (ZeRO's chunk of each bucket, ZeRO-3's pieces of
+// each unit's shard), cut back into the parameters it covers.
 void indexZero(std::vector<TensorPiece>& out, const RankState& state,
                const std::map<c10::TensorImpl*, const IndexedParameter*>& byTensor,
                const std::string& file) {
   for (size_t g = 0; g < state.shardedOptimizers.size(); ++g) {
-    const data_parallel::ZeroOptimizer& zero = *state.shardedOptimizers[g];
+    const data_parallel::ShardedOptimizerState& zero = *state.shardedOptimizers[g];
     int64_t step = -1;
     for (const auto& item : zero.saveState())
       if (item.name == "step") step = item.tensor.item<int64_t>();
     if (step < 0) continue;  // not AdamW: not indexed
-    const data_parallel::DataParallel& replicas = zero.replicas();
-    const data_parallel::BucketLayout& layout = replicas.layout();
-    for (size_t j = 0; j < replicas.parameters().size(); ++j) {
-      auto found = byTensor.find(replicas.parameters()[j].unsafeGetTensorImpl());
+    for (const data_parallel::FlatStateSlot& slot : zero.stateSlots()) {
+      auto found = byTensor.find(slot.parameter.unsafeGetTensorImpl());
       if (found == byTensor.end()) continue;
-      const data_parallel::ParamSlot& slot = layout.slot(static_cast<int>(j));
-      int64_t chunk = layout.chunkOffset(slot.bucket, state.dpRank);
       std::string prefix = "sharded_optimizer_" + std::to_string(g) + "/";
-      std::string bucket = "." + std::to_string(slot.bucket);
-      for (const FlatRun& run : flatRuns(*found->second, state.tpRank, slot.offset, chunk,
-                                         layout.chunkNumel(slot.bucket))) {
+      for (const FlatRun& run : flatRuns(*found->second, state.tpRank, slot.slotOffset,
+                                         slot.chunkOffset, slot.chunkNumel)) {
         for (const char* kind : {kExpAvgKind, kExpAvgSqKind}) {
-          TensorPiece piece = pieceOf(*found->second, kind, file, prefix + kind + bucket);
+          TensorPiece piece = pieceOf(*found->second, kind, file, prefix + kind + slot.suffix);
           piece.offset = run.box.offset;
           piece.length = run.box.length;
           piece.flat = true;

@@ -50,7 +50,8 @@ void split(const std::vector<int64_t>& shape, std::vector<int64_t> prefix, int64
 
 util::TomlArray array(const std::vector<int64_t>& values) {
   util::TomlArray out;
-  for (int64_t v : values) out.push_back(v);
+  out.reserve(values.size());
+  for (int64_t v : values) out.emplace_back(std::in_place_type<int64_t>, v);
   return out;
 }
 

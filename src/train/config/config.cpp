@@ -45,7 +45,8 @@ const std::vector<ConfigOption>& configOptions() {
        "dp, keeping the global batch",
        +[](C& c) -> std::string& { return c.parallel.elastic; }},
       {"parallel", "zero", "zero",
-       "ZeRO stage over dp: 0 off, 1 shards AdamW state, 2 also the gradients",
+       "ZeRO stage over dp: 0 off, 1 shards AdamW state, 2 also the gradients, 3 also the "
+       "parameters",
        +[](C& c) -> int64_t& { return c.parallel.zero; }},
       {"parallel", "sequence_parallel", "sequence-parallel",
        "split LayerNorm, dropout and residual activations along the sequence over tp",

@@ -47,8 +47,8 @@ void checkRanges(const TrainConfig& c, Problems& p) {
   atLeast("parallel.dp", c.parallel.dp, 1);
   atLeast("parallel.tp", c.parallel.tp, 1);
   atLeast("parallel.virtual_stages", c.parallel.virtualStages, 1);
-  p.check(c.parallel.zero >= 0 && c.parallel.zero <= 2,
-          "parallel.zero " + to_string(c.parallel.zero) + " is not a ZeRO stage (0, 1 or 2)");
+  p.check(c.parallel.zero >= 0 && c.parallel.zero <= 3,
+          "parallel.zero " + to_string(c.parallel.zero) + " is not a ZeRO stage (0, 1, 2 or 3)");
   atLeast("train.steps", c.train.steps, 0);
   atLeast("train.global_batch", c.train.globalBatch, 1);
   atLeast("train.micro_batch", c.train.microBatch, 1);

@@ -29,6 +29,7 @@
 #include "strata/train/loop/precision.h"
 #include "strata/util/log.h"
 #include "train/config/config_agreement.h"
+#include "train/loop/fully_sharded_training.h"
 #include "train/loop/parameter_index.h"
 #include "train/loop/same_model.h"
 
@@ -54,7 +55,8 @@ struct Trainer::State {
   // that decay and those that do not, each with its own sharded AdamW).
   std::vector<std::unique_ptr<data_parallel::DataParallel>> replicas;
   std::vector<std::unique_ptr<data_parallel::ZeroOptimizer>> zero;
-  std::unique_ptr<torch::optim::AdamW> optimizer;  // without ZeRO
+  std::unique_ptr<torch::optim::AdamW> optimizer;      // without ZeRO
+  std::unique_ptr<FullyShardedTraining> fullySharded;  // ZeRO-3, instead of replicas
   std::unique_ptr<BatchReader> trainData;
   std::unique_ptr<BatchReader> validationData;
   pipeline::LossFn lossFn;
@@ -124,18 +126,40 @@ GradientTerms gradientTerms(const Trainer::State& s) {
   return gradients;
 }
 
+void setRequireSync(Trainer::State& s, bool on) {
+  for (auto& replicas : s.replicas) replicas->setRequireSync(on);
+  if (s.fullySharded) s.fullySharded->replicas().setRequireSync(on);
+}
+
 // Turns gradient sync off on every replica set for its lifetime.
 class AccumulateOnly {
  public:
-  explicit AccumulateOnly(Trainer::State& s) : s_(s) {
-    for (auto& replicas : s_.replicas) replicas->setRequireSync(false);
-  }
-  ~AccumulateOnly() {
-    for (auto& replicas : s_.replicas) replicas->setRequireSync(true);
-  }
+  explicit AccumulateOnly(Trainer::State& s) : s_(s) { setRequireSync(s_, false); }
+  ~AccumulateOnly() { setRequireSync(s_, true); }
 
  private:
   Trainer::State& s_;
+};
+
+// ZeRO-3: every layer gathered for the object's lifetime (no-op without
+// ZeRO-3). commit() takes parameters overwritten meanwhile into the shards;
+// otherwise they are released unchanged, also when a load throws.
+class GatheredWhole {
+ public:
+  explicit GatheredWhole(FullyShardedTraining* training) : training_(training) {
+    if (training_) training_->replicas().gatherAll();
+  }
+  ~GatheredWhole() {
+    if (training_) training_->replicas().reshard();
+  }
+  GatheredWhole(const GatheredWhole&) = delete;
+  GatheredWhole& operator=(const GatheredWhole&) = delete;
+  void commit() {
+    if (training_) training_->replicas().commitParameters();
+  }
+
+ private:
+  FullyShardedTraining* training_;
 };
 
 // Puts a module in evaluation mode (dropout off) for its lifetime, and back
@@ -220,6 +244,12 @@ void Trainer::buildModel() {
   options.checkpointActivations = p.checkpointActivations;
   options.trace = true;
   options.device = s.device;
+  if (p.zero == 3) {
+    // Set before the first forward: buildOptimizer() creates the units.
+    options.layerCall = [state = &s](int layer, const std::function<at::Tensor()>& run) {
+      return state->fullySharded ? state->fullySharded->forwardLayer(layer, run) : run();
+    };
+  }
   s.pipeline = std::make_unique<pipeline::Pipeline>(s.model, s.groups, options);
   s.lossFn = [tp = s.groups.tp](const at::Tensor& logits, const at::Tensor& target) {
     return models::gptLoss(logits, target, *tp);
@@ -272,6 +302,12 @@ void Trainer::linkTiedWeight() {
 void Trainer::buildOptimizer(const std::vector<data_parallel::NamedTensor>& named) {
   State& s = *state_;
   int64_t zero = config_.parallel.zero;
+  if (zero == 3) {
+    s.fullySharded = std::make_unique<FullyShardedTraining>(
+        s.pipeline->stages(), named, s.tiedWeight, config_.train, *s.groups.dp);
+    s.gradients = s.fullySharded->gradientTerms(s.normTerms);
+    return;
+  }
   if (zero > 0) {
     buildZero(s, named, config_.train, zero);
   } else {
@@ -296,7 +332,16 @@ const ParallelLayout& Trainer::layout() const { return state_->layout; }
 const ParallelGroups& Trainer::groups() const { return state_->groups; }
 const pipeline::Pipeline& Trainer::pipeline() const { return *state_->pipeline; }
 int64_t Trainer::parameterCount() const { return models::gptParameterCount(state_->gpt); }
-std::vector<ParameterShard> Trainer::parameterShards() const { return state_->shards; }
+std::vector<ParameterShard> Trainer::parameterShards() const {
+  const State& s = *state_;
+  if (!s.fullySharded) return s.shards;
+  std::vector<at::Tensor> tensors;
+  for (const ParameterShard& shard : s.shards) tensors.push_back(shard.tensor);
+  tensors = s.fullySharded->gatheredCopies(tensors);
+  std::vector<ParameterShard> copies = s.shards;
+  for (size_t i = 0; i < copies.size(); ++i) copies[i].tensor = tensors[i];
+  return copies;
+}
 
 double Trainer::runBatch(const Batch& batch) {
   State& s = *state_;
@@ -306,9 +351,7 @@ double Trainer::runBatch(const Batch& batch) {
   // micro-batch's backward.
   AccumulateOnly accumulate(s);
   pipeline::StepHooks hooks;
-  hooks.beforeLastWeightGradients = [&s] {
-    for (auto& replicas : s.replicas) replicas->setRequireSync(true);
-  };
+  hooks.beforeLastWeightGradients = [&s] { setRequireSync(s, true); };
   return s.pipeline->step(batch.input, batch.target, s.lossFn, hooks);
 }
 
@@ -318,6 +361,15 @@ double Trainer::runBatch(const Batch& batch) {
 void Trainer::syncGradients() {
   State& s = *state_;
   for (auto& replicas : s.replicas) replicas->finishGradientSync();
+  if (s.fullySharded) {
+    s.fullySharded->replicas().finishGradientSync();
+    // Both stages shard the tied weight alike (a unit of its own).
+    if (s.tiedGroup) {
+      at::Tensor shard = s.fullySharded->tiedGradient();
+      s.tiedGroup->allReduce(shard);
+    }
+    return;
+  }
   if (s.tiedGroup) {
     // d loss / d E = (embedding's part, first stage) + (head's part, last stage).
     at::Tensor grad = s.tiedWeight.grad();
@@ -333,6 +385,7 @@ void Trainer::optimizerStep() {
     s.optimizer->step();
     return;
   }
+  if (s.fullySharded) s.fullySharded->step(lr_.current());
   for (auto& zero : s.zero) {
     zero->setLearningRate(lr_.current());
     zero->stepAfterSync();
@@ -341,7 +394,9 @@ void Trainer::optimizerStep() {
 
 void Trainer::zeroGradients() {
   State& s = *state_;
-  if (s.replicas.empty()) {
+  if (s.fullySharded) {
+    s.fullySharded->replicas().zeroGrad();
+  } else if (s.replicas.empty()) {
     s.optimizer->zero_grad();
   } else {
     for (auto& replicas : s.replicas) replicas->zeroGrad();
@@ -392,6 +447,7 @@ double Trainer::evaluate(int64_t batches) {
     Batch batch = s.validationData->next();
     sum += s.pipeline->evaluate(batch.input, batch.target, s.lossFn);
   }
+  if (s.fullySharded) s.fullySharded->replicas().reshard();
   at::Tensor loss = torch::full({1}, sum / static_cast<double>(batches), torch::kDouble);
   s.groups.dp->allReduce(loss, ReduceOp::kAvg);
   return loss.item<double>();
@@ -407,6 +463,11 @@ RankState Trainer::rankState() const {
   rank.model = s.model.ptr().get();
   rank.optimizer = s.optimizer.get();
   for (const auto& zero : s.zero) rank.shardedOptimizers.push_back(zero.get());
+  if (s.fullySharded) {
+    for (const auto& optimizer : s.fullySharded->optimizers())
+      rank.shardedOptimizers.push_back(optimizer.get());
+    rank.fullySharded = true;
+  }
   rank.lr = lr_.state();
   rank.data = s.trainData->position();
   std::vector<std::pair<std::string, at::Tensor>> owned;
@@ -419,6 +480,9 @@ RankState Trainer::rankState() const {
 
 void Trainer::saveCheckpoint() {
   State& s = *state_;
+  // ZeRO-3: the parameters are written whole, so every layer is gathered
+  // while the checkpoint is saved, and released after.
+  GatheredWhole gathered(s.fullySharded.get());
   RankState rank = rankState();
   train::saveCheckpoint(config_.checkpoint.dir, stepsDone(), s.layout, configToToml(config_), rank,
                         world_->comm());
@@ -426,6 +490,8 @@ void Trainer::saveCheckpoint() {
 
 void Trainer::startCheckpoint(AsyncCheckpoint& saver) {
   State& s = *state_;
+  // ZeRO-3: gathered while the snapshot copies them, released after.
+  GatheredWhole gathered(s.fullySharded.get());
   RankState rank = rankState();
   saver.start(config_.checkpoint.dir, stepsDone(), s.layout, configToToml(config_), rank,
               world_->comm());
@@ -436,8 +502,10 @@ std::optional<CheckpointInfo> Trainer::resumeFromLatest() {
   std::optional<std::string> latest = findLatestComplete(config_.checkpoint.dir);
   if (!latest) return std::nullopt;
   checkSameModel(config_, readCheckpointInfo(*latest), *latest);
+  GatheredWhole gathered(s.fullySharded.get());
   RankState rank = rankState();
   CheckpointInfo info = loadCheckpoint(*latest, s.layout, world_->rank(), rank);
+  gathered.commit();
   lr_.restore(rank.lr);
   s.trainData->seek(rank.data);
   return info;

@@ -64,7 +64,7 @@ namespace strata {
 class Communicator;
 }
 namespace strata::data_parallel {
-class ZeroOptimizer;
+class ShardedOptimizerState;
 }
 
 namespace strata::train {
@@ -94,7 +94,10 @@ struct RankState {
   torch::optim::Optimizer* optimizer = nullptr;
   LrState lr;
   DataPosition data;
-  std::vector<data_parallel::ZeroOptimizer*> shardedOptimizers = {};
+  std::vector<data_parallel::ShardedOptimizerState*> shardedOptimizers = {};
+  // ZeRO-3: the sharded optimizers' state is cut per parameter piece, not
+  // per bucket, so it loads from another ZeRO stage through the index only.
+  bool fullySharded = false;
   std::vector<IndexedParameter> parameters = {};  // this rank's, each once
   int tpRank = 0;
   int dpRank = 0;
@@ -114,6 +117,7 @@ struct CheckpointInfo {
   std::vector<ShardRecord> shards;  // indexed by global rank
   int64_t format = 2;               // 1: no tensor index
   int64_t shardedOptimizers = 0;    // per rank: ZeRO's, 0 without ZeRO
+  bool fullySharded = false;        // ZeRO-3 wrote it (RankState::fullySharded)
   std::vector<TensorPiece> pieces = {};
   // The Strata version that wrote the checkpoint, filled in by reading it;
   // empty for checkpoints older than Strata 0.5.0, which did not record it.

@@ -38,7 +38,8 @@ struct ParallelConfig {
   std::string schedule = "1f1b";
   int64_t virtualStages = 1;  // model chunks per pipeline rank (interleaved-1f1b)
   // ZeRO stage over dp: 0 off, 1 shards the AdamW state, 2 the averaged
-  // gradients too (each replica keeps only the chunks it updates).
+  // gradients too (each replica keeps only the chunks it updates), 3 the
+  // parameters too (each layer gathered while it runs, fully_sharded.h).
   int64_t zero = 0;
   // Sequence parallel: LayerNorms, dropout and residuals run on seq_len / tp
   // rows per tp rank (needs seq_len divisible by tp).

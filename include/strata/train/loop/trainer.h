@@ -110,7 +110,8 @@ class Trainer {
   // Model parameters of the whole (unsharded) GPT.
   int64_t parameterCount() const;
   // The parameters of this rank's stages, each once (a tied weight under the
-  // embedding's name), in model order.
+  // embedding's name), in model order. Under ZeRO-3 (whose parameters hold
+  // memory only while their layer runs) gathered copies: a collective over dp.
   std::vector<ParameterShard> parameterShards() const;
   // This step's pipeline trace events of every pp rank (collective over pp;
   // the result is complete on pp rank 0).

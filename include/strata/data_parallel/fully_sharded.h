@@ -1,0 +1,148 @@
+// Fully sharded data parallelism (ZeRO-3, FSDP): the parameters themselves
+// are sharded over the replicas, not only their gradients and optimizer state.
+//
+// The model is cut into units (a layer, a block: whatever the caller lists).
+// Each unit's parameters are laid out in one flat buffer padded to a multiple
+// of R = comm.size() elements; rank r owns the contiguous chunk r of it, its
+// shard, and between uses that is all the memory the unit's parameters hold:
+// the parameters keep their shapes but their storage is released (reading
+// them then is undefined; use fullParameters()).
+//
+// forward(u, body) all-gathers unit u (waiting for a gather already started
+// by prefetch), runs body, and with reshardAfterForward releases the unit
+// again. A hook on body's output re-gathers the unit when its gradient
+// arrives in backward. When every parameter of the unit has accumulated its
+// gradient, the unit's gradients are reduce-scattered (averaged) into this
+// rank's gradient shard and the full gradients and parameters are released.
+// Under noSync() backward only accumulates the full gradients locally (units
+// stay gathered between micro-batches unless reshardAfterForward); the next
+// synchronised backward reduces the sum, once.
+//
+// Prefetch: entering unit u's forward starts the gathers of the `prefetch`
+// units that followed it in the previous step's forward order; a unit's
+// backward starts the gathers of the `prefetch` units before it in this step's
+// forward order. So at most 1 + prefetch units are gathered ahead of their
+// use, and communication overlaps compute.
+//
+// Collectives run in the order the model reaches units, so every rank must
+// call forward() on the same units in the same order and reach the same
+// parameters in backward (as FSDP requires). finishGradientSync() reduces the
+// units whose gradients were not all reached (in unit order), then agrees over
+// one small all-reduce on which parameters no rank used: with
+// UnusedParameters::kError it throws Error naming them, on every rank alike;
+// with kTreatAsZero they count as zero gradient, and isUsed() says false so an
+// optimizer leaves them untouched, as one-process training would.
+//
+// Construction is a collective: the structure is compared (ConfigError on
+// mismatch, every rank alike) and parameters are broadcast from rank 0 or
+// checked equal. Every wait is bounded by the communicator's timeout
+// (TimeoutError / PeerError). Hooks run on the autograd thread; the object is
+// not meant to be used from two threads at once.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "strata/data_parallel/bucket_layout.h"
+#include "strata/data_parallel/data_parallel.h"
+#include "strata/data_parallel/replica_sync.h"
+#include "strata/runtime/communicator.h"
+
+namespace strata::data_parallel {
+
+// One unit of gathering: its parameters are gathered and released together.
+struct ShardedUnit {
+  std::string name;
+  std::vector<NamedTensor> parameters;
+};
+
+struct FullyShardedOptions {
+  // Release a unit's parameters after each forward (re-gathered in backward).
+  // Off keeps them gathered from forward until the unit's synchronised
+  // backward: less communication, more memory (torchtitan's choice under a
+  // pipeline, whose micro-batches then share one gather).
+  bool reshardAfterForward = true;
+  // Units whose gathers may be started ahead of their use (0: none).
+  int prefetch = 1;
+  InitialSync initialSync = InitialSync::kBroadcast;
+  UnusedParameters unusedParameters = UnusedParameters::kError;
+};
+
+class FullyShardedDataParallel {
+ public:
+  // Units must not share a parameter; parameters must be leaves of one dtype
+  // that require grad. The tensors must outlive this object.
+  FullyShardedDataParallel(std::vector<ShardedUnit> units, Communicator& comm,
+                           FullyShardedOptions options = {});
+  ~FullyShardedDataParallel();
+  FullyShardedDataParallel(const FullyShardedDataParallel&) = delete;
+  FullyShardedDataParallel& operator=(const FullyShardedDataParallel&) = delete;
+
+  // Runs `body` (which uses unit `unit`'s parameters) with the unit gathered.
+  at::Tensor forward(int unit, const std::function<at::Tensor()>& body);
+  // Waits for every reduction; see the contract above. Between backward and
+  // the optimizer step.
+  void finishGradientSync();
+  // Zeroes the gradient shards and drops any full gradients.
+  void zeroGrad();
+  // Releases every gathered unit (after evaluation without backward, say).
+  void reshard();
+  // Collective: gathers every unit and keeps it gathered, so the parameters
+  // can be read (a checkpoint save) or overwritten (a checkpoint load) whole.
+  void gatherAll();
+  // After the gathered parameters were overwritten alike on every rank:
+  // copies this rank's chunk of every gathered unit into its shard and
+  // releases the units. Does not communicate.
+  void commitParameters();
+
+  void setRequireSync(bool requireSync);
+  bool requireSync() const;
+  class NoSyncGuard {
+   public:
+    explicit NoSyncGuard(FullyShardedDataParallel& owner);
+    ~NoSyncGuard();
+    NoSyncGuard(const NoSyncGuard&) = delete;
+    NoSyncGuard& operator=(const NoSyncGuard&) = delete;
+
+   private:
+    FullyShardedDataParallel& owner_;
+    bool previous_;
+  };
+  NoSyncGuard noSync() { return NoSyncGuard(*this); }
+
+  int numUnits() const;
+  const ShardedUnit& unit(int unit) const;
+  // Unit u's flat layout: one bucket, padded to a multiple of comm.size();
+  // slot(i) places its i-th parameter.
+  const BucketLayout& layout(int unit) const;
+  // This rank's parameters of unit u: [layout(u).shardNumel()]. Writing to it
+  // changes what the next gather returns.
+  at::Tensor shard(int unit) const;
+  // This rank's averaged gradient of unit u, [layout(u).shardNumel()], valid
+  // after finishGradientSync().
+  at::Tensor gradientShard(int unit) const;
+  // After finishGradientSync(): whether any rank's backward reached
+  // parameter `param` of unit `unit` since the previous sync.
+  bool isUsed(int unit, int param) const;
+  // Collective: every unit's parameters, gathered and copied, in unit order.
+  std::vector<at::Tensor> fullParameters();
+  Communicator& comm() const;
+  const FullyShardedOptions& options() const;
+  // Elements of parameters gathered now and at most so far (since
+  // construction): what ZeRO-3 adds to the shards.
+  int64_t gatheredNumel() const;
+  int64_t peakGatheredNumel() const;
+  // Seconds spent blocked waiting for gathers needed now (since
+  // construction): the gather time prefetch did not hide.
+  double gatherWaitSeconds() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace strata::data_parallel

@@ -1,0 +1,473 @@
+#include "strata/data_parallel/fully_sharded.h"
+
+#include <torch/csrc/autograd/utils/lambda_post_hook.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <limits>
+#include <unordered_set>
+
+#include "data_parallel/storage_release.h"
+#include "strata/error.h"
+
+namespace strata::data_parallel {
+namespace {
+
+// Reductions kept in flight during backward: each holds a full gradient
+// buffer, so waiting for the oldest bounds memory while the next one runs.
+constexpr size_t kReductionsInFlight = 2;
+
+void checkUnits(const std::vector<ShardedUnit>& units, const Communicator& comm) {
+  if (units.empty()) throw ConfigError("fully sharded data parallelism needs at least one unit");
+  std::unordered_set<const void*> seen;
+  const NamedTensor* first = nullptr;
+  for (const ShardedUnit& unit : units) {
+    if (unit.parameters.empty()) {
+      throw ConfigError("fully sharded unit '" + unit.name + "' on group " + comm.name() +
+                        " has no parameters");
+    }
+    for (const NamedTensor& p : unit.parameters) {
+      std::string where = "parameter '" + p.name + "' of fully sharded unit '" + unit.name + "'";
+      if (!p.tensor.defined()) throw ConfigError(where + " is undefined");
+      if (!p.tensor.requires_grad()) throw ConfigError(where + " does not require grad");
+      if (!p.tensor.is_leaf()) throw ConfigError(where + " is not a leaf tensor");
+      if (!seen.insert(p.tensor.unsafeGetTensorImpl()).second) {
+        throw ConfigError(where + " appears twice (list a shared weight in one unit only)");
+      }
+      if (first == nullptr) first = &p;
+      if (p.tensor.scalar_type() != first->tensor.scalar_type() ||
+          p.tensor.device() != first->tensor.device()) {
+        throw ConfigError("fully sharded data parallelism needs one dtype and device: '" +
+                          first->name + "' is " + c10::toString(first->tensor.scalar_type()) +
+                          " but " + where + " is " + c10::toString(p.tensor.scalar_type()));
+      }
+    }
+  }
+}
+
+std::string joinNames(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "'" : ", '") + name + "'";
+  return text;
+}
+
+}  // namespace
+
+class FullyShardedDataParallel::Impl {
+ public:
+  Impl(std::vector<ShardedUnit> units, Communicator& comm, FullyShardedOptions options);
+  ~Impl();
+
+  at::Tensor forward(int unit, const std::function<at::Tensor()>& body);
+  void finish();
+  void zeroGrad();
+  void reshard();
+  void gatherAll();
+  void commitParameters();
+  std::vector<at::Tensor> fullParameters();
+
+  struct Unit {
+    ShardedUnit spec;
+    BucketLayout layout;
+    at::Tensor full;                 // [paddedNumel]; the parameters are set onto its storage
+    at::Tensor shard;                // [shardNumel], this rank's parameters
+    at::Tensor gradShard;            // [shardNumel], this rank's averaged gradient
+    WorkHandle gather;               // a started gather, not yet waited for
+    bool held = false;               // `full` holds memory (gathered or gathering)
+    std::vector<char> arrived;       // per parameter: gradient accumulated since last completion
+    std::vector<char> used;          // per parameter: gradient arrived since last sync
+    std::vector<char> usedAnywhere;  // per parameter, after finish(): some rank used it
+    bool reduced = false;            // reduce-scatter started in this sync window
+  };
+
+  struct Reduction {
+    int unit;
+    WorkHandle work;
+    at::Tensor input;   // [paddedNumel], kept alive until the work is done
+    at::Tensor output;  // [shardNumel]
+  };
+
+  std::vector<Unit> units_;
+  Communicator& comm_;
+  FullyShardedOptions options_;
+  bool requireSync_ = true;
+  std::vector<int> order_;      // units in the order forward() entered them, this step
+  std::vector<int> lastOrder_;  // the same, previous step: the forward prefetch plan
+  size_t backwardCursor_ = 0;   // position in order_ of the unit backward reached last
+  std::deque<Reduction> reductions_;
+  int64_t gatheredNumel_ = 0;
+  int64_t peakGatheredNumel_ = 0;
+  double gatherWaitSeconds_ = 0;
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
+  std::vector<uintptr_t> hookKeys_;
+
+ private:
+  void shardParameters();
+  void registerHooks();
+  void startGather(int unit);
+  void ensureGathered(int unit);
+  void release(int unit);
+  void prefetch(const std::vector<int>& plan, size_t from, int direction);
+  void onPreBackward(int unit);
+  void onGradient(int unit, int param);
+  void startReduction(int unit);
+  void completeOldest();
+  void agreeOnUsage();
+  void resetWindow();
+};
+
+FullyShardedDataParallel::Impl::Impl(std::vector<ShardedUnit> units, Communicator& comm,
+                                     FullyShardedOptions options)
+    : comm_(comm), options_(options) {
+  checkUnits(units, comm);
+  if (options_.prefetch < 0) {
+    throw ConfigError("fully sharded prefetch " + std::to_string(options_.prefetch) +
+                      " is negative (0 turns prefetching off)");
+  }
+  std::vector<NamedTensor> all;
+  for (ShardedUnit& spec : units) {
+    Unit unit;
+    std::vector<int64_t> numels;
+    for (const NamedTensor& p : spec.parameters) {
+      numels.push_back(p.tensor.numel());
+      all.push_back(p);
+    }
+    // One bucket per unit: bucket sizes larger than any unit.
+    constexpr int64_t kWhole = std::numeric_limits<int64_t>::max() / 2;
+    unit.layout = BucketLayout::plan(numels, spec.parameters[0].tensor.element_size(),
+                                     BucketSizes{kWhole, kWhole}, comm.size());
+    unit.arrived.assign(spec.parameters.size(), 0);
+    unit.used.assign(spec.parameters.size(), 0);
+    unit.usedAnywhere.assign(spec.parameters.size(), 1);
+    unit.spec = std::move(spec);
+    units_.push_back(std::move(unit));
+  }
+  // Validation is over; from here on every rank communicates.
+  checkSameStructure(all, comm_);
+  if (options_.initialSync == InitialSync::kBroadcast) {
+    broadcastTensors(all, comm_, 0);
+  } else {
+    checkTensorsEqual(all, comm_);
+  }
+  shardParameters();
+  registerHooks();
+}
+
+FullyShardedDataParallel::Impl::~Impl() {
+  for (size_t i = 0; i < accumulators_.size(); ++i) accumulators_[i]->del_post_hook(hookKeys_[i]);
+}
+
+// Copies each unit's parameters into its flat buffer, keeps this rank's
+// chunk, points the parameters at the buffer's storage and releases it.
+void FullyShardedDataParallel::Impl::shardParameters() {
+  torch::NoGradGuard noGrad;
+  for (Unit& unit : units_) {
+    const at::Tensor& first = unit.spec.parameters[0].tensor;
+    at::TensorOptions type = first.options().requires_grad(false);
+    int64_t chunk = unit.layout.chunkNumel(0);
+    unit.full = torch::zeros({unit.layout.totalNumel()}, type);
+    for (size_t i = 0; i < unit.spec.parameters.size(); ++i) {
+      at::Tensor param = unit.spec.parameters[i].tensor;
+      const ParamSlot& slot = unit.layout.slot(static_cast<int>(i));
+      unit.full.narrow(0, slot.offset, slot.numel).view(param.sizes()).copy_(param);
+      // set_ rather than a view: the parameter keeps its own version counter,
+      // so gathers into the buffer never invalidate what autograd saved.
+      param.set_(unit.full.storage(), slot.offset, param.sizes(),
+                 c10::contiguous_strides(param.sizes()));
+      param.mutable_grad().reset();
+    }
+    unit.shard = unit.full.narrow(0, comm_.rank() * chunk, chunk).clone();
+    unit.gradShard = torch::zeros({chunk}, type);
+    releaseStorage(unit.full);
+  }
+}
+
+// As in DataParallel: a post hook on each parameter's AccumulateGrad node
+// runs once .grad holds the accumulated gradient; we keep the nodes alive.
+void FullyShardedDataParallel::Impl::registerHooks() {
+  using torch::autograd::variable_list;
+  for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
+    for (int i = 0; i < static_cast<int>(units_[u].spec.parameters.size()); ++i) {
+      auto accumulator =
+          torch::autograd::impl::grad_accumulator(units_[u].spec.parameters[i].tensor);
+      auto hook = std::make_unique<torch::autograd::utils::LambdaPostHook>(
+          [this, u, i](const variable_list& outputs, const variable_list&) {
+            onGradient(u, i);
+            return outputs;
+          });
+      hookKeys_.push_back(accumulator->add_post_hook(std::move(hook)));
+      accumulators_.push_back(std::move(accumulator));
+    }
+  }
+}
+
+void FullyShardedDataParallel::Impl::startGather(int u) {
+  Unit& unit = units_[u];
+  if (unit.held) return;
+  int64_t bytes = unit.layout.totalNumel() * unit.full.element_size();
+  restoreStorage(unit.full, static_cast<size_t>(bytes));
+  unit.held = true;
+  gatheredNumel_ += unit.layout.totalNumel();
+  peakGatheredNumel_ = std::max(peakGatheredNumel_, gatheredNumel_);
+  unit.gather = comm_.allGatherAsync(unit.full, unit.shard);
+}
+
+void FullyShardedDataParallel::Impl::ensureGathered(int u) {
+  startGather(u);
+  Unit& unit = units_[u];
+  if (unit.gather) {
+    WorkHandle work = std::move(unit.gather);
+    auto start = std::chrono::steady_clock::now();
+    work->wait();
+    gatherWaitSeconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+}
+
+void FullyShardedDataParallel::Impl::release(int u) {
+  Unit& unit = units_[u];
+  if (!unit.held) return;
+  if (unit.gather) {
+    WorkHandle work = std::move(unit.gather);
+    work->wait();  // the collective must complete on every rank before its memory goes
+  }
+  releaseStorage(unit.full);
+  unit.held = false;
+  gatheredNumel_ -= unit.layout.totalNumel();
+}
+
+// Starts the gathers of up to `prefetch` units of `plan` from position
+// `from` on, walking in `direction` (+1 forward, -1 backward).
+void FullyShardedDataParallel::Impl::prefetch(const std::vector<int>& plan, size_t from,
+                                              int direction) {
+  auto pos = static_cast<int64_t>(from);
+  for (int n = 0; n < options_.prefetch; ++n, pos += direction) {
+    if (pos < 0 || pos >= static_cast<int64_t>(plan.size())) return;
+    startGather(plan[static_cast<size_t>(pos)]);
+  }
+}
+
+at::Tensor FullyShardedDataParallel::Impl::forward(int u, const std::function<at::Tensor()>& body) {
+  if (u < 0 || u >= static_cast<int>(units_.size())) {
+    throw Error("fully sharded forward of unit " + std::to_string(u) + ", but there are " +
+                std::to_string(units_.size()) + " units");
+  }
+  ensureGathered(u);
+  size_t position = order_.size();
+  order_.push_back(u);
+  backwardCursor_ = order_.size();
+  // The previous step's order says what comes next, if this step follows it.
+  if (position < lastOrder_.size() && lastOrder_[position] == u) {
+    prefetch(lastOrder_, position + 1, +1);
+  }
+  at::Tensor output = body();
+  if (output.requires_grad()) {
+    output.register_hook([this, u](const at::Tensor&) { onPreBackward(u); });
+  }
+  if (options_.reshardAfterForward) release(u);
+  return output;
+}
+
+// Unit u's output gradient arrived: its backward needs the parameters, and
+// the units before it in forward order come next.
+void FullyShardedDataParallel::Impl::onPreBackward(int u) {
+  ensureGathered(u);
+  for (size_t pos = backwardCursor_; pos-- > 0;) {
+    if (order_[pos] != u) continue;
+    backwardCursor_ = pos;
+    if (pos > 0) prefetch(order_, pos - 1, -1);
+    return;
+  }
+}
+
+void FullyShardedDataParallel::Impl::onGradient(int u, int i) {
+  Unit& unit = units_[u];
+  unit.arrived[i] = 1;
+  unit.used[i] = 1;
+  if (std::find(unit.arrived.begin(), unit.arrived.end(), 0) != unit.arrived.end()) return;
+  // The unit's backward is complete.
+  std::fill(unit.arrived.begin(), unit.arrived.end(), 0);
+  if (requireSync_) {
+    startReduction(u);
+    release(u);
+  } else if (options_.reshardAfterForward) {
+    release(u);
+  }
+}
+
+// Full gradients -> padded flat buffer (missing ones zero) -> this rank's
+// averaged chunk. The full gradients are dropped.
+void FullyShardedDataParallel::Impl::startReduction(int u) {
+  torch::NoGradGuard noGrad;
+  Unit& unit = units_[u];
+  at::Tensor flat = torch::zeros({unit.layout.totalNumel()}, unit.gradShard.options());
+  for (size_t i = 0; i < unit.spec.parameters.size(); ++i) {
+    at::Tensor param = unit.spec.parameters[i].tensor;
+    at::Tensor& grad = param.mutable_grad();
+    if (!grad.defined()) continue;
+    const ParamSlot& slot = unit.layout.slot(static_cast<int>(i));
+    flat.narrow(0, slot.offset, slot.numel).view(param.sizes()).copy_(grad);
+    grad.reset();
+  }
+  at::Tensor output = torch::empty_like(unit.gradShard);
+  unit.reduced = true;
+  reductions_.push_back({u, comm_.reduceScatterAsync(output, flat, ReduceOp::kAvg), flat, output});
+  if (reductions_.size() > kReductionsInFlight) completeOldest();
+}
+
+void FullyShardedDataParallel::Impl::completeOldest() {
+  Reduction reduction = std::move(reductions_.front());
+  reductions_.pop_front();
+  reduction.work->wait();
+  units_[reduction.unit].gradShard.add_(reduction.output);
+}
+
+void FullyShardedDataParallel::Impl::finish() {
+  if (!requireSync_) {
+    throw Error("finishGradientSync() on group " + comm_.name() +
+                " while gradient sync is off; leave noSync() before the last micro-batch");
+  }
+  struct ResetOnExit {
+    Impl& impl;
+    ~ResetOnExit() { impl.resetWindow(); }
+  } reset{*this};
+  // Units whose backward did not reach every parameter, in unit order, which
+  // is the same on every rank.
+  for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
+    if (!units_[u].reduced) startReduction(u);
+  }
+  while (!reductions_.empty()) completeOldest();
+  reshard();
+  agreeOnUsage();
+}
+
+// One all-reduce of usage flags: every rank learns which parameters no rank
+// used and decides alike.
+void FullyShardedDataParallel::Impl::agreeOnUsage() {
+  std::vector<float> flags;
+  for (const Unit& unit : units_) flags.insert(flags.end(), unit.used.begin(), unit.used.end());
+  at::Tensor usage = torch::tensor(flags);  // [total parameters]
+  comm_.allReduce(usage, ReduceOp::kMax);
+  const float* users = usage.data_ptr<float>();
+  std::vector<std::string> unused;
+  size_t index = 0;
+  for (Unit& unit : units_) {
+    for (size_t i = 0; i < unit.used.size(); ++i, ++index) {
+      unit.usedAnywhere[i] = users[index] > 0;
+      if (!unit.usedAnywhere[i]) unused.push_back(unit.spec.parameters[i].name);
+    }
+  }
+  if (!unused.empty() && options_.unusedParameters == UnusedParameters::kError) {
+    throw Error(std::to_string(unused.size()) +
+                " parameters received no gradient on any rank since the last sync on group " +
+                comm_.name() + ": " + joinNames(unused) +
+                " (was backward run? is every layer used in forward? set "
+                "UnusedParameters::kTreatAsZero to allow it)");
+  }
+}
+
+void FullyShardedDataParallel::Impl::resetWindow() {
+  for (Unit& unit : units_) {
+    std::fill(unit.arrived.begin(), unit.arrived.end(), 0);
+    std::fill(unit.used.begin(), unit.used.end(), 0);
+    unit.reduced = false;
+  }
+  lastOrder_ = std::move(order_);
+  order_.clear();
+  backwardCursor_ = 0;
+}
+
+void FullyShardedDataParallel::Impl::zeroGrad() {
+  for (Unit& unit : units_) {
+    unit.gradShard.zero_();
+    for (const NamedTensor& p : unit.spec.parameters) {
+      at::Tensor param = p.tensor;
+      param.mutable_grad().reset();
+    }
+  }
+}
+
+void FullyShardedDataParallel::Impl::reshard() {
+  for (int u = 0; u < static_cast<int>(units_.size()); ++u) release(u);
+}
+
+void FullyShardedDataParallel::Impl::gatherAll() {
+  for (int u = 0; u < static_cast<int>(units_.size()); ++u) ensureGathered(u);
+}
+
+void FullyShardedDataParallel::Impl::commitParameters() {
+  torch::NoGradGuard noGrad;
+  for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
+    Unit& unit = units_[u];
+    if (!unit.held) continue;
+    ensureGathered(u);
+    const BucketLayout& layout = unit.layout;
+    unit.shard.copy_(
+        unit.full.narrow(0, layout.chunkOffset(0, comm_.rank()), layout.chunkNumel(0)));
+    release(u);
+  }
+}
+
+std::vector<at::Tensor> FullyShardedDataParallel::Impl::fullParameters() {
+  std::vector<at::Tensor> copies;
+  for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
+    bool wasHeld = units_[u].held;
+    ensureGathered(u);
+    for (const NamedTensor& p : units_[u].spec.parameters)
+      copies.push_back(p.tensor.detach().clone());
+    if (!wasHeld) release(u);
+  }
+  return copies;
+}
+
+FullyShardedDataParallel::FullyShardedDataParallel(std::vector<ShardedUnit> units,
+                                                   Communicator& comm, FullyShardedOptions options)
+    : impl_(std::make_unique<Impl>(std::move(units), comm, options)) {}
+
+FullyShardedDataParallel::~FullyShardedDataParallel() = default;
+
+at::Tensor FullyShardedDataParallel::forward(int unit, const std::function<at::Tensor()>& body) {
+  return impl_->forward(unit, body);
+}
+void FullyShardedDataParallel::finishGradientSync() { impl_->finish(); }
+void FullyShardedDataParallel::zeroGrad() { impl_->zeroGrad(); }
+void FullyShardedDataParallel::reshard() { impl_->reshard(); }
+void FullyShardedDataParallel::gatherAll() { impl_->gatherAll(); }
+void FullyShardedDataParallel::commitParameters() { impl_->commitParameters(); }
+void FullyShardedDataParallel::setRequireSync(bool requireSync) {
+  impl_->requireSync_ = requireSync;
+}
+bool FullyShardedDataParallel::requireSync() const { return impl_->requireSync_; }
+int FullyShardedDataParallel::numUnits() const { return static_cast<int>(impl_->units_.size()); }
+const ShardedUnit& FullyShardedDataParallel::unit(int unit) const {
+  return impl_->units_.at(unit).spec;
+}
+const BucketLayout& FullyShardedDataParallel::layout(int unit) const {
+  return impl_->units_.at(unit).layout;
+}
+at::Tensor FullyShardedDataParallel::shard(int unit) const { return impl_->units_.at(unit).shard; }
+at::Tensor FullyShardedDataParallel::gradientShard(int unit) const {
+  return impl_->units_.at(unit).gradShard;
+}
+bool FullyShardedDataParallel::isUsed(int unit, int param) const {
+  return impl_->units_.at(unit).usedAnywhere.at(param) != 0;
+}
+std::vector<at::Tensor> FullyShardedDataParallel::fullParameters() {
+  return impl_->fullParameters();
+}
+Communicator& FullyShardedDataParallel::comm() const { return impl_->comm_; }
+const FullyShardedOptions& FullyShardedDataParallel::options() const { return impl_->options_; }
+int64_t FullyShardedDataParallel::gatheredNumel() const { return impl_->gatheredNumel_; }
+int64_t FullyShardedDataParallel::peakGatheredNumel() const { return impl_->peakGatheredNumel_; }
+double FullyShardedDataParallel::gatherWaitSeconds() const { return impl_->gatherWaitSeconds_; }
+
+FullyShardedDataParallel::NoSyncGuard::NoSyncGuard(FullyShardedDataParallel& owner)
+    : owner_(owner), previous_(owner.requireSync()) {
+  owner_.setRequireSync(false);
+}
+
+FullyShardedDataParallel::NoSyncGuard::~NoSyncGuard() { owner_.setRequireSync(previous_); }
+
+}  // namespace strata::data_parallel

@@ -1,0 +1,139 @@
+#include "train/loop/fully_sharded_training.h"
+
+#include <torch/torch.h>
+
+#include <set>
+#include <unordered_map>
+
+#include "strata/data_parallel/flat_optimizer.h"
+#include "strata/error.h"
+
+namespace strata::train {
+namespace {
+
+using data_parallel::NamedTensor;
+using data_parallel::ShardedUnit;
+
+struct UnitPlan {
+  std::vector<ShardedUnit> units;
+  std::map<int, std::vector<int>> layerUnits;
+  int tiedUnit = -1;
+};
+
+UnitPlan planUnits(const std::vector<pipeline::Stage>& stages,
+                   const std::vector<NamedTensor>& named, const at::Tensor& tiedWeight) {
+  std::unordered_map<const void*, std::string> names;
+  for (const NamedTensor& p : named) names[p.tensor.unsafeGetTensorImpl()] = p.name;
+  UnitPlan plan;
+  std::set<const void*> placed;
+  for (const pipeline::Stage& stage : stages) {
+    for (int k = 0; k < stage.numLayers(); ++k) {
+      int layer = stage.firstLayer() + k;
+      ShardedUnit own{"layer" + std::to_string(layer), {}};
+      std::vector<int>& units = plan.layerUnits[layer];
+      for (const at::Tensor& p : stage.layers()[k].ptr()->parameters()) {
+        const void* key = p.unsafeGetTensorImpl();
+        if (!p.requires_grad() || names.count(key) == 0) continue;
+        if (tiedWeight.defined() && p.is_same(tiedWeight)) {
+          if (plan.tiedUnit < 0) {
+            plan.tiedUnit = static_cast<int>(plan.units.size());
+            plan.units.push_back({"tied", {{names[key], p}}});
+          }
+          units.insert(units.begin(), plan.tiedUnit);
+          placed.insert(key);
+          continue;
+        }
+        if (placed.insert(key).second) own.parameters.push_back({names[key], p});
+      }
+      if (own.parameters.empty()) continue;
+      units.push_back(static_cast<int>(plan.units.size()));
+      plan.units.push_back(std::move(own));
+    }
+  }
+  if (placed.size() != names.size()) {
+    throw Error("ZeRO-3: " + std::to_string(names.size() - placed.size()) +
+                " of this rank's parameters belong to none of its pipeline stages' layers");
+  }
+  return plan;
+}
+
+}  // namespace
+
+FullyShardedTraining::FullyShardedTraining(const std::vector<pipeline::Stage>& stages,
+                                           const std::vector<NamedTensor>& named,
+                                           const at::Tensor& tiedWeight, const OptimConfig& config,
+                                           Communicator& dp) {
+  UnitPlan plan = planUnits(stages, named, tiedWeight);
+  layerUnits_ = std::move(plan.layerUnits);
+  tiedUnit_ = plan.tiedUnit;
+  fsdp_ = std::make_unique<data_parallel::FullyShardedDataParallel>(std::move(plan.units), dp);
+  for (bool decayed : {true, false}) {
+    data_parallel::AdamWConfig adam{config.lr, config.beta1, config.beta2, config.eps,
+                                    decayed ? config.weightDecay : 0.0};
+    auto filter = [this, decayed](int unit, int param) {
+      return (fsdp_->unit(unit).parameters[param].tensor.dim() >= 2) == decayed;
+    };
+    optimizers_.push_back(std::make_unique<data_parallel::FullyShardedOptimizer>(
+        *fsdp_, std::make_unique<data_parallel::FlatAdamW>(adam), filter));
+  }
+}
+
+at::Tensor FullyShardedTraining::forwardLayer(int layer, const std::function<at::Tensor()>& run) {
+  auto found = layerUnits_.find(layer);
+  if (found == layerUnits_.end() || found->second.empty()) return run();
+  // Nested, so every unit of the layer is gathered while it runs.
+  std::function<at::Tensor(size_t)> enter = [&](size_t i) -> at::Tensor {
+    if (i == found->second.size()) return run();
+    return fsdp_->forward(found->second[i], [&] { return enter(i + 1); });
+  };
+  return enter(0);
+}
+
+GradientTerms FullyShardedTraining::gradientTerms(const std::vector<NormTerm>& normTerms) const {
+  std::set<const void*> counted;
+  for (const NormTerm& term : normTerms)
+    if (term.countHere) counted.insert(term.parameter.unsafeGetTensorImpl());
+  GradientTerms gradients;
+  int rank = fsdp_->comm().rank();
+  for (int u = 0; u < fsdp_->numUnits(); ++u) {
+    const data_parallel::BucketLayout& layout = fsdp_->layout(u);
+    at::Tensor weights = torch::zeros({layout.totalNumel()},
+                                      fsdp_->shard(u).options());  // [padded], padding 0
+    const std::vector<NamedTensor>& params = fsdp_->unit(u).parameters;
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (counted.count(params[i].tensor.unsafeGetTensorImpl()) == 0) continue;
+      const data_parallel::ParamSlot& slot = layout.slot(static_cast<int>(i));
+      weights.narrow(0, slot.offset, slot.numel).fill_(1);
+    }
+    gradients.sharded.push_back(
+        {fsdp_->gradientShard(u),
+         weights.narrow(0, layout.chunkOffset(0, rank), layout.chunkNumel(0))});
+  }
+  return gradients;
+}
+
+at::Tensor FullyShardedTraining::tiedGradient() const {
+  return tiedUnit_ < 0 ? at::Tensor() : fsdp_->gradientShard(tiedUnit_);
+}
+
+void FullyShardedTraining::step(double lr) {
+  for (auto& optimizer : optimizers_) {
+    optimizer->setLearningRate(lr);
+    optimizer->stepAfterSync();
+  }
+}
+
+std::vector<at::Tensor> FullyShardedTraining::gatheredCopies(
+    const std::vector<at::Tensor>& parameters) {
+  std::vector<at::Tensor> copies = fsdp_->fullParameters();  // unit order
+  std::unordered_map<const void*, at::Tensor> byTensor;
+  size_t next = 0;
+  for (int u = 0; u < fsdp_->numUnits(); ++u)
+    for (const NamedTensor& p : fsdp_->unit(u).parameters)
+      byTensor[p.tensor.unsafeGetTensorImpl()] = copies[next++];
+  std::vector<at::Tensor> result;
+  for (const at::Tensor& p : parameters) result.push_back(byTensor.at(p.unsafeGetTensorImpl()));
+  return result;
+}
+
+}  // namespace strata::train

@@ -1,0 +1,58 @@
+// ZeRO-3 in the trainer: this rank's layers as fully sharded units over the
+// dp group (fully_sharded.h), each tensor-parallel shard sharded again over
+// dp. One unit per layer of this rank's pipeline stages; a weight tied
+// between the embedding and the head is a unit of its own, gathered around
+// both layers, so the first and the last stage shard it alike and their
+// gradient shards can be summed over the tied group. AdamW in two groups as
+// makeAdamW sets it up (optimizer.h): matrices decay, vectors do not.
+//
+// Construction is a collective over dp (the replica set's); forwardLayer
+// blocks in gathers and backward in reductions, each bounded by the dp
+// communicator's timeout.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "strata/data_parallel/fully_sharded.h"
+#include "strata/data_parallel/fully_sharded_optimizer.h"
+#include "strata/pipeline/stage.h"
+#include "strata/train/config/config.h"
+#include "strata/train/loop/grad_norm.h"
+
+namespace strata::train {
+
+class FullyShardedTraining {
+ public:
+  // `named`: this rank's parameters, each once; `tiedWeight` may be undefined.
+  FullyShardedTraining(const std::vector<pipeline::Stage>& stages,
+                       const std::vector<data_parallel::NamedTensor>& named,
+                       const at::Tensor& tiedWeight, const OptimConfig& config, Communicator& dp);
+
+  // Runs model layer `layer`'s forward with its units gathered (a
+  // pipeline::LayerCall).
+  at::Tensor forwardLayer(int layer, const std::function<at::Tensor()>& run);
+  // What clipping measures: every unit's gradient shard, each element
+  // weighted by whether its parameter counts on this rank.
+  GradientTerms gradientTerms(const std::vector<NormTerm>& normTerms) const;
+  // The tied weight's gradient shard (undefined without a tied weight).
+  at::Tensor tiedGradient() const;
+  // The optimizer step on this rank's shards, at learning rate `lr`.
+  void step(double lr);
+  // Collective over dp: copies of `parameters` (each one of the units'),
+  // gathered whole, in the given order.
+  std::vector<at::Tensor> gatheredCopies(const std::vector<at::Tensor>& parameters);
+  data_parallel::FullyShardedDataParallel& replicas() { return *fsdp_; }
+  const std::vector<std::unique_ptr<data_parallel::FullyShardedOptimizer>>& optimizers() const {
+    return optimizers_;
+  }
+
+ private:
+  std::unique_ptr<data_parallel::FullyShardedDataParallel> fsdp_;
+  std::vector<std::unique_ptr<data_parallel::FullyShardedOptimizer>> optimizers_;
+  std::map<int, std::vector<int>> layerUnits_;  // model layer -> its units, tied first
+  int tiedUnit_ = -1;
+};
+
+}  // namespace strata::train

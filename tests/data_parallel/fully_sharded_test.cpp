@@ -1,0 +1,359 @@
+// ZeRO-3 / FSDP trains exactly like one process on the global batch (plain
+// LibTorch, training_fixture.h), for 2 and 4 replicas, with and without
+// resharding after forward, with prefetch, gradient accumulation, a weight
+// used by two units, parameters that forward never reaches, and a resume from
+// saved shards, while only a shard of every unit stays in memory.
+#include "strata/data_parallel/fully_sharded.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <functional>
+
+#include "multiprocess.h"
+#include "strata/data_parallel/fully_sharded_optimizer.h"
+#include "strata/error.h"
+#include "strata/runtime/world.h"
+#include "training_fixture.h"
+
+namespace strata::data_parallel {
+namespace {
+
+using namespace testing;
+using strata::testing::RankContext;
+using strata::testing::runInProcesses;
+
+constexpr double kTolerance = 1e-5;
+
+// The same hyper-parameters as the fixture's adamW() and sgdMomentum().
+std::unique_ptr<FlatOptimizer> flatAdamW() {
+  AdamWConfig config;
+  config.lr = 1e-2;
+  config.weightDecay = 0.05;
+  return std::make_unique<FlatAdamW>(config);
+}
+
+std::unique_ptr<FlatOptimizer> flatSgdMomentum() {
+  SgdConfig config;
+  config.lr = 0.1;
+  config.momentum = 0.9;
+  config.weightDecay = 0.01;
+  return std::make_unique<FlatSgd>(config);
+}
+
+std::vector<NamedTensor> namedOf(torch::nn::Module& module) {
+  std::vector<NamedTensor> named;
+  for (const auto& item : module.named_parameters()) named.push_back({item.key(), item.value()});
+  return named;
+}
+
+// One unit per Linear, in registration order (the order of Mlp::parameters()).
+std::vector<ShardedUnit> mlpUnits(Mlp& model) {
+  std::vector<ShardedUnit> units{{"first", namedOf(*model.first)},
+                                 {"second", namedOf(*model.second)},
+                                 {"last", namedOf(*model.last)}};
+  if (model.unused) units.push_back({"unused", namedOf(*model.unused)});
+  return units;
+}
+
+torch::Tensor shardedForward(FullyShardedDataParallel& fsdp, Mlp& model, const torch::Tensor& x) {
+  torch::Tensor h = fsdp.forward(0, [&] { return torch::tanh(model.first(x)); });
+  h = fsdp.forward(1, [&] { return torch::tanh(model.second(h)); });
+  return fsdp.forward(2, [&] { return model.last(h); });
+}
+
+double averageOverReplicas(double value, Communicator& comm) {
+  torch::Tensor t = torch::full({1}, value, torch::kDouble);
+  comm.allReduce(t, ReduceOp::kAvg);
+  return t.item<double>();
+}
+
+struct ShardedSetup {
+  FullyShardedOptions options;
+  int microBatches = 1;  // per replica and step
+  bool withUnused = false;
+};
+
+// Trains the fixture's Mlp for `steps` steps from step `firstStep` on; the
+// model, the replica set and the optimizer live in `state` so a test can stop
+// and resume.
+struct ShardedRun {
+  ShardedRun(Communicator& comm, const ShardedSetup& setup, std::unique_ptr<FlatOptimizer> opt)
+      : model(1000 + comm.rank(), setup.withUnused),
+        fsdp(mlpUnits(model), comm, setup.options),
+        optimizer(fsdp, std::move(opt)),
+        setup(setup) {}
+
+  std::vector<double> train(const Dataset& data, int firstStep, int steps) {
+    Communicator& comm = fsdp.comm();
+    std::vector<double> losses;
+    for (int step = firstStep; step < firstStep + steps; ++step) {
+      optimizer.zeroGrad();
+      torch::Tensor x = shardOf(data.inputs[step], comm.rank(), comm.size());
+      torch::Tensor y = shardOf(data.targets[step], comm.rank(), comm.size());
+      double loss = 0;
+      for (int m = 0; m < setup.microBatches; ++m) {
+        fsdp.setRequireSync(m == setup.microBatches - 1);
+        torch::Tensor xm = shardOf(x, m, setup.microBatches);
+        torch::Tensor ym = shardOf(y, m, setup.microBatches);
+        // Mean over the replica's rows: each micro-batch's share of it.
+        torch::Tensor l = torch::mse_loss(shardedForward(fsdp, model, xm), ym) / setup.microBatches;
+        l.backward();
+        loss += l.item<double>();
+      }
+      optimizer.step();
+      losses.push_back(averageOverReplicas(loss, comm));
+      // Only the shards stay: every unit released after the step.
+      EXPECT_EQ(fsdp.gatheredNumel(), 0);
+    }
+    return losses;
+  }
+
+  Mlp model;
+  FullyShardedDataParallel fsdp;
+  FullyShardedOptimizer optimizer;
+  ShardedSetup setup;
+};
+
+void expectMatches(const TrainResult& serial, const std::vector<double>& losses,
+                   const std::vector<torch::Tensor>& params, const std::string& what) {
+  ASSERT_EQ(losses.size(), serial.losses.size()) << what;
+  for (size_t i = 0; i < losses.size(); ++i) {
+    EXPECT_NEAR(losses[i], serial.losses[i], kTolerance) << what << ", step " << i;
+  }
+  EXPECT_LE(maxDifference(serial.params, params), kTolerance) << what;
+}
+
+void checkMatchesSerial(const RankContext&) {
+  auto world = World::init();
+  Communicator& comm = world->comm();
+  Dataset data = makeDataset();
+  Mlp adamModel(1000, false), sgdModel(1000, false);
+  TrainResult serialAdam = trainSerial(adamModel, data, adamW());
+  TrainResult serialSgd = trainSerial(sgdModel, data, sgdMomentum());
+  for (bool reshard : {true, false}) {
+    for (int prefetch : {0, 1, 2}) {
+      ShardedSetup setup;
+      setup.options.reshardAfterForward = reshard;
+      setup.options.prefetch = prefetch;
+      std::string what = std::string("reshard ") + (reshard ? "on" : "off") + ", prefetch " +
+                         std::to_string(prefetch);
+      ShardedRun adam(comm, setup, flatAdamW());
+      std::vector<double> losses = adam.train(data, 0, kSteps);
+      expectMatches(serialAdam, losses, adam.fsdp.fullParameters(), what + ", AdamW");
+      ShardedRun sgd(comm, setup, flatSgdMomentum());
+      losses = sgd.train(data, 0, kSteps);
+      expectMatches(serialSgd, losses, sgd.fsdp.fullParameters(), what + ", SGD");
+      // Resharding, at most the unit computing and `prefetch` more are
+      // gathered at once; without, every unit stays until the step's sync.
+      int64_t largest = 16 * 16 + 16 + comm.size();  // `second`, padded at most this far
+      int64_t bound = reshard ? (1 + prefetch) * largest : 4 * largest;
+      EXPECT_LE(adam.fsdp.peakGatheredNumel(), bound) << what;
+    }
+  }
+}
+
+TEST(FullySharded, TwoReplicasMatchSerial) { runInProcesses(2, checkMatchesSerial); }
+TEST(FullySharded, FourReplicasMatchSerial) { runInProcesses(4, checkMatchesSerial); }
+
+void checkShardsOnly(const RankContext&) {
+  auto world = World::init();
+  Communicator& comm = world->comm();
+  Mlp model(3, false);
+  FullyShardedDataParallel fsdp(mlpUnits(model), comm);
+  int64_t held = 0, total = 0;
+  for (int u = 0; u < fsdp.numUnits(); ++u) {
+    held += fsdp.shard(u).numel();
+    total += fsdp.layout(u).totalNumel();
+    for (const NamedTensor& p : fsdp.unit(u).parameters) {
+      EXPECT_EQ(p.tensor.storage().nbytes(), 0u) << p.name << " still holds its memory";
+    }
+  }
+  EXPECT_EQ(held * comm.size(), total);
+}
+
+TEST(FullySharded, OnlyShardsStayInMemory) { runInProcesses(2, checkShardsOnly); }
+
+void checkAccumulation(const RankContext&) {
+  auto world = World::init();
+  Communicator& comm = world->comm();
+  Dataset data = makeDataset();
+  Mlp serialModel(1000, false);
+  TrainResult serial = trainSerial(serialModel, data, adamW());
+  for (bool reshard : {true, false}) {
+    ShardedSetup setup;
+    setup.microBatches = 4;
+    setup.options.reshardAfterForward = reshard;
+    ShardedRun run(comm, setup, flatAdamW());
+    std::vector<double> losses = run.train(data, 0, kSteps);
+    expectMatches(serial, losses, run.fsdp.fullParameters(),
+                  std::string("4 micro-batches, reshard ") + (reshard ? "on" : "off"));
+  }
+}
+
+TEST(FullySharded, GradientAccumulationMatchesSerial) { runInProcesses(2, checkAccumulation); }
+
+void checkUnusedParameters(const RankContext&) {
+  auto world = World::init();
+  Communicator& comm = world->comm();
+  Dataset data = makeDataset();
+  // LibTorch's AdamW skips a parameter without gradient: `unused` keeps still.
+  Mlp serialModel(1000, true);
+  TrainResult serial = trainSerial(serialModel, data, adamW());
+  ShardedSetup setup;
+  setup.withUnused = true;
+  setup.options.unusedParameters = UnusedParameters::kTreatAsZero;
+  ShardedRun run(comm, setup, flatAdamW());
+  std::vector<double> losses = run.train(data, 0, kSteps);
+  expectMatches(serial, losses, run.fsdp.fullParameters(), "unused layer");
+  EXPECT_FALSE(run.fsdp.isUsed(3, 0));
+  EXPECT_TRUE(run.fsdp.isUsed(2, 0));
+
+  // By default, every rank alike names what no rank reached.
+  setup.options.unusedParameters = UnusedParameters::kError;
+  ShardedRun strict(comm, setup, flatAdamW());
+  try {
+    strict.train(data, 0, 1);
+    ADD_FAILURE() << "no error for a layer forward never calls";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'weight'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("kTreatAsZero"), std::string::npos) << e.what();
+  }
+}
+
+TEST(FullySharded, UnusedParametersKeepStill) { runInProcesses(2, checkUnusedParameters); }
+
+// Embedding E [vocab, dim] read at the input and reused as the output head:
+// logits = tanh(Linear(E[x])) E^T.
+constexpr int64_t kVocab = 11;
+constexpr int64_t kDim = 8;
+constexpr int64_t kTokens = 8;  // per replica and step, divisible by 2 and 4 replicas
+
+struct TiedModel : torch::nn::Module {
+  explicit TiedModel(uint64_t seed) {
+    torch::manual_seed(seed);
+    embedding = register_module("embedding", torch::nn::Embedding(kVocab, kDim));
+    hidden = register_module("hidden", torch::nn::Linear(kDim, kDim));
+  }
+  torch::nn::Embedding embedding{nullptr};
+  torch::nn::Linear hidden{nullptr};
+};
+
+// Tokens [kSteps, 2 * kTokens] and next tokens alike.
+std::pair<torch::Tensor, torch::Tensor> tiedData() {
+  torch::manual_seed(5);
+  return {torch::randint(kVocab, {kSteps, 2 * kTokens}),
+          torch::randint(kVocab, {kSteps, 2 * kTokens})};
+}
+
+torch::Tensor tiedForward(TiedModel& m, const torch::Tensor& tokens) {
+  torch::Tensor h = torch::tanh(m.hidden(m.embedding(tokens)));  // [tokens, dim]
+  return torch::matmul(h, m.embedding->weight.t());              // [tokens, vocab]
+}
+
+void checkTiedEmbedding(const RankContext&) {
+  auto world = World::init();
+  Communicator& comm = world->comm();
+  auto [inputs, targets] = tiedData();
+  // Reference: one process, plain LibTorch.
+  TiedModel serial(21);
+  auto reference = adamW()(serial.parameters());
+  std::vector<double> serialLosses;
+  for (int step = 0; step < kSteps; ++step) {
+    reference->zero_grad();
+    torch::Tensor loss =
+        torch::cross_entropy_loss(tiedForward(serial, inputs[step]), targets[step]);
+    loss.backward();
+    reference->step();
+    serialLosses.push_back(loss.item<double>());
+  }
+
+  TiedModel model(21 + comm.rank());
+  FullyShardedDataParallel fsdp(
+      {{"embedding", namedOf(*model.embedding)}, {"hidden", namedOf(*model.hidden)}}, comm);
+  FullyShardedOptimizer optimizer(fsdp, flatAdamW());
+  for (int step = 0; step < kSteps; ++step) {
+    optimizer.zeroGrad();
+    torch::Tensor x = shardOf(inputs[step], comm.rank(), comm.size());
+    torch::Tensor y = shardOf(targets[step], comm.rank(), comm.size());
+    torch::Tensor e = fsdp.forward(0, [&] { return model.embedding(x); });
+    torch::Tensor h = fsdp.forward(1, [&] { return torch::tanh(model.hidden(e)); });
+    // The embedding's unit again, for the head.
+    torch::Tensor logits =
+        fsdp.forward(0, [&] { return torch::matmul(h, model.embedding->weight.t()); });
+    torch::Tensor loss = torch::cross_entropy_loss(logits, y);
+    loss.backward();
+    optimizer.step();
+    EXPECT_NEAR(averageOverReplicas(loss.item<double>(), comm), serialLosses[step], kTolerance)
+        << "step " << step;
+  }
+  std::vector<torch::Tensor> expected;
+  for (const torch::Tensor& p : serial.parameters()) expected.push_back(p.detach());
+  EXPECT_LE(maxDifference(expected, fsdp.fullParameters()), kTolerance);
+}
+
+TEST(FullySharded, TiedEmbeddingMatchesSerial) { runInProcesses(2, checkTiedEmbedding); }
+TEST(FullySharded, TiedEmbeddingFourReplicas) { runInProcesses(4, checkTiedEmbedding); }
+
+// Two steps, then the shards and optimizer state go into a fresh replica set
+// (other initial weights) that trains the last three: bit for bit the
+// uninterrupted run.
+void checkResume(const RankContext&) {
+  auto world = World::init();
+  Communicator& comm = world->comm();
+  Dataset data = makeDataset();
+  ShardedSetup setup;
+  ShardedRun whole(comm, setup, flatAdamW());
+  std::vector<double> wholeLosses = whole.train(data, 0, kSteps);
+
+  ShardedRun first(comm, setup, flatAdamW());
+  first.train(data, 0, 2);
+  std::vector<torch::Tensor> shards;
+  for (int u = 0; u < first.fsdp.numUnits(); ++u) shards.push_back(first.fsdp.shard(u).clone());
+  std::vector<NamedTensor> state;
+  for (const NamedTensor& item : first.optimizer.saveState())
+    state.push_back({item.name, item.tensor.clone()});
+
+  ShardedRun resumed(comm, setup, flatAdamW());
+  for (int u = 0; u < resumed.fsdp.numUnits(); ++u) resumed.fsdp.shard(u).copy_(shards[u]);
+  resumed.optimizer.loadState(state);
+  std::vector<double> losses = resumed.train(data, 2, kSteps - 2);
+  for (size_t i = 0; i < losses.size(); ++i) EXPECT_EQ(losses[i], wholeLosses[i + 2]) << i;
+  std::vector<torch::Tensor> a = whole.fsdp.fullParameters(), b = resumed.fsdp.fullParameters();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << "parameter " << i;
+}
+
+TEST(FullySharded, ResumeIsBitExact) { runInProcesses(2, checkResume); }
+
+// Every check fails before any collective, so one rank suffices.
+void checkBadUnits(const RankContext&) {
+  Mlp model(1, false);
+  auto expectConfigError = [](const std::function<void()>& build, const std::string& needle) {
+    try {
+      build();
+      ADD_FAILURE() << "no error, expected one containing '" << needle << "'";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  auto world = World::init();
+  Communicator& comm = world->comm();
+  expectConfigError([&] { FullyShardedDataParallel({}, comm); }, "at least one unit");
+  expectConfigError([&] { FullyShardedDataParallel({{"empty", {}}}, comm); }, "'empty'");
+  expectConfigError(
+      [&] {
+        FullyShardedDataParallel({{"a", namedOf(*model.first)}, {"b", namedOf(*model.first)}},
+                                 comm);
+      },
+      "appears twice");
+  FullyShardedOptions negative;
+  negative.prefetch = -1;
+  expectConfigError([&] { FullyShardedDataParallel(mlpUnits(model), comm, negative); },
+                    "prefetch -1");
+}
+
+TEST(FullySharded, RejectsBadUnits) { runInProcesses(1, checkBadUnits); }
+
+}  // namespace
+}  // namespace strata::data_parallel
