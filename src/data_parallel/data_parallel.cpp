@@ -6,6 +6,7 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "data_parallel/quoted_names.h"
 #include "strata/error.h"
 
 namespace strata::data_parallel {
@@ -54,12 +55,6 @@ at::Tensor untrackedAlias(const at::Tensor& flat, int64_t offset, at::IntArrayRe
   at::Tensor shaped = flat.narrow(0, offset, c10::multiply_integers(sizes)).view(sizes);
   return at::empty({0}, flat.options())
       .set_(flat.storage(), shaped.storage_offset(), shaped.sizes(), shaped.strides());
-}
-
-std::string joinNames(const std::vector<std::string>& names) {
-  std::string text;
-  for (const std::string& name : names) text += (text.empty() ? "'" : ", '") + name + "'";
-  return text;
 }
 
 }  // namespace
@@ -276,7 +271,7 @@ void DataParallel::Impl::resolveMissingGradients() {
     waitAll();  // the reductions already started are matched on every replica
     throw Error(std::to_string(unused.size()) + " of " + std::to_string(params_.size()) +
                 " parameters received no gradient since the last sync on group " + comm_.name() +
-                ": " + joinNames(unused) +
+                ": " + quotedNames(unused) +
                 " (was backward run? is every layer used in forward? set "
                 "UnusedParameters::kTreatAsZero to allow it)");
   }

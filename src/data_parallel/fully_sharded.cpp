@@ -9,6 +9,7 @@
 #include <limits>
 #include <unordered_set>
 
+#include "data_parallel/quoted_names.h"
 #include "data_parallel/storage_release.h"
 #include "strata/error.h"
 
@@ -45,12 +46,6 @@ void checkUnits(const std::vector<ShardedUnit>& units, const Communicator& comm)
       }
     }
   }
-}
-
-std::string joinNames(const std::vector<std::string>& names) {
-  std::string text;
-  for (const std::string& name : names) text += (text.empty() ? "'" : ", '") + name + "'";
-  return text;
 }
 
 }  // namespace
@@ -362,7 +357,7 @@ void FullyShardedDataParallel::Impl::agreeOnUsage() {
   if (!unused.empty() && options_.unusedParameters == UnusedParameters::kError) {
     throw Error(std::to_string(unused.size()) +
                 " parameters received no gradient on any rank since the last sync on group " +
-                comm_.name() + ": " + joinNames(unused) +
+                comm_.name() + ": " + quotedNames(unused) +
                 " (was backward run? is every layer used in forward? set "
                 "UnusedParameters::kTreatAsZero to allow it)");
   }

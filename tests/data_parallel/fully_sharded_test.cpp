@@ -25,22 +25,6 @@ using strata::testing::runInProcesses;
 
 constexpr double kTolerance = 1e-5;
 
-// The same hyper-parameters as the fixture's adamW() and sgdMomentum().
-std::unique_ptr<FlatOptimizer> flatAdamW() {
-  AdamWConfig config;
-  config.lr = 1e-2;
-  config.weightDecay = 0.05;
-  return std::make_unique<FlatAdamW>(config);
-}
-
-std::unique_ptr<FlatOptimizer> flatSgdMomentum() {
-  SgdConfig config;
-  config.lr = 0.1;
-  config.momentum = 0.9;
-  config.weightDecay = 0.01;
-  return std::make_unique<FlatSgd>(config);
-}
-
 std::vector<NamedTensor> namedOf(torch::nn::Module& module) {
   std::vector<NamedTensor> named;
   for (const auto& item : module.named_parameters()) named.push_back({item.key(), item.value()});

@@ -34,6 +34,21 @@ OptimizerFactory adamW() {
   };
 }
 
+std::unique_ptr<FlatOptimizer> flatAdamW() {
+  AdamWConfig config;
+  config.lr = 1e-2;
+  config.weightDecay = 0.05;
+  return std::make_unique<FlatAdamW>(config);
+}
+
+std::unique_ptr<FlatOptimizer> flatSgdMomentum() {
+  SgdConfig config;
+  config.lr = 0.1;
+  config.momentum = 0.9;
+  config.weightDecay = 0.01;
+  return std::make_unique<FlatSgd>(config);
+}
+
 OptimizerFactory sgdMomentum() {
   return [](std::vector<torch::Tensor> params) {
     return std::make_unique<torch::optim::SGD>(

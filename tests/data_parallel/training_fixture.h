@@ -5,7 +5,10 @@
 #include <torch/torch.h>
 
 #include <functional>
+#include <memory>
 #include <vector>
+
+#include "strata/data_parallel/flat_optimizer.h"
 
 namespace strata::data_parallel::testing {
 
@@ -42,6 +45,9 @@ using OptimizerFactory =
     std::function<std::unique_ptr<torch::optim::Optimizer>(std::vector<torch::Tensor>)>;
 OptimizerFactory adamW();
 OptimizerFactory sgdMomentum();
+// Strata's flat optimizers with the same hyper-parameters.
+std::unique_ptr<FlatOptimizer> flatAdamW();
+std::unique_ptr<FlatOptimizer> flatSgdMomentum();
 
 // One process, whole global batch, kSteps optimizer steps.
 TrainResult trainSerial(Mlp& model, const Dataset& data, const OptimizerFactory& makeOptimizer);

@@ -26,20 +26,6 @@ TrainConfig layout(int64_t pp, int64_t dp, int64_t tp, const std::string& schedu
   return c;
 }
 
-void expectEqualsReference(const std::string& name, const TrainConfig& config) {
-  int processes = static_cast<int>(config.parallel.pp * config.parallel.dp * config.parallel.tp);
-  std::string dir = sharedDir(name);
-  strata::testing::runInProcesses(
-      processes,
-      [&](const strata::testing::RankContext& ctx) {
-        Trainer trainer(config, World::init());
-        recordRun(trainer, dir, ctx.rank);
-      },
-      sharedDirOptions(dir));
-  expectRunMatchesReference(dir, processes, config);
-  removeSharedDir(dir);
-}
-
 // The Trainer itself, one process: its GPT, loss, clipping, AdamW and
 // schedule against the reference.
 TEST(TrainerEqualsReference, OneProcess) {

@@ -128,4 +128,18 @@ void expectRunMatchesReference(const std::string& dir, int processes, const Trai
     EXPECT_TRUE(held.count(parameter)) << "no rank holds " << parameter;
 }
 
+void expectEqualsReference(const std::string& name, const TrainConfig& config) {
+  int processes = static_cast<int>(config.parallel.pp * config.parallel.dp * config.parallel.tp);
+  std::string dir = sharedDir(name);
+  strata::testing::runInProcesses(
+      processes,
+      [&](const strata::testing::RankContext& ctx) {
+        Trainer trainer(config, World::init());
+        recordRun(trainer, dir, ctx.rank);
+      },
+      sharedDirOptions(dir));
+  expectRunMatchesReference(dir, processes, config);
+  removeSharedDir(dir);
+}
+
 }  // namespace strata::train::testing

@@ -38,4 +38,8 @@ void recordRun(Trainer& trainer, const std::string& dir, int rank);
 // In the parent, after all `processes` ranks recorded into dir.
 void expectRunMatchesReference(const std::string& dir, int processes, const TrainConfig& config);
 
+// Both: `config`'s layout trained in pp x dp x tp processes, recorded in a
+// shared folder named after `name`, compared with the reference.
+void expectEqualsReference(const std::string& name, const TrainConfig& config);
+
 }  // namespace strata::train::testing

@@ -22,20 +22,6 @@ TrainConfig zero3(int64_t pp, int64_t dp, int64_t tp, const std::string& schedul
   return c;
 }
 
-void expectEqualsReference(const std::string& name, const TrainConfig& config) {
-  int processes = static_cast<int>(config.parallel.pp * config.parallel.dp * config.parallel.tp);
-  std::string dir = sharedDir(name);
-  strata::testing::runInProcesses(
-      processes,
-      [&](const strata::testing::RankContext& ctx) {
-        Trainer trainer(config, World::init());
-        recordRun(trainer, dir, ctx.rank);
-      },
-      sharedDirOptions(dir));
-  expectRunMatchesReference(dir, processes, config);
-  removeSharedDir(dir);
-}
-
 // The tied embedding and the head share a unit on the one stage.
 TEST(TrainerZero3, Dp2Tied) { expectEqualsReference("z3dp2", zero3(1, 2, 1, "1f1b", true)); }
 
