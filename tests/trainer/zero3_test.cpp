@@ -36,6 +36,14 @@ TEST(TrainerZero3, Pp2Dp2OneFOneB) {
   expectEqualsReference("z3pp2", zero3(2, 2, 1, "1f1b", false));
 }
 
+// parallel.reshard_after_forward off: a stage's layers stay gathered across
+// the step's micro-batches, one gather per layer and step.
+TEST(TrainerZero3, Pp2Dp2OneFOneBKeepingLayersGathered) {
+  TrainConfig config = zero3(2, 2, 1, "1f1b", true);
+  config.parallel.reshardAfterForward = false;
+  expectEqualsReference("z3pp2keep", config);
+}
+
 // Zero-bubble: the weight gradients come in W actions, after the input
 // gradients of B; the layers are gathered for both.
 TEST(TrainerZero3, Pp2Dp2ZbH1) { expectEqualsReference("z3zb", zero3(2, 2, 1, "zb-h1", true)); }

@@ -48,6 +48,10 @@ const std::vector<ConfigOption>& configOptions() {
        "ZeRO stage over dp: 0 off, 1 shards AdamW state, 2 also the gradients, 3 also the "
        "parameters",
        +[](C& c) -> int64_t& { return c.parallel.zero; }},
+      {"parallel", "reshard_after_forward", "reshard-after-forward",
+       "ZeRO-3: release each layer after its forward (off: keep a stage's layers gathered across "
+       "the step's micro-batches)",
+       +[](C& c) -> bool& { return c.parallel.reshardAfterForward; }},
       {"parallel", "sequence_parallel", "sequence-parallel",
        "split LayerNorm, dropout and residual activations along the sequence over tp",
        +[](C& c) -> bool& { return c.parallel.sequenceParallel; }},

@@ -62,11 +62,14 @@ UnitPlan planUnits(const std::vector<pipeline::Stage>& stages,
 FullyShardedTraining::FullyShardedTraining(const std::vector<pipeline::Stage>& stages,
                                            const std::vector<NamedTensor>& named,
                                            const at::Tensor& tiedWeight, const OptimConfig& config,
-                                           Communicator& dp) {
+                                           bool reshardAfterForward, Communicator& dp) {
   UnitPlan plan = planUnits(stages, named, tiedWeight);
   layerUnits_ = std::move(plan.layerUnits);
   tiedUnit_ = plan.tiedUnit;
-  fsdp_ = std::make_unique<data_parallel::FullyShardedDataParallel>(std::move(plan.units), dp);
+  data_parallel::FullyShardedOptions options;
+  options.reshardAfterForward = reshardAfterForward;
+  fsdp_ =
+      std::make_unique<data_parallel::FullyShardedDataParallel>(std::move(plan.units), dp, options);
   for (bool decayed : {true, false}) {
     data_parallel::AdamWConfig adam{config.lr, config.beta1, config.beta2, config.eps,
                                     decayed ? config.weightDecay : 0.0};

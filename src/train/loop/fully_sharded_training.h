@@ -28,7 +28,8 @@ class FullyShardedTraining {
   // `named`: this rank's parameters, each once; `tiedWeight` may be undefined.
   FullyShardedTraining(const std::vector<pipeline::Stage>& stages,
                        const std::vector<data_parallel::NamedTensor>& named,
-                       const at::Tensor& tiedWeight, const OptimConfig& config, Communicator& dp);
+                       const at::Tensor& tiedWeight, const OptimConfig& config,
+                       bool reshardAfterForward, Communicator& dp);
 
   // Runs model layer `layer`'s forward with its units gathered (a
   // pipeline::LayerCall).

@@ -304,7 +304,8 @@ void Trainer::buildOptimizer(const std::vector<data_parallel::NamedTensor>& name
   int64_t zero = config_.parallel.zero;
   if (zero == 3) {
     s.fullySharded = std::make_unique<FullyShardedTraining>(
-        s.pipeline->stages(), named, s.tiedWeight, config_.train, *s.groups.dp);
+        s.pipeline->stages(), named, s.tiedWeight, config_.train,
+        config_.parallel.reshardAfterForward, *s.groups.dp);
     s.gradients = s.fullySharded->gradientTerms(s.normTerms);
     return;
   }

@@ -41,6 +41,11 @@ struct ParallelConfig {
   // gradients too (each replica keeps only the chunks it updates), 3 the
   // parameters too (each layer gathered while it runs, fully_sharded.h).
   int64_t zero = 0;
+  // ZeRO-3: release each layer after its forward and gather it again for
+  // backward (less memory); off keeps a stage's layers gathered across the
+  // micro-batches of a step (less communication; torchtitan's choice under
+  // a pipeline).
+  bool reshardAfterForward = true;
   // Sequence parallel: LayerNorms, dropout and residuals run on seq_len / tp
   // rows per tp rank (needs seq_len divisible by tp).
   bool sequenceParallel = false;
