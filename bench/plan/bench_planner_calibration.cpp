@@ -12,11 +12,13 @@
 //    slowdown of the GPT's micro-batch when both cores run it at once against
 //    one process alone (shared vector units, caches and memory bandwidth,
 //    and the other jobs' load on this machine all show in it);
-//  - this machine as a cluster file: all-reduce beta from a 1 KiB and a 4 MiB
-//    message (p = 2 ring: t = n/beta + 2 alpha) and alpha from the all-reduce
-//    timed between transformer blocks on both ranks,
-//    and the optimizer's streaming rate (AdamW + clipping over the model's
-//    parameters, as the planner's 32 bytes per parameter).
+//  - this machine as a cluster file: all-reduce beta and alpha from a 1 KiB
+//    and a 4 MiB message (p = 2 ring: t = n/beta + 2 alpha), the compute
+//    noise (the wait of an all-reduce for the rank behind, fitted to the
+//    waits after one and after four transformer blocks on both ranks; see
+//    plan/comm.h's syncWaitSeconds), and the optimizer's streaming rate
+//    (AdamW + clipping over the model's parameters, as the planner's 32 bytes
+//    per parameter).
 // Both files are written to planner_calibration/ next to this binary, so
 // `strata plan --profile ... --cluster-file ...` can reuse them. Each layout
 // then trains for 2 warm-up and 5 timed steps in re-executed rank processes.
@@ -73,16 +75,20 @@ std::string fixed(double value, int digits) {
 // This machine as a cluster file (calibration_model.h's fitLink for the link).
 std::string clusterText(const Values& profile, const Values& machine) {
   bench::FittedLink link = bench::fitLink(machine);
+  plan::ComputeNoise noise = bench::fitNoise(machine);
   std::ostringstream out;
   out << "# this machine, measured by bench_planner_calibration\n"
       << "name = \"cpu-local-measured\"\nnodes = 1\ndevices_per_node = 2\n"
       << "# AdamW + clipping, as the planner's 32 bytes per parameter\n"
       << "memory_bandwidth_gbytes_per_s = " << bench::optimizerBytesPerSecond(profile) / 1e9 << "\n"
-      << "# all-reduce, p = 2: t = n / beta + 2 alpha (alpha under training load)\n"
+      << "# all-reduce, p = 2: t = n / beta + 2 alpha, idle\n"
       << "intra_node_gbytes_per_s = " << link.bytesPerSecond / 1e9 << "\n"
       << "intra_node_latency_us = " << link.latencySeconds * 1e6 << "\n"
       << "inter_node_gbytes_per_s = " << link.bytesPerSecond / 1e9 << "\n"
-      << "inter_node_latency_us = " << link.latencySeconds * 1e6 << "\n";
+      << "inter_node_latency_us = " << link.latencySeconds * 1e6 << "\n"
+      << "# the wait of a collective for the member behind (cluster.h's ComputeNoise)\n"
+      << "compute_spread = " << noise.spread << "\n"
+      << "compute_jitter_ms = " << noise.jitter * 1e3 << "\n";
   return out.str();
 }
 
@@ -107,9 +113,9 @@ void describeEstimate(const plan::Estimate& e, double measured) {
   const plan::TimeBreakdown& t = e.time;
   std::cerr << plan::toString(e.layout) << ": measured " << fixed(measured, 3) << " s, predicted "
             << fixed(e.iterationSeconds, 3) << " s = compute " << fixed(t.compute, 3)
-            << " + bubble " << fixed(t.bubble, 3) << " (tp comm " << fixed(t.tpComm, 3)
-            << " inside) + dp exposed " << fixed(t.dpExposed, 3) << " + optimizer "
-            << fixed(t.optimizer, 3) << "\n";
+            << " + recompute " << fixed(t.recompute, 3) << " + tp comm " << fixed(t.tpComm, 3)
+            << " + bubble " << fixed(t.bubble, 3) << " + dp exposed " << fixed(t.dpExposed, 3)
+            << " + optimizer " << fixed(t.optimizer, 3) << "\n";
 }
 
 // All measurements, repeated in kRounds interleaved rounds.

@@ -53,7 +53,17 @@ plan::MeasuredProfile makeProfile(const Values& profile, double concurrentSlowdo
 }
 
 FittedLink fitLink(const Values& machine) {
-  return fitLink(machine, machine.at("allreduce_loaded_s"), machine.at("loaded_bytes"));
+  double small = machine.at("small_bytes");
+  return fitLink(machine, machine.at("allreduce_small_s"), small);
+}
+
+plan::ComputeNoise fitNoise(const Values& machine) {
+  auto probe = [&](const std::string& name) {
+    std::string prefix = "noise_" + name;
+    return SyncProbe{machine.at(prefix + "_work_s"), machine.at(prefix + "_loaded_s"),
+                     machine.at(prefix + "_idle_s")};
+  };
+  return fitComputeNoise(probe("short"), probe("long"), 2);
 }
 
 FittedLink fitLink(const Values& machine, double loadedSeconds, double loadedBytes) {

@@ -13,6 +13,7 @@
 #include "strata/plan/cluster.h"
 #include "strata/plan/cost_model.h"
 #include "strata/plan/measured_profile.h"
+#include "sync_wait.h"
 
 namespace strata::bench {
 
@@ -30,16 +31,22 @@ plan::MeasuredProfile makeProfile(const Values& profile, double concurrentSlowdo
 
 // A link from the machine task's all-reduces over it (p = 2 ring: t = n / beta
 // + 2 alpha): beta is the slope between a small and a large message on the
-// idle link; alpha comes from the all-reduce timed between transformer blocks,
-// as training issues them, so it carries the wait for the member behind.
+// idle link, alpha what the small message takes beyond n / beta. The wait for
+// the member behind is the compute noise's (fitNoise).
 struct FittedLink {
   double bytesPerSecond = 0;
   double latencySeconds = 0;
 };
 FittedLink fitLink(const Values& machine);
-// The same with the loaded all-reduce measured elsewhere (another crowding
-// of the machine than the machine task's two ranks).
+// The same with alpha from an all-reduce of `loadedBytes` measured elsewhere
+// between transformer blocks (another crowding of the machine than the
+// machine task's two ranks), so that it carries the wait for the member
+// behind.
 FittedLink fitLink(const Values& machine, double loadedSeconds, double loadedBytes);
+
+// The device's compute noise (plan/cluster.h) from the machine task's waits
+// after one and after four transformer blocks (sync_wait.h's fitComputeNoise).
+plan::ComputeNoise fitNoise(const Values& machine);
 
 // AdamW + clipping's streaming rate, as the planner's 32 bytes per parameter.
 double optimizerBytesPerSecond(const Values& profile);

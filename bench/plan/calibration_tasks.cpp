@@ -18,6 +18,7 @@
 #include "strata/runtime/world.h"
 #include "strata/train/loop/trainer.h"
 #include "strata/util/parse_number.h"
+#include "sync_wait.h"
 
 namespace strata::bench {
 namespace {
@@ -175,6 +176,25 @@ void profileTask(const std::string& dir) {
        {"parameters", static_cast<double>(models::gptParameterCount(train::gptConfigOf(c)))}});
 }
 
+// The waits of tensor parallelism's all-reduce for the rank behind, after
+// one block's forward and after four (sync_wait.h), for the planner's
+// compute noise (calibration_model.h's fitNoise).
+void addNoiseProbes(Values& values, Communicator& both, const std::function<void()>& block,
+                    int64_t bytes) {
+  constexpr int kShortRuns = 60, kLongRuns = 15;
+  auto fourBlocks = [&] {
+    for (int i = 0; i < 4; ++i) block();
+  };
+  for (auto [name, probe] :
+       {std::pair{"short", probeSyncWait(both, block, bytes, kShortRuns)},
+        std::pair{"long", probeSyncWait(both, fourBlocks, bytes, kLongRuns)}}) {
+    std::string prefix = std::string("noise_") + name;
+    values[prefix + "_work_s"] = probe.workSeconds;
+    values[prefix + "_loaded_s"] = probe.loadedSeconds;
+    values[prefix + "_idle_s"] = probe.idleSeconds;
+  }
+}
+
 // Two ranks: the GPT's micro-batch on both at once (the profile task times it
 // alone), then the all-reduce and point-to-point the layouts use, idle and
 // between blocks.
@@ -192,8 +212,6 @@ void machineTask(const std::string& dir) {
   int64_t tpBytes = tensorParallelBytes(c);
   Values values = {
       {"microbatch_together_s", (both.barrier(), medianSeconds(microBatch, kMicroBatchRuns))},
-      {"allreduce_loaded_s", loadedAllReduceSeconds(both, blockForward, tpBytes)},
-      {"loaded_bytes", static_cast<double>(tpBytes)},
       {"allreduce_small_s", allReduceSeconds(both, kSmallMessageBytes)},
       {"allreduce_large_s", allReduceSeconds(both, kLargeMessageBytes)},
       {"p2p_small_s", pointToPointSeconds(both, kSmallMessageBytes)},
@@ -201,6 +219,7 @@ void machineTask(const std::string& dir) {
       {"small_bytes", static_cast<double>(kSmallMessageBytes)},
       {"large_bytes", static_cast<double>(kLargeMessageBytes)},
   };
+  addNoiseProbes(values, both, blockForward, tpBytes);
   if (world->rank() == 0) writeValues(dir + "/machine.txt", values);
 }
 

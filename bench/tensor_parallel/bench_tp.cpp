@@ -4,13 +4,22 @@
 // the serial block while rank 1 waits, then both time the parallel one.
 //
 // Communication: the bytes handed to collectives per step (per rank), the
-// time spent inside them (measured_comm_s), and the alpha-beta prediction
-// calls * alpha + bytes * beta (predicted_comm_s), with alpha and beta
-// measured in this run from a 4-byte and a 16 MiB all-reduce.
+// time spent inside them (measured_comm_s), and the planner's prediction
+// (predicted_comm_s, strata/plan/comm.h): the collectives' alpha-beta cost,
+// with alpha and beta measured in this run from a 4-byte and a 16 MiB
+// all-reduce, plus their wait for the rank behind: syncWaitSeconds of the
+// compute before each (the step less its communication, a third before the
+// forward's all-reduce, two before the backward's) by this machine's compute
+// noise, fitted in this run to the waits after other work (plain matmuls of
+// two lengths between all-reduces, sync_wait.h). measured_comm_s is the mean
+// of both ranks, as the model's wait is. On two shared cores the wait is most
+// of it.
 //
 // Prints one JSON line (rank 0):
 // {"bench":"tp_speedup","tp":2,"hidden":2048,"tokens":...,"speedup":...,
-//  "bytes_per_step":...,"predicted_comm_s":...,"measured_comm_s":...}
+//  "bytes_per_step":...,"predicted_comm_s":...,"measured_comm_s":...,
+//  "predicted_transfer_s":...,"predicted_wait_s":...,"compute_spread":...,"compute_jitter_ms":...,
+//  "comm_error":...}  (comm_error = predicted / measured - 1)
 #include <torch/torch.h>
 
 #include <chrono>
@@ -19,9 +28,11 @@
 
 #include "bench_ranks.h"
 #include "counting_communicator.h"
+#include "strata/plan/comm.h"
 #include "strata/runtime/world.h"
 #include "strata/tensor_parallel/parallel_mlp.h"
 #include "strata/util/json.h"
+#include "sync_wait.h"
 
 namespace strata::bench {
 namespace {
@@ -31,7 +42,11 @@ using tensor_parallel::ParallelMLP;
 using tensor_parallel::ParallelMLPOptions;
 
 constexpr int64_t kHidden = 2048, kFfn = 8192, kSeq = 256, kBatch = 1;
-constexpr int kWarmup = 1, kSteps = 5;
+// The parallel block runs in kRounds rounds of kStepsPerRound steps, each
+// followed by a probe of the compute spread, so that the steps and the probes
+// see the same load of this shared machine.
+constexpr int kWarmup = 1, kRounds = 6, kStepsPerRound = 2, kNoiseRuns = 6;
+constexpr int kSteps = kRounds * kStepsPerRound;
 
 double since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -44,14 +59,56 @@ void step(ParallelMLP& mlp, const at::Tensor& x, const at::Tensor& g) {
   (mlp(input) * g).sum().backward();
 }
 
-// Seconds per step, averaged over kSteps after kWarmup.
-double secondsPerStep(ParallelMLP& mlp, const at::Tensor& x, const at::Tensor& g,
-                      CountingCommunicator* counter) {
-  for (int i = 0; i < kWarmup; ++i) step(mlp, x, g);
-  if (counter) counter->reset();
+// Seconds of `steps` steps.
+double timeSteps(ParallelMLP& mlp, const at::Tensor& x, const at::Tensor& g, int steps) {
   auto start = Clock::now();
-  for (int i = 0; i < kSteps; ++i) step(mlp, x, g);
-  return since(start) / kSteps;
+  for (int i = 0; i < steps; ++i) step(mlp, x, g);
+  return since(start);
+}
+
+// This machine's compute noise, from other work than the block's: a
+// [256, 2048] x [2048, 2048] matmul (a quarter of the shard's forward) and
+// four of them, between 4-byte all-reduces.
+struct NoiseProbes {
+  std::vector<SyncProbe> shorter, longer;
+  void probe(Communicator& comm) {
+    at::Tensor a = tensor_parallel::seededNormal({kSeq, kHidden}, 3, 1.0);
+    at::Tensor b = tensor_parallel::seededNormal({kHidden, kHidden}, 4, 1.0);
+    shorter.push_back(probeSyncWait(
+        comm, [&] { at::mm(a, b); }, 4, kNoiseRuns));
+    longer.push_back(probeSyncWait(
+        comm,
+        [&] {
+          for (int i = 0; i < 4; ++i) at::mm(a, b);
+        },
+        4, kNoiseRuns));
+  }
+  plan::ComputeNoise fit(int ranks) const {
+    return fitComputeNoise(pooled(shorter), pooled(longer), ranks);
+  }
+};
+
+struct ParallelRun {
+  double stepSeconds = 0;
+  double commSeconds = 0;  // per step, the mean over the ranks
+  plan::ComputeNoise noise;
+};
+
+// The tp = 2 block's seconds per step, its rounds interleaved with the noise
+// probes; `counter` counts the steps' collectives only.
+ParallelRun timeParallel(ParallelMLP& mlp, const at::Tensor& x, const at::Tensor& g,
+                         CountingCommunicator& counter, Communicator& world) {
+  for (int i = 0; i < kWarmup; ++i) step(mlp, x, g);
+  counter.reset();
+  double seconds = 0;
+  NoiseProbes probes;
+  for (int round = 0; round < kRounds; ++round) {
+    seconds += timeSteps(mlp, x, g, kStepsPerRound);
+    probes.probe(world);
+  }
+  at::Tensor comm = torch::tensor({float(counter.seconds() / kSteps)});
+  world.allReduce(comm);
+  return {seconds / kSteps, comm.item<double>() / world.size(), probes.fit(world.size())};
 }
 
 // Mean seconds of an all-reduce of `elements` floats.
@@ -75,21 +132,29 @@ int runRank() {
   double serialStep = 0;
   if (world->rank() == 0) {
     ParallelMLP serial(options, solo);
-    serialStep = secondsPerStep(serial, x, g, nullptr);
+    for (int i = 0; i < kWarmup; ++i) step(serial, x, g);
+    serialStep = timeSteps(serial, x, g, kSteps) / kSteps;
   }
   world->comm().barrier();
 
   ParallelMLP parallel(options, tp);
-  double parallelStep = secondsPerStep(parallel, x, g, tp.get());
+  auto [parallelStep, measuredComm, noise] = timeParallel(parallel, x, g, *tp, world->comm());
   double bytesPerStep = double(tp->bytes()) / kSteps;
   double callsPerStep = double(tp->calls()) / kSteps;
-  double measuredComm = tp->seconds() / kSteps;
 
-  // T(n) = alpha + beta * n for an all-reduce of n bytes.
+  // T(n) = alpha + beta * n for an all-reduce of n bytes; as the planner's
+  // link of a 2-rank ring (n / bandwidth + 2 latency).
   double alpha = allReduceSeconds(world->comm(), 1, 200);
   int64_t largeElements = int64_t{4} << 20;  // 16 MiB
   double beta = (allReduceSeconds(world->comm(), largeElements, 5) - alpha) / (4.0 * largeElements);
-  double predictedComm = callsPerStep * alpha + bytesPerStep * beta;
+  plan::Link link{1 / beta, alpha / 2};
+  double transfer = callsPerStep * plan::allReduceSeconds(bytesPerStep / callsPerStep, 2, link);
+  // The forward's all-reduce follows a third of the step's compute, the
+  // backward's the other two thirds (twice the forward's FLOPs).
+  double compute = parallelStep - measuredComm;
+  double wait = plan::syncWaitSeconds(compute / 3, 2, noise) +
+                plan::syncWaitSeconds(2 * compute / 3, 2, noise);
+  double predictedComm = transfer + wait;
 
   if (world->rank() == 0) {
     std::cerr << "serial step " << serialStep << " s, tp=2 step " << parallelStep << " s, "
@@ -102,7 +167,12 @@ int runRank() {
               {"speedup", jsonNumber(serialStep / parallelStep)},
               {"bytes_per_step", int64_t(bytesPerStep)},
               {"predicted_comm_s", jsonNumber(predictedComm)},
-              {"measured_comm_s", jsonNumber(measuredComm)}});
+              {"measured_comm_s", jsonNumber(measuredComm)},
+              {"predicted_transfer_s", jsonNumber(transfer)},
+              {"predicted_wait_s", jsonNumber(wait)},
+              {"compute_spread", jsonNumber(noise.spread)},
+              {"compute_jitter_ms", jsonNumber(noise.jitter * 1e3)},
+              {"comm_error", jsonNumber(predictedComm / measuredComm - 1)}});
   }
   world->comm().barrier();
   return 0;

@@ -1,5 +1,6 @@
 #include "strata/plan/cluster.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -23,6 +24,8 @@ const std::map<std::string, Setter>& numericKeys() {
       {"memory_bandwidth_gbytes_per_s",
        [](Cluster& c, double v) { c.device.memoryBandwidth = v * 1e9; }},
       {"matmul_efficiency", [](Cluster& c, double v) { c.device.matmulEfficiency = v; }},
+      {"compute_spread", [](Cluster& c, double v) { c.device.noise.spread = v; }},
+      {"compute_jitter_ms", [](Cluster& c, double v) { c.device.noise.jitter = v * 1e-3; }},
       {"intra_node_gbytes_per_s", [](Cluster& c, double v) { c.intraNode.bandwidth = v * 1e9; }},
       {"intra_node_latency_us", [](Cluster& c, double v) { c.intraNode.latency = v * 1e-6; }},
       {"inter_node_gbytes_per_s", [](Cluster& c, double v) { c.interNode.bandwidth = v * 1e9; }},
@@ -40,10 +43,11 @@ std::string knownKeys() {
 bool isIntegerKey(const std::string& key) { return key == "nodes" || key == "devices_per_node"; }
 
 double parseValue(const util::TomlEntry& entry) {
-  bool latency = entry.key.find("latency") != std::string::npos;
-  const char* expected = latency ? "a non-negative number" : "a positive number";
+  bool mayBeZero =
+      entry.key.find("latency") != std::string::npos || entry.key.rfind("compute_", 0) == 0;
+  const char* expected = mayBeZero ? "a non-negative number" : "a positive number";
   double value = numberOf(entry, expected);
-  if (!(latency ? value >= 0 : value > 0)) wrongValue(entry, expected);
+  if (!(mayBeZero ? value >= 0 : value > 0)) wrongValue(entry, expected);
   if (isIntegerKey(entry.key) && value != std::floor(value)) wrongValue(entry, "a whole number");
   if (entry.key == "matmul_efficiency" && value > 1)
     wrongValue(entry, "a fraction of peak in (0, 1]");
@@ -68,6 +72,11 @@ Cluster baseCluster(const std::vector<util::TomlEntry>& entries, const std::stri
 }
 
 }  // namespace
+
+double ComputeNoise::deviationSeconds(double computeSeconds) const {
+  double t = std::max(0.0, computeSeconds);
+  return std::sqrt(spread * spread * t * t + jitter * jitter * t);
+}
 
 double Cluster::peakFlops(Dtype dtype) const {
   return dtype == Dtype::Fp32 ? device.peakFp32Flops : device.peakBf16Flops;

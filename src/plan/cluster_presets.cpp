@@ -35,7 +35,8 @@ DeviceSpec a100(double memoryGiB, double bandwidthGBs) {
           312 * kTera,
           memoryGiB * kGiB,
           bandwidthGBs * kGiga,
-          kA100Efficiency};
+          kA100Efficiency,
+          {}};
 }
 
 // Third-generation NVLink through NVSwitch: 12 links x 50 GB/s = 600 GB/s
@@ -63,7 +64,8 @@ Cluster dgxH100() {
   Cluster c;
   c.name = "dgx-h100-80gb";
   c.devicesPerNode = 8;
-  c.device = {"H100-SXM5-80GB", 67 * kTera, 989 * kTera, 80 * kGiB, 3350 * kGiga, kH100Efficiency};
+  c.device = {"H100-SXM5-80GB", 67 * kTera,      989 * kTera, 80 * kGiB,
+              3350 * kGiga,     kH100Efficiency, {}};
   c.intraNode = {450 * kGiga, 3 * kMicro};
   c.interNode = {50 * kGiga, 5 * kMicro};
   return c;
@@ -92,7 +94,7 @@ Cluster cpuLocal() {
   Cluster c;
   c.name = "cpu-local";
   c.devicesPerNode = 2;
-  c.device = {"cpu-core", 179 * kGiga, 179 * kGiga, 11 * kGiB, 10 * kGiga, 0.5};
+  c.device = {"cpu-core", 179 * kGiga, 179 * kGiga, 11 * kGiB, 10 * kGiga, 0.5, {}};
   c.intraNode = {2 * kGiga, 50 * kMicro};
   c.interNode = {1 * kGiga, 100 * kMicro};
   return c;

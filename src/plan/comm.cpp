@@ -1,5 +1,7 @@
 #include "strata/plan/comm.h"
 
+#include <cmath>
+
 namespace strata::plan {
 
 double allReduceSeconds(double bytes, int ranks, const Link& link) {
@@ -20,6 +22,30 @@ double reduceScatterSeconds(double bytes, int ranks, const Link& link) {
 
 double pointToPointSeconds(double bytes, const Link& link) {
   return bytes / link.bandwidth + link.latency;
+}
+
+double syncWaitSeconds(double computeSeconds, int ranks, const ComputeNoise& noise) {
+  if (ranks <= 1) return 0;
+  return noise.deviationSeconds(computeSeconds) * expectedMaximumOfNormals(ranks);
+}
+
+// The integral of x * p * phi(x) * Phi(x)^(p-1) over x, the density of the
+// maximum of p standard normals times x, by the midpoint rule on [-10, 10]
+// (what lies beyond is negligible for any p a cluster has).
+double expectedMaximumOfNormals(int count) {
+  if (count <= 1) return 0;
+  constexpr double kLow = -10, kHigh = 10;
+  constexpr int kSteps = 4000;
+  const double step = (kHigh - kLow) / kSteps;
+  const double inverseRootTwoPi = 1 / std::sqrt(2 * M_PI);
+  double sum = 0;
+  for (int i = 0; i < kSteps; ++i) {
+    double x = kLow + (i + 0.5) * step;
+    double density = inverseRootTwoPi * std::exp(-x * x / 2);
+    double below = 0.5 * std::erfc(-x / std::sqrt(2.0));
+    sum += x * count * density * std::pow(below, count - 1);
+  }
+  return sum * step;
 }
 
 const Link& groupLink(const Cluster& cluster, int stride, int size) {

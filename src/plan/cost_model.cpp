@@ -40,18 +40,21 @@ double exposedDataParallel(const TrainingJob& job, const Layout& l, const StageP
   double grads = params * job.precision.gradBytes;
   double weights = params * job.precision.weightBytes;
   auto [perMicroBatch, backward] = rankMicroBatchSeconds(plan, rank, l.pp);
+  // The step's last gradient bucket leaves only when the slowest replica has
+  // finished its backward: a wait no overlap hides.
+  double wait = syncWaitSeconds(microBatches * perMicroBatch, l.dp, job.cluster.device.noise);
   if (l.zeroStage >= 3) {
     // Every micro-batch gathers the weights twice (forward, and backward after
     // resharding), prefetched behind its compute; the gradients reduce-scatter
     // once per step, behind the last backward.
     double gathers = 2 * allGatherSeconds(weights, l.dp, link);
     return microBatches * std::max(0.0, gathers - perMicroBatch) +
-           std::max(0.0, reduceScatterSeconds(grads, l.dp, link) - backward);
+           std::max(0.0, reduceScatterSeconds(grads, l.dp, link) - backward) + wait;
   }
   double traffic = l.zeroStage == 0 ? allReduceSeconds(grads, l.dp, link)
                                     : reduceScatterSeconds(grads, l.dp, link) +
                                           allGatherSeconds(weights, l.dp, link);
-  return std::max(0.0, traffic - backward);
+  return std::max(0.0, traffic - backward) + wait;
 }
 
 MemoryBreakdown rankMemory(const TrainingJob& job, const Layout& l, const StagePlan& plan, int rank,

@@ -12,11 +12,15 @@ namespace {
 // Seconds of one transformer layer on one micro-batch: its forward and
 // backward compute, and the forward's two tensor-parallel all-reduces of b*s*h
 // activation values (with sequence parallel: a reduce-scatter and an
-// all-gather each, the same volume and so the same alpha-beta cost).
+// all-gather each, the same volume and so the same alpha-beta cost). Those
+// collectives also wait for the tp rank behind (comm.h): the waits of the
+// forward's and the backward's collectives, which follow their compute.
 struct LayerTime {
   double forward = 0;
   double backward = 0;
   double tpComm = 0;
+  double tpWaitForward = 0;
+  double tpWaitBackward = 0;
 };
 
 // Forward and backward compute of the work a stage does besides its layers
@@ -33,6 +37,14 @@ double tpAllReducePair(const TrainingJob& job, const Layout& l, double valueByte
   return 2 * allReduceSeconds(activationBytes, l.tp, link);
 }
 
+// Each direction's two collectives follow about half its compute each.
+LayerTime withTpWaits(LayerTime layer, const TrainingJob& job, const Layout& l) {
+  const ComputeNoise& noise = job.cluster.device.noise;
+  layer.tpWaitForward = 2 * syncWaitSeconds(layer.forward / 2, l.tp, noise);
+  layer.tpWaitBackward = 2 * syncWaitSeconds(layer.backward / 2, l.tp, noise);
+  return layer;
+}
+
 // From FLOPs: the matmuls at peak x efficiency, a backward of twice the
 // forward's FLOPs.
 LayerTime layerFromFlops(const TrainingJob& job, const Layout& l) {
@@ -45,7 +57,7 @@ LayerTime layerFromFlops(const TrainingJob& job, const Layout& l) {
   // next op reads, each activation the layer keeps for its backward once.
   double traffic = 2 * workingActivationBytes(m, l.microBatch, l.tp, l.sequenceParallel);
   double forward = matmul + traffic / device.memoryBandwidth;
-  return {forward, 2 * forward, tpAllReducePair(job, l, 2)};
+  return withTpWaits({forward, 2 * forward, tpAllReducePair(job, l, 2)}, job, l);
 }
 
 // How much a measured time stretches under `l` before tensor parallelism
@@ -90,26 +102,27 @@ EndWork scaled(const LayerSeconds& measured, double stretch) {
 }
 
 // Forward F and backward B. Split, the backward's input gradients (I) are
-// half its compute, and carry its all-reduces and any recompute, on the
-// critical path. Strata's W is autograd's backward restricted to the
-// weights: it walks the stage's graph again, recomputing the activation
-// gradients inside the stage, so it costs about a whole backward — I + W is
-// 1.5 B (`rewalk` is the extra half).
+// half its compute, and carry its all-reduces (waiting for half the
+// backward's spread) and any recompute, on the critical path. Strata's W is
+// autograd's backward restricted to the weights: it walks the stage's graph
+// again, recomputing the activation gradients inside the stage, so it costs
+// about a whole backward — I + W is 1.5 B (`rewalk` is the extra half).
 StageTime stageTime(double layers, const LayerTime& layer, const EndWork& ends, bool recompute) {
   StageTime t;
   double forward = layers * layer.forward + ends.forward;
   double backward = layers * layer.backward + ends.backward;
-  double comm = layers * layer.tpComm;
+  double forwardComm = layers * (layer.tpComm + layer.tpWaitForward);
+  double transfers = layers * layer.tpComm, backwardWait = layers * layer.tpWaitBackward;
   double redo = recompute ? layers * layer.forward : 0;
-  double redoComm = recompute ? comm : 0;
+  double redoComm = recompute ? forwardComm : 0;
   t.compute = forward + backward;
   t.recompute = redo;
-  t.tpComm = 2 * comm + redoComm;
+  t.tpComm = forwardComm + transfers + backwardWait + redoComm;
   t.rewalk = backward / 2;
-  t.costs.forward = forward + comm;
-  t.costs.backwardInput = backward / 2 + comm + redo + redoComm;
+  t.costs.forward = forward + forwardComm;
+  t.costs.backwardInput = backward / 2 + transfers + backwardWait / 2 + redo + redoComm;
   t.costs.backwardWeight = backward;
-  t.costs.backward = backward + comm + redo + redoComm;
+  t.costs.backward = backward + transfers + backwardWait + redo + redoComm;
   return t;
 }
 
@@ -132,7 +145,8 @@ LayoutWork layoutWork(const TrainingJob& job, const Layout& l) {
   EndWork block = {
       p.block.forward * stretch * blockShare(p.block.forward, p.blockTp2.forward, l.tp),
       p.block.backward * stretch * blockShare(p.block.backward, p.blockTp2.backward, l.tp)};
-  LayerTime layer{block.forward, block.backward, tpAllReducePair(job, l, activationValueBytes(p))};
+  LayerTime layer = withTpWaits(
+      {block.forward, block.backward, tpAllReducePair(job, l, activationValueBytes(p))}, job, l);
   return {layer, scaled(p.embedding, stretch / l.tp), scaled(p.head, stretch / l.tp)};
 }
 

@@ -52,6 +52,10 @@ TEST(Cluster, FileOverridesAPreset) {
   EXPECT_EQ(a100.name, clusterPreset("dgx-a100-80gb-ib200").name);
   EXPECT_EQ(a100.nodes, 3);
   EXPECT_EQ(parseClusterText("nodes = 3\n", "plain.toml").name, "plain.toml");
+  Cluster noisy = parseClusterText("compute_spread = 0.05\ncompute_jitter_ms = 2\n", "n.toml");
+  EXPECT_DOUBLE_EQ(noisy.device.noise.spread, 0.05);
+  EXPECT_DOUBLE_EQ(noisy.device.noise.jitter, 2e-3);
+  EXPECT_EQ(parseClusterText("compute_spread = 0\n", "z.toml").device.noise.spread, 0);
 }
 
 // deploy/rehearsal-cluster.toml: 2 nodes of 2 CPU workers, shared memory
@@ -79,6 +83,8 @@ TEST(Cluster, FileErrorsNameLineAndKey) {
             "c.txt:1: memory_gib expects a positive number, got float inf");
   EXPECT_EQ(errorOf("intra_node_latency_us = nan\n"),
             "c.txt:1: intra_node_latency_us expects a non-negative number, got float nan");
+  EXPECT_EQ(errorOf("compute_spread = -0.1\n"),
+            "c.txt:1: compute_spread expects a non-negative number, got float -0.1");
   EXPECT_NE(errorOf("matmul_efficiency = 1.5\n").find("(0, 1], got float 1.5"), std::string::npos);
   EXPECT_EQ(errorOf("device = 4\n"), "c.txt:1: device expects a string, got integer 4");
   EXPECT_EQ(errorOf("[link]\nbandwidth = 3\n").substr(0, 38),

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace strata::plan {
 namespace {
 
@@ -17,6 +19,29 @@ TEST(Comm, AlphaBetaFormulasByHand) {
                    reduceScatterSeconds(n, 4, link) + allGatherSeconds(n, 4, link));
   EXPECT_DOUBLE_EQ(pointToPointSeconds(n, link), 0.01 + 5e-6);
   EXPECT_EQ(allReduceSeconds(n, 1, link), 0);
+}
+
+// E[max of p standard normals] in closed form for p <= 3: 1/sqrt(pi) and
+// 3/(2 sqrt(pi)); for 4, the tabulated 1.0293754 (order statistics tables).
+TEST(Comm, ExpectedSlowestOfNormalsMatchesClosedForms) {
+  double rootPi = std::sqrt(M_PI);
+  EXPECT_EQ(expectedMaximumOfNormals(1), 0);
+  EXPECT_NEAR(expectedMaximumOfNormals(2), 1 / rootPi, 1e-9);
+  EXPECT_NEAR(expectedMaximumOfNormals(3), 1.5 / rootPi, 1e-9);
+  EXPECT_NEAR(expectedMaximumOfNormals(4), 1.0293754, 1e-6);
+  EXPECT_GT(expectedMaximumOfNormals(1024), expectedMaximumOfNormals(512));
+}
+
+// sigma(t) = sqrt((spread t)^2 + jitter^2 t): lasting differences grow with
+// the work, random disturbances with its square root.
+TEST(Comm, SyncWaitIsTheDeviationTimesTheSlowestArrival) {
+  double pair = 1 / std::sqrt(M_PI);
+  EXPECT_NEAR(syncWaitSeconds(2.0, 2, {0.1, 0}), 0.2 * pair, 1e-12);
+  EXPECT_NEAR(syncWaitSeconds(4.0, 2, {0, 0.01}), 0.02 * pair, 1e-12);
+  EXPECT_NEAR(syncWaitSeconds(4.0, 2, {0.1, 0.01}), std::sqrt(0.16 + 0.0004) * pair, 1e-12);
+  EXPECT_NEAR(syncWaitSeconds(1.0, 3, {0.1, 0}), 0.1 * 1.5 * pair, 1e-9);
+  EXPECT_EQ(syncWaitSeconds(4.0, 1, {0.1, 0.01}), 0);  // no one to wait for
+  EXPECT_EQ(syncWaitSeconds(4.0, 8, {}), 0);           // identical devices
 }
 
 TEST(Comm, GroupsCrossNodesOnlyWhenTheyMust) {

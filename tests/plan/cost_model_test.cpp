@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "strata/plan/errors.h"
 
 namespace strata::plan {
@@ -13,7 +15,7 @@ Cluster roundCluster(int nodes, int devicesPerNode) {
   c.name = "round";
   c.nodes = nodes;
   c.devicesPerNode = devicesPerNode;
-  c.device = {"dev", 1e12, 1e12, 1e12, 1e18, 0.5};  // memory bandwidth ~ free
+  c.device = {"dev", 1e12, 1e12, 1e12, 1e18, 0.5, {}};  // memory bandwidth ~ free
   c.intraNode = {1e11, 0};
   c.interNode = {1e10, 0};
   return c;
@@ -102,6 +104,27 @@ TEST(CostModel, ZeroThreeAddsTheGatheredLayersAndComposesWithPipelines) {
   EXPECT_NEAR(e.memory.optimizer, params * p.optimizerBytes / 8, 1e-9 * e.memory.optimizer);
   EXPECT_EQ(checkLayout(job, parseLayout("pp2,dp4,mb1,zero3")), "");
   EXPECT_NE(checkLayout(job, parseLayout("pp2,dp4,mb1,zero2")).find("ZeRO-2"), std::string::npos);
+}
+
+// With lasting differences only (jitter 0) the waits are linear in the work:
+// a layer's four tp collectives follow half its forward and half its
+// backward each, so the tp ranks wait spread x E[max of 2] x the layers'
+// compute in all; dp replicas wait that for their whole step once.
+TEST(CostModel, CollectivesWaitForTheSlowestMember) {
+  double slowestOfTwo = 1 / std::sqrt(M_PI);
+  TrainingJob job = roundJob(1, 2, 4);
+  TrainingJob noisy = job;
+  noisy.cluster.device.noise = {0.05, 0};
+  for (const char* layout : {"pp1,tp2,dp1,mb1", "pp1,tp1,dp2,mb1"}) {
+    SCOPED_TRACE(layout);
+    Estimate quiet = evaluateLayout(job, parseLayout(layout));
+    Estimate waiting = evaluateLayout(noisy, parseLayout(layout));
+    double wait = 0.05 * slowestOfTwo * quiet.time.compute;
+    double waited =
+        waiting.time.tpComm - quiet.time.tpComm + waiting.time.dpExposed - quiet.time.dpExposed;
+    EXPECT_NEAR(waited, wait, 1e-3 * wait);
+    EXPECT_NEAR(waiting.iterationSeconds - quiet.iterationSeconds, wait, 1e-3 * wait);
+  }
 }
 
 TEST(CostModel, TensorParallelAcrossNodesIsSlower) {

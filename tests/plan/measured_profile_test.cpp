@@ -38,7 +38,7 @@ TrainingJob profiledJob(int globalBatch, int devices) {
   job.precision = precisionOf(*job.profile);
   job.cluster.name = "two-cores";
   job.cluster.devicesPerNode = devices;
-  job.cluster.device = {"core", 1e11, 1e11, 1e10, 1e30, 0.5};
+  job.cluster.device = {"core", 1e11, 1e11, 1e10, 1e30, 0.5, {}};
   job.cluster.intraNode = {1e30, 0};
   job.cluster.interNode = {1e30, 0};
   job.globalBatch = globalBatch;

@@ -18,6 +18,20 @@ namespace strata::plan {
 
 enum class Dtype { Fp32, Bf16 };  // Bf16 also stands for fp16: same peak on these devices
 
+// How the time of the same work varies across devices, which makes every
+// collective wait for its slowest member (comm.h's syncWaitSeconds). Over t
+// seconds of compute since the last synchronisation, a device's time has the
+// standard deviation sqrt((spread t)^2 + jitter^2 t): `spread` for lasting
+// differences between devices (clocks, neighbours on shared cores), which grow
+// with the work; `jitter` for short independent disturbances (interrupts,
+// preemption), which add up like a random walk. Measured by
+// bench_planner_calibration.
+struct ComputeNoise {
+  double spread = 0;  // a fraction of the work's time
+  double jitter = 0;  // seconds^(1/2): the deviation of one second of work, in seconds
+  double deviationSeconds(double computeSeconds) const;
+};
+
 struct DeviceSpec {
   std::string name;
   double peakFp32Flops = 0;     // dense, no sparsity
@@ -25,6 +39,7 @@ struct DeviceSpec {
   double memoryBytes = 0;       // usable device memory
   double memoryBandwidth = 0;   // bytes/s, bounds the optimizer step
   double matmulEfficiency = 0;  // achieved / peak for transformer layers
+  ComputeNoise noise;           // 0 in the presets, whose machines nobody here measured
 };
 
 struct Link {
@@ -57,7 +72,8 @@ Cluster clusterPreset(const std::string& name);
 //   name, preset, device                                   (strings)
 //   nodes, devices_per_node                                (whole numbers)
 //   peak_fp32_tflops, peak_bf16_tflops, memory_gib, memory_bandwidth_gbytes_per_s,
-//   matmul_efficiency (0..1],
+//   matmul_efficiency (0..1], compute_spread (a fraction, >= 0),
+//   compute_jitter_ms (>= 0, the deviation of one second of compute),
 //   intra_node_gbytes_per_s, intra_node_latency_us,
 //   inter_node_gbytes_per_s, inter_node_latency_us        (numbers, integer or float)
 Cluster parseClusterText(const std::string& text, const std::string& source);

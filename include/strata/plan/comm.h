@@ -9,6 +9,14 @@
 //   reduce-scatter  (p-1)/p * n/beta + (p-1) alpha
 //   point-to-point  n/beta + alpha
 // A group of one rank costs nothing. Nothing here throws.
+//
+// A collective also waits: it ends after its slowest member arrives. When
+// each of p members computed t seconds since their last synchronisation,
+// their times spread normally by the device's deviation sigma(t) (ComputeNoise,
+// cluster.h), a member waits on average
+//   sigma(t) * E[max of p standard normals]
+// (0.564 for 2 members, 1.03 for 4, 1.42 for 8): the expected slowest arrival
+// after the member's own, which is the mean's.
 #pragma once
 
 #include "strata/plan/cluster.h"
@@ -19,6 +27,10 @@ double allReduceSeconds(double bytes, int ranks, const Link& link);
 double allGatherSeconds(double bytes, int ranks, const Link& link);
 double reduceScatterSeconds(double bytes, int ranks, const Link& link);
 double pointToPointSeconds(double bytes, const Link& link);
+double syncWaitSeconds(double computeSeconds, int ranks, const ComputeNoise& noise);
+
+// E[max of `count` independent standard normals]; 0 for one.
+double expectedMaximumOfNormals(int count);
 
 // The link a group crosses: `size` ranks `stride` apart under the placement
 // of layout.h stay inside one node when stride * size divides the devices per

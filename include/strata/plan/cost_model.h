@@ -15,6 +15,10 @@
 // makespan is the pipeline time. The data-parallel gradient all-reduce is
 // bucketed and starts during the last micro-batch's backward: it hides behind
 // one micro-batch's backward through the rank's layers, the rest is exposed.
+// Every tensor-parallel collective, and the step's data-parallel gradient
+// sync, also waits for the group's slowest member: comm.h's syncWaitSeconds
+// of the compute since the last synchronisation (half a layer's forward or
+// backward; the rank's whole step for dp), by the device's ComputeNoise.
 // ZeRO-3 re-gathers parameters for every micro-batch's forward and backward,
 // prefetched so that only the part longer than that micro-batch's compute is
 // exposed, and reduce-scatters its gradients once per step, hidden behind the
