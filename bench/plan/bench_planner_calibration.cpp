@@ -6,7 +6,9 @@
 // One set of machine constants, measured in this same run, feeds every
 // prediction; nothing is fitted per layout:
 //  - a measured profile (measured_profile.h): the GPT's per-layer forward and
-//    backward seconds at the micro-batch shape on one thread, one block's
+//    backward seconds at the micro-batch shape on one thread, scaled to the
+//    whole micro-batch timed in the same task (calibration_model.h's
+//    chainedFactor: chained, layers take longer than alone), one block's
 //    seconds as a shard of a tp = 2 group (timed over a communicator that
 //    moves nothing, so only the shard's compute shows), and the
 //    slowdown of the GPT's micro-batch when both cores run it at once against
@@ -151,7 +153,11 @@ plan::TrainingJob measuredJob(const std::string& dir, const Measurements& m) {
   bench::writeFile(dir + "/gpt.profile",
                    plan::formatProfile(bench::makeProfile(m.profile, slowdown)));
   bench::writeFile(dir + "/cpu-local.cluster", clusterText(m.profile, m.machine));
-  std::cerr << "wrote " << dir << "/gpt.profile and " << dir << "/cpu-local.cluster\n";
+  std::cerr << "wrote " << dir << "/gpt.profile and " << dir
+            << "/cpu-local.cluster (layers chained x "
+            << bench::chainedFactor(m.profile,
+                                    bench::calibrationConfig(1, 1, 1, "1f1b").model.layers)
+            << ")\n";
   for (const auto& [key, value] : m.machine)
     std::cerr << "machine " << key << " = " << value << "\n";
   return bench::jobFromFiles(

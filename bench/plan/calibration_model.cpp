@@ -32,6 +32,14 @@ Values medianOverRounds(const std::vector<Values>& rounds) {
   return middle;
 }
 
+double chainedFactor(const Values& profile, int64_t layers) {
+  auto both = [&](const std::string& name) {
+    return profile.at(name + "_forward_s") + profile.at(name + "_backward_s");
+  };
+  double alone = both("embedding") + layers * both("block") + both("head");
+  return profile.at("microbatch_alone_s") / alone;
+}
+
 plan::MeasuredProfile makeProfile(const Values& profile, double concurrentSlowdown) {
   train::TrainConfig c = calibrationConfig(1, 1, 1, "1f1b");
   plan::MeasuredProfile p;
@@ -44,10 +52,15 @@ plan::MeasuredProfile makeProfile(const Values& profile, double concurrentSlowdo
              static_cast<int>(c.train.seqLen)};
   p.microBatch = static_cast<int>(c.train.microBatch);
   p.dtype = plan::Dtype::Fp32;
-  p.embedding = {profile.at("embedding_forward_s"), profile.at("embedding_backward_s")};
-  p.block = {profile.at("block_forward_s"), profile.at("block_backward_s")};
-  p.head = {profile.at("head_forward_s"), profile.at("head_backward_s")};
-  p.blockTp2 = {profile.at("block_tp2_forward_s"), profile.at("block_tp2_backward_s")};
+  double chained = chainedFactor(profile, c.model.layers);
+  auto layer = [&](const std::string& name) {
+    return plan::LayerSeconds{chained * profile.at(name + "_forward_s"),
+                              chained * profile.at(name + "_backward_s")};
+  };
+  p.embedding = layer("embedding");
+  p.block = layer("block");
+  p.head = layer("head");
+  p.blockTp2 = layer("block_tp2");
   p.concurrentSlowdown = std::max(1.0, concurrentSlowdown);
   return p;
 }

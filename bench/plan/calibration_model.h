@@ -25,7 +25,14 @@ Values runTask(char** argv, const std::string& dir, const std::string& task, int
 // Every value's median over repeated rounds of the same measurement.
 Values medianOverRounds(const std::vector<Values>& rounds);
 
-// The GPT of calibrationConfig as a measured profile, its compute slowed by
+// A whole micro-batch (forward, loss, backward of the GPT in one process)
+// over the sum of its layers timed one by one by the layer profiler: chained,
+// the layers take longer than alone (their inputs and weights no longer in
+// cache, autograd's graph across them); measured 1.21 and 1.22 here.
+double chainedFactor(const Values& profile, int64_t layers);
+
+// The GPT of calibrationConfig as a measured profile: its layers' times as
+// they take inside a whole micro-batch (chainedFactor), slowed by
 // `concurrentSlowdown` (the workers sharing the machine).
 plan::MeasuredProfile makeProfile(const Values& profile, double concurrentSlowdown);
 
