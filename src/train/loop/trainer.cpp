@@ -16,10 +16,6 @@
 #include "strata/runtime/threads.h"
 #include "strata/tensor_parallel/dropout.h"
 #include "strata/tensor_parallel/sharding.h"
-#include "strata/train/checkpoint/async_checkpoint.h"
-#include "strata/train/checkpoint/checkpoint.h"
-#include "strata/train/checkpoint/gpt2_import.h"
-#include "strata/train/config/config_file.h"
 #include "strata/train/config/elastic_layout.h"
 #include "strata/train/config/validate_config.h"
 #include "strata/train/data/data_source.h"
@@ -30,37 +26,9 @@
 #include "strata/util/log.h"
 #include "train/config/config_agreement.h"
 #include "train/loop/fully_sharded_training.h"
-#include "train/loop/parameter_index.h"
-#include "train/loop/same_model.h"
+#include "train/loop/trainer_state.h"
 
 namespace strata::train {
-
-struct Trainer::State {
-  State(ParallelLayout l, ParallelGroups g, at::Device d)
-      : layout(std::move(l)), groups(std::move(g)), device(d) {}
-
-  ParallelLayout layout;
-  ParallelGroups groups;
-  at::Device device;  // this rank's stages, parameters and optimizer state
-  models::GptConfig gpt;
-  torch::nn::Sequential model;
-  std::unique_ptr<pipeline::Pipeline> pipeline;
-  std::vector<at::Tensor> parameters;       // this rank's, each once
-  std::vector<ParameterShard> shards;       // the same, named, with their tp split
-  std::vector<NormTerm> normTerms;          // every parameter, whole
-  GradientTerms gradients;                  // what clipping measures (ZeRO-2: chunks)
-  std::shared_ptr<Communicator> tiedGroup;  // first and last stage, when they share a weight
-  at::Tensor tiedWeight;
-  // Gradient averaging over dp: one replica set, or under ZeRO-1 two (weights
-  // that decay and those that do not, each with its own sharded AdamW).
-  std::vector<std::unique_ptr<data_parallel::DataParallel>> replicas;
-  std::vector<std::unique_ptr<data_parallel::ZeroOptimizer>> zero;
-  std::unique_ptr<torch::optim::AdamW> optimizer;      // without ZeRO
-  std::unique_ptr<FullyShardedTraining> fullySharded;  // ZeRO-3, instead of replicas
-  std::unique_ptr<BatchReader> trainData;
-  std::unique_ptr<BatchReader> validationData;
-  pipeline::LossFn lossFn;
-};
 
 namespace {
 
@@ -139,27 +107,6 @@ class AccumulateOnly {
 
  private:
   Trainer::State& s_;
-};
-
-// ZeRO-3: every layer gathered for the object's lifetime (no-op without
-// ZeRO-3). commit() takes parameters overwritten meanwhile into the shards;
-// otherwise they are released unchanged, also when a load throws.
-class GatheredWhole {
- public:
-  explicit GatheredWhole(FullyShardedTraining* training) : training_(training) {
-    if (training_) training_->replicas().gatherAll();
-  }
-  ~GatheredWhole() {
-    if (training_) training_->replicas().reshard();
-  }
-  GatheredWhole(const GatheredWhole&) = delete;
-  GatheredWhole& operator=(const GatheredWhole&) = delete;
-  void commit() {
-    if (training_) training_->replicas().commitParameters();
-  }
-
- private:
-  FullyShardedTraining* training_;
 };
 
 // Puts a module in evaluation mode (dropout off) for its lifetime, and back
@@ -456,77 +403,6 @@ double Trainer::evaluate(int64_t batches) {
 
 std::vector<pipeline::TraceEvent> Trainer::gatherLastTrace() const {
   return pipeline::gatherEvents(*state_->groups.pp, state_->pipeline->lastStep().events);
-}
-
-RankState Trainer::rankState() const {
-  const State& s = *state_;
-  RankState rank;
-  rank.model = s.model.ptr().get();
-  rank.optimizer = s.optimizer.get();
-  for (const auto& zero : s.zero) rank.shardedOptimizers.push_back(zero.get());
-  if (s.fullySharded) {
-    for (const auto& optimizer : s.fullySharded->optimizers())
-      rank.shardedOptimizers.push_back(optimizer.get());
-    rank.fullySharded = true;
-  }
-  rank.lr = lr_.state();
-  rank.data = s.trainData->position();
-  std::vector<std::pair<std::string, at::Tensor>> owned;
-  for (const ParameterShard& shard : s.shards) owned.emplace_back(shard.name, shard.tensor);
-  rank.parameters = indexParameters(*s.model, owned, s.groups.coord, s.layout.degree(Dim::kTensor));
-  rank.tpRank = s.groups.coord.tp;
-  rank.dpRank = s.groups.coord.dp;
-  return rank;
-}
-
-void Trainer::saveCheckpoint() {
-  State& s = *state_;
-  // ZeRO-3: the parameters are written whole, so every layer is gathered
-  // while the checkpoint is saved, and released after.
-  GatheredWhole gathered(s.fullySharded.get());
-  RankState rank = rankState();
-  train::saveCheckpoint(config_.checkpoint.dir, stepsDone(), s.layout, configToToml(config_), rank,
-                        world_->comm());
-}
-
-void Trainer::startCheckpoint(AsyncCheckpoint& saver) {
-  State& s = *state_;
-  // ZeRO-3: gathered while the snapshot copies them, released after.
-  GatheredWhole gathered(s.fullySharded.get());
-  RankState rank = rankState();
-  saver.start(config_.checkpoint.dir, stepsDone(), s.layout, configToToml(config_), rank,
-              world_->comm());
-}
-
-std::optional<CheckpointInfo> Trainer::resumeFromLatest() {
-  State& s = *state_;
-  std::optional<std::string> latest = findLatestComplete(config_.checkpoint.dir);
-  if (!latest) return std::nullopt;
-  checkSameModel(config_, readCheckpointInfo(*latest), *latest);
-  GatheredWhole gathered(s.fullySharded.get());
-  RankState rank = rankState();
-  CheckpointInfo info = loadCheckpoint(*latest, s.layout, world_->rank(), rank);
-  gathered.commit();
-  lr_.restore(rank.lr);
-  s.trainData->seek(rank.data);
-  return info;
-}
-
-void Trainer::initFrom(const std::string& path) {
-  const ModelConfig& m = config_.model;
-  loadGpt2Safetensors(path, rankState(), {m.layers, m.hidden, m.heads, m.ffn, m.vocab, m.context});
-}
-
-CheckpointInfo Trainer::rollBackPastBadData(const std::string& happened) {
-  State& s = *state_;
-  DataPosition here = s.trainData->position();
-  std::optional<CheckpointInfo> info = resumeFromLatest();
-  if (!info) {
-    throw Error("training " + happened + " and there is no checkpoint to roll back to in '" +
-                config_.checkpoint.dir + "' (set --checkpoint-dir and --checkpoint-every)");
-  }
-  s.trainData->seek(here);
-  return *info;
 }
 
 }  // namespace strata::train

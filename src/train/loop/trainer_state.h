@@ -1,0 +1,47 @@
+// The Trainer's private state, shared by its source files (trainer.cpp
+// builds and steps it, trainer_checkpoints.cpp saves and restores it).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <vector>
+
+#include "strata/data_parallel/data_parallel.h"
+#include "strata/data_parallel/zero_optimizer.h"
+#include "strata/pipeline/pipeline.h"
+#include "strata/train/data/data_source.h"
+#include "strata/train/loop/grad_norm.h"
+#include "strata/train/loop/trainer.h"
+#include "train/loop/fully_sharded_training.h"
+
+namespace strata::train {
+
+struct Trainer::State {
+  State(ParallelLayout l, ParallelGroups g, at::Device d)
+      : layout(std::move(l)), groups(std::move(g)), device(d) {}
+
+  ParallelLayout layout;
+  ParallelGroups groups;
+  at::Device device;  // this rank's stages, parameters and optimizer state
+  models::GptConfig gpt;
+  torch::nn::Sequential model;
+  std::unique_ptr<pipeline::Pipeline> pipeline;
+  std::vector<at::Tensor> parameters;       // this rank's, each once
+  std::vector<ParameterShard> shards;       // the same, named, with their tp split
+  std::vector<NormTerm> normTerms;          // every parameter, whole
+  GradientTerms gradients;                  // what clipping measures (ZeRO-2: chunks)
+  std::shared_ptr<Communicator> tiedGroup;  // first and last stage, when they share a weight
+  at::Tensor tiedWeight;
+  // Gradient averaging over dp: one replica set, or under ZeRO-1 two (weights
+  // that decay and those that do not, each with its own sharded AdamW).
+  std::vector<std::unique_ptr<data_parallel::DataParallel>> replicas;
+  std::vector<std::unique_ptr<data_parallel::ZeroOptimizer>> zero;
+  std::unique_ptr<torch::optim::AdamW> optimizer;      // without ZeRO
+  std::unique_ptr<FullyShardedTraining> fullySharded;  // ZeRO-3, instead of replicas
+  std::unique_ptr<BatchReader> trainData;
+  std::unique_ptr<BatchReader> validationData;
+  pipeline::LossFn lossFn;
+};
+
+}  // namespace strata::train
