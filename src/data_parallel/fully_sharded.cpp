@@ -16,10 +16,6 @@
 namespace strata::data_parallel {
 namespace {
 
-// Reductions kept in flight during backward: each holds a full gradient
-// buffer, so waiting for the oldest bounds memory while the next one runs.
-constexpr size_t kReductionsInFlight = 2;
-
 void checkUnits(const std::vector<ShardedUnit>& units, const Communicator& comm) {
   if (units.empty()) throw ConfigError("fully sharded data parallelism needs at least one unit");
   std::unordered_set<const void*> seen;
@@ -72,6 +68,7 @@ class FullyShardedDataParallel::Impl {
     WorkHandle gather;               // a started gather, not yet waited for
     bool held = false;               // `full` holds memory (gathered or gathering)
     std::vector<char> arrived;       // per parameter: gradient accumulated since last completion
+    std::vector<char> gradHeld;      // per parameter: .grad holds a full gradient
     std::vector<char> used;          // per parameter: gradient arrived since last sync
     std::vector<char> usedAnywhere;  // per parameter, after finish(): some rank used it
     bool reduced = false;            // reduce-scatter started in this sync window
@@ -94,6 +91,8 @@ class FullyShardedDataParallel::Impl {
   std::deque<Reduction> reductions_;
   int64_t gatheredNumel_ = 0;
   int64_t peakGatheredNumel_ = 0;
+  int64_t unshardedNumel_ = 0;  // gathered, full gradients, reduce-scatter buffers in flight
+  int64_t peakUnshardedNumel_ = 0;
   double gatherWaitSeconds_ = 0;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
   std::vector<uintptr_t> hookKeys_;
@@ -109,6 +108,8 @@ class FullyShardedDataParallel::Impl {
   void onGradient(int unit, int param);
   void startReduction(int unit);
   void completeOldest();
+  void addUnsharded(int64_t numel);
+  void dropFullGradient(int unit, size_t param);
   void agreeOnUsage();
   void resetWindow();
 };
@@ -134,6 +135,7 @@ FullyShardedDataParallel::Impl::Impl(std::vector<ShardedUnit> units, Communicato
     unit.layout = BucketLayout::plan(numels, spec.parameters[0].tensor.element_size(),
                                      BucketSizes{kWhole, kWhole}, comm.size());
     unit.arrived.assign(spec.parameters.size(), 0);
+    unit.gradHeld.assign(spec.parameters.size(), 0);
     unit.used.assign(spec.parameters.size(), 0);
     unit.usedAnywhere.assign(spec.parameters.size(), 1);
     unit.spec = std::move(spec);
@@ -206,6 +208,7 @@ void FullyShardedDataParallel::Impl::startGather(int u) {
   unit.held = true;
   gatheredNumel_ += unit.layout.totalNumel();
   peakGatheredNumel_ = std::max(peakGatheredNumel_, gatheredNumel_);
+  addUnsharded(unit.layout.totalNumel());
   unit.gather = comm_.allGatherAsync(unit.full, unit.shard);
 }
 
@@ -231,6 +234,21 @@ void FullyShardedDataParallel::Impl::release(int u) {
   releaseStorage(unit.full);
   unit.held = false;
   gatheredNumel_ -= unit.layout.totalNumel();
+  addUnsharded(-unit.layout.totalNumel());
+}
+
+void FullyShardedDataParallel::Impl::addUnsharded(int64_t numel) {
+  unshardedNumel_ += numel;
+  peakUnshardedNumel_ = std::max(peakUnshardedNumel_, unshardedNumel_);
+}
+
+// Resets parameter i's full gradient of unit u (copied elsewhere or zeroed).
+void FullyShardedDataParallel::Impl::dropFullGradient(int u, size_t i) {
+  Unit& unit = units_[u];
+  at::Tensor param = unit.spec.parameters[i].tensor;
+  param.mutable_grad().reset();
+  if (unit.gradHeld[i]) addUnsharded(-param.numel());
+  unit.gradHeld[i] = 0;
 }
 
 // Starts the gathers of up to `prefetch` units of `plan` from position
@@ -281,35 +299,42 @@ void FullyShardedDataParallel::Impl::onGradient(int u, int i) {
   Unit& unit = units_[u];
   unit.arrived[i] = 1;
   unit.used[i] = 1;
-  if (std::find(unit.arrived.begin(), unit.arrived.end(), 0) != unit.arrived.end()) return;
-  // The unit's backward is complete.
-  std::fill(unit.arrived.begin(), unit.arrived.end(), 0);
-  if (requireSync_) {
-    startReduction(u);
-    release(u);
-  } else if (options_.reshardAfterForward) {
-    release(u);
+  if (!unit.gradHeld[i]) {
+    unit.gradHeld[i] = 1;
+    addUnsharded(unit.spec.parameters[i].tensor.numel());
   }
+  if (std::find(unit.arrived.begin(), unit.arrived.end(), 0) != unit.arrived.end()) return;
+  // The unit's backward is complete: its parameters are no longer needed, so
+  // they go before the reduce-scatter's buffer comes.
+  std::fill(unit.arrived.begin(), unit.arrived.end(), 0);
+  if (requireSync_ || options_.reshardAfterForward) release(u);
+  if (requireSync_) startReduction(u);
 }
 
 // Full gradients -> padded flat buffer (missing ones zero) -> this rank's
-// averaged chunk. The full gradients are dropped.
+// averaged chunk. The full gradients are dropped. At most `prefetch`
+// reductions stay in flight, each holding its buffer: the oldest completes
+// before a new buffer is taken, so prefetch 0 reduces synchronously.
 void FullyShardedDataParallel::Impl::startReduction(int u) {
   torch::NoGradGuard noGrad;
+  auto inFlight = static_cast<size_t>(options_.prefetch);
+  while (!reductions_.empty() && reductions_.size() >= inFlight) completeOldest();
   Unit& unit = units_[u];
   at::Tensor flat = torch::zeros({unit.layout.totalNumel()}, unit.gradShard.options());
+  addUnsharded(flat.numel());
   for (size_t i = 0; i < unit.spec.parameters.size(); ++i) {
     at::Tensor param = unit.spec.parameters[i].tensor;
-    at::Tensor& grad = param.mutable_grad();
+    const at::Tensor& grad = param.grad();
     if (!grad.defined()) continue;
     const ParamSlot& slot = unit.layout.slot(static_cast<int>(i));
     flat.narrow(0, slot.offset, slot.numel).view(param.sizes()).copy_(grad);
-    grad.reset();
+    dropFullGradient(u, i);
   }
   at::Tensor output = torch::empty_like(unit.gradShard);
+  addUnsharded(output.numel());
   unit.reduced = true;
   reductions_.push_back({u, comm_.reduceScatterAsync(output, flat, ReduceOp::kAvg), flat, output});
-  if (reductions_.size() > kReductionsInFlight) completeOldest();
+  if (reductions_.size() > inFlight) completeOldest();
 }
 
 void FullyShardedDataParallel::Impl::completeOldest() {
@@ -317,6 +342,7 @@ void FullyShardedDataParallel::Impl::completeOldest() {
   reductions_.pop_front();
   reduction.work->wait();
   units_[reduction.unit].gradShard.add_(reduction.output);
+  addUnsharded(-reduction.input.numel() - reduction.output.numel());
 }
 
 void FullyShardedDataParallel::Impl::finish() {
@@ -375,12 +401,9 @@ void FullyShardedDataParallel::Impl::resetWindow() {
 }
 
 void FullyShardedDataParallel::Impl::zeroGrad() {
-  for (Unit& unit : units_) {
-    unit.gradShard.zero_();
-    for (const NamedTensor& p : unit.spec.parameters) {
-      at::Tensor param = p.tensor;
-      param.mutable_grad().reset();
-    }
+  for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
+    units_[u].gradShard.zero_();
+    for (size_t i = 0; i < units_[u].spec.parameters.size(); ++i) dropFullGradient(u, i);
   }
 }
 
@@ -456,6 +479,7 @@ Communicator& FullyShardedDataParallel::comm() const { return impl_->comm_; }
 const FullyShardedOptions& FullyShardedDataParallel::options() const { return impl_->options_; }
 int64_t FullyShardedDataParallel::gatheredNumel() const { return impl_->gatheredNumel_; }
 int64_t FullyShardedDataParallel::peakGatheredNumel() const { return impl_->peakGatheredNumel_; }
+int64_t FullyShardedDataParallel::peakUnshardedNumel() const { return impl_->peakUnshardedNumel_; }
 double FullyShardedDataParallel::gatherWaitSeconds() const { return impl_->gatherWaitSeconds_; }
 
 FullyShardedDataParallel::NoSyncGuard::NoSyncGuard(FullyShardedDataParallel& owner)

@@ -133,6 +133,13 @@ void checkMatchesSerial(const RankContext&) {
       int64_t largest = 16 * 16 + 16 + comm.size();  // `second`, padded at most this far
       int64_t bound = reshard ? (1 + prefetch) * largest : 4 * largest;
       EXPECT_LE(adam.fsdp.peakGatheredNumel(), bound) << what;
+      // Beyond the shards, resharding holds the running unit and its full
+      // gradient (never with the reduce-scatter buffer besides), and per
+      // prefetched unit one more gathered and one reduce-scatter in flight.
+      if (reshard) {
+        int64_t held = 2 * largest + prefetch * (2 * largest + largest / comm.size());
+        EXPECT_LE(adam.fsdp.peakUnshardedNumel(), held) << what;
+      }
     }
   }
 }

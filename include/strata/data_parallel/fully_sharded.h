@@ -12,8 +12,10 @@
 // by prefetch), runs body, and with reshardAfterForward releases the unit
 // again. A hook on body's output re-gathers the unit when its gradient
 // arrives in backward. When every parameter of the unit has accumulated its
-// gradient, the unit's gradients are reduce-scattered (averaged) into this
-// rank's gradient shard and the full gradients and parameters are released.
+// gradient, the unit's parameters are released and its gradients are
+// reduce-scattered (averaged) into this rank's gradient shard, the full
+// gradients dropped. At most `prefetch` reduce-scatters stay in flight (0:
+// each completes before backward goes on).
 // Under noSync() backward only accumulates the full gradients locally (units
 // stay gathered between micro-batches unless reshardAfterForward); the next
 // synchronised backward reduces the sum, once.
@@ -66,7 +68,8 @@ struct FullyShardedOptions {
   // backward: less communication, more memory (torchtitan's choice under a
   // pipeline, whose micro-batches then share one gather).
   bool reshardAfterForward = true;
-  // Units whose gathers may be started ahead of their use (0: none).
+  // Units whose gathers may be started ahead of their use, and reduce-scatters
+  // left in flight behind backward (0: none; each holds a unit's memory).
   int prefetch = 1;
   InitialSync initialSync = InitialSync::kBroadcast;
   UnusedParameters unusedParameters = UnusedParameters::kError;
@@ -136,6 +139,10 @@ class FullyShardedDataParallel {
   // construction): what ZeRO-3 adds to the shards.
   int64_t gatheredNumel() const;
   int64_t peakGatheredNumel() const;
+  // Elements held beyond the shards at most at once (since construction):
+  // gathered parameters, full gradients on the parameters, and reduce-scatter
+  // buffers (input and output) in flight.
+  int64_t peakUnshardedNumel() const;
   // Seconds spent blocked waiting for gathers needed now (since
   // construction): the gather time prefetch did not hide.
   double gatherWaitSeconds() const;
