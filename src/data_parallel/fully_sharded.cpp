@@ -65,6 +65,7 @@ class FullyShardedDataParallel::Impl {
     at::Tensor full;                 // [paddedNumel]; the parameters are set onto its storage
     at::Tensor shard;                // [shardNumel], this rank's parameters
     at::Tensor gradShard;            // [shardNumel], this rank's averaged gradient
+    bool gradShardHeld = false;      // `gradShard` holds memory (reduced since zeroGrad())
     WorkHandle gather;               // a started gather, not yet waited for
     bool held = false;               // `full` holds memory (gathered or gathering)
     std::vector<char> arrived;       // per parameter: gradient accumulated since last completion
@@ -78,7 +79,8 @@ class FullyShardedDataParallel::Impl {
     int unit;
     WorkHandle work;
     at::Tensor input;   // [paddedNumel], kept alive until the work is done
-    at::Tensor output;  // [shardNumel]
+    at::Tensor output;  // [shardNumel]: the gradient shard itself, or a sum into it
+    bool accumulate;    // add `output` to the gradient shard once done
   };
 
   std::vector<Unit> units_;
@@ -91,8 +93,8 @@ class FullyShardedDataParallel::Impl {
   std::deque<Reduction> reductions_;
   int64_t gatheredNumel_ = 0;
   int64_t peakGatheredNumel_ = 0;
-  int64_t unshardedNumel_ = 0;  // gathered, full gradients, reduce-scatter buffers in flight
-  int64_t peakUnshardedNumel_ = 0;
+  int64_t heldNumel_ = 0;  // shards, gathered, full gradients, reduce-scatter buffers in flight
+  int64_t peakHeldNumel_ = 0;
   double gatherWaitSeconds_ = 0;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
   std::vector<uintptr_t> hookKeys_;
@@ -108,7 +110,7 @@ class FullyShardedDataParallel::Impl {
   void onGradient(int unit, int param);
   void startReduction(int unit);
   void completeOldest();
-  void addUnsharded(int64_t numel);
+  void addHeld(int64_t numel);
   void dropFullGradient(int unit, size_t param);
   void agreeOnUsage();
   void resetWindow();
@@ -176,7 +178,10 @@ void FullyShardedDataParallel::Impl::shardParameters() {
       param.mutable_grad().reset();
     }
     unit.shard = unit.full.narrow(0, comm_.rank() * chunk, chunk).clone();
-    unit.gradShard = torch::zeros({chunk}, type);
+    addHeld(chunk);
+    // Held only from the unit's reduce-scatter to zeroGrad().
+    unit.gradShard = torch::empty({chunk}, type);
+    releaseStorage(unit.gradShard);
     releaseStorage(unit.full);
   }
 }
@@ -208,7 +213,7 @@ void FullyShardedDataParallel::Impl::startGather(int u) {
   unit.held = true;
   gatheredNumel_ += unit.layout.totalNumel();
   peakGatheredNumel_ = std::max(peakGatheredNumel_, gatheredNumel_);
-  addUnsharded(unit.layout.totalNumel());
+  addHeld(unit.layout.totalNumel());
   unit.gather = comm_.allGatherAsync(unit.full, unit.shard);
 }
 
@@ -234,12 +239,12 @@ void FullyShardedDataParallel::Impl::release(int u) {
   releaseStorage(unit.full);
   unit.held = false;
   gatheredNumel_ -= unit.layout.totalNumel();
-  addUnsharded(-unit.layout.totalNumel());
+  addHeld(-unit.layout.totalNumel());
 }
 
-void FullyShardedDataParallel::Impl::addUnsharded(int64_t numel) {
-  unshardedNumel_ += numel;
-  peakUnshardedNumel_ = std::max(peakUnshardedNumel_, unshardedNumel_);
+void FullyShardedDataParallel::Impl::addHeld(int64_t numel) {
+  heldNumel_ += numel;
+  peakHeldNumel_ = std::max(peakHeldNumel_, heldNumel_);
 }
 
 // Resets parameter i's full gradient of unit u (copied elsewhere or zeroed).
@@ -247,7 +252,7 @@ void FullyShardedDataParallel::Impl::dropFullGradient(int u, size_t i) {
   Unit& unit = units_[u];
   at::Tensor param = unit.spec.parameters[i].tensor;
   param.mutable_grad().reset();
-  if (unit.gradHeld[i]) addUnsharded(-param.numel());
+  if (unit.gradHeld[i]) addHeld(-param.numel());
   unit.gradHeld[i] = 0;
 }
 
@@ -301,7 +306,7 @@ void FullyShardedDataParallel::Impl::onGradient(int u, int i) {
   unit.used[i] = 1;
   if (!unit.gradHeld[i]) {
     unit.gradHeld[i] = 1;
-    addUnsharded(unit.spec.parameters[i].tensor.numel());
+    addHeld(unit.spec.parameters[i].tensor.numel());
   }
   if (std::find(unit.arrived.begin(), unit.arrived.end(), 0) != unit.arrived.end()) return;
   // The unit's backward is complete: its parameters are no longer needed, so
@@ -320,8 +325,8 @@ void FullyShardedDataParallel::Impl::startReduction(int u) {
   auto inFlight = static_cast<size_t>(options_.prefetch);
   while (!reductions_.empty() && reductions_.size() >= inFlight) completeOldest();
   Unit& unit = units_[u];
-  at::Tensor flat = torch::zeros({unit.layout.totalNumel()}, unit.gradShard.options());
-  addUnsharded(flat.numel());
+  at::Tensor flat = torch::zeros({unit.layout.totalNumel()}, unit.shard.options());
+  addHeld(flat.numel());
   for (size_t i = 0; i < unit.spec.parameters.size(); ++i) {
     at::Tensor param = unit.spec.parameters[i].tensor;
     const at::Tensor& grad = param.grad();
@@ -330,10 +335,18 @@ void FullyShardedDataParallel::Impl::startReduction(int u) {
     flat.narrow(0, slot.offset, slot.numel).view(param.sizes()).copy_(grad);
     dropFullGradient(u, i);
   }
-  at::Tensor output = torch::empty_like(unit.gradShard);
-  addUnsharded(output.numel());
+  // The first reduction since zeroGrad() writes the gradient shard; a later
+  // one (no zeroGrad() between two syncs) sums into it.
+  bool accumulate = unit.gradShardHeld;
+  at::Tensor output = accumulate ? torch::empty_like(unit.shard) : unit.gradShard;
+  if (!accumulate) {
+    restoreStorage(unit.gradShard, unit.shard.nbytes());
+    unit.gradShardHeld = true;
+  }
+  addHeld(output.numel());
   unit.reduced = true;
-  reductions_.push_back({u, comm_.reduceScatterAsync(output, flat, ReduceOp::kAvg), flat, output});
+  reductions_.push_back(
+      {u, comm_.reduceScatterAsync(output, flat, ReduceOp::kAvg), flat, output, accumulate});
   if (reductions_.size() > inFlight) completeOldest();
 }
 
@@ -341,8 +354,10 @@ void FullyShardedDataParallel::Impl::completeOldest() {
   Reduction reduction = std::move(reductions_.front());
   reductions_.pop_front();
   reduction.work->wait();
+  addHeld(-reduction.input.numel());
+  if (!reduction.accumulate) return;
   units_[reduction.unit].gradShard.add_(reduction.output);
-  addUnsharded(-reduction.input.numel() - reduction.output.numel());
+  addHeld(-reduction.output.numel());
 }
 
 void FullyShardedDataParallel::Impl::finish() {
@@ -402,7 +417,14 @@ void FullyShardedDataParallel::Impl::resetWindow() {
 
 void FullyShardedDataParallel::Impl::zeroGrad() {
   for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
-    units_[u].gradShard.zero_();
+    // Released, not zeroed, as FSDP's zero_grad(set_to_none): a gradient shard
+    // needs no memory between the optimizer step and its next reduce-scatter.
+    Unit& unit = units_[u];
+    if (unit.gradShardHeld) {
+      releaseStorage(unit.gradShard);
+      unit.gradShardHeld = false;
+      addHeld(-unit.gradShard.numel());
+    }
     for (size_t i = 0; i < units_[u].spec.parameters.size(); ++i) dropFullGradient(u, i);
   }
 }
@@ -479,7 +501,7 @@ Communicator& FullyShardedDataParallel::comm() const { return impl_->comm_; }
 const FullyShardedOptions& FullyShardedDataParallel::options() const { return impl_->options_; }
 int64_t FullyShardedDataParallel::gatheredNumel() const { return impl_->gatheredNumel_; }
 int64_t FullyShardedDataParallel::peakGatheredNumel() const { return impl_->peakGatheredNumel_; }
-int64_t FullyShardedDataParallel::peakUnshardedNumel() const { return impl_->peakUnshardedNumel_; }
+int64_t FullyShardedDataParallel::peakHeldNumel() const { return impl_->peakHeldNumel_; }
 double FullyShardedDataParallel::gatherWaitSeconds() const { return impl_->gatherWaitSeconds_; }
 
 FullyShardedDataParallel::NoSyncGuard::NoSyncGuard(FullyShardedDataParallel& owner)

@@ -90,7 +90,8 @@ class FullyShardedDataParallel {
   // Waits for every reduction; see the contract above. Between backward and
   // the optimizer step.
   void finishGradientSync();
-  // Zeroes the gradient shards and drops any full gradients.
+  // Releases the gradient shards' memory (the next reduce-scatter takes it
+  // again, as FSDP's zero_grad(set_to_none)) and drops any full gradients.
   void zeroGrad();
   // Releases every gathered unit (after evaluation without backward, say).
   void reshard();
@@ -126,7 +127,9 @@ class FullyShardedDataParallel {
   // changes what the next gather returns.
   at::Tensor shard(int unit) const;
   // This rank's averaged gradient of unit u, [layout(u).shardNumel()], valid
-  // after finishGradientSync().
+  // from finishGradientSync() to zeroGrad(). Outside that window its storage
+  // holds no memory (as a unit's parameters between uses); the tensor stays
+  // the same object, so views taken of it once stay valid.
   at::Tensor gradientShard(int unit) const;
   // After finishGradientSync(): whether any rank's backward reached
   // parameter `param` of unit `unit` since the previous sync.
@@ -139,10 +142,11 @@ class FullyShardedDataParallel {
   // construction): what ZeRO-3 adds to the shards.
   int64_t gatheredNumel() const;
   int64_t peakGatheredNumel() const;
-  // Elements held beyond the shards at most at once (since construction):
-  // gathered parameters, full gradients on the parameters, and reduce-scatter
-  // buffers (input and output) in flight.
-  int64_t peakUnshardedNumel() const;
+  // Elements this object holds at most at once (since construction): the
+  // parameter shards, the gradient shards (each from its unit's reduce-scatter
+  // to zeroGrad()), gathered parameters, full gradients on the parameters, and
+  // reduce-scatter buffers (input and output) in flight.
+  int64_t peakHeldNumel() const;
   // Seconds spent blocked waiting for gathers needed now (since
   // construction): the gather time prefetch did not hide.
   double gatherWaitSeconds() const;
