@@ -7,18 +7,20 @@
 //   with no prefetch every gather is waited for in full, so that wait is the
 //   gather time, and what prefetch removes from it is hidden behind compute.
 // zero3_memory, once at prefetch 0 and once at prefetch 1: model-state bytes
-//   one rank holds at most (parameter, gradient and AdamW shards, plus
-//   everything FullyShardedDataParallel holds unsharded at once: gathered
-//   units, full gradients, reduce-scatter buffers in flight) against the
-//   issue's goal (parameters + gradients + AdamW state) / dp + the largest
-//   unit, and against this design's bound: the goal, plus the unit's full
-//   gradient (a Linear's backward makes its weight gradient while its weight
-//   is still gathered), plus per prefetched unit that unit gathered and one
-//   reduce-scatter in flight (its full input and its shard-sized output);
-//   the most tensor memory live during a step (counted at LibTorch's
-//   allocator: activations and the batch too); and the process's peak
-//   resident growth while training (monotone: each line's is the most up to
-//   then) under ZeRO-3 and then under plain data parallelism (torch AdamW).
+//   one rank holds at most (AdamW's state shards, plus the most
+//   FullyShardedDataParallel ever held at once: parameter shards, gradient
+//   shards, which exist from their unit's reduce-scatter to zeroGrad(),
+//   gathered units, full gradients, reduce-scatter buffers in flight)
+//   against the goal (parameters + gradients + AdamW state) / dp +
+//   the largest unit, and against this design's bound: the goal, plus the
+//   unit's full gradient (a Linear's backward makes its weight gradient while
+//   its weight is still gathered), plus per prefetched unit that unit
+//   gathered and one reduce-scatter in flight (its full input and its
+//   shard-sized output); the most tensor memory live during a step (counted at
+//   LibTorch's allocator: activations and the batch too); and the process's
+//   peak resident growth while training (monotone: each line's is the most
+//   up to then) under ZeRO-3 and then under plain data parallelism (torch
+//   AdamW).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -141,13 +143,7 @@ class Zero3 : public Trainer {
     torch::mse_loss(h, batch_.targets).backward();
     optimizer_.step();
   }
-  // Parameter, gradient and optimizer shards.
-  int64_t shardBytes() const {
-    int64_t bytes = optimizer_.stateBytes();
-    for (int u = 0; u < fsdp_.numUnits(); ++u)
-      bytes += (fsdp_.shard(u).numel() + fsdp_.gradientShard(u).numel()) * 4;
-    return bytes;
-  }
+  int64_t optimizerStateBytes() const { return optimizer_.stateBytes(); }
   int64_t largestUnitBytes() const {
     int64_t largest = 0;
     for (int u = 0; u < fsdp_.numUnits(); ++u)
@@ -240,9 +236,9 @@ void measureOverhead(const bench::MlpShape& shape, Communicator& comm) {
 
 struct Zero3Memory {
   int64_t params = 0;
-  int64_t shards = 0;
-  int64_t unsharded = 0;  // peak, FullyShardedDataParallel's own count
-  int64_t gathered = 0;   // peak, parameters only
+  int64_t optimizerState = 0;
+  int64_t held = 0;      // peak, FullyShardedDataParallel's own count
+  int64_t gathered = 0;  // peak, gathered parameters only
   int64_t largestUnit = 0;
   int64_t tensorPeak = 0;  // the allocator's count over steady steps
 };
@@ -257,8 +253,8 @@ Zero3Memory measureZero3Memory(const bench::MlpShape& shape, Communicator& comm,
   m.tensorPeak = bench::peakTensorBytes();
   const FullyShardedDataParallel& fsdp = zero3.replicas();
   for (int u = 0; u < fsdp.numUnits(); ++u) m.params += fsdp.layout(u).totalNumel();
-  m.shards = zero3.shardBytes();
-  m.unsharded = fsdp.peakUnshardedNumel() * 4;
+  m.optimizerState = zero3.optimizerStateBytes();
+  m.held = fsdp.peakHeldNumel() * 4;
   m.gathered = fsdp.peakGatheredNumel() * 4;
   m.largestUnit = zero3.largestUnitBytes();
   return m;
@@ -268,7 +264,7 @@ nlohmann::ordered_json memoryLine(const bench::MlpShape& shape, Communicator& co
                                   const Zero3Memory& m) {
   // 4 bytes each of parameter, gradient, and AdamW's two moments.
   int64_t goal = 16 * m.params / comm.size() + m.largestUnit;
-  int64_t modelState = m.shards + m.unsharded;
+  int64_t modelState = m.optimizerState + m.held;
   int64_t overlap = m.largestUnit + m.largestUnit + m.largestUnit / comm.size();
   int64_t bound = goal + m.largestUnit + prefetch * overlap;
   return {{"bench", "zero3_memory"},
@@ -277,8 +273,8 @@ nlohmann::ordered_json memoryLine(const bench::MlpShape& shape, Communicator& co
           {"params", m.params},
           {"prefetch", prefetch},
           {"model_state_bytes_per_rank", modelState},
-          {"shard_bytes", m.shards},
-          {"unsharded_peak_bytes", m.unsharded},
+          {"optimizer_state_bytes", m.optimizerState},
+          {"fsdp_held_peak_bytes", m.held},
           {"gathered_peak_bytes", m.gathered},
           {"largest_unit_bytes", m.largestUnit},
           {"goal_bytes", goal},
