@@ -6,11 +6,21 @@
 //   gather_hidden_fraction = 1 - (gather wait with prefetch 1) / (with prefetch 0):
 //   with no prefetch every gather is waited for in full, so that wait is the
 //   gather time, and what prefetch removes from it is hidden behind compute.
-// zero3_memory: model-state bytes one rank holds under ZeRO-3 (parameter,
-//   gradient and AdamW shards plus the most ever gathered at once) against the
-//   goal (parameters + gradients + AdamW state) / dp + the largest unit, and
-//   the process's peak resident growth while training (activations included)
-//   under ZeRO-3 and then under plain data parallelism (torch AdamW).
+// zero3_memory, once at prefetch 0 and once at prefetch 1: model-state bytes
+//   one rank holds at most (AdamW's state shards, plus the most
+//   FullyShardedDataParallel ever held at once: parameter shards, gradient
+//   shards, which exist from their unit's reduce-scatter to zeroGrad(),
+//   gathered units, full gradients, reduce-scatter buffers in flight)
+//   against the goal (parameters + gradients + AdamW state) / dp +
+//   the largest unit, and against this design's bound: the goal, plus the
+//   unit's full gradient (a Linear's backward makes its weight gradient while
+//   its weight is still gathered), plus per prefetched unit that unit
+//   gathered and one reduce-scatter in flight (its full input and its
+//   shard-sized output); the most tensor memory live during a step (counted at
+//   LibTorch's allocator: activations and the batch too); and the process's
+//   peak resident growth while training (monotone: each line's is the most
+//   up to then) under ZeRO-3 and then under plain data parallelism (torch
+//   AdamW).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -27,6 +37,7 @@
 #include "strata/data_parallel/zero_optimizer.h"
 #include "strata/runtime/world.h"
 #include "strata/util/json.h"
+#include "tensor_memory.h"
 
 namespace {
 
@@ -36,10 +47,6 @@ using namespace strata::data_parallel;
 constexpr int kWarmupSteps = 2;
 constexpr int kRounds = 7;
 constexpr int kStepsPerRound = 4;
-// The default: the running unit and the next are gathered at once, so the
-// model state exceeds the goal (one gathered unit) by about one unit.
-constexpr int kMemoryPrefetch = 1;
-
 std::unique_ptr<FlatOptimizer> adamW() { return std::make_unique<FlatAdamW>(AdamWConfig{}); }
 
 struct Model {
@@ -136,13 +143,7 @@ class Zero3 : public Trainer {
     torch::mse_loss(h, batch_.targets).backward();
     optimizer_.step();
   }
-  // Parameter, gradient and optimizer shards, and the most gathered at once.
-  int64_t modelStateBytes() const {
-    int64_t bytes = optimizer_.stateBytes() + fsdp_.peakGatheredNumel() * 4;
-    for (int u = 0; u < fsdp_.numUnits(); ++u)
-      bytes += (fsdp_.shard(u).numel() + fsdp_.gradientShard(u).numel()) * 4;
-    return bytes;
-  }
+  int64_t optimizerStateBytes() const { return optimizer_.stateBytes(); }
   int64_t largestUnitBytes() const {
     int64_t largest = 0;
     for (int u = 0; u < fsdp_.numUnits(); ++u)
@@ -233,19 +234,65 @@ void measureOverhead(const bench::MlpShape& shape, Communicator& comm) {
                     jsonNumber(fullWait > 0 ? std::max(0.0, 1 - wait / fullWait) : 0.0)}});
 }
 
+struct Zero3Memory {
+  int64_t params = 0;
+  int64_t optimizerState = 0;
+  int64_t held = 0;      // peak, FullyShardedDataParallel's own count
+  int64_t gathered = 0;  // peak, gathered parameters only
+  int64_t largestUnit = 0;
+  int64_t tensorPeak = 0;  // the allocator's count over steady steps
+};
+
+Zero3Memory measureZero3Memory(const bench::MlpShape& shape, Communicator& comm, int prefetch) {
+  Zero3Memory m;
+  Zero3 zero3(shape, comm, prefetch);
+  // The first step has no prefetch plan yet and makes AdamW's state.
+  zero3.secondsPerStep(comm, 1);
+  bench::resetPeakTensorBytes();
+  zero3.secondsPerStep(comm, kStepsPerRound);
+  m.tensorPeak = bench::peakTensorBytes();
+  const FullyShardedDataParallel& fsdp = zero3.replicas();
+  for (int u = 0; u < fsdp.numUnits(); ++u) m.params += fsdp.layout(u).totalNumel();
+  m.optimizerState = zero3.optimizerStateBytes();
+  m.held = fsdp.peakHeldNumel() * 4;
+  m.gathered = fsdp.peakGatheredNumel() * 4;
+  m.largestUnit = zero3.largestUnitBytes();
+  return m;
+}
+
+nlohmann::ordered_json memoryLine(const bench::MlpShape& shape, Communicator& comm, int prefetch,
+                                  const Zero3Memory& m) {
+  // 4 bytes each of parameter, gradient, and AdamW's two moments.
+  int64_t goal = 16 * m.params / comm.size() + m.largestUnit;
+  int64_t modelState = m.optimizerState + m.held;
+  int64_t overlap = m.largestUnit + m.largestUnit + m.largestUnit / comm.size();
+  int64_t bound = goal + m.largestUnit + prefetch * overlap;
+  return {{"bench", "zero3_memory"},
+          {"dp", comm.size()},
+          {"model", bench::describe(shape)},
+          {"params", m.params},
+          {"prefetch", prefetch},
+          {"model_state_bytes_per_rank", modelState},
+          {"optimizer_state_bytes", m.optimizerState},
+          {"fsdp_held_peak_bytes", m.held},
+          {"gathered_peak_bytes", m.gathered},
+          {"largest_unit_bytes", m.largestUnit},
+          {"goal_bytes", goal},
+          {"goal_ratio", jsonNumber(static_cast<double>(modelState) / static_cast<double>(goal))},
+          {"within_goal_10pct", modelState * 10 <= goal * 11},
+          {"bound_bytes", bound},
+          {"within_bound", modelState <= bound},
+          {"tensor_peak_bytes", m.tensorPeak}};
+}
+
 // Runs first in the process, so the resident peaks are this run's.
 void measureMemory(const bench::MlpShape& shape, Communicator& comm) {
   int64_t base = residentBytes();
-  int64_t params = 0, zero3Peak = 0, modelState = 0, goal = 0;
-  {
-    Zero3 zero3(shape, comm, kMemoryPrefetch);
-    zero3.secondsPerStep(comm, kStepsPerRound);
-    zero3Peak = peakResidentBytes() - base;
-    for (int u = 0; u < zero3.replicas().numUnits(); ++u)
-      params += zero3.replicas().layout(u).totalNumel();
-    modelState = zero3.modelStateBytes();
-    // 4 bytes each of parameter, gradient, and AdamW's two moments.
-    goal = 16 * params / comm.size() + zero3.largestUnitBytes();
+  std::vector<nlohmann::ordered_json> lines;
+  for (int prefetch : {0, 1}) {
+    Zero3Memory m = measureZero3Memory(shape, comm, prefetch);
+    lines.push_back(memoryLine(shape, comm, prefetch, m));
+    lines.back()["peak_bytes"] = peakResidentBytes() - base;
   }
   {
     Replicated replicated(shape, comm);
@@ -253,17 +300,10 @@ void measureMemory(const bench::MlpShape& shape, Communicator& comm) {
   }
   int64_t replicatedPeak = peakResidentBytes() - base;
   if (comm.rank() != 0) return;
-  bench::emitJson(
-      {{"bench", "zero3_memory"},
-       {"dp", comm.size()},
-       {"model", bench::describe(shape)},
-       {"params", params},
-       {"prefetch", kMemoryPrefetch},
-       {"model_state_bytes_per_rank", modelState},
-       {"goal_bytes", goal},
-       {"goal_ratio", jsonNumber(static_cast<double>(modelState) / static_cast<double>(goal))},
-       {"peak_bytes", zero3Peak},
-       {"ddp_peak_bytes", std::max(replicatedPeak, zero3Peak)}});
+  for (nlohmann::ordered_json& line : lines) {
+    line["ddp_peak_bytes"] = std::max(replicatedPeak, line["peak_bytes"].get<int64_t>());
+    bench::emitJson(line);
+  }
 }
 
 }  // namespace
@@ -271,6 +311,7 @@ void measureMemory(const bench::MlpShape& shape, Communicator& comm) {
 int main(int argc, char** argv) {
   if (bench::spawnRanksIfParent(2, argv)) return 0;
   torch::set_num_threads(1);
+  bench::installTensorMemoryCounter();
   auto world = World::init();
   measureMemory(bench::largeMlp(), world->comm());
   measureOverhead(bench::largeMlp(), world->comm());

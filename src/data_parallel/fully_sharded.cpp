@@ -16,10 +16,6 @@
 namespace strata::data_parallel {
 namespace {
 
-// Reductions kept in flight during backward: each holds a full gradient
-// buffer, so waiting for the oldest bounds memory while the next one runs.
-constexpr size_t kReductionsInFlight = 2;
-
 void checkUnits(const std::vector<ShardedUnit>& units, const Communicator& comm) {
   if (units.empty()) throw ConfigError("fully sharded data parallelism needs at least one unit");
   std::unordered_set<const void*> seen;
@@ -69,9 +65,11 @@ class FullyShardedDataParallel::Impl {
     at::Tensor full;                 // [paddedNumel]; the parameters are set onto its storage
     at::Tensor shard;                // [shardNumel], this rank's parameters
     at::Tensor gradShard;            // [shardNumel], this rank's averaged gradient
+    bool gradShardHeld = false;      // `gradShard` holds memory (reduced since zeroGrad())
     WorkHandle gather;               // a started gather, not yet waited for
     bool held = false;               // `full` holds memory (gathered or gathering)
     std::vector<char> arrived;       // per parameter: gradient accumulated since last completion
+    std::vector<char> gradHeld;      // per parameter: .grad holds a full gradient
     std::vector<char> used;          // per parameter: gradient arrived since last sync
     std::vector<char> usedAnywhere;  // per parameter, after finish(): some rank used it
     bool reduced = false;            // reduce-scatter started in this sync window
@@ -81,7 +79,8 @@ class FullyShardedDataParallel::Impl {
     int unit;
     WorkHandle work;
     at::Tensor input;   // [paddedNumel], kept alive until the work is done
-    at::Tensor output;  // [shardNumel]
+    at::Tensor output;  // [shardNumel]: the gradient shard itself, or a sum into it
+    bool accumulate;    // add `output` to the gradient shard once done
   };
 
   std::vector<Unit> units_;
@@ -94,6 +93,8 @@ class FullyShardedDataParallel::Impl {
   std::deque<Reduction> reductions_;
   int64_t gatheredNumel_ = 0;
   int64_t peakGatheredNumel_ = 0;
+  int64_t heldNumel_ = 0;  // shards, gathered, full gradients, reduce-scatter buffers in flight
+  int64_t peakHeldNumel_ = 0;
   double gatherWaitSeconds_ = 0;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
   std::vector<uintptr_t> hookKeys_;
@@ -109,6 +110,8 @@ class FullyShardedDataParallel::Impl {
   void onGradient(int unit, int param);
   void startReduction(int unit);
   void completeOldest();
+  void addHeld(int64_t numel);
+  void dropFullGradient(int unit, size_t param);
   void agreeOnUsage();
   void resetWindow();
 };
@@ -134,6 +137,7 @@ FullyShardedDataParallel::Impl::Impl(std::vector<ShardedUnit> units, Communicato
     unit.layout = BucketLayout::plan(numels, spec.parameters[0].tensor.element_size(),
                                      BucketSizes{kWhole, kWhole}, comm.size());
     unit.arrived.assign(spec.parameters.size(), 0);
+    unit.gradHeld.assign(spec.parameters.size(), 0);
     unit.used.assign(spec.parameters.size(), 0);
     unit.usedAnywhere.assign(spec.parameters.size(), 1);
     unit.spec = std::move(spec);
@@ -174,7 +178,10 @@ void FullyShardedDataParallel::Impl::shardParameters() {
       param.mutable_grad().reset();
     }
     unit.shard = unit.full.narrow(0, comm_.rank() * chunk, chunk).clone();
-    unit.gradShard = torch::zeros({chunk}, type);
+    addHeld(chunk);
+    // Held only from the unit's reduce-scatter to zeroGrad().
+    unit.gradShard = torch::empty({chunk}, type);
+    releaseStorage(unit.gradShard);
     releaseStorage(unit.full);
   }
 }
@@ -206,6 +213,7 @@ void FullyShardedDataParallel::Impl::startGather(int u) {
   unit.held = true;
   gatheredNumel_ += unit.layout.totalNumel();
   peakGatheredNumel_ = std::max(peakGatheredNumel_, gatheredNumel_);
+  addHeld(unit.layout.totalNumel());
   unit.gather = comm_.allGatherAsync(unit.full, unit.shard);
 }
 
@@ -231,6 +239,21 @@ void FullyShardedDataParallel::Impl::release(int u) {
   releaseStorage(unit.full);
   unit.held = false;
   gatheredNumel_ -= unit.layout.totalNumel();
+  addHeld(-unit.layout.totalNumel());
+}
+
+void FullyShardedDataParallel::Impl::addHeld(int64_t numel) {
+  heldNumel_ += numel;
+  peakHeldNumel_ = std::max(peakHeldNumel_, heldNumel_);
+}
+
+// Resets parameter i's full gradient of unit u (copied elsewhere or zeroed).
+void FullyShardedDataParallel::Impl::dropFullGradient(int u, size_t i) {
+  Unit& unit = units_[u];
+  at::Tensor param = unit.spec.parameters[i].tensor;
+  param.mutable_grad().reset();
+  if (unit.gradHeld[i]) addHeld(-param.numel());
+  unit.gradHeld[i] = 0;
 }
 
 // Starts the gathers of up to `prefetch` units of `plan` from position
@@ -281,42 +304,60 @@ void FullyShardedDataParallel::Impl::onGradient(int u, int i) {
   Unit& unit = units_[u];
   unit.arrived[i] = 1;
   unit.used[i] = 1;
-  if (std::find(unit.arrived.begin(), unit.arrived.end(), 0) != unit.arrived.end()) return;
-  // The unit's backward is complete.
-  std::fill(unit.arrived.begin(), unit.arrived.end(), 0);
-  if (requireSync_) {
-    startReduction(u);
-    release(u);
-  } else if (options_.reshardAfterForward) {
-    release(u);
+  if (!unit.gradHeld[i]) {
+    unit.gradHeld[i] = 1;
+    addHeld(unit.spec.parameters[i].tensor.numel());
   }
+  if (std::find(unit.arrived.begin(), unit.arrived.end(), 0) != unit.arrived.end()) return;
+  // The unit's backward is complete: its parameters are no longer needed, so
+  // they go before the reduce-scatter's buffer comes.
+  std::fill(unit.arrived.begin(), unit.arrived.end(), 0);
+  if (requireSync_ || options_.reshardAfterForward) release(u);
+  if (requireSync_) startReduction(u);
 }
 
 // Full gradients -> padded flat buffer (missing ones zero) -> this rank's
-// averaged chunk. The full gradients are dropped.
+// averaged chunk. The full gradients are dropped. At most `prefetch`
+// reductions stay in flight, each holding its buffer: the oldest completes
+// before a new buffer is taken, so prefetch 0 reduces synchronously.
 void FullyShardedDataParallel::Impl::startReduction(int u) {
   torch::NoGradGuard noGrad;
+  auto inFlight = static_cast<size_t>(options_.prefetch);
+  while (!reductions_.empty() && reductions_.size() >= inFlight) completeOldest();
   Unit& unit = units_[u];
-  at::Tensor flat = torch::zeros({unit.layout.totalNumel()}, unit.gradShard.options());
+  at::Tensor flat = torch::zeros({unit.layout.totalNumel()}, unit.shard.options());
+  addHeld(flat.numel());
   for (size_t i = 0; i < unit.spec.parameters.size(); ++i) {
     at::Tensor param = unit.spec.parameters[i].tensor;
-    at::Tensor& grad = param.mutable_grad();
+    const at::Tensor& grad = param.grad();
     if (!grad.defined()) continue;
     const ParamSlot& slot = unit.layout.slot(static_cast<int>(i));
     flat.narrow(0, slot.offset, slot.numel).view(param.sizes()).copy_(grad);
-    grad.reset();
+    dropFullGradient(u, i);
   }
-  at::Tensor output = torch::empty_like(unit.gradShard);
+  // The first reduction since zeroGrad() writes the gradient shard; a later
+  // one (no zeroGrad() between two syncs) sums into it.
+  bool accumulate = unit.gradShardHeld;
+  at::Tensor output = accumulate ? torch::empty_like(unit.shard) : unit.gradShard;
+  if (!accumulate) {
+    restoreStorage(unit.gradShard, unit.shard.nbytes());
+    unit.gradShardHeld = true;
+  }
+  addHeld(output.numel());
   unit.reduced = true;
-  reductions_.push_back({u, comm_.reduceScatterAsync(output, flat, ReduceOp::kAvg), flat, output});
-  if (reductions_.size() > kReductionsInFlight) completeOldest();
+  reductions_.push_back(
+      {u, comm_.reduceScatterAsync(output, flat, ReduceOp::kAvg), flat, output, accumulate});
+  if (reductions_.size() > inFlight) completeOldest();
 }
 
 void FullyShardedDataParallel::Impl::completeOldest() {
   Reduction reduction = std::move(reductions_.front());
   reductions_.pop_front();
   reduction.work->wait();
+  addHeld(-reduction.input.numel());
+  if (!reduction.accumulate) return;
   units_[reduction.unit].gradShard.add_(reduction.output);
+  addHeld(-reduction.output.numel());
 }
 
 void FullyShardedDataParallel::Impl::finish() {
@@ -375,12 +416,16 @@ void FullyShardedDataParallel::Impl::resetWindow() {
 }
 
 void FullyShardedDataParallel::Impl::zeroGrad() {
-  for (Unit& unit : units_) {
-    unit.gradShard.zero_();
-    for (const NamedTensor& p : unit.spec.parameters) {
-      at::Tensor param = p.tensor;
-      param.mutable_grad().reset();
+  for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
+    // Released, not zeroed, as FSDP's zero_grad(set_to_none): a gradient shard
+    // needs no memory between the optimizer step and its next reduce-scatter.
+    Unit& unit = units_[u];
+    if (unit.gradShardHeld) {
+      releaseStorage(unit.gradShard);
+      unit.gradShardHeld = false;
+      addHeld(-unit.gradShard.numel());
     }
+    for (size_t i = 0; i < units_[u].spec.parameters.size(); ++i) dropFullGradient(u, i);
   }
 }
 
@@ -456,6 +501,7 @@ Communicator& FullyShardedDataParallel::comm() const { return impl_->comm_; }
 const FullyShardedOptions& FullyShardedDataParallel::options() const { return impl_->options_; }
 int64_t FullyShardedDataParallel::gatheredNumel() const { return impl_->gatheredNumel_; }
 int64_t FullyShardedDataParallel::peakGatheredNumel() const { return impl_->peakGatheredNumel_; }
+int64_t FullyShardedDataParallel::peakHeldNumel() const { return impl_->peakHeldNumel_; }
 double FullyShardedDataParallel::gatherWaitSeconds() const { return impl_->gatherWaitSeconds_; }
 
 FullyShardedDataParallel::NoSyncGuard::NoSyncGuard(FullyShardedDataParallel& owner)

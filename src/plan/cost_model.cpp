@@ -44,12 +44,16 @@ double exposedDataParallel(const TrainingJob& job, const Layout& l, const StageP
   // finished its backward: a wait no overlap hides.
   double wait = syncWaitSeconds(microBatches * perMicroBatch, l.dp, job.cluster.device.noise);
   if (l.zeroStage >= 3) {
-    // Every micro-batch gathers the weights twice (forward, and backward after
-    // resharding), prefetched behind its compute; the gradients reduce-scatter
-    // once per step, behind the last backward.
-    double gathers = 2 * allGatherSeconds(weights, l.dp, link);
-    return microBatches * std::max(0.0, gathers - perMicroBatch) +
-           std::max(0.0, reduceScatterSeconds(grads, l.dp, link) - backward) + wait;
+    // The gradients reduce-scatter once per step, behind the last backward.
+    double reduce = std::max(0.0, reduceScatterSeconds(grads, l.dp, link) - backward);
+    double gather = allGatherSeconds(weights, l.dp, link);
+    // Kept gathered, the weights are gathered once per step, prefetched
+    // behind the first micro-batch's forward.
+    if (!l.reshardAfterForward)
+      return std::max(0.0, gather - (perMicroBatch - backward)) + reduce + wait;
+    // Resharding, every micro-batch gathers the weights twice (forward, and
+    // backward), prefetched behind its compute.
+    return microBatches * std::max(0.0, 2 * gather - perMicroBatch) + reduce + wait;
   }
   double traffic = l.zeroStage == 0 ? allReduceSeconds(grads, l.dp, link)
                                     : reduceScatterSeconds(grads, l.dp, link) +
@@ -57,18 +61,29 @@ double exposedDataParallel(const TrainingJob& job, const Layout& l, const StageP
   return std::max(0.0, traffic - backward) + wait;
 }
 
+// What ZeRO-3 holds whole on top of the shards (see cost_model.h). The word
+// embedding is the largest layer there may be.
+void addFullyShardedExtras(const TrainingJob& job, const Layout& l, double rankParams,
+                           MemoryBreakdown& mem) {
+  const ModelDesc& m = job.model;
+  double largest = std::max(layerParameters(m), embeddingParameters(m)) / l.tp;
+  // Resharding: the running layer and the one prefetched. Kept gathered:
+  // every layer of the rank, from its first forward to the step's
+  // reduce-scatter.
+  double gathered = l.reshardAfterForward ? kGatheredLayers * largest : rankParams;
+  mem.parameters += gathered * job.precision.weightBytes;
+  // One micro-batch: the running layer's full gradient before its
+  // reduce-scatter. More: every layer's full gradient accumulates until the
+  // step's reduce-scatter (FSDP's no_sync).
+  double fullGradients = l.microBatches(job.globalBatch) > 1 ? rankParams : largest;
+  mem.gradients += fullGradients * job.precision.gradBytes;
+}
+
 MemoryBreakdown rankMemory(const TrainingJob& job, const Layout& l, const StagePlan& plan, int rank,
                            int stash) {
   const ModelDesc& m = job.model;
   MemoryBreakdown mem = modelStateBytes(plan.rankParams[rank], l.dp, l.zeroStage, job.precision);
-  if (l.zeroStage >= 3) {
-    // Gathered whole on top of the shards: the running layer and the one
-    // prefetched, and the running layer's full gradient before its
-    // reduce-scatter. The word embedding is the largest layer there may be.
-    double largest = std::max(layerParameters(m), embeddingParameters(m)) / l.tp;
-    mem.parameters += kGatheredLayers * largest * job.precision.weightBytes;
-    mem.gradients += largest * job.precision.gradBytes;
-  }
+  if (l.zeroStage >= 3) addFullyShardedExtras(job, l, plan.rankParams[rank], mem);
   double perLayer = stashedActivationBytes(m, l.microBatch, l.tp, l.sequenceParallel, l.recompute);
   mem.activations = stash * plan.rankMaxLayers[rank] * perLayer;
   if (l.recompute)

@@ -53,6 +53,9 @@ void applyItem(Layout& layout, const std::string& item) {
   } else if (item == "pp-inner") {
     layout.ppInner = true;
     return;
+  } else if (item == "no-reshard") {
+    layout.reshardAfterForward = false;
+    return;
   } else {
     for (const std::string& name : scheduleNames()) {
       if (item == name) {
@@ -62,7 +65,7 @@ void applyItem(Layout& layout, const std::string& item) {
     }
     throw PlanError("layout item '" + item +
                     "' is not one of ppN, tpN, dpN, mbN, vN, zero0..zero3, recompute, sp, "
-                    "pp-inner, gpipe, 1f1b, interleaved-1f1b, zb-h1");
+                    "pp-inner, no-reshard, gpipe, 1f1b, interleaved-1f1b, zb-h1");
   }
   if (value < 1) throw PlanError("layout item '" + item + "' must be at least 1");
 }
@@ -86,6 +89,7 @@ std::string toString(const Layout& layout) {
   if (layout.recompute) out << ",recompute";
   if (layout.sequenceParallel) out << ",sp";
   if (layout.ppInner) out << ",pp-inner";
+  if (!layout.reshardAfterForward) out << ",no-reshard";
   return out.str();
 }
 

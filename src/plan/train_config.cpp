@@ -74,6 +74,8 @@ const std::map<std::string, Setter>& setters() {
        [](R& r, const E& e) { r.layout.sequenceParallel = boolean(e); }},
       {"parallel.checkpoint_activations",
        [](R& r, const E& e) { r.layout.recompute = boolean(e); }},
+      {"parallel.reshard_after_forward",
+       [](R& r, const E& e) { r.layout.reshardAfterForward = boolean(e); }},
   };
   return table;
 }

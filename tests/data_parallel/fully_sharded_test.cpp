@@ -133,6 +133,16 @@ void checkMatchesSerial(const RankContext&) {
       int64_t largest = 16 * 16 + 16 + comm.size();  // `second`, padded at most this far
       int64_t bound = reshard ? (1 + prefetch) * largest : 4 * largest;
       EXPECT_LE(adam.fsdp.peakGatheredNumel(), bound) << what;
+      // Beyond its parameter and gradient shards, resharding holds the
+      // running unit and its full gradient (never with the reduce-scatter
+      // buffer besides), and per prefetched unit one more gathered and one
+      // reduce-scatter in flight.
+      if (reshard) {
+        int64_t shards = 0;
+        for (int u = 0; u < adam.fsdp.numUnits(); ++u) shards += adam.fsdp.shard(u).numel();
+        int64_t held = 2 * shards + 2 * largest + prefetch * (2 * largest + largest / comm.size());
+        EXPECT_LE(adam.fsdp.peakHeldNumel(), held) << what;
+      }
     }
   }
 }
@@ -152,6 +162,8 @@ void checkShardsOnly(const RankContext&) {
     for (const NamedTensor& p : fsdp.unit(u).parameters) {
       EXPECT_EQ(p.tensor.storage().nbytes(), 0u) << p.name << " still holds its memory";
     }
+    // No gradient shard before the first reduce-scatter.
+    EXPECT_EQ(fsdp.gradientShard(u).storage().nbytes(), 0u) << fsdp.unit(u).name;
   }
   EXPECT_EQ(held * comm.size(), total);
 }

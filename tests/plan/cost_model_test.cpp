@@ -127,6 +127,64 @@ TEST(CostModel, CollectivesWaitForTheSlowestMember) {
   }
 }
 
+// dp 8 with 4 micro-batches of one sequence, on a link slow enough that the
+// ZeRO-3 gathers and the reduce-scatter are not all hidden.
+TrainingJob slowLinkZeroThreeJob() {
+  TrainingJob job = roundJob(1, 8, 32);
+  job.cluster.intraNode = {1e8, 0};
+  return job;
+}
+
+// Ring collectives over dp 8 (comm.h): (p - 1) / p * bytes / bandwidth.
+double ringSeconds(double bytes) { return 7.0 / 8.0 * bytes / 1e8; }
+
+// Kept gathered (reshard_after_forward = false), ZeRO-3 gathers the weights
+// once per step, behind the first micro-batch's forward, and holds every
+// layer of the rank; resharding gathers them twice per micro-batch and holds
+// two layers.
+TEST(CostModel, ZeroThreeKeptGatheredGathersOncePerStepAndHoldsEveryLayer) {
+  TrainingJob job = slowLinkZeroThreeJob();
+  Estimate resharding = evaluateLayout(job, parseLayout("dp8,mb1,zero3"));
+  Estimate kept = evaluateLayout(job, parseLayout("dp8,mb1,zero3,no-reshard"));
+  ASSERT_EQ(kept.microBatches, 4);
+  double params = 8 * layerParameters(job.model) + embeddingParameters(job.model);
+  double layer = std::max(layerParameters(job.model), embeddingParameters(job.model));
+  const Precision& p = job.precision;
+  EXPECT_NEAR(kept.memory.parameters, params * p.weightBytes / 8 + params * p.weightBytes,
+              1e-9 * kept.memory.parameters);
+  EXPECT_NEAR(resharding.memory.parameters, params * p.weightBytes / 8 + 2 * layer * p.weightBytes,
+              1e-9 * resharding.memory.parameters);
+  // A micro-batch's compute on one rank: its forward is a third.
+  double microBatch = trainingFlops(job.model, 1, false) / 0.5e12;
+  double forward = microBatch / 3, backward = microBatch - forward;
+  double gather = ringSeconds(params * p.weightBytes);
+  double reduce = std::max(0.0, ringSeconds(params * p.gradBytes) - backward);
+  ASSERT_GT(gather, forward);
+  EXPECT_NEAR(kept.time.dpExposed, gather - forward + reduce, 1e-6 * kept.time.dpExposed);
+  EXPECT_NEAR(resharding.time.dpExposed, 4 * std::max(0.0, 2 * gather - microBatch) + reduce,
+              1e-6 * resharding.time.dpExposed);
+}
+
+// Over several micro-batches ZeRO-3 keeps every layer's full gradient until
+// the step's reduce-scatter (FSDP's no_sync); with one, only the running
+// layer's.
+TEST(CostModel, ZeroThreeKeepsFullGradientsAcrossMicroBatches) {
+  TrainingJob job = slowLinkZeroThreeJob();
+  double params = 8 * layerParameters(job.model) + embeddingParameters(job.model);
+  double layer = std::max(layerParameters(job.model), embeddingParameters(job.model));
+  double g = job.precision.gradBytes;
+  for (const char* text : {"dp8,mb1,zero3", "dp8,mb1,zero3,no-reshard"}) {
+    Estimate accumulating = evaluateLayout(job, parseLayout(text));
+    ASSERT_EQ(accumulating.microBatches, 4) << text;
+    EXPECT_NEAR(accumulating.memory.gradients, params * g / 8 + params * g,
+                1e-9 * accumulating.memory.gradients)
+        << text;
+  }
+  Estimate single = evaluateLayout(job, parseLayout("dp8,mb4,zero3"));
+  ASSERT_EQ(single.microBatches, 1);
+  EXPECT_NEAR(single.memory.gradients, params * g / 8 + layer * g, 1e-9 * single.memory.gradients);
+}
+
 TEST(CostModel, TensorParallelAcrossNodesIsSlower) {
   TrainingJob job = roundJob(2, 4, 8);
   job.allowCrossNodeTp = true;
@@ -182,8 +240,12 @@ TEST(CostModel, CheckLayoutNamesTheValues) {
 }
 
 TEST(Layout, TextFormRoundTrips) {
-  Layout l = parseLayout("pp8,tp8,dp24,mb2,v2,interleaved-1f1b,zero1,recompute,sp,pp-inner");
-  EXPECT_EQ(toString(l), "pp8,tp8,dp24,mb2,v2,interleaved-1f1b,zero1,recompute,sp,pp-inner");
+  Layout l =
+      parseLayout("pp8,tp8,dp24,mb2,v2,interleaved-1f1b,zero3,recompute,sp,pp-inner,no-reshard");
+  EXPECT_EQ(toString(l),
+            "pp8,tp8,dp24,mb2,v2,interleaved-1f1b,zero3,recompute,sp,pp-inner,no-reshard");
+  EXPECT_FALSE(l.reshardAfterForward);
+  EXPECT_TRUE(parseLayout("zero3").reshardAfterForward);
   EXPECT_EQ(toString(parseLayout(toString(l))), toString(l));
   EXPECT_THROW(parseLayout("pp0"), PlanError);
   EXPECT_THROW(parseLayout("pp8,foo"), PlanError);

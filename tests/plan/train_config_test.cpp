@@ -23,6 +23,7 @@ TEST(TrainConfig, ReadsTheModelTheBatchThePrecisionAndTheLayout) {
       "tied_embeddings = false\ncontext = 512\ndropout = 0.1\n"
       "[parallel]\npp = 2\ndp = 2\ntp = 2\nschedule = \"interleaved-1f1b\"\nvirtual_stages = 2\n"
       "zero = 1\nsequence_parallel = true\ncheckpoint_activations = true\n"
+      "reshard_after_forward = false\n"
       "[train]\nseq_len = 256\nglobal_batch = 64\nmicro_batch = 2\nprecision = \"bf16\"\n"
       "lr = 3e-4\n[data]\nfiles = [\"a.txt\"]\n",
       "run.toml");
@@ -35,7 +36,8 @@ TEST(TrainConfig, ReadsTheModelTheBatchThePrecisionAndTheLayout) {
   EXPECT_EQ(m.vocab, 50257);
   EXPECT_EQ(m.seqLen, 256);
   EXPECT_FALSE(m.tiedEmbeddings);
-  EXPECT_EQ(toString(run.layout), "pp2,tp2,dp2,mb2,v2,interleaved-1f1b,zero1,recompute,sp");
+  EXPECT_EQ(toString(run.layout),
+            "pp2,tp2,dp2,mb2,v2,interleaved-1f1b,zero1,recompute,sp,no-reshard");
   EXPECT_EQ(run.globalBatch, 64);
   EXPECT_EQ(run.dtype, Dtype::Bf16);
   // Autocast keeps fp32 weights, gradients and AdamW moments.

@@ -29,6 +29,7 @@ void expectSameRun(const TrainConfig& c, const plan::ConfiguredRun& run) {
   EXPECT_EQ(run.layout.zeroStage, c.parallel.zero);
   EXPECT_EQ(run.layout.sequenceParallel, c.parallel.sequenceParallel);
   EXPECT_EQ(run.layout.recompute, c.parallel.checkpointActivations);
+  EXPECT_EQ(run.layout.reshardAfterForward, c.parallel.reshardAfterForward);
 }
 
 TEST(PlanReadsConfig, AnEmptyFileIsStrataTrainsDefaultRun) {
@@ -46,6 +47,7 @@ TEST(PlanReadsConfig, EveryKeyThePlannerUsesReadsAsStrataTrainReadsIt) {
   c.parallel.zero = 1;
   c.parallel.sequenceParallel = true;
   c.parallel.checkpointActivations = true;
+  c.parallel.reshardAfterForward = false;
   c.train.seqLen = 256;
   c.train.globalBatch = 48;
   c.train.microBatch = 2;

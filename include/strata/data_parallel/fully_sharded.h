@@ -12,8 +12,10 @@
 // by prefetch), runs body, and with reshardAfterForward releases the unit
 // again. A hook on body's output re-gathers the unit when its gradient
 // arrives in backward. When every parameter of the unit has accumulated its
-// gradient, the unit's gradients are reduce-scattered (averaged) into this
-// rank's gradient shard and the full gradients and parameters are released.
+// gradient, the unit's parameters are released and its gradients are
+// reduce-scattered (averaged) into this rank's gradient shard, the full
+// gradients dropped. At most `prefetch` reduce-scatters stay in flight (0:
+// each completes before backward goes on).
 // Under noSync() backward only accumulates the full gradients locally (units
 // stay gathered between micro-batches unless reshardAfterForward); the next
 // synchronised backward reduces the sum, once.
@@ -66,7 +68,8 @@ struct FullyShardedOptions {
   // backward: less communication, more memory (torchtitan's choice under a
   // pipeline, whose micro-batches then share one gather).
   bool reshardAfterForward = true;
-  // Units whose gathers may be started ahead of their use (0: none).
+  // Units whose gathers may be started ahead of their use, and reduce-scatters
+  // left in flight behind backward (0: none; each holds a unit's memory).
   int prefetch = 1;
   InitialSync initialSync = InitialSync::kBroadcast;
   UnusedParameters unusedParameters = UnusedParameters::kError;
@@ -87,7 +90,8 @@ class FullyShardedDataParallel {
   // Waits for every reduction; see the contract above. Between backward and
   // the optimizer step.
   void finishGradientSync();
-  // Zeroes the gradient shards and drops any full gradients.
+  // Releases the gradient shards' memory (the next reduce-scatter takes it
+  // again, as FSDP's zero_grad(set_to_none)) and drops any full gradients.
   void zeroGrad();
   // Releases every gathered unit (after evaluation without backward, say).
   void reshard();
@@ -123,7 +127,9 @@ class FullyShardedDataParallel {
   // changes what the next gather returns.
   at::Tensor shard(int unit) const;
   // This rank's averaged gradient of unit u, [layout(u).shardNumel()], valid
-  // after finishGradientSync().
+  // from finishGradientSync() to zeroGrad(). Outside that window its storage
+  // holds no memory (as a unit's parameters between uses); the tensor stays
+  // the same object, so views taken of it once stay valid.
   at::Tensor gradientShard(int unit) const;
   // After finishGradientSync(): whether any rank's backward reached
   // parameter `param` of unit `unit` since the previous sync.
@@ -136,6 +142,11 @@ class FullyShardedDataParallel {
   // construction): what ZeRO-3 adds to the shards.
   int64_t gatheredNumel() const;
   int64_t peakGatheredNumel() const;
+  // Elements this object holds at most at once (since construction): the
+  // parameter shards, the gradient shards (each from its unit's reduce-scatter
+  // to zeroGrad()), gathered parameters, full gradients on the parameters, and
+  // reduce-scatter buffers (input and output) in flight.
+  int64_t peakHeldNumel() const;
   // Seconds spent blocked waiting for gathers needed now (since
   // construction): the gather time prefetch did not hide.
   double gatherWaitSeconds() const;

@@ -23,10 +23,15 @@
 // prefetched so that only the part longer than that micro-batch's compute is
 // exposed, and reduce-scatters its gradients once per step, hidden behind the
 // last micro-batch's backward; its memory adds two gathered layers (the
-// running one and the prefetched) and one layer's full gradient to the
-// shards (the word embedding when it is the largest layer; the trainer
-// gathers one unit per layer, fully_sharded.h). The optimizer step streams 32 bytes
-// per optimizer-owned parameter through device memory.
+// running one and the prefetched) to the shards (the word embedding when it
+// is the largest layer; the trainer gathers one unit per layer,
+// fully_sharded.h). With Layout::reshardAfterForward off the rank's layers
+// are gathered once per step, behind the first micro-batch's forward, and all
+// stay gathered for the step instead. Full gradients: one layer's before its
+// reduce-scatter with one micro-batch per step; with more, every layer of the
+// rank's, accumulated until the step's reduce-scatter (FSDP's no_sync). The
+// optimizer step streams 32 bytes per optimizer-owned parameter through
+// device memory.
 //
 // With a measured profile (measured_profile.h) the layers' compute comes from
 // it instead of from FLOPs: the measured forward and backward of a block, the

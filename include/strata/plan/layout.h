@@ -11,7 +11,7 @@
 // so pipeline neighbours share a node and tensor-parallel groups spread over
 // nodes; it exists to be compared (bench_placement) and is only searched with
 // allowCrossNodeTp. parseLayout() reads the text form
-// `pp8,tp8,dp24,mb1,v1,1f1b,zero1,recompute,sp,pp-inner` (any order, omitted
+// `pp8,tp8,dp24,mb1,v1,1f1b,zero3,recompute,sp,pp-inner,no-reshard` (any order, omitted
 // items take the defaults below) and throws PlanError naming the bad item.
 #pragma once
 
@@ -30,6 +30,9 @@ struct Layout {
   bool recompute = false;
   bool sequenceParallel = false;
   bool ppInner = false;  // the pp-inner placement above
+  // ZeRO-3 releases each layer after its forward and gathers it again for
+  // backward; off (`no-reshard`), a rank's layers stay gathered for the step.
+  bool reshardAfterForward = true;
 
   int devices() const { return pp * tp * dp; }
   // Distance in ranks between neighbours of a group, by placement.

@@ -9,7 +9,7 @@
 //   [model]     layers, hidden, heads, ffn, vocab, tied_embeddings
 //   [train]     seq_len, global_batch, micro_batch, precision ("fp32" or "bf16")
 //   [parallel]  pp, dp, tp, schedule, virtual_stages, zero (0 to 3),
-//               sequence_parallel, checkpoint_activations
+//               sequence_parallel, checkpoint_activations, reshard_after_forward
 // A key the file leaves out takes strata train's default. The other keys
 // (model.context, model.dropout, the optimizer's, [data], [checkpoint])
 // change no plan; they are strata train's to check and are ignored here.
