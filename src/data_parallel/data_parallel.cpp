@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "data_parallel/quoted_names.h"
+#include "data_parallel/sync_window.h"
 #include "strata/error.h"
 
 namespace strata::data_parallel {
@@ -304,14 +305,8 @@ void DataParallel::Impl::bindGradients(const at::Tensor& globalUsage) {
 
 void DataParallel::Impl::finish() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!requireSync_) {
-    throw Error("finishGradientSync() on group " + comm_.name() +
-                " while gradient sync is off; leave noSync() before the last micro-batch");
-  }
-  struct ResetOnExit {
-    Impl& impl;
-    ~ResetOnExit() { impl.resetWindow(); }
-  } reset{*this};
+  requireSyncOn(requireSync_, comm_.name());
+  ResetWindowOnExit reset([this] { resetWindow(); });
   resolveMissingGradients();
   waitAll();
   bindGradients(usage_);

@@ -11,6 +11,7 @@
 
 #include "data_parallel/quoted_names.h"
 #include "data_parallel/storage_release.h"
+#include "data_parallel/sync_window.h"
 #include "strata/error.h"
 
 namespace strata::data_parallel {
@@ -361,14 +362,8 @@ void FullyShardedDataParallel::Impl::completeOldest() {
 }
 
 void FullyShardedDataParallel::Impl::finish() {
-  if (!requireSync_) {
-    throw Error("finishGradientSync() on group " + comm_.name() +
-                " while gradient sync is off; leave noSync() before the last micro-batch");
-  }
-  struct ResetOnExit {
-    Impl& impl;
-    ~ResetOnExit() { impl.resetWindow(); }
-  } reset{*this};
+  requireSyncOn(requireSync_, comm_.name());
+  ResetWindowOnExit reset([this] { resetWindow(); });
   // Units whose backward did not reach every parameter, in unit order, which
   // is the same on every rank.
   for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
