@@ -29,9 +29,14 @@ mapfile -t files < <(find "$corpus" -maxdepth 1 -type f ! -name '*.*' ! -name as
 "$build/strata" data prepare --tokenizer "$tokenizer" --input "${files[@]}" \
   --output "$out/data/fortunes"
 rm -rf "$out/checkpoints"
+# bf16 matrix products where the CPU has them natively (AMX or AVX512-BF16):
+# 1.3 and 1.5 times the tokens/s of float32 in two one-process runs here;
+# elsewhere bf16 would be emulated and slower, and strata train refuses it.
+precision=fp32
+grep -qwE 'amx_bf16|avx512_bf16' /proc/cpuinfo && precision=bf16
 "$build/strata" launch --nproc-per-node 4 -- "$build/strata" train --config configs/demo.toml \
-  --tokenizer "$tokenizer" --data-prepared "$out/data/fortunes" --checkpoint-dir "$out/checkpoints" \
-  | tee "$out/demo.log"
+  --precision "$precision" --tokenizer "$tokenizer" --data-prepared "$out/data/fortunes" \
+  --checkpoint-dir "$out/checkpoints" | tee "$out/demo.log"
 summary=$(grep -o '{"train":"gpt".*}' "$out/demo.log" | tail -n 1)
 
 for prompt in "A friend is" "The computer" "Love is"; do

@@ -1,5 +1,6 @@
 #include "strata/models/gpt.h"
 
+#include <ATen/Dispatch.h>
 #include <torch/torch.h>
 
 #include <limits>
@@ -139,11 +140,15 @@ class GptHeadImpl : public torch::nn::Module, public tp::ShardedModule {
     if (first + shard > vocab) padding_ = global >= vocab;  // [Vp/tp]
   }
 
-  // The lowest float rather than -inf: exp() gives 0 all the same, and no
-  // inf - inf can turn into NaN in a loss.
+  // The lowest finite value of the logits' type (bfloat16's under bf16
+  // autocast: float's would overflow it) rather than -inf: exp() gives 0 all
+  // the same, and no inf - inf can turn into NaN in a loss.
   at::Tensor maskPadding(const at::Tensor& logits) const {
     if (!padding_.defined()) return logits;
-    return logits.masked_fill(padding_.to(logits.device()), std::numeric_limits<float>::lowest());
+    at::Scalar lowest;
+    AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, logits.scalar_type(), "maskPadding",
+                                    [&] { lowest = std::numeric_limits<scalar_t>::lowest(); });
+    return logits.masked_fill(padding_.to(logits.device()), lowest);
   }
 
   bool sequenceParallel_;

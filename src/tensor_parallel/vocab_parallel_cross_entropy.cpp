@@ -35,18 +35,22 @@ struct VocabParallelCrossEntropyFunction
     // M = global max per token; subtracting it keeps exp() finite.
     at::Tensor maxLogit = std::get<0>(logits.max(-1)).contiguous();  // [...]
     if (tp->size() > 1) tp->allReduce(maxLogit, ReduceOp::kMax);
-    at::Tensor shifted = logits - maxLogit.unsqueeze(-1);  // [..., V/p]
+    // One [..., V/p] tensor for z - M, then exp(z - M), then the softmax,
+    // each in place: with GPT-2's 50257 logits a token, every full-size
+    // tensor less is a pass over memory less.
+    at::Tensor probs = logits - maxLogit.unsqueeze(-1);
 
     at::Tensor outside = (targets < first).logical_or(targets >= first + shard);
     at::Tensor local = (targets - first).masked_fill(outside, 0);
     at::Tensor targetLogit =
-        shifted.gather(-1, local.unsqueeze(-1)).squeeze(-1).masked_fill(outside, 0.0);
-    at::Tensor exps = shifted.exp();
+        probs.gather(-1, local.unsqueeze(-1)).squeeze(-1).masked_fill(outside, 0.0);
+    probs.exp_();
     // One all-reduce for both sums: [S; z_t - M], each [...].
-    at::Tensor sums = at::stack({exps.sum(-1), targetLogit}).contiguous();
+    at::Tensor sums = at::stack({probs.sum(-1), targetLogit}).contiguous();
     if (tp->size() > 1) tp->allReduce(sums);
 
-    ctx->save_for_backward({exps / sums[0].unsqueeze(-1), local, outside});
+    probs.div_(sums[0].unsqueeze(-1));
+    ctx->save_for_backward({probs, local, outside});
     return sums[0].log() - sums[1];
   }
 
@@ -55,10 +59,13 @@ struct VocabParallelCrossEntropyFunction
     const at::Tensor& softmax = saved[0];  // [..., V/p]
     const at::Tensor& local = saved[1];
     const at::Tensor& outside = saved[2];
-    // d loss / d z = softmax - onehot(t), the one-hot only where t is local.
+    // d loss / d z = (softmax - onehot(t)) g, the one-hot only where t is
+    // local: one full-size product, then g taken off at the targets.
+    at::Tensor g = grads[0].unsqueeze(-1);
     at::Tensor onehot = outside.logical_not().to(softmax.scalar_type()).unsqueeze(-1);
-    at::Tensor grad = softmax.scatter_add(-1, local.unsqueeze(-1), -onehot);
-    return {grad * grads[0].unsqueeze(-1), at::Tensor(), at::Tensor()};
+    at::Tensor grad = softmax * g;
+    grad.scatter_add_(-1, local.unsqueeze(-1), -onehot * g);
+    return {grad, at::Tensor(), at::Tensor()};
   }
 };
 

@@ -1,0 +1,63 @@
+// Strata's GPT under bf16 autocast on the CPU with a vocabulary that tp does
+// not divide (GPT-2's 50257 over tp 2): the padding logits are masked with
+// bfloat16's lowest value (float's overflows bfloat16), the loss is float32,
+// finite and within 2e-2 relative of the float32 loss, and backward runs.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <limits>
+
+#include "multiprocess.h"
+#include "strata/models/gpt.h"
+#include "strata/runtime/world.h"
+#include "strata/train/loop/precision.h"
+
+namespace strata::models {
+namespace {
+
+GptConfig oddVocabularyGpt() {
+  GptConfig c;
+  c.layers = 2;
+  c.hidden = 32;
+  c.heads = 4;
+  c.ffn = 64;
+  c.vocab = 257;  // padded to 258 over tp 2: rank 1 holds one padding logit
+  c.context = 16;
+  c.tiedEmbeddings = true;
+  c.geluTanh = true;
+  return c;
+}
+
+TEST(GptBf16, PaddedVocabularyAtTp2MasksWithBfloat16sLowest) {
+  strata::testing::runInProcesses(2, [](const strata::testing::RankContext& rank) {
+    auto world = World::init();
+    auto groups = world->parallelGroups(ParallelLayout(2, {1, 1, 1, 2}));
+    torch::manual_seed(11);
+    at::Tensor ids = torch::randint(257, {2, 16}, torch::kLong);
+    at::Tensor targets = torch::randint(257, {2, 16}, torch::kLong);
+    torch::nn::Sequential model = buildGpt(oddVocabularyGpt(), groups.tp);
+    at::Tensor fp32 = gptLoss(model->forward(ids), targets, *groups.tp);
+    at::Tensor bf16;
+    {
+      train::PrecisionGuard precision("bf16", at::kCPU);
+      at::Tensor logits = model->forward(ids);  // [s, b, 129]
+      ASSERT_EQ(logits.scalar_type(), at::kBFloat16);
+      if (rank.rank == 1) {
+        EXPECT_EQ(logits.select(-1, 128).to(at::kFloat).max().item<float>(),
+                  static_cast<float>(std::numeric_limits<c10::BFloat16>::lowest()));
+      }
+      bf16 = gptLoss(logits, targets, *groups.tp);
+    }
+    EXPECT_EQ(bf16.scalar_type(), at::kFloat);
+    EXPECT_TRUE(std::isfinite(bf16.item<double>()));
+    EXPECT_NEAR(bf16.item<double>(), fp32.item<double>(), 2e-2 * fp32.item<double>());
+    bf16.backward();
+    for (const at::Tensor& p : model->parameters()) {
+      ASSERT_TRUE(p.grad().defined());
+      EXPECT_TRUE(torch::isfinite(p.grad()).all().item<bool>());
+    }
+  });
+}
+
+}  // namespace
+}  // namespace strata::models
