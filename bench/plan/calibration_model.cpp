@@ -73,8 +73,7 @@ FittedLink fitLink(const Values& machine) {
 plan::ComputeNoise fitNoise(const Values& machine) {
   auto probe = [&](const std::string& name) {
     std::string prefix = "noise_" + name;
-    return SyncProbe{machine.at(prefix + "_work_s"), machine.at(prefix + "_loaded_s"),
-                     machine.at(prefix + "_idle_s")};
+    return SyncProbe{machine.at(prefix + "_work_s"), machine.at(prefix + "_wait_s")};
   };
   return fitComputeNoise(probe("short"), probe("long"), 2);
 }

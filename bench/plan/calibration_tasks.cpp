@@ -190,8 +190,7 @@ void addNoiseProbes(Values& values, Communicator& both, const std::function<void
         std::pair{"long", probeSyncWait(both, fourBlocks, bytes, kLongRuns)}}) {
     std::string prefix = std::string("noise_") + name;
     values[prefix + "_work_s"] = probe.workSeconds;
-    values[prefix + "_loaded_s"] = probe.loadedSeconds;
-    values[prefix + "_idle_s"] = probe.idleSeconds;
+    values[prefix + "_wait_s"] = probe.waitSeconds;
   }
 }
 

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "bench_stats.h"
 #include "strata/plan/comm.h"
 
 namespace strata::bench {
@@ -15,55 +14,42 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds(Clock::time_point from, Clock::time_point to) {
-  return std::chrono::duration<double>(to - from).count();
-}
-
-double idleAllReduceSeconds(Communicator& group, at::Tensor& t) {
-  constexpr int kWarmup = 5, kTimed = 101;
-  std::vector<double> times;
-  group.barrier();
-  for (int i = 0; i < kWarmup + kTimed; ++i) {
-    Clock::time_point start = Clock::now();
-    group.allReduce(t);
-    if (i >= kWarmup) times.push_back(seconds(start, Clock::now()));
-  }
-  return median(times);
+double secondsSinceBoot(Clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
 }
 
 }  // namespace
 
-double SyncProbe::waitSeconds() const { return std::max(0.0, loadedSeconds - idleSeconds); }
-
 SyncProbe probeSyncWait(Communicator& group, const std::function<void()>& work, int64_t bytes,
                         int runs) {
   at::Tensor t = torch::ones({bytes / 4});
-  double idle = idleAllReduceSeconds(group, t);
+  // arrivals[member][run]: each member fills its row, the sum gathers them.
+  at::Tensor arrivals = torch::zeros({group.size(), runs}, torch::kFloat64);
+  double* mine = arrivals[group.rank()].data_ptr<double>();
+  double workTotal = 0;
   group.barrier();
-  double workTotal = 0, loadedTotal = 0;
   for (int i = 0; i <= runs; ++i) {
     Clock::time_point start = Clock::now();
     work();
-    Clock::time_point computed = Clock::now();
+    Clock::time_point arrived = Clock::now();
     group.allReduce(t);
     if (i == 0) continue;  // untimed
-    workTotal += seconds(start, computed);
-    loadedTotal += seconds(computed, Clock::now());
+    workTotal += std::chrono::duration<double>(arrived - start).count();
+    mine[i - 1] = secondsSinceBoot(arrived);
   }
-  // The members' means, so that every member reports the same.
-  at::Tensor means =
-      torch::tensor({float(workTotal / runs), float(loadedTotal / runs), float(idle)});
-  group.allReduce(means);
-  means /= group.size();
-  return {means[0].item<double>(), means[1].item<double>(), means[2].item<double>()};
+  group.allReduce(arrivals);
+  at::Tensor last = std::get<0>(arrivals.max(0));  // [runs]
+  double wait = (last.unsqueeze(0) - arrivals).mean().item<double>();
+  at::Tensor meanWork = torch::tensor({workTotal / runs}, torch::kFloat64);
+  group.allReduce(meanWork);
+  return {meanWork.item<double>() / group.size(), wait};
 }
 
 SyncProbe pooled(const std::vector<SyncProbe>& probes) {
   SyncProbe mean;
   for (const SyncProbe& p : probes) {
     mean.workSeconds += p.workSeconds / probes.size();
-    mean.loadedSeconds += p.loadedSeconds / probes.size();
-    mean.idleSeconds += p.idleSeconds / probes.size();
+    mean.waitSeconds += p.waitSeconds / probes.size();
   }
   return mean;
 }
@@ -75,7 +61,7 @@ plan::ComputeNoise fitComputeNoise(const SyncProbe& shorter, const SyncProbe& lo
     throw std::invalid_argument("fitComputeNoise: the longer probe's work (" + std::to_string(t2) +
                                 " s) must exceed the shorter's (" + std::to_string(t1) + " s)");
   double maximum = plan::expectedMaximumOfNormals(groupSize);
-  double sigma1 = shorter.waitSeconds() / maximum, sigma2 = longer.waitSeconds() / maximum;
+  double sigma1 = shorter.waitSeconds / maximum, sigma2 = longer.waitSeconds / maximum;
   // sigma^2 / t = spread^2 t + jitter^2: a line in t through both probes,
   // unless it would need a negative term: then the waits grow more slowly
   // than a random walk's (jitter alone, the probes' mean) or faster than the

@@ -12,19 +12,17 @@
 namespace strata::bench {
 
 struct SyncProbe {
-  double workSeconds = 0;      // one run of the work: mean over runs and members
-  double loadedSeconds = 0;    // the all-reduce right after the work: the same mean
-  double idleSeconds = 0;      // the all-reduce back to back: median, mean over members
-  double waitSeconds() const;  // loaded - idle, at least 0
+  double workSeconds = 0;  // one run of the work: mean over runs and members
+  double waitSeconds = 0;  // the last member's arrival after a member's own: the same mean
 };
 
 // Every member of `group` runs `work` and then an all-reduce of `bytes` of
 // float32, `runs` times after one untimed run, as tensor parallelism does
-// between layers; what that all-reduce takes beyond the same all-reduce back
-// to back is the wait for the member behind. Every member must call it and
-// gets the same result. Blocks for the runs and about 100 idle all-reduces;
-// throws the runtime's TimeoutError / PeerError when a peer fails or falls
-// silent.
+// between layers. Each member notes when it arrives at the all-reduce; the
+// last arrival minus a member's own is its wait. The members must share one
+// clock (run on one host: steady_clock is the machine's). Every member must
+// call it and gets the same result. Blocks for the runs; throws the runtime's
+// TimeoutError / PeerError when a peer fails or falls silent.
 SyncProbe probeSyncWait(Communicator& group, const std::function<void()>& work, int64_t bytes,
                         int runs);
 

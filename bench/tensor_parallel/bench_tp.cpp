@@ -45,7 +45,7 @@ constexpr int64_t kHidden = 2048, kFfn = 8192, kSeq = 256, kBatch = 1;
 // The parallel block runs in kRounds rounds of kStepsPerRound steps, each
 // followed by a probe of the compute spread, so that the steps and the probes
 // see the same load of this shared machine.
-constexpr int kWarmup = 1, kRounds = 6, kStepsPerRound = 2, kNoiseRuns = 6;
+constexpr int kWarmup = 1, kRounds = 8, kStepsPerRound = 3, kNoiseRuns = 8;
 constexpr int kSteps = kRounds * kStepsPerRound;
 
 double since(Clock::time_point start) {
