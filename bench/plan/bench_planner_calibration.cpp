@@ -14,8 +14,10 @@
 //    slowdown of the GPT's micro-batch when both cores run it at once against
 //    one process alone (shared vector units, caches and memory bandwidth,
 //    and the other jobs' load on this machine all show in it);
-//  - this machine as a cluster file: all-reduce beta and alpha from a 1 KiB
-//    and a 4 MiB message (p = 2 ring: t = n/beta + 2 alpha), the compute
+//  - this machine as a cluster file: all-reduce beta from a 1 KiB and a 4 MiB
+//    message (p = 2 ring: t = n/beta + 2 alpha), alpha from tensor
+//    parallelism's all-reduce right after a transformer block (timed from
+//    the last rank's arrival, so without the wait), the compute
 //    noise (the wait of an all-reduce for the rank behind, fitted to the
 //    waits after one and after four transformer blocks on both ranks; see
 //    plan/comm.h's syncWaitSeconds), and the optimizer's streaming rate
@@ -83,7 +85,7 @@ std::string clusterText(const Values& profile, const Values& machine) {
       << "name = \"cpu-local-measured\"\nnodes = 1\ndevices_per_node = 2\n"
       << "# AdamW + clipping, as the planner's 32 bytes per parameter\n"
       << "memory_bandwidth_gbytes_per_s = " << bench::optimizerBytesPerSecond(profile) / 1e9 << "\n"
-      << "# all-reduce, p = 2: t = n / beta + 2 alpha, idle\n"
+      << "# all-reduce, p = 2: t = n / beta + 2 alpha; alpha right after compute\n"
       << "intra_node_gbytes_per_s = " << link.bytesPerSecond / 1e9 << "\n"
       << "intra_node_latency_us = " << link.latencySeconds * 1e6 << "\n"
       << "inter_node_gbytes_per_s = " << link.bytesPerSecond / 1e9 << "\n"

@@ -66,8 +66,7 @@ plan::MeasuredProfile makeProfile(const Values& profile, double concurrentSlowdo
 }
 
 FittedLink fitLink(const Values& machine) {
-  double small = machine.at("small_bytes");
-  return fitLink(machine, machine.at("allreduce_small_s"), small);
+  return fitLink(machine, machine.at("noise_short_transfer_s"), machine.at("noise_bytes"));
 }
 
 plan::ComputeNoise fitNoise(const Values& machine) {

@@ -38,8 +38,10 @@ plan::MeasuredProfile makeProfile(const Values& profile, double concurrentSlowdo
 
 // A link from the machine task's all-reduces over it (p = 2 ring: t = n / beta
 // + 2 alpha): beta is the slope between a small and a large message on the
-// idle link, alpha what the small message takes beyond n / beta. The wait for
-// the member behind is the compute noise's (fitNoise).
+// idle link; alpha is what tensor parallelism's all-reduce takes right after
+// a transformer block, from the last member's arrival (its buffers no longer
+// in cache), beyond n / beta. The wait for the member behind is the compute
+// noise's (fitNoise).
 struct FittedLink {
   double bytesPerSecond = 0;
   double latencySeconds = 0;
@@ -47,8 +49,8 @@ struct FittedLink {
 FittedLink fitLink(const Values& machine);
 // The same with alpha from an all-reduce of `loadedBytes` measured elsewhere
 // between transformer blocks (another crowding of the machine than the
-// machine task's two ranks), so that it carries the wait for the member
-// behind.
+// machine task's two ranks), timed from the member's own arrival, so that it
+// also carries the wait for the member behind.
 FittedLink fitLink(const Values& machine, double loadedSeconds, double loadedBytes);
 
 // The device's compute noise (plan/cluster.h) from the machine task's waits

@@ -191,6 +191,7 @@ void addNoiseProbes(Values& values, Communicator& both, const std::function<void
     std::string prefix = std::string("noise_") + name;
     values[prefix + "_work_s"] = probe.workSeconds;
     values[prefix + "_wait_s"] = probe.waitSeconds;
+    values[prefix + "_transfer_s"] = probe.transferSeconds;
   }
 }
 
@@ -219,6 +220,7 @@ void machineTask(const std::string& dir) {
       {"large_bytes", static_cast<double>(kLargeMessageBytes)},
   };
   addNoiseProbes(values, both, blockForward, tpBytes);
+  values["noise_bytes"] = static_cast<double>(tpBytes);
   if (world->rank() == 0) writeValues(dir + "/machine.txt", values);
 }
 

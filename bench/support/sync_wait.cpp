@@ -23,26 +23,31 @@ double secondsSinceBoot(Clock::time_point t) {
 SyncProbe probeSyncWait(Communicator& group, const std::function<void()>& work, int64_t bytes,
                         int runs) {
   at::Tensor t = torch::ones({bytes / 4});
-  // arrivals[member][run]: each member fills its row, the sum gathers them.
-  at::Tensor arrivals = torch::zeros({group.size(), runs}, torch::kFloat64);
-  double* mine = arrivals[group.rank()].data_ptr<double>();
+  // times[0 arrival / 1 return][member][run]: each member fills its rows,
+  // the sum gathers them.
+  at::Tensor times = torch::zeros({2, group.size(), runs}, torch::kFloat64);
+  double* arrived = times[0][group.rank()].data_ptr<double>();
+  double* returned = times[1][group.rank()].data_ptr<double>();
   double workTotal = 0;
   group.barrier();
   for (int i = 0; i <= runs; ++i) {
     Clock::time_point start = Clock::now();
     work();
-    Clock::time_point arrived = Clock::now();
+    Clock::time_point computed = Clock::now();
     group.allReduce(t);
+    Clock::time_point done = Clock::now();
     if (i == 0) continue;  // untimed
-    workTotal += std::chrono::duration<double>(arrived - start).count();
-    mine[i - 1] = secondsSinceBoot(arrived);
+    workTotal += std::chrono::duration<double>(computed - start).count();
+    arrived[i - 1] = secondsSinceBoot(computed);
+    returned[i - 1] = secondsSinceBoot(done);
   }
-  group.allReduce(arrivals);
-  at::Tensor last = std::get<0>(arrivals.max(0));  // [runs]
-  double wait = (last.unsqueeze(0) - arrivals).mean().item<double>();
+  group.allReduce(times);
+  at::Tensor last = std::get<0>(times[0].max(0)).unsqueeze(0);  // [1, runs]
+  double wait = (last - times[0]).mean().item<double>();
+  double transfer = (times[1] - last).mean().item<double>();
   at::Tensor meanWork = torch::tensor({workTotal / runs}, torch::kFloat64);
   group.allReduce(meanWork);
-  return {meanWork.item<double>() / group.size(), wait};
+  return {meanWork.item<double>() / group.size(), wait, transfer};
 }
 
 SyncProbe pooled(const std::vector<SyncProbe>& probes) {
@@ -50,6 +55,7 @@ SyncProbe pooled(const std::vector<SyncProbe>& probes) {
   for (const SyncProbe& p : probes) {
     mean.workSeconds += p.workSeconds / probes.size();
     mean.waitSeconds += p.waitSeconds / probes.size();
+    mean.transferSeconds += p.transferSeconds / probes.size();
   }
   return mean;
 }

@@ -14,12 +14,16 @@ namespace strata::bench {
 struct SyncProbe {
   double workSeconds = 0;  // one run of the work: mean over runs and members
   double waitSeconds = 0;  // the last member's arrival after a member's own: the same mean
+  // From the last arrival to the member's return: the all-reduce's own time
+  // right after compute (its buffers no longer in cache), the same mean.
+  double transferSeconds = 0;
 };
 
 // Every member of `group` runs `work` and then an all-reduce of `bytes` of
 // float32, `runs` times after one untimed run, as tensor parallelism does
-// between layers. Each member notes when it arrives at the all-reduce; the
-// last arrival minus a member's own is its wait. The members must share one
+// between layers. Each member notes when it arrives at the all-reduce and
+// when it returns; the last arrival minus a member's own is its wait, its
+// return minus the last arrival the transfer. The members must share one
 // clock (run on one host: steady_clock is the machine's). Every member must
 // call it and gets the same result. Blocks for the runs; throws the runtime's
 // TimeoutError / PeerError when a peer fails or falls silent.

@@ -6,8 +6,9 @@
 // Communication: the bytes handed to collectives per step (per rank), the
 // time spent inside them (measured_comm_s), and the planner's prediction
 // (predicted_comm_s, strata/plan/comm.h): the collectives' alpha-beta cost,
-// with alpha and beta measured in this run from a 4-byte and a 16 MiB
-// all-reduce, plus their wait for the rank behind: syncWaitSeconds of the
+// beta measured in this run from a 4-byte and a 16 MiB all-reduce, alpha
+// from the noise probes' all-reduce of the block's size right after compute,
+// plus their wait for the rank behind: syncWaitSeconds of the
 // compute before each (the step less its communication, a third before the
 // forward's all-reduce, two before the backward's) by this machine's compute
 // noise, fitted in this run to the waits after other work (plain matmuls of
@@ -22,6 +23,7 @@
 //  "comm_error":...}  (comm_error = predicted / measured - 1)
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -47,6 +49,8 @@ constexpr int64_t kHidden = 2048, kFfn = 8192, kSeq = 256, kBatch = 1;
 // see the same load of this shared machine.
 constexpr int kWarmup = 1, kRounds = 8, kStepsPerRound = 3, kNoiseRuns = 8;
 constexpr int kSteps = kRounds * kStepsPerRound;
+// The block's all-reduces: activations [seq, batch, hidden] in float32.
+constexpr int64_t kMessageBytes = kSeq * kBatch * kHidden * 4;
 
 double since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -68,23 +72,29 @@ double timeSteps(ParallelMLP& mlp, const at::Tensor& x, const at::Tensor& g, int
 
 // This machine's compute noise, from other work than the block's: a
 // [256, 2048] x [2048, 2048] matmul (a quarter of the shard's forward) and
-// four of them, between 4-byte all-reduces.
+// four of them, each followed by an all-reduce of the block's size, whose
+// time from the last arrival is the transfer right after compute.
 struct NoiseProbes {
   std::vector<SyncProbe> shorter, longer;
   void probe(Communicator& comm) {
     at::Tensor a = tensor_parallel::seededNormal({kSeq, kHidden}, 3, 1.0);
     at::Tensor b = tensor_parallel::seededNormal({kHidden, kHidden}, 4, 1.0);
     shorter.push_back(probeSyncWait(
-        comm, [&] { at::mm(a, b); }, 4, kNoiseRuns));
+        comm, [&] { at::mm(a, b); }, kMessageBytes, kNoiseRuns));
     longer.push_back(probeSyncWait(
         comm,
         [&] {
           for (int i = 0; i < 4; ++i) at::mm(a, b);
         },
-        4, kNoiseRuns));
+        kMessageBytes, kNoiseRuns));
   }
   plan::ComputeNoise fit(int ranks) const {
     return fitComputeNoise(pooled(shorter), pooled(longer), ranks);
+  }
+  double transferSeconds() const {
+    std::vector<SyncProbe> all = shorter;
+    all.insert(all.end(), longer.begin(), longer.end());
+    return pooled(all).transferSeconds;
   }
 };
 
@@ -92,6 +102,7 @@ struct ParallelRun {
   double stepSeconds = 0;
   double commSeconds = 0;  // per step, the mean over the ranks
   plan::ComputeNoise noise;
+  double transferSeconds = 0;  // one all-reduce of the block's size right after compute
 };
 
 // The tp = 2 block's seconds per step, its rounds interleaved with the noise
@@ -108,7 +119,8 @@ ParallelRun timeParallel(ParallelMLP& mlp, const at::Tensor& x, const at::Tensor
   }
   at::Tensor comm = torch::tensor({float(counter.seconds() / kSteps)});
   world.allReduce(comm);
-  return {seconds / kSteps, comm.item<double>() / world.size(), probes.fit(world.size())};
+  return {seconds / kSteps, comm.item<double>() / world.size(), probes.fit(world.size()),
+          probes.transferSeconds()};
 }
 
 // Mean seconds of an all-reduce of `elements` floats.
@@ -138,15 +150,20 @@ int runRank() {
   world->comm().barrier();
 
   ParallelMLP parallel(options, tp);
-  auto [parallelStep, measuredComm, noise] = timeParallel(parallel, x, g, *tp, world->comm());
+  auto [parallelStep, measuredComm, noise, transferAfterCompute] =
+      timeParallel(parallel, x, g, *tp, world->comm());
   double bytesPerStep = double(tp->bytes()) / kSteps;
   double callsPerStep = double(tp->calls()) / kSteps;
 
   // T(n) = alpha + beta * n for an all-reduce of n bytes; as the planner's
-  // link of a 2-rank ring (n / bandwidth + 2 latency).
-  double alpha = allReduceSeconds(world->comm(), 1, 200);
+  // link of a 2-rank ring (n / bandwidth + 2 latency): beta from a 4-byte and
+  // a 16 MiB all-reduce back to back, alpha from the probes' all-reduce
+  // right after compute (its buffers no longer in cache).
+  double idleAlpha = allReduceSeconds(world->comm(), 1, 200);
   int64_t largeElements = int64_t{4} << 20;  // 16 MiB
-  double beta = (allReduceSeconds(world->comm(), largeElements, 5) - alpha) / (4.0 * largeElements);
+  double beta =
+      (allReduceSeconds(world->comm(), largeElements, 5) - idleAlpha) / (4.0 * largeElements);
+  double alpha = std::max(idleAlpha, transferAfterCompute - beta * kMessageBytes);
   plan::Link link{1 / beta, alpha / 2};
   double transfer = callsPerStep * plan::allReduceSeconds(bytesPerStep / callsPerStep, 2, link);
   // The forward's all-reduce follows a third of the step's compute, the
