@@ -11,7 +11,7 @@
 //   FullyShardedDataParallel ever held at once: parameter shards, gradient
 //   shards, which exist from their unit's reduce-scatter to zeroGrad(),
 //   gathered units, full gradients, reduce-scatter buffers in flight)
-//   against the goal (parameters + gradients + AdamW state) / dp +
+//   against the goal (parameters + gradients + AdamW state) / dp +
 //   the largest unit, and against this design's bound: the goal, plus the
 //   unit's full gradient (a Linear's backward makes its weight gradient while
 //   its weight is still gathered), plus per prefetched unit that unit
