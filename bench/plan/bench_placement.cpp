@@ -130,10 +130,10 @@ std::string clusterText(const Measurements& m) {
       << "memory_bandwidth_gbytes_per_s = " << bench::optimizerBytesPerSecond(m.profile) / 1e9
       << "\n"
       << "# all-reduce, p = 2: t = n / beta + 2 alpha (alpha under training load)\n"
-      << "intra_node_gbytes_per_s = " << intra.bytesPerSecond / 1e9 << "\n"
-      << "intra_node_latency_us = " << intra.latencySeconds * 1e6 << "\n"
-      << "inter_node_gbytes_per_s = " << inter.bytesPerSecond / 1e9 << "\n"
-      << "inter_node_latency_us = " << inter.latencySeconds * 1e6 << "\n";
+      << bench::linkKeys("intra_node_", intra) << bench::linkKeys("inter_node_", inter)
+      << "# send and receive, one way: t = n / beta + alpha, idle\n"
+      << bench::linkKeys("intra_node_p2p_", bench::fitPointToPointLink(m.intraNode))
+      << bench::linkKeys("inter_node_p2p_", bench::fitPointToPointLink(m.interNode));
   return out.str();
 }
 

@@ -76,9 +76,11 @@ std::string fixed(double value, int digits) {
   return out.str();
 }
 
-// This machine as a cluster file (calibration_model.h's fitLink for the link).
+// This machine as a cluster file (calibration_model.h's fitLink and
+// fitPointToPointLink for the links).
 std::string clusterText(const Values& profile, const Values& machine) {
   bench::FittedLink link = bench::fitLink(machine);
+  bench::FittedLink p2p = bench::fitPointToPointLink(machine);
   plan::ComputeNoise noise = bench::fitNoise(machine);
   std::ostringstream out;
   out << "# this machine, measured by bench_planner_calibration\n"
@@ -86,10 +88,9 @@ std::string clusterText(const Values& profile, const Values& machine) {
       << "# AdamW + clipping, as the planner's 32 bytes per parameter\n"
       << "memory_bandwidth_gbytes_per_s = " << bench::optimizerBytesPerSecond(profile) / 1e9 << "\n"
       << "# all-reduce, p = 2: t = n / beta + 2 alpha; alpha right after compute\n"
-      << "intra_node_gbytes_per_s = " << link.bytesPerSecond / 1e9 << "\n"
-      << "intra_node_latency_us = " << link.latencySeconds * 1e6 << "\n"
-      << "inter_node_gbytes_per_s = " << link.bytesPerSecond / 1e9 << "\n"
-      << "inter_node_latency_us = " << link.latencySeconds * 1e6 << "\n"
+      << bench::linkKeys("intra_node_", link) << bench::linkKeys("inter_node_", link)
+      << "# send and receive, one way: t = n / beta + alpha, idle\n"
+      << bench::linkKeys("intra_node_p2p_", p2p) << bench::linkKeys("inter_node_p2p_", p2p)
       << "# the wait of a collective for the member behind (cluster.h's ComputeNoise)\n"
       << "compute_spread = " << noise.spread << "\n"
       << "compute_jitter_ms = " << noise.jitter * 1e3 << "\n";

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 
 #include "bench_stats.h"
@@ -77,12 +78,46 @@ plan::ComputeNoise fitNoise(const Values& machine) {
   return fitComputeNoise(probe("short"), probe("long"), 2);
 }
 
-FittedLink fitLink(const Values& machine, double loadedSeconds, double loadedBytes) {
+namespace {
+
+// The slope in bytes per second between two messages' times.
+double rateBetween(double bytes, double seconds, double moreBytes, double moreSeconds) {
+  return (moreBytes - bytes) / std::max(1e-9, moreSeconds - seconds);
+}
+
+// One kind of transfer's rates from its idle times at the three sizes
+// (`kind` is "allreduce" or "p2p"); latency left to the caller.
+FittedLink ratesOf(const Values& machine, const std::string& kind) {
   double small = machine.at("small_bytes"), large = machine.at("large_bytes");
-  double tSmall = machine.at("allreduce_small_s"), tLarge = machine.at("allreduce_large_s");
-  double beta = (large - small) / std::max(1e-9, tLarge - tSmall);
-  double alpha = std::max(0.0, (loadedSeconds - loadedBytes / beta) / 2);
-  return {beta, alpha};
+  double huge = machine.at("huge_bytes");
+  double tSmall = machine.at(kind + "_small_s"), tLarge = machine.at(kind + "_large_s");
+  double tHuge = machine.at(kind + "_huge_s");
+  return {rateBetween(small, tSmall, large, tLarge), 0, large,
+          rateBetween(large, tLarge, huge, tHuge)};
+}
+
+}  // namespace
+
+FittedLink fitLink(const Values& machine, double loadedSeconds, double loadedBytes) {
+  FittedLink link = ratesOf(machine, "allreduce");
+  link.latencySeconds = std::max(0.0, (loadedSeconds - loadedBytes / link.bytesPerSecond) / 2);
+  return link;
+}
+
+FittedLink fitPointToPointLink(const Values& machine) {
+  FittedLink link = ratesOf(machine, "p2p");
+  double small = machine.at("small_bytes");
+  link.latencySeconds = std::max(0.0, machine.at("p2p_small_s") - small / link.bytesPerSecond);
+  return link;
+}
+
+std::string linkKeys(const std::string& prefix, const FittedLink& link) {
+  std::ostringstream out;
+  out << prefix << "gbytes_per_s = " << link.bytesPerSecond / 1e9 << "\n"
+      << prefix << "latency_us = " << link.latencySeconds * 1e6 << "\n"
+      << prefix << "large_message_mib = " << link.largeMessageBytes / 1048576 << "\n"
+      << prefix << "large_message_gbytes_per_s = " << link.largeBytesPerSecond / 1e9 << "\n";
+  return out.str();
 }
 
 double optimizerBytesPerSecond(const Values& profile) {

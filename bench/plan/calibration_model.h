@@ -41,10 +41,13 @@ plan::MeasuredProfile makeProfile(const Values& profile, double concurrentSlowdo
 // idle link; alpha is what tensor parallelism's all-reduce takes right after
 // a transformer block, from the last member's arrival (its buffers no longer
 // in cache), beyond n / beta. The wait for the member behind is the compute
-// noise's (fitNoise).
+// noise's (fitNoise). Past the large message, the slope to the huge one is
+// the large-message rate (plan/cluster.h's Link).
 struct FittedLink {
   double bytesPerSecond = 0;
   double latencySeconds = 0;
+  double largeMessageBytes = 0;
+  double largeBytesPerSecond = 0;
 };
 FittedLink fitLink(const Values& machine);
 // The same with alpha from an all-reduce of `loadedBytes` measured elsewhere
@@ -52,6 +55,15 @@ FittedLink fitLink(const Values& machine);
 // machine task's two ranks), timed from the member's own arrival, so that it
 // also carries the wait for the member behind.
 FittedLink fitLink(const Values& machine, double loadedSeconds, double loadedBytes);
+
+// The point-to-point path from the machine task's idle sends (t = n / beta +
+// alpha, one way): beta and the large-message rate as fitLink's, alpha the
+// small message's time beyond n / beta.
+FittedLink fitPointToPointLink(const Values& machine);
+
+// The cluster-file keys of `link` under `prefix` ("intra_node_",
+// "inter_node_p2p_", ...), one per line.
+std::string linkKeys(const std::string& prefix, const FittedLink& link);
 
 // The device's compute noise (plan/cluster.h) from the machine task's waits
 // after one and after four transformer blocks (sync_wait.h's fitComputeNoise).

@@ -28,6 +28,8 @@ constexpr int kTimedSteps = 5;
 constexpr int kProfileRounds = 3;
 constexpr int kMicroBatchRuns = 7;
 constexpr int64_t kLargeMessageBytes = 4 << 20;
+// Where shared memory's copies outgrow the caches (the large-message rate).
+constexpr int64_t kHugeMessageBytes = 64 << 20;
 constexpr int64_t kSmallMessageBytes = 1 << 10;
 
 std::string requiredEnv(const char* name) {
@@ -196,8 +198,8 @@ void addNoiseProbes(Values& values, Communicator& both, const std::function<void
 }
 
 // Two ranks: the GPT's micro-batch on both at once (the profile task times it
-// alone), then the all-reduce and point-to-point the layouts use, idle and
-// between blocks.
+// alone), then the all-reduce and point-to-point the layouts use, idle (from
+// 1 KiB to 64 MiB, for the links' rates by message size) and between blocks.
 void machineTask(const std::string& dir) {
   torch::set_num_threads(1);
   auto world = World::init();
@@ -216,8 +218,11 @@ void machineTask(const std::string& dir) {
       {"allreduce_large_s", allReduceSeconds(both, kLargeMessageBytes)},
       {"p2p_small_s", pointToPointSeconds(both, kSmallMessageBytes)},
       {"p2p_large_s", pointToPointSeconds(both, kLargeMessageBytes)},
+      {"allreduce_huge_s", allReduceSeconds(both, kHugeMessageBytes)},
+      {"p2p_huge_s", pointToPointSeconds(both, kHugeMessageBytes)},
       {"small_bytes", static_cast<double>(kSmallMessageBytes)},
       {"large_bytes", static_cast<double>(kLargeMessageBytes)},
+      {"huge_bytes", static_cast<double>(kHugeMessageBytes)},
   };
   addNoiseProbes(values, both, blockForward, tpBytes);
   values["noise_bytes"] = static_cast<double>(tpBytes);

@@ -25,7 +25,8 @@ train::TrainConfig calibrationConfig(int pp, int dp, int tp, const std::string& 
 //     micro-batch shape, a block's as one shard of tp = 2, the GPT's
 //     micro-batch alone, the optimizer's streaming rate;
 //   "machine" (2 ranks): the GPT's micro-batch on both ranks at once,
-//     all-reduce (idle and between blocks) and point-to-point times;
+//     all-reduce (idle and between blocks) and point-to-point times, idle at
+//     1 KiB, 4 MiB and 64 MiB;
 //   "crowd" (4 ranks as 2 nodes of 2): the GPT's micro-batch on every rank
 //     at once, and all-reduces between blocks in pairs inside and across the
 //     nodes, all four ranks busy;

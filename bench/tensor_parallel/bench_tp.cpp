@@ -13,12 +13,14 @@
 // forward's all-reduce, two before the backward's) by this machine's compute
 // noise, fitted in this run to the waits after other work (plain matmuls of
 // two lengths between all-reduces, sync_wait.h). measured_comm_s is the mean
-// of both ranks, as the model's wait is. On two shared cores the wait is most
-// of it.
+// of both ranks, as the model's wait is; each rank's is printed too (one
+// rank waiting far more than the other shows a lasting difference between
+// them). On two shared cores the wait is most of it.
 //
 // Prints one JSON line (rank 0):
 // {"bench":"tp_speedup","tp":2,"hidden":2048,"tokens":...,"speedup":...,
 //  "bytes_per_step":...,"predicted_comm_s":...,"measured_comm_s":...,
+//  "measured_comm_by_rank_s":[...,...],
 //  "predicted_transfer_s":...,"predicted_wait_s":...,"compute_spread":...,"compute_jitter_ms":...,
 //  "comm_error":...}  (comm_error = predicted / measured - 1)
 #include <torch/torch.h>
@@ -101,6 +103,7 @@ struct NoiseProbes {
 struct ParallelRun {
   double stepSeconds = 0;
   double commSeconds = 0;  // per step, the mean over the ranks
+  std::vector<double> commSecondsByRank;
   plan::ComputeNoise noise;
   double transferSeconds = 0;  // one all-reduce of the block's size right after compute
 };
@@ -117,9 +120,12 @@ ParallelRun timeParallel(ParallelMLP& mlp, const at::Tensor& x, const at::Tensor
     seconds += timeSteps(mlp, x, g, kStepsPerRound);
     probes.probe(world);
   }
-  at::Tensor comm = torch::tensor({float(counter.seconds() / kSteps)});
+  // Each rank's seconds per step in collectives, in its own slot.
+  at::Tensor comm = torch::zeros({world.size()}, torch::kDouble);
+  comm[world.rank()] = counter.seconds() / kSteps;
   world.allReduce(comm);
-  return {seconds / kSteps, comm.item<double>() / world.size(), probes.fit(world.size()),
+  std::vector<double> byRank(comm.data_ptr<double>(), comm.data_ptr<double>() + world.size());
+  return {seconds / kSteps, comm.mean().item<double>(), byRank, probes.fit(world.size()),
           probes.transferSeconds()};
 }
 
@@ -150,7 +156,7 @@ int runRank() {
   world->comm().barrier();
 
   ParallelMLP parallel(options, tp);
-  auto [parallelStep, measuredComm, noise, transferAfterCompute] =
+  auto [parallelStep, measuredComm, commByRank, noise, transferAfterCompute] =
       timeParallel(parallel, x, g, *tp, world->comm());
   double bytesPerStep = double(tp->bytes()) / kSteps;
   double callsPerStep = double(tp->calls()) / kSteps;
@@ -185,6 +191,7 @@ int runRank() {
               {"bytes_per_step", int64_t(bytesPerStep)},
               {"predicted_comm_s", jsonNumber(predictedComm)},
               {"measured_comm_s", jsonNumber(measuredComm)},
+              {"measured_comm_by_rank_s", {jsonNumber(commByRank[0]), jsonNumber(commByRank[1])}},
               {"predicted_transfer_s", jsonNumber(transfer)},
               {"predicted_wait_s", jsonNumber(wait)},
               {"compute_spread", jsonNumber(noise.spread)},

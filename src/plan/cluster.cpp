@@ -4,6 +4,8 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
+#include <utility>
 
 #include "plan_toml.h"
 #include "strata/plan/errors.h"
@@ -13,9 +15,24 @@ namespace {
 
 using Setter = std::function<void(Cluster&, double)>;
 
+Link& pathOf(std::optional<Link>& p2p) { return p2p ? *p2p : p2p.emplace(); }
+
+// The keys of one link, under `prefix`, with the link they set.
+void addLinkKeys(std::map<std::string, Setter>& keys, const std::string& prefix,
+                 const std::function<Link&(Cluster&)>& link) {
+  keys[prefix + "gbytes_per_s"] = [link](Cluster& c, double v) { link(c).bandwidth = v * 1e9; };
+  keys[prefix + "latency_us"] = [link](Cluster& c, double v) { link(c).latency = v * 1e-6; };
+  keys[prefix + "large_message_mib"] = [link](Cluster& c, double v) {
+    link(c).largeMessageBytes = v * 1048576.0;
+  };
+  keys[prefix + "large_message_gbytes_per_s"] = [link](Cluster& c, double v) {
+    link(c).largeBandwidth = v * 1e9;
+  };
+}
+
 // Each numeric key with the factor that turns its unit into SI.
-const std::map<std::string, Setter>& numericKeys() {
-  static const std::map<std::string, Setter> keys = {
+std::map<std::string, Setter> makeNumericKeys() {
+  std::map<std::string, Setter> keys = {
       {"nodes", [](Cluster& c, double v) { c.nodes = static_cast<int>(v); }},
       {"devices_per_node", [](Cluster& c, double v) { c.devicesPerNode = static_cast<int>(v); }},
       {"peak_fp32_tflops", [](Cluster& c, double v) { c.device.peakFp32Flops = v * 1e12; }},
@@ -26,12 +43,47 @@ const std::map<std::string, Setter>& numericKeys() {
       {"matmul_efficiency", [](Cluster& c, double v) { c.device.matmulEfficiency = v; }},
       {"compute_spread", [](Cluster& c, double v) { c.device.noise.spread = v; }},
       {"compute_jitter_ms", [](Cluster& c, double v) { c.device.noise.jitter = v * 1e-3; }},
-      {"intra_node_gbytes_per_s", [](Cluster& c, double v) { c.intraNode.bandwidth = v * 1e9; }},
-      {"intra_node_latency_us", [](Cluster& c, double v) { c.intraNode.latency = v * 1e-6; }},
-      {"inter_node_gbytes_per_s", [](Cluster& c, double v) { c.interNode.bandwidth = v * 1e9; }},
-      {"inter_node_latency_us", [](Cluster& c, double v) { c.interNode.latency = v * 1e-6; }},
   };
+  addLinkKeys(keys, "intra_node_", [](Cluster& c) -> Link& { return c.intraNode; });
+  addLinkKeys(keys, "inter_node_", [](Cluster& c) -> Link& { return c.interNode; });
+  addLinkKeys(keys, "intra_node_p2p_", [](Cluster& c) -> Link& { return pathOf(c.intraNodeP2p); });
+  addLinkKeys(keys, "inter_node_p2p_", [](Cluster& c) -> Link& { return pathOf(c.interNodeP2p); });
   return keys;
+}
+
+const std::map<std::string, Setter>& numericKeys() {
+  static const std::map<std::string, Setter> keys = makeNumericKeys();
+  return keys;
+}
+
+// Keys that mean nothing without another: a rate for large messages without
+// where it starts (and the reverse), a point-to-point path without its
+// bandwidth or latency.
+const std::vector<std::pair<std::string, std::string>>& keysNeeded() {
+  static const std::vector<std::pair<std::string, std::string>> needs = [] {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (std::string link : {"intra_node_", "inter_node_", "intra_node_p2p_", "inter_node_p2p_"}) {
+      out.push_back({link + "large_message_mib", link + "large_message_gbytes_per_s"});
+      out.push_back({link + "large_message_gbytes_per_s", link + "large_message_mib"});
+    }
+    for (std::string path : {"intra_node_p2p_", "inter_node_p2p_"}) {
+      for (std::string key : {"latency_us", "large_message_mib", "large_message_gbytes_per_s"})
+        out.push_back({path + key, path + "gbytes_per_s"});
+      out.push_back({path + "gbytes_per_s", path + "latency_us"});
+    }
+    return out;
+  }();
+  return needs;
+}
+
+void checkKeysNeeded(const std::vector<util::TomlEntry>& entries) {
+  std::map<std::string, const util::TomlEntry*> given;
+  for (const util::TomlEntry& entry : entries) given[entry.name()] = &entry;
+  for (const auto& [key, needed] : keysNeeded()) {
+    auto it = given.find(key);
+    if (it != given.end() && !given.count(needed))
+      throw PlanError(it->second->where + ": " + key + " needs " + needed + " as well");
+  }
 }
 
 std::string knownKeys() {
@@ -78,6 +130,11 @@ double ComputeNoise::deviationSeconds(double computeSeconds) const {
   return std::sqrt(spread * spread * t * t + jitter * jitter * t);
 }
 
+double Link::transferSeconds(double bytes) const {
+  if (largeMessageBytes <= 0 || bytes <= largeMessageBytes) return bytes / bandwidth;
+  return largeMessageBytes / bandwidth + (bytes - largeMessageBytes) / largeBandwidth;
+}
+
 double Cluster::peakFlops(Dtype dtype) const {
   return dtype == Dtype::Fp32 ? device.peakFp32Flops : device.peakBf16Flops;
 }
@@ -101,6 +158,7 @@ Cluster parseClusterText(const std::string& text, const std::string& source) {
       throw PlanError(entry.where + ": unknown key '" + key + "'; known keys: " + knownKeys());
     }
   }
+  checkKeysNeeded(entries);
   return cluster;
 }
 

@@ -1,19 +1,20 @@
 #include "strata/plan/comm.h"
 
 #include <cmath>
+#include <optional>
 
 namespace strata::plan {
 
 double allReduceSeconds(double bytes, int ranks, const Link& link) {
   if (ranks <= 1) return 0;
   double p = ranks;
-  return 2 * (p - 1) / p * bytes / link.bandwidth + 2 * (p - 1) * link.latency;
+  return 2 * (p - 1) / p * link.transferSeconds(bytes) + 2 * (p - 1) * link.latency;
 }
 
 double allGatherSeconds(double bytes, int ranks, const Link& link) {
   if (ranks <= 1) return 0;
   double p = ranks;
-  return (p - 1) / p * bytes / link.bandwidth + (p - 1) * link.latency;
+  return (p - 1) / p * link.transferSeconds(bytes) + (p - 1) * link.latency;
 }
 
 double reduceScatterSeconds(double bytes, int ranks, const Link& link) {
@@ -21,7 +22,7 @@ double reduceScatterSeconds(double bytes, int ranks, const Link& link) {
 }
 
 double pointToPointSeconds(double bytes, const Link& link) {
-  return bytes / link.bandwidth + link.latency;
+  return link.transferSeconds(bytes) + link.latency;
 }
 
 double syncWaitSeconds(double computeSeconds, int ranks, const ComputeNoise& noise) {
@@ -48,10 +49,23 @@ double expectedMaximumOfNormals(int count) {
   return sum * step;
 }
 
-const Link& groupLink(const Cluster& cluster, int stride, int size) {
+namespace {
+
+bool staysInsideNode(const Cluster& cluster, int stride, int size) {
   long long span = static_cast<long long>(stride) * size;
-  bool insideNode = span <= cluster.devicesPerNode && cluster.devicesPerNode % span == 0;
-  return insideNode ? cluster.intraNode : cluster.interNode;
+  return span <= cluster.devicesPerNode && cluster.devicesPerNode % span == 0;
+}
+
+}  // namespace
+
+const Link& groupLink(const Cluster& cluster, int stride, int size) {
+  return staysInsideNode(cluster, stride, size) ? cluster.intraNode : cluster.interNode;
+}
+
+const Link& groupPointToPointLink(const Cluster& cluster, int stride, int size) {
+  const std::optional<Link>& path =
+      staysInsideNode(cluster, stride, size) ? cluster.intraNodeP2p : cluster.interNodeP2p;
+  return path ? *path : groupLink(cluster, stride, size);
 }
 
 }  // namespace strata::plan

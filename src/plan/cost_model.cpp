@@ -1,6 +1,8 @@
 #include "strata/plan/cost_model.h"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 
 #include "stage_costs.h"
 #include "strata/plan/comm.h"
@@ -31,6 +33,20 @@ std::pair<double, double> rankMicroBatchSeconds(const StagePlan& plan, int rank,
   return {both, backward};
 }
 
+// `collective` over `bytes` sent as the gradient buckets are: one message per
+// bucket.
+double bucketedSeconds(double bytes, const GradientBuckets& buckets,
+                       const std::function<double(double)>& collective) {
+  double first = std::min(bytes, buckets.firstBytes);
+  double rest = bytes - first;
+  double full = std::floor(rest / buckets.bytes);
+  double last = rest - full * buckets.bytes;
+  double seconds = full * collective(buckets.bytes);
+  for (double message : {first, last})
+    if (message > 0) seconds += collective(message);
+  return seconds;
+}
+
 // Data-parallel traffic left on the critical path (see cost_model.h).
 double exposedDataParallel(const TrainingJob& job, const Layout& l, const StagePlan& plan, int rank,
                            int microBatches) {
@@ -55,9 +71,13 @@ double exposedDataParallel(const TrainingJob& job, const Layout& l, const StageP
     // backward), prefetched behind its compute.
     return microBatches * std::max(0.0, 2 * gather - perMicroBatch) + reduce + wait;
   }
-  double traffic = l.zeroStage == 0 ? allReduceSeconds(grads, l.dp, link)
-                                    : reduceScatterSeconds(grads, l.dp, link) +
-                                          allGatherSeconds(weights, l.dp, link);
+  auto bucketed = [&](double bytes, double (*collective)(double, int, const Link&)) {
+    return bucketedSeconds(bytes, job.buckets,
+                           [&](double message) { return collective(message, l.dp, link); });
+  };
+  double traffic = l.zeroStage == 0 ? bucketed(grads, allReduceSeconds)
+                                    : bucketed(grads, reduceScatterSeconds) +
+                                          bucketed(weights, allGatherSeconds);
   return std::max(0.0, traffic - backward) + wait;
 }
 

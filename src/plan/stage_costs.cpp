@@ -192,8 +192,10 @@ StagePlan planStages(const TrainingJob& job, const Layout& l) {
   }
   double valueBytes = job.profile ? activationValueBytes(*job.profile) : 2;
   double handOffBytes = valueBytes * l.microBatch * m.seqLen * m.hidden / l.tp;
-  plan.p2pSeconds =
-      l.pp > 1 ? pointToPointSeconds(handOffBytes, groupLink(job.cluster, l.ppStride(), l.pp)) : 0;
+  plan.p2pSeconds = l.pp > 1
+                        ? pointToPointSeconds(
+                              handOffBytes, groupPointToPointLink(job.cluster, l.ppStride(), l.pp))
+                        : 0;
   return plan;
 }
 

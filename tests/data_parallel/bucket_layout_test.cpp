@@ -3,9 +3,16 @@
 #include <gtest/gtest.h>
 
 #include "strata/error.h"
+#include "strata/plan/cost_model.h"
 
 namespace strata::data_parallel {
 namespace {
+
+// The planner prices the gradient sync one message per bucket of these sizes.
+TEST(BucketLayout, ThePlannerKnowsTheDefaultSizes) {
+  EXPECT_EQ(plan::GradientBuckets{}.firstBytes, double(BucketSizes{}.firstBucketBytes));
+  EXPECT_EQ(plan::GradientBuckets{}.bytes, double(BucketSizes{}.bucketBytes));
+}
 
 TEST(BucketLayout, FillsFromTheLastParameterWithASmallFirstBucket) {
   // 4-byte elements; first bucket closes at 40 bytes, later ones at 100.

@@ -58,6 +58,32 @@ TEST(Cluster, FileOverridesAPreset) {
   EXPECT_EQ(parseClusterText("compute_spread = 0\n", "z.toml").device.noise.spread, 0);
 }
 
+TEST(Cluster, FileGivesLargeMessageRatesAndPointToPointPaths) {
+  Cluster c = parseClusterText(
+      "intra_node_large_message_mib = 8\n"
+      "intra_node_large_message_gbytes_per_s = 1.5\n"
+      "intra_node_p2p_gbytes_per_s = 6\n"
+      "intra_node_p2p_latency_us = 12\n"
+      "intra_node_p2p_large_message_mib = 16\n"
+      "intra_node_p2p_large_message_gbytes_per_s = 3\n"
+      "inter_node_p2p_gbytes_per_s = 0.1\n"
+      "inter_node_p2p_latency_us = 0\n",
+      "c.toml");
+  EXPECT_DOUBLE_EQ(c.intraNode.largeMessageBytes, 8 * 1048576.0);
+  EXPECT_DOUBLE_EQ(c.intraNode.largeBandwidth, 1.5e9);
+  ASSERT_TRUE(c.intraNodeP2p.has_value());
+  EXPECT_DOUBLE_EQ(c.intraNodeP2p->bandwidth, 6e9);
+  EXPECT_DOUBLE_EQ(c.intraNodeP2p->latency, 12e-6);
+  EXPECT_DOUBLE_EQ(c.intraNodeP2p->largeMessageBytes, 16 * 1048576.0);
+  EXPECT_DOUBLE_EQ(c.intraNodeP2p->largeBandwidth, 3e9);
+  ASSERT_TRUE(c.interNodeP2p.has_value());
+  EXPECT_DOUBLE_EQ(c.interNodeP2p->bandwidth, 0.1e9);
+  EXPECT_EQ(c.interNode.largeMessageBytes, 0);  // one rate unless the file says otherwise
+  Cluster plain = parseClusterText("nodes = 2\n", "p.toml");
+  EXPECT_FALSE(plain.intraNodeP2p.has_value());
+  EXPECT_FALSE(plain.interNodeP2p.has_value());
+}
+
 // deploy/rehearsal-cluster.toml: 2 nodes of 2 CPU workers, shared memory
 // inside a node, a link shaped to 1 Gbit/s between them (0.96 measured).
 TEST(Cluster, TheRehearsalFileDescribesTwoNodesOfTwoWorkers) {
@@ -92,6 +118,19 @@ TEST(Cluster, FileErrorsNameLineAndKey) {
   EXPECT_NE(errorOf("\npreset = \"dgx-z\"\n").find("c.txt:2: "), std::string::npos);
   EXPECT_NE(errorOf("preset = \"dgx-z\"\n").find("known presets: "), std::string::npos);
   EXPECT_THROW(loadClusterFile("/nonexistent/cluster.toml"), PlanError);
+  // Keys that mean nothing alone name the key they need.
+  EXPECT_EQ(errorOf("nodes = 2\nintra_node_large_message_mib = 8\n"),
+            "c.txt:2: intra_node_large_message_mib needs intra_node_large_message_gbytes_per_s "
+            "as well");
+  EXPECT_EQ(errorOf("inter_node_large_message_gbytes_per_s = 1\n"),
+            "c.txt:1: inter_node_large_message_gbytes_per_s needs inter_node_large_message_mib "
+            "as well");
+  EXPECT_EQ(errorOf("intra_node_p2p_latency_us = 5\n"),
+            "c.txt:1: intra_node_p2p_latency_us needs intra_node_p2p_gbytes_per_s as well");
+  EXPECT_EQ(errorOf("inter_node_p2p_gbytes_per_s = 5\n"),
+            "c.txt:1: inter_node_p2p_gbytes_per_s needs inter_node_p2p_latency_us as well");
+  EXPECT_EQ(errorOf("intra_node_p2p_large_message_mib = 0\n"),
+            "c.txt:1: intra_node_p2p_large_message_mib expects a positive number, got integer 0");
 }
 
 // The old `key = value` form without quotes is a TOML syntax error, reported

@@ -21,6 +21,20 @@ TEST(Comm, AlphaBetaFormulasByHand) {
   EXPECT_EQ(allReduceSeconds(n, 1, link), 0);
 }
 
+// A shared-memory transport's copies slow down once a message outgrows the
+// caches: past largeMessageBytes the further bytes move at largeBandwidth.
+TEST(Comm, LargeMessagesMoveAtTheLargeMessageRate) {
+  Link link{4e9, 50e-6, 8e6, 2e9};
+  EXPECT_DOUBLE_EQ(link.transferSeconds(4e6), 1e-3);             // below: the base rate
+  EXPECT_DOUBLE_EQ(link.transferSeconds(8e6), 2e-3);             // the boundary: continuous
+  EXPECT_DOUBLE_EQ(link.transferSeconds(16e6), 2e-3 + 4e-3);     // 8 MB more at 2 GB/s
+  EXPECT_DOUBLE_EQ((Link{4e9, 0}).transferSeconds(16e6), 4e-3);  // one rate for every size
+  EXPECT_DOUBLE_EQ(pointToPointSeconds(16e6, link), 6e-3 + 50e-6);
+  // 2 ranks: 2(p-1)/p = 1 of the message, 2 latencies.
+  EXPECT_DOUBLE_EQ(allReduceSeconds(16e6, 2, link), 6e-3 + 100e-6);
+  EXPECT_DOUBLE_EQ(allGatherSeconds(16e6, 2, link), 3e-3 + 50e-6);
+}
+
 // E[max of p standard normals] in closed form for p <= 3: 1/sqrt(pi) and
 // 3/(2 sqrt(pi)); for 4, the tabulated 1.0293754 (order statistics tables).
 TEST(Comm, ExpectedSlowestOfNormalsMatchesClosedForms) {
@@ -53,6 +67,21 @@ TEST(Comm, GroupsCrossNodesOnlyWhenTheyMust) {
   EXPECT_EQ(&groupLink(c, 2, 4), &c.intraNode);   // tp 2 x dp 4 inside a node
   EXPECT_EQ(&groupLink(c, 1, 16), &c.interNode);  // tp 16 spans two nodes
   EXPECT_EQ(&groupLink(c, 1, 3), &c.interNode);   // 3 does not divide 8: some groups straddle
+}
+
+// Point-to-point transfers take the cluster's p2p path on their side of the
+// node boundary, else the collectives' link.
+TEST(Comm, PointToPointTakesItsOwnPathWhereTheClusterHasOne) {
+  Cluster c = clusterPreset("cpu-local");
+  c.nodes = 2;
+  EXPECT_EQ(&groupPointToPointLink(c, 1, 2), &c.intraNode);
+  EXPECT_EQ(&groupPointToPointLink(c, 2, 2), &c.interNode);
+  c.intraNodeP2p = Link{8e9, 5e-6};
+  EXPECT_EQ(&groupPointToPointLink(c, 1, 2), &*c.intraNodeP2p);
+  EXPECT_EQ(&groupPointToPointLink(c, 2, 2), &c.interNode);  // no path of its own between nodes
+  c.interNodeP2p = Link{1e9, 20e-6};
+  EXPECT_EQ(&groupPointToPointLink(c, 2, 2), &*c.interNodeP2p);
+  EXPECT_EQ(&groupLink(c, 1, 2), &c.intraNode);  // collectives keep theirs
 }
 
 }  // namespace

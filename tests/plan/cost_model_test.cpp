@@ -210,6 +210,59 @@ TEST(CostModel, PpInnerPlacementMovesTensorParallelOntoTheInterNodeLink) {
   EXPECT_EQ(checkLayout(job, parseLayout("pp2,tp2,mb1")), "");
 }
 
+// Data parallelism's gradients leave in buckets, one message each: a small
+// first bucket, then full ones, then the rest. On a link of latency only
+// (and compute that takes no time), the exposed sync is 2 latencies per
+// bucket for dp 2.
+TEST(CostModel, GradientsAllReduceOneMessagePerBucket) {
+  TrainingJob job = roundJob(1, 2, 2);
+  job.cluster.device.peakFp32Flops = job.cluster.device.peakBf16Flops = 1e30;
+  Layout layout = parseLayout("dp2,mb1");
+  // The gradients' bytes G: on a link of bandwidth only, dp 2 sends G once.
+  job.buckets = {1e30, 1e30};
+  double bytes = evaluateLayout(job, layout).time.dpExposed * job.cluster.intraNode.bandwidth;
+  job.cluster.intraNode = {1e30, 1e-3};
+  auto exposed = [&](GradientBuckets buckets) {
+    job.buckets = buckets;
+    return evaluateLayout(job, layout).time.dpExposed;
+  };
+  // (The backward hides a few nanoseconds.)
+  EXPECT_NEAR(exposed({1e30, 1e30}), 2e-3, 1e-8);              // all in the first bucket
+  EXPECT_NEAR(exposed({1, 1e30}), 4e-3, 1e-8);                 // one byte, then the rest
+  EXPECT_NEAR(exposed({1, bytes / 3.5}), 10e-3, 1e-8);         // 1 + 3 full + the rest
+  EXPECT_NEAR(exposed({bytes / 3, bytes / 2.2}), 6e-3, 1e-8);  // the first, one full, the rest
+}
+
+// Messages past the link's large-message size move at its large-message
+// rate: a link whose every byte beyond the first moves at half the rate
+// doubles the tensor-parallel all-reduces (the round cluster has no latency).
+TEST(CostModel, LargeMessagesMoveAtTheLinksLargeMessageRate) {
+  TrainingJob job = roundJob(1, 4, 8);
+  Estimate base = evaluateLayout(job, parseLayout("tp4,mb1"));
+  job.cluster.intraNode.largeMessageBytes = 1;
+  job.cluster.intraNode.largeBandwidth = job.cluster.intraNode.bandwidth / 2;
+  Estimate halved = evaluateLayout(job, parseLayout("tp4,mb1"));
+  EXPECT_NEAR(halved.time.tpComm, 2 * base.time.tpComm, 1e-6 * base.time.tpComm);
+}
+
+// The pipeline's hand-offs cross the cluster's point-to-point path where it
+// has one: the same link as the collectives' changes nothing, a slower one
+// only the pipeline's waits.
+TEST(CostModel, PipelineHandOffsTakeThePointToPointPath) {
+  TrainingJob job = roundJob(1, 4, 8);
+  job.cluster.intraNode.latency = 1e-3;
+  Layout layout = parseLayout("pp2,tp2,mb1,1f1b");
+  Estimate base = evaluateLayout(job, layout);
+  job.cluster.intraNodeP2p = job.cluster.intraNode;
+  EXPECT_DOUBLE_EQ(evaluateLayout(job, layout).iterationSeconds, base.iterationSeconds);
+  job.cluster.intraNodeP2p->latency = 0.1;  // a hand-off now takes 0.1 s and more
+  Estimate slow = evaluateLayout(job, layout);
+  EXPECT_GT(slow.time.bubble, base.time.bubble + 0.1);
+  EXPECT_DOUBLE_EQ(slow.time.tpComm, base.time.tpComm);
+  job.cluster.interNodeP2p = Link{1, 1};  // a path between nodes, which this layout never takes
+  EXPECT_DOUBLE_EQ(evaluateLayout(job, layout).iterationSeconds, slow.iterationSeconds);
+}
+
 TEST(CostModel, UnevenLayersUseTheBalancedPartitioner) {
   TrainingJob job = roundJob(1, 3, 6);  // 8 layers on 3 stages: 3, 3, 2 or similar
   Estimate e = evaluateLayout(job, parseLayout("pp3,mb1"));

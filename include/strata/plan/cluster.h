@@ -11,6 +11,7 @@
 // line and key.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,9 +43,17 @@ struct DeviceSpec {
   ComputeNoise noise;           // 0 in the presets, whose machines nobody here measured
 };
 
+// A link's rate may fall for large messages: a shared-memory transport's
+// copies outgrow the caches. Past `largeMessageBytes` of one message, the
+// message's further bytes move at `largeBandwidth`; 0 keeps one rate for
+// every size.
 struct Link {
-  double bandwidth = 0;  // bytes/s per device, one direction
-  double latency = 0;    // seconds per message (the alpha of alpha-beta)
+  double bandwidth = 0;          // bytes/s per device, one direction
+  double latency = 0;            // seconds per message (the alpha of alpha-beta)
+  double largeMessageBytes = 0;  // where largeBandwidth takes over; 0: never
+  double largeBandwidth = 0;     // bytes/s beyond largeMessageBytes
+  // The seconds one message of `bytes` takes at these rates, latency aside.
+  double transferSeconds(double bytes) const;
 };
 
 struct Cluster {
@@ -54,6 +63,11 @@ struct Cluster {
   DeviceSpec device;
   Link intraNode;
   Link interNode;
+  // Point-to-point transfers (the pipeline's hand-offs) where they take
+  // another path than the collectives, as a transport's own send and
+  // receive do; unset, they cross the collectives' link.
+  std::optional<Link> intraNodeP2p;
+  std::optional<Link> interNodeP2p;
 
   int totalDevices() const { return nodes * devicesPerNode; }
   double peakFlops(Dtype dtype) const;
@@ -76,6 +90,12 @@ Cluster clusterPreset(const std::string& name);
 //   compute_jitter_ms (>= 0, the deviation of one second of compute),
 //   intra_node_gbytes_per_s, intra_node_latency_us,
 //   inter_node_gbytes_per_s, inter_node_latency_us        (numbers, integer or float)
+// and, each pair given together or not at all (the error names the missing
+// key), the rate of large messages and the point-to-point path:
+//   intra_node_large_message_mib, intra_node_large_message_gbytes_per_s,
+//   intra_node_p2p_gbytes_per_s, intra_node_p2p_latency_us,
+//   intra_node_p2p_large_message_mib, intra_node_p2p_large_message_gbytes_per_s,
+// and the same with inter_node_.
 Cluster parseClusterText(const std::string& text, const std::string& source);
 Cluster loadClusterFile(const std::string& path);
 

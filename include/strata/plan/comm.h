@@ -8,7 +8,9 @@
 //   all-gather      (p-1)/p * n/beta + (p-1) alpha
 //   reduce-scatter  (p-1)/p * n/beta + (p-1) alpha
 //   point-to-point  n/beta + alpha
-// A group of one rank costs nothing. Nothing here throws.
+// n / beta is the link's transferSeconds(n), whose rate may fall past a
+// message size (cluster.h). A group of one rank costs nothing. Nothing here
+// throws.
 //
 // A collective also waits: it ends after its slowest member arrives. When
 // each of p members computed t seconds since their last synchronisation,
@@ -36,5 +38,8 @@ double expectedMaximumOfNormals(int count);
 // of layout.h stay inside one node when stride * size divides the devices per
 // node; otherwise the group's ring crosses the inter-node link, its slowest.
 const Link& groupLink(const Cluster& cluster, int stride, int size);
+// The link of the group's point-to-point transfers: the cluster's p2p path
+// on that side of the node boundary where it has one, else groupLink's.
+const Link& groupPointToPointLink(const Cluster& cluster, int stride, int size);
 
 }  // namespace strata::plan

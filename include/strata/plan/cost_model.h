@@ -59,6 +59,15 @@
 
 namespace strata::plan {
 
+// Data parallelism's gradient buckets (data_parallel/bucket_layout.h's
+// BucketSizes, whose defaults these are): a small first bucket, so that the
+// sync starts early in the backward, then buckets of `bytes`. Each is its own
+// message, so a link's large-message rate (cluster.h) applies per bucket.
+struct GradientBuckets {
+  double firstBytes = 1 << 20;
+  double bytes = 25 << 20;
+};
+
 struct TrainingJob {
   ModelDesc model;
   Cluster cluster;
@@ -69,6 +78,7 @@ struct TrainingJob {
   bool allowCrossNodeTp = false;           // tp groups larger than a node
   bool evenStages = false;                 // require layers % (pp * v) == 0
   std::optional<MeasuredProfile> profile;  // measured layer times replace FLOPs
+  GradientBuckets buckets;
 };
 
 // Why `layout` cannot run `job`, or "" when it can: devices, at least one
