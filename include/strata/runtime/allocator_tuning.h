@@ -8,8 +8,12 @@
 // ran 20-30% slower than GPipe, whose allocation order happens to let the
 // heap keep its pages. retainFreedMemory() raises both thresholds so freed
 // blocks stay in the heap for the next micro-batch (127k faults, 1F1B no
-// longer slower). The price is that memory freed by a step is not returned
-// to the system until the process exits.
+// longer slower). Blocks of 32 MiB and more, the largest threshold glibc
+// accepts, would still be mapped afresh: retainFreedMemory() makes LibTorch's
+// CPU allocator keep those itself, up to 2 GiB of freed blocks
+// (large_block_cache.h; bench_tp's wide MLP block then ran 1.8x as fast).
+// The price is that memory freed by a step is not returned to the system
+// until the process exits.
 //
 // World::init calls it; STRATA_RETAIN_FREED_MEMORY=0 opts out. Never blocks
 // or throws; returns whether the thresholds were set.
