@@ -24,8 +24,12 @@ namespace strata::tensor_parallel::testing {
 
 // float32 on both sides, different summation orders (per-rank partial
 // products, all-reduces, per-head loops): rounding differences stay near
-// 1e-7 relative. The absolute term only serves entries that are zero up to
-// rounding (the key-bias gradient, which softmax cancels).
+// 1e-7 of the tensor's largest entry, whatever the entry's own size (a
+// gradient entry near zero is a sum of terms as large as any). So the
+// largest difference must stay within kReferenceAtol + kReferenceRtol x the
+// largest entry: a wrong slice or a missing reduction is off by the
+// entries' own size. The absolute term only serves tensors that are zero up
+// to rounding (the key-bias gradient, which softmax cancels).
 constexpr double kReferenceRtol = 1e-5;
 constexpr double kReferenceAtol = 1e-6;
 
@@ -57,7 +61,7 @@ ParamMap gatherParameters(const torch::nn::Module& layer,
                           const std::map<std::string, int64_t>& splitDims, Communicator& tp,
                           bool grads);
 
-// EXPECT |actual - expected| <= kReferenceAtol + kReferenceRtol |expected|.
+// EXPECT max |actual - expected| <= kReferenceAtol + kReferenceRtol max |expected|.
 void expectNearReference(const at::Tensor& actual, const at::Tensor& expected,
                          const std::string& what);
 
