@@ -131,7 +131,8 @@ double ComputeNoise::deviationSeconds(double computeSeconds) const {
 }
 
 double Link::transferSeconds(double bytes) const {
-  if (largeMessageBytes <= 0 || bytes <= largeMessageBytes) return bytes / bandwidth;
+  bool oneRate = largeMessageBytes <= 0 || largeBandwidth <= 0;
+  if (oneRate || bytes <= largeMessageBytes) return bytes / bandwidth;
   return largeMessageBytes / bandwidth + (bytes - largeMessageBytes) / largeBandwidth;
 }
 

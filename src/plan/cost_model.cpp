@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 
 #include "stage_costs.h"
 #include "strata/plan/comm.h"
@@ -33,17 +32,18 @@ std::pair<double, double> rankMicroBatchSeconds(const StagePlan& plan, int rank,
   return {both, backward};
 }
 
-// `collective` over `bytes` sent as the gradient buckets are: one message per
-// bucket.
+// `collective` over `bytes` on `ranks` sent as the gradient buckets are: one
+// message per bucket.
 double bucketedSeconds(double bytes, const GradientBuckets& buckets,
-                       const std::function<double(double)>& collective) {
+                       double (*collective)(double, int, const Link&), int ranks,
+                       const Link& link) {
   double first = std::min(bytes, buckets.firstBytes);
   double rest = bytes - first;
   double full = std::floor(rest / buckets.bytes);
   double last = rest - full * buckets.bytes;
-  double seconds = full * collective(buckets.bytes);
+  double seconds = full * collective(buckets.bytes, ranks, link);
   for (double message : {first, last})
-    if (message > 0) seconds += collective(message);
+    if (message > 0) seconds += collective(message, ranks, link);
   return seconds;
 }
 
@@ -72,8 +72,7 @@ double exposedDataParallel(const TrainingJob& job, const Layout& l, const StageP
     return microBatches * std::max(0.0, 2 * gather - perMicroBatch) + reduce + wait;
   }
   auto bucketed = [&](double bytes, double (*collective)(double, int, const Link&)) {
-    return bucketedSeconds(bytes, job.buckets,
-                           [&](double message) { return collective(message, l.dp, link); });
+    return bucketedSeconds(bytes, job.buckets, collective, l.dp, link);
   };
   double traffic = l.zeroStage == 0 ? bucketed(grads, allReduceSeconds)
                                     : bucketed(grads, reduceScatterSeconds) +

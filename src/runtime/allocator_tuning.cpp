@@ -15,11 +15,11 @@ constexpr int kMmapThresholdBytes = 32 << 20;
 constexpr int kTrimThresholdBytes = 1 << 30;
 constexpr size_t kLargeBlockCacheBytes = size_t{2} << 30;
 
+namespace {
+
 // CPU tensors of kMmapThresholdBytes and more from a LargeBlockCache, once
 // per process. The cache is never destroyed: tensors may be freed during
 // static destruction, after any static object would be gone.
-namespace {
-
 void cacheLargeBlocks() {
   static const bool installed = [] {
     auto* cache = new LargeBlockCache(kMmapThresholdBytes, kLargeBlockCacheBytes);

@@ -25,10 +25,11 @@ TEST(Comm, AlphaBetaFormulasByHand) {
 // caches: past largeMessageBytes the further bytes move at largeBandwidth.
 TEST(Comm, LargeMessagesMoveAtTheLargeMessageRate) {
   Link link{4e9, 50e-6, 8e6, 2e9};
-  EXPECT_DOUBLE_EQ(link.transferSeconds(4e6), 1e-3);             // below: the base rate
-  EXPECT_DOUBLE_EQ(link.transferSeconds(8e6), 2e-3);             // the boundary: continuous
-  EXPECT_DOUBLE_EQ(link.transferSeconds(16e6), 2e-3 + 4e-3);     // 8 MB more at 2 GB/s
-  EXPECT_DOUBLE_EQ((Link{4e9, 0}).transferSeconds(16e6), 4e-3);  // one rate for every size
+  EXPECT_DOUBLE_EQ(link.transferSeconds(4e6), 1e-3);                     // below: the base rate
+  EXPECT_DOUBLE_EQ(link.transferSeconds(8e6), 2e-3);                     // the boundary: continuous
+  EXPECT_DOUBLE_EQ(link.transferSeconds(16e6), 2e-3 + 4e-3);             // 8 MB more at 2 GB/s
+  EXPECT_DOUBLE_EQ((Link{4e9, 0}).transferSeconds(16e6), 4e-3);          // one rate for every size
+  EXPECT_DOUBLE_EQ((Link{4e9, 0, 8e6, 0}).transferSeconds(16e6), 4e-3);  // no large rate given
   EXPECT_DOUBLE_EQ(pointToPointSeconds(16e6, link), 6e-3 + 50e-6);
   // 2 ranks: 2(p-1)/p = 1 of the message, 2 latencies.
   EXPECT_DOUBLE_EQ(allReduceSeconds(16e6, 2, link), 6e-3 + 100e-6);

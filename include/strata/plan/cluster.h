@@ -45,8 +45,8 @@ struct DeviceSpec {
 
 // A link's rate may fall for large messages: a shared-memory transport's
 // copies outgrow the caches. Past `largeMessageBytes` of one message, the
-// message's further bytes move at `largeBandwidth`; 0 keeps one rate for
-// every size.
+// message's further bytes move at `largeBandwidth`; either at 0 keeps one
+// rate for every size.
 struct Link {
   double bandwidth = 0;          // bytes/s per device, one direction
   double latency = 0;            // seconds per message (the alpha of alpha-beta)
