@@ -39,8 +39,8 @@ std::string requiredEnv(const char* name) {
 }
 
 // One micro-batch of training: forward, loss, backward.
-void microBatchStep(torch::nn::Sequential& model, const at::Tensor& ids, Communicator& tp) {
-  models::gptLoss(model->forward(ids), ids, tp).backward();
+void microBatchStep(torch::nn::Sequential& model, const at::Tensor& ids) {
+  models::gptOutputLoss(model, model->forward(ids), ids).backward();
 }
 
 // The calibration GPT built over `groups` (its tp group), and one
@@ -59,7 +59,7 @@ int64_t tensorParallelBytes(const train::TrainConfig& c) {
 CalibrationGpt calibrationGpt(const ParallelGroups& groups) {
   CalibrationGpt gpt{calibrationConfig(1, 1, 1, "1f1b"), nullptr, {}};
   const train::TrainConfig& c = gpt.config;
-  gpt.model = models::buildGpt(train::gptConfigOf(c), groups.tp);
+  gpt.model = models::buildGpt(train::gptTrainingConfigOf(c), groups.tp);
   torch::manual_seed(1);
   gpt.ids = torch::randint(c.model.vocab, {c.train.microBatch, c.train.seqLen}, torch::kLong);
   return gpt;
@@ -77,15 +77,16 @@ std::function<void()> blockForwardOf(const CalibrationGpt& gpt) {
   };
 }
 
-// Forward and backward of the loss on the head's logits [s, b, vocab]: the
-// trainer's last stage runs it, the layer profiler does not.
-std::pair<double, double> lossSeconds(const at::Tensor& logits, const at::Tensor& targets,
-                                      Communicator& tp) {
+// Forward and backward of the loss on the head's output (its normalized
+// input, the loss taking the head's product as the trainer's model does):
+// the trainer's last stage runs it, the layer profiler does not.
+std::pair<double, double> lossSeconds(const torch::nn::Sequential& model, const at::Tensor& output,
+                                      const at::Tensor& targets) {
   std::vector<double> forward, backward;
   for (int run = 0; run < 12; ++run) {
-    at::Tensor x = logits.detach().requires_grad_(true);
+    at::Tensor x = output.detach().requires_grad_(true);
     auto start = std::chrono::steady_clock::now();
-    at::Tensor loss = models::gptLoss(x, targets, tp);
+    at::Tensor loss = models::gptOutputLoss(model, x, targets);
     auto middle = std::chrono::steady_clock::now();
     loss.backward();
     auto end = std::chrono::steady_clock::now();
@@ -141,7 +142,7 @@ std::pair<double, double> medianBlock(const std::vector<pipeline::LayerProfile>&
 // The GPT as one shard of a tp = 2 group that moves no data: its blocks take
 // a shard's compute, replicated parts (layer norms, residual adds) included.
 torch::nn::Sequential tpShardModel(const train::TrainConfig& c) {
-  return models::buildGpt(train::gptConfigOf(c), std::make_shared<SilentCommunicator>(2));
+  return models::buildGpt(train::gptTrainingConfigOf(c), std::make_shared<SilentCommunicator>(2));
 }
 
 // Per-layer times of the one-process GPT at the micro-batch shape: the
@@ -159,10 +160,10 @@ void profileTask(const std::string& dir) {
   std::vector<pipeline::LayerProfile> profile = medianProfile(model, ids);
   auto [blockForward, blockBackward] = medianBlock(profile);
   auto [shardForward, shardBackward] = medianBlock(medianProfile(tpShardModel(c), ids));
-  auto microBatch = [&] { microBatchStep(model, ids, *groups.tp); };
+  auto microBatch = [&] { microBatchStep(model, ids); };
   double microBatchAlone = medianSeconds(microBatch, kMicroBatchRuns);
-  at::Tensor logits = model->forward(ids).detach();  // [s, b, vocab]
-  auto [lossForward, lossBackward] = lossSeconds(logits, ids, *groups.tp);
+  at::Tensor output = model->forward(ids).detach();  // [s, b, hidden]
+  auto [lossForward, lossBackward] = lossSeconds(model, output, ids);
   writeValues(
       dir + "/profile.txt",
       {{"embedding_forward_s", profile.front().forwardSeconds},
@@ -209,7 +210,7 @@ void machineTask(const std::string& dir) {
   const train::TrainConfig& c = gpt.config;
   torch::nn::Sequential& model = gpt.model;
   const at::Tensor& ids = gpt.ids;
-  auto microBatch = [&] { microBatchStep(model, ids, *groups.tp); };
+  auto microBatch = [&] { microBatchStep(model, ids); };
   std::function<void()> blockForward = blockForwardOf(gpt);
   int64_t tpBytes = tensorParallelBytes(c);
   Values values = {
@@ -261,7 +262,7 @@ void crowdTask(const std::string& dir) {
   ParallelGroups groups = world->parallelGroups(ParallelLayout(4, {1, 4, 1, 1}));
   ParallelGroups pairs = world->parallelGroups(ParallelLayout(4, {2, 1, 1, 2}));
   CalibrationGpt gpt = calibrationGpt(groups);
-  auto microBatch = [&] { microBatchStep(gpt.model, gpt.ids, *groups.tp); };
+  auto microBatch = [&] { microBatchStep(gpt.model, gpt.ids); };
   std::function<void()> blockForward = blockForwardOf(gpt);
   int64_t bytes = tensorParallelBytes(gpt.config);
   Values values = {

@@ -1,6 +1,7 @@
 // strata/tensor_parallel/: tensor parallel: column/row-parallel linears, the MLP, attention,
 // LayerNorm under sequence parallel, the vocabulary-parallel embedding and
-// cross-entropy, and the autograd functions that carry their communication.
+// cross-entropy (alone or with the LM head's product), and the autograd
+// functions that carry their communication.
 //
 // Includes every public header of the folder.
 #pragma once
@@ -17,3 +18,4 @@
 #include "strata/tensor_parallel/transformer_block.h"
 #include "strata/tensor_parallel/vocab_parallel_cross_entropy.h"
 #include "strata/tensor_parallel/vocab_parallel_embedding.h"
+#include "strata/tensor_parallel/vocab_parallel_linear_cross_entropy.h"

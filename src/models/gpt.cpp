@@ -14,6 +14,7 @@
 #include "strata/tensor_parallel/transformer_block.h"
 #include "strata/tensor_parallel/vocab_parallel_cross_entropy.h"
 #include "strata/tensor_parallel/vocab_parallel_embedding.h"
+#include "strata/tensor_parallel/vocab_parallel_linear_cross_entropy.h"
 
 namespace strata::models {
 namespace tp = strata::tensor_parallel;
@@ -88,7 +89,10 @@ class GptHeadImpl : public torch::nn::Module, public tp::ShardedModule {
  public:
   GptHeadImpl(const GptConfig& c, std::shared_ptr<Communicator> tpComm,
               const tp::VocabParallelEmbedding& tiedTo)
-      : sequenceParallel_(c.sequenceParallel), vocab_(c.vocab), tp_(std::move(tpComm)) {
+      : sequenceParallel_(c.sequenceParallel),
+        fusedLoss_(c.fusedHeadLoss),
+        vocab_(c.vocab),
+        tp_(std::move(tpComm)) {
     norm = register_module("norm", tp::ParallelLayerNorm(c.hidden, c.sequenceParallel, tp_));
     markPadding(c.vocab);
     if (tiedTo) {
@@ -110,8 +114,22 @@ class GptHeadImpl : public torch::nn::Module, public tp::ShardedModule {
 
   at::Tensor forward(const at::Tensor& x) {
     at::Tensor h = norm->forward(x);
+    if (fusedLoss_) return h;
     return maskPadding(lmHead ? lmHead->forward(h) : tiedProduct(h));
   }
+
+  // Under fusedHeadLoss: the mean cross-entropy of forward()'s output
+  // against targets [b, s], the logits made and consumed chunk by chunk.
+  at::Tensor loss(const at::Tensor& normed, const at::Tensor& targets) {
+    if (!fusedLoss_) throw ConfigError("GptHead::loss: the head was built without fusedHeadLoss");
+    at::Tensor full = sequenceParallel_ ? tp::gatherFromSequenceRegion(normed, *tp_)
+                                        : tp::copyToTensorRegion(normed, *tp_);  // [s, b, hidden]
+    at::Tensor weight = lmHead ? lmHead->weight : tiedWeight;                    // [Vp/tp, hidden]
+    return tp::vocabParallelLinearCrossEntropy(full.reshape({-1, full.size(-1)}), weight,
+                                               targets.t().reshape({-1}), vocab_, *tp_);
+  }
+  bool fusedLoss() const { return fusedLoss_; }
+  const std::shared_ptr<Communicator>& tp() const { return tp_; }
 
   int64_t shardDim(const std::string& name) const override {
     return name == "tied_weight" ? 0 : tp::kReplicated;
@@ -152,6 +170,7 @@ class GptHeadImpl : public torch::nn::Module, public tp::ShardedModule {
   }
 
   bool sequenceParallel_;
+  bool fusedLoss_;
   int64_t vocab_;
   std::shared_ptr<Communicator> tp_;
   at::Tensor padding_;  // undefined when this rank holds no padding
@@ -211,6 +230,13 @@ at::Tensor gptLoss(const at::Tensor& logits, const at::Tensor& targets, Communic
   // taken in float32 when autocast computed the logits in bfloat16.
   at::Tensor full = logits.scalar_type() == at::kFloat ? logits : logits.to(at::kFloat);
   return tp::vocabParallelCrossEntropy(full, targets.t().contiguous(), tpComm).mean();
+}
+
+at::Tensor gptOutputLoss(const torch::nn::Sequential& model, const at::Tensor& output,
+                         const at::Tensor& targets) {
+  auto* head = model->ptr(model->size() - 1)->as<GptHeadImpl>();
+  if (!head) throw ConfigError("gptOutputLoss: the model's last layer is not a GPT head");
+  return head->fusedLoss() ? head->loss(output, targets) : gptLoss(output, targets, *head->tp());
 }
 
 }  // namespace strata::models

@@ -19,6 +19,7 @@
 #include "reference_math.h"
 #include "strata/runtime/world.h"
 #include "strata/tensor_parallel/column_parallel_linear.h"
+#include "strata/tensor_parallel/comm_ops.h"
 #include "strata/tensor_parallel/init.h"
 #include "strata/tensor_parallel/layer_norm.h"
 #include "strata/tensor_parallel/parallel_attention.h"
@@ -27,6 +28,7 @@
 #include "strata/tensor_parallel/transformer_block.h"
 #include "strata/tensor_parallel/vocab_parallel_cross_entropy.h"
 #include "strata/tensor_parallel/vocab_parallel_embedding.h"
+#include "strata/tensor_parallel/vocab_parallel_linear_cross_entropy.h"
 
 namespace strata::tensor_parallel {
 namespace {
@@ -275,6 +277,40 @@ TEST(TensorParallelReference, VocabParallelCrossEntropyMatchesLibTorch) {
                             Sharding::kLastDim,
                             Sharding::kReplicated},
                            *tp);
+  });
+}
+
+// The head's product and the cross-entropy fused, in chunks of 3 tokens and
+// groups of 5 (16 tokens: the last of each short), against the product and
+// LibTorch's cross-entropy, mean over the tokens. The weight is a vocabulary-
+// parallel table's (31 rows: tp 2 pads it).
+TEST(TensorParallelReference, VocabParallelLinearCrossEntropyMatchesLibTorch) {
+  onTpGroups(kLayerTpSizes, [](const std::shared_ptr<Communicator>& tp) {
+    for (int64_t vocab : {kVocab, kVocab - 1}) {
+      VocabParallelEmbeddingOptions options{vocab, kHidden, false, testInit(7)};
+      auto table = VocabParallelEmbedding(options, tp).ptr();
+      at::Tensor ids = tokenIds(vocab);  // [s, b]
+      LinearCrossEntropyChunks chunks{3 * (table->weight.size(0) * 4), 5};
+      auto fused = [table, ids, vocab, tp, chunks](const at::Tensor& x) {
+        at::Tensor h = copyToTensorRegion(x, *tp).reshape({-1, kHidden});  // [s*b, hidden]
+        return vocabParallelLinearCrossEntropy(h, table->weight, ids.reshape({-1}), vocab, *tp,
+                                               chunks);
+      };
+      auto reference = [ids, vocab](const at::Tensor& x, const ParamMap& p) {
+        at::Tensor weight = p.at("weight").narrow(0, 0, vocab);  // [V, hidden]
+        return ref::crossEntropy(at::matmul(x, weight.t()), ids).mean();
+      };
+      // Hidden states spread wide enough that the max shift matters.
+      expectMatchesReference({"linear cross entropy vocab " + std::to_string(vocab),
+                              table,
+                              fused,
+                              {{"weight", 0}},
+                              reference,
+                              5.0 * hiddenStates(),
+                              Sharding::kReplicated,
+                              Sharding::kReplicated},
+                             *tp);
+    }
   });
 }
 

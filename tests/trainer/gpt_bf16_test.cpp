@@ -6,6 +6,8 @@
 #include <torch/torch.h>
 
 #include <limits>
+#include <string>
+#include <utility>
 
 #include "multiprocess.h"
 #include "strata/models/gpt.h"
@@ -55,6 +57,52 @@ TEST(GptBf16, PaddedVocabularyAtTp2MasksWithBfloat16sLowest) {
     for (const at::Tensor& p : model->parameters()) {
       ASSERT_TRUE(p.grad().defined());
       EXPECT_TRUE(torch::isfinite(p.grad()).all().item<bool>());
+    }
+  });
+}
+
+// The largest difference between two gradients, relative to the largest entry.
+double relativeDifference(const at::Tensor& actual, const at::Tensor& expected) {
+  return (actual - expected).abs().max().item<double>() / expected.abs().max().item<double>();
+}
+
+// The head fused with the loss (fusedHeadLoss) against the same weights with
+// the logits made whole, on tp 2 with the padded vocabulary: equal losses and
+// gradients in float32 (with and without sequence parallel), and under bf16
+// autocast within bfloat16's rounding of each other.
+TEST(GptBf16, FusedHeadLossMatchesTheLossOfTheLogits) {
+  strata::testing::runInProcesses(2, [](const strata::testing::RankContext&) {
+    auto world = World::init();
+    auto groups = world->parallelGroups(ParallelLayout(2, {1, 1, 1, 2}));
+    torch::manual_seed(11);
+    at::Tensor ids = torch::randint(257, {2, 16}, torch::kLong);
+    at::Tensor targets = torch::randint(257, {2, 16}, torch::kLong);
+    for (auto [precision, sequenceParallel] :
+         {std::pair{"fp32", false}, std::pair{"fp32", true}, std::pair{"bf16", false}}) {
+      std::string what = std::string(precision) + (sequenceParallel ? " sequence parallel" : "");
+      GptConfig config = oddVocabularyGpt();
+      config.sequenceParallel = sequenceParallel;
+      torch::nn::Sequential plain = buildGpt(config, groups.tp);
+      config.fusedHeadLoss = true;
+      torch::nn::Sequential fused = buildGpt(config, groups.tp);
+      at::Tensor plainLoss, fusedLoss;
+      {
+        train::PrecisionGuard guard(precision, at::kCPU);
+        plainLoss = gptOutputLoss(plain, plain->forward(ids), targets);
+        fusedLoss = gptOutputLoss(fused, fused->forward(ids), targets);
+      }
+      plainLoss.backward();
+      fusedLoss.backward();
+      bool bf16 = std::string(precision) == "bf16";
+      EXPECT_NEAR(fusedLoss.item<double>(), plainLoss.item<double>(),
+                  (bf16 ? 1e-2 : 1e-6) * plainLoss.item<double>())
+          << what;
+      auto plainParameters = plain->named_parameters();
+      for (const auto& item : fused->named_parameters()) {
+        EXPECT_LE(relativeDifference(item.value().grad(), plainParameters[item.key()].grad()),
+                  bf16 ? 3e-2 : 1e-5)
+            << what << ": " << item.key();
+      }
     }
   });
 }

@@ -49,6 +49,11 @@ struct GptConfig {
   bool tiedEmbeddings = false;  // LM head reuses the token embedding
   bool geluTanh = false;        // GPT-2's tanh-approximated GELU in the MLPs
   bool sequenceParallel = false;
+  // The head returns its LayerNorm's output instead of the logits, and
+  // gptOutputLoss takes the head's product and the cross-entropy together,
+  // chunk by chunk (vocab_parallel_linear_cross_entropy.h): the logits of a
+  // micro-batch never exist whole. For training only: sampling needs logits.
+  bool fusedHeadLoss = false;
   uint64_t seed = 1234;
 };
 
@@ -64,5 +69,12 @@ constexpr const char* kTiedHeadName = "head.tied_weight";
 
 // Mean next-token cross-entropy. logits [s, b, vocab/tp], targets [b, s].
 at::Tensor gptLoss(const at::Tensor& logits, const at::Tensor& targets, Communicator& tp);
+
+// The same loss of what buildGpt's `model` returned: its logits, or under
+// fusedHeadLoss its head's normalized input [s, b, hidden] ([s/tp, b, hidden]
+// under sequence parallel), which the head's weight turns into the loss.
+// Blocks in tp's collectives like gptLoss.
+at::Tensor gptOutputLoss(const torch::nn::Sequential& model, const at::Tensor& output,
+                         const at::Tensor& targets);
 
 }  // namespace strata::models

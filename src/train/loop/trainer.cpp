@@ -152,6 +152,12 @@ models::GptConfig gptConfigOf(const TrainConfig& c) {
   return g;
 }
 
+models::GptConfig gptTrainingConfigOf(const TrainConfig& c) {
+  models::GptConfig g = gptConfigOf(c);
+  g.fusedHeadLoss = c.parallel.zero != 3;
+  return g;
+}
+
 Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
     : config_(validated(std::move(config), world->size())),
       world_(std::move(world)),
@@ -182,7 +188,7 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
 void Trainer::buildModel() {
   State& s = *state_;
   const ParallelConfig& p = config_.parallel;
-  s.gpt = gptConfigOf(config_);
+  s.gpt = gptTrainingConfigOf(config_);
   s.model = models::buildGpt(s.gpt, s.groups.tp);
   pipeline::PipelineOptions options;
   options.schedule = p.schedule;
@@ -198,8 +204,8 @@ void Trainer::buildModel() {
     };
   }
   s.pipeline = std::make_unique<pipeline::Pipeline>(s.model, s.groups, options);
-  s.lossFn = [tp = s.groups.tp](const at::Tensor& logits, const at::Tensor& target) {
-    return models::gptLoss(logits, target, *tp);
+  s.lossFn = [model = s.model](const at::Tensor& output, const at::Tensor& target) {
+    return models::gptOutputLoss(model, output, target);
   };
 }
 

@@ -47,6 +47,11 @@ struct DataSplit;
 // The model part of a training config, as the GPT builder takes it.
 models::GptConfig gptConfigOf(const TrainConfig& config);
 
+// The model the trainer builds: gptConfigOf with the head's product fused
+// into the loss (models/gpt.h), except under ZeRO-3, which releases the
+// head's gathered weight when its forward returns, before the loss.
+models::GptConfig gptTrainingConfigOf(const TrainConfig& config);
+
 // One parameter as this rank holds it: its name in the one-process model,
 // this rank's tensor (live, not a copy), and the dimension tensor
 // parallelism splits it along (tensor_parallel::kReplicated when every tp

@@ -1,0 +1,188 @@
+#include "strata/tensor_parallel/vocab_parallel_linear_cross_entropy.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "runtime/torch_compat.h"
+#include "strata/error.h"
+
+namespace strata::tensor_parallel {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+void checkInputs(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
+                 int64_t vocab, const Communicator& tp) {
+  auto fail = [&](const std::string& why) {
+    throw ConfigError("vocabParallelLinearCrossEntropy: hidden " + c10::str(hidden.sizes()) +
+                      ", weight " + c10::str(weight.sizes()) + ", targets " +
+                      c10::str(targets.sizes()) + ": " + why);
+  };
+  if (hidden.dim() != 2 || weight.dim() != 2 || targets.dim() != 1)
+    fail("expected hidden [T, H], weight [V/tp, H] and targets [T]");
+  if (hidden.size(1) != weight.size(1)) fail("hidden and weight differ in width");
+  if (hidden.size(0) != targets.size(0)) fail("hidden and targets differ in tokens");
+  if (hidden.size(0) == 0) fail("no tokens");
+  int64_t padded = weight.size(0) * tp.size();
+  if (vocab <= padded - tp.size() || vocab > padded)
+    fail("vocabulary " + std::to_string(vocab) + " does not fill the " + std::to_string(padded) +
+         " rows of the tp " + std::to_string(tp.size()) + " shards");
+  if (targets.numel() > 0 &&
+      (targets.min().item<int64_t>() < 0 || targets.max().item<int64_t>() >= vocab))
+    fail("targets outside the vocabulary [0, " + std::to_string(vocab) + ")");
+}
+
+// This rank's columns of the vocabulary and which of them are real.
+struct VocabSlice {
+  int64_t first = 0;  // global id of local column 0
+  int64_t width = 0;  // columns held (V/tp)
+  int64_t real = 0;   // columns below the vocabulary's end
+};
+
+// One group of tokens: its losses, and with `grads` the gradients of its
+// hidden rows and its share of the weight's gradient (unscaled: of the sum
+// of the losses).
+struct GroupResult {
+  at::Tensor losses;      // [n] float32
+  at::Tensor gradHidden;  // [n, H] product dtype
+  at::Tensor gradWeight;  // [V/tp, H] product dtype
+};
+
+// logits [n, V/tp] of n tokens (the product's dtype; its padding columns are
+// overwritten) -> their losses [n], and `probs` [n, V/tp] (any floating
+// dtype; may be `logits` itself) gets softmax(z) - onehot(t) on this rank's
+// columns. z is read as float32 (`scratch`, [n, V/tp], when the logits are
+// not). LibTorch's fused log-softmax does the max and the sum in one kernel;
+// over tp the ranks' log-sum-exps combine into the global one:
+//   lse = log sum_r exp(lse_r),  log p = (z - lse_r) + (lse_r - lse).
+at::Tensor lossesOfChunk(const at::Tensor& logits, at::Tensor& probs, const at::Tensor& scratch,
+                         const at::Tensor& targets, const VocabSlice& slice, Communicator& tp) {
+  if (slice.real < slice.width)
+    logits.narrow(1, slice.real, slice.width - slice.real)
+        .fill_(-std::numeric_limits<float>::infinity());
+  at::Tensor z = scratch.defined() ? scratch.copy_(logits) : logits;  // [n, V/tp] float32
+  at::Tensor logProbs = at::log_softmax(z, 1);                        // local: z - lse_r
+  if (tp.size() > 1) {
+    // lse_r = z_j - (z_j - lse_r) at any real column j; -inf for a rank of padding only.
+    at::Tensor localLse =
+        slice.real > 0
+            ? (z.select(1, 0) - logProbs.select(1, 0)).contiguous()
+            : at::full({z.size(0)}, -std::numeric_limits<float>::infinity(), z.options());
+    at::Tensor top = localLse.clone();
+    tp.allReduce(top, ReduceOp::kMax);
+    at::Tensor sum = (localLse - top).exp_();
+    tp.allReduce(sum);
+    logProbs.add_((localLse - top - sum.log_()).unsqueeze(1));  // + (lse_r - lse)
+  }
+  at::Tensor outside = (targets < slice.first).logical_or(targets >= slice.first + slice.width);
+  at::Tensor local = (targets - slice.first).masked_fill(outside, 0).unsqueeze(1);  // [n, 1]
+  at::Tensor targetLogProb = logProbs.gather(1, local).squeeze(1).masked_fill(outside, 0.0);
+  if (tp.size() > 1) tp.allReduce(targetLogProb);
+  at::exp_out(probs, logProbs);
+  probs.scatter_add_(1, local, outside.logical_not().to(probs.scalar_type()).neg().unsqueeze(1));
+  return targetLogProb.neg();
+}
+
+GroupResult runGroup(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
+                     const VocabSlice& slice, bool grads, int64_t chunkBytes, Communicator& tp) {
+  int64_t tokens = hidden.size(0);
+  int64_t chunk = std::max<int64_t>(1, chunkBytes / (slice.width * 4));
+  bool lowPrecision = hidden.scalar_type() != at::kFloat;
+  // softmax - onehot of every token when the gradients are wanted, else of one chunk.
+  at::Tensor probs = at::empty({grads ? tokens : std::min(chunk, tokens), slice.width},
+                               hidden.options());  // product dtype
+  at::Tensor scratch = lowPrecision
+                           ? at::empty({chunk, slice.width}, hidden.options().dtype(at::kFloat))
+                           : at::Tensor();
+  GroupResult result{at::empty({tokens}, hidden.options().dtype(at::kFloat)), {}, {}};
+  at::Tensor weightT = weight.t();
+  for (int64_t start = 0; start < tokens; start += chunk) {
+    int64_t n = std::min(chunk, tokens - start);
+    at::Tensor part = probs.narrow(0, grads ? start : 0, n);
+    at::mm_out(part, hidden.narrow(0, start, n), weightT);  // logits [n, V/tp]
+    at::Tensor floats = lowPrecision ? scratch.narrow(0, 0, n) : at::Tensor();
+    result.losses.narrow(0, start, n)
+        .copy_(lossesOfChunk(part, part, floats, targets.narrow(0, start, n), slice, tp));
+  }
+  if (grads) {
+    result.gradHidden = at::mm(probs, weight);      // [n, H]
+    result.gradWeight = at::mm(probs.t(), hidden);  // [V/tp, H]
+  }
+  return result;
+}
+
+// hidden [T, H] and weight [V/tp, H] arrive in the products' dtype; the
+// gradients go back in it too, as an autocast product's would.
+struct VocabParallelLinearCrossEntropyFunction
+    : torch::autograd::Function<VocabParallelLinearCrossEntropyFunction> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& hidden,
+                            const at::Tensor& weight, const at::Tensor& targets, int64_t vocab,
+                            Communicator* tp, LinearCrossEntropyChunks chunks, bool grads) {
+    int64_t width = weight.size(0);
+    VocabSlice slice{width * tp->rank(), width,
+                     std::clamp<int64_t>(vocab - width * tp->rank(), 0, width)};
+    int64_t tokens = hidden.size(0);
+    at::Tensor losses = at::empty({tokens}, hidden.options().dtype(at::kFloat));
+    at::Tensor gradHidden, gradWeight;
+    if (grads) gradHidden = at::empty_like(hidden);
+    for (int64_t start = 0; start < tokens; start += chunks.groupTokens) {
+      int64_t n = std::min(chunks.groupTokens, tokens - start);
+      GroupResult group = runGroup(hidden.narrow(0, start, n), weight, targets.narrow(0, start, n),
+                                   slice, grads, chunks.chunkBytes, *tp);
+      losses.narrow(0, start, n).copy_(group.losses);
+      if (!grads) continue;
+      gradHidden.narrow(0, start, n).copy_(group.gradHidden);
+      // Groups after the first are summed in float32.
+      gradWeight = !gradWeight.defined() ? group.gradWeight
+                                         : gradWeight.to(at::kFloat).add_(group.gradWeight);
+    }
+    if (grads) {
+      ctx->saved_data["grad_hidden"] = gradHidden;
+      ctx->saved_data["grad_weight"] = gradWeight;
+      ctx->saved_data["tokens"] = tokens;
+    }
+    return losses.mean();
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    // d mean / d loss_i = 1 / T, times the incoming gradient of the mean.
+    at::Tensor scale = grads[0].to(at::kFloat) / ctx->saved_data["tokens"].toInt();
+    at::Tensor gradHidden = ctx->saved_data["grad_hidden"].toTensor();
+    at::Tensor gradWeight = ctx->saved_data["grad_weight"].toTensor();
+    // One gradient per forward argument: none for targets, vocab, tp, chunks and grads.
+    variable_list result(7);
+    result[0] = gradHidden * scale;
+    result[1] = (gradWeight * scale).to(gradHidden.scalar_type());
+    return result;
+  }
+};
+
+}  // namespace
+
+at::Tensor vocabParallelLinearCrossEntropy(const at::Tensor& hidden, const at::Tensor& weight,
+                                           const at::Tensor& targets, int64_t vocab,
+                                           Communicator& tp, LinearCrossEntropyChunks chunks) {
+  checkInputs(hidden, weight, targets, vocab, tp);
+  if (chunks.chunkBytes <= 0 || chunks.groupTokens <= 0)
+    throw ConfigError("vocabParallelLinearCrossEntropy: chunk bytes (" +
+                      std::to_string(chunks.chunkBytes) + ") and group tokens (" +
+                      std::to_string(chunks.groupTokens) + ") must be positive");
+  // Inside forward grad mode is off; whether backward will follow is known here.
+  bool grads = at::GradMode::is_enabled() && (hidden.requires_grad() || weight.requires_grad());
+  // The products' dtype: autocast's where it is on. The casts stay outside
+  // the function, differentiable, and the weight's is autocast's cached one,
+  // made once a step rather than once a micro-batch.
+  at::DeviceType device = hidden.device().type();
+  at::Tensor h = hidden, w = weight;
+  if (compat::autocastEnabled(device)) {
+    at::ScalarType type = compat::autocastDtype(device);
+    h = hidden.to(type);
+    w = at::autocast::cached_cast(type, weight, device);
+  }
+  return VocabParallelLinearCrossEntropyFunction::apply(h, w, targets, vocab, &tp, chunks, grads);
+}
+
+}  // namespace strata::tensor_parallel
