@@ -83,8 +83,9 @@ bool stderrMentions(const WorkerState& w, const char* text) {
   return false;
 }
 
-// A failure caused by another worker's failure: Strata's communicator says so
-// in its message.
+// A failure caused by another worker's failure: Strata's communicators say so
+// in their messages (every PeerError for a peer's death, on shared memory or
+// Gloo, reads "failed (a peer exited...)").
 bool isEcho(const WorkerState& w) {
   return stderrMentions(w, "timed out") || stderrMentions(w, "a peer exited");
 }

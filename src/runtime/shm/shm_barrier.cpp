@@ -71,7 +71,7 @@ void ShmBarrier::fail(bool timedOut, uint32_t generation, std::chrono::milliseco
                        " (a peer stalled or never arrived; raise --timeout / STRATA_TIMEOUT if "
                        "the work is legitimately slow)");
   }
-  throw PeerError(what + " failed: group ranks " + missing +
+  throw PeerError(what + " failed (a peer exited): group ranks " + missing +
                   " exited without arriving (shared-memory transport)");
 }
 

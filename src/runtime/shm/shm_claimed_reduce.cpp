@@ -196,7 +196,7 @@ void ClaimedAllReduce::waitUntil(const std::function<bool()>& ready, int spinPol
     // exited died in the middle.
     for (int r = 0; r < group_.members; ++r) {
       if (r != group_.rank && processExited(group_.pids[r])) {
-        throw PeerError(group_.what + " failed: group rank " + std::to_string(r) +
+        throw PeerError(group_.what + " failed (a peer exited): group rank " + std::to_string(r) +
                         " exited before the op was complete (shared-memory transport)");
       }
     }

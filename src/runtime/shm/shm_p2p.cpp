@@ -42,9 +42,11 @@ void readPeerMemory(pid_t pid, uint64_t address, void* into, std::size_t bytes,
     iovec remote{reinterpret_cast<char*>(address) + done, bytes - done};
     ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == ESRCH) throw PeerError(what + " failed: the sender exited mid-copy");
+    if (n < 0 && errno == ESRCH)
+      throw PeerError(what + " failed (a peer exited): the sender exited mid-copy");
     if (n < 0) throw SystemError(what + ": process_vm_readv", errno);
-    if (n == 0) throw PeerError(what + " failed: the sender's buffer went away mid-copy");
+    if (n == 0)
+      throw PeerError(what + " failed (a peer exited): the sender's buffer went away mid-copy");
     done += static_cast<std::size_t>(n);
   }
 }
@@ -254,7 +256,7 @@ void ShmMailboxes::waitFor(std::atomic<uint32_t>& word, std::atomic<uint32_t>& w
     seen = word.load(std::memory_order_acquire);
     if (ready()) return;
     if (processExited(group_.pids[peer])) {
-      throw PeerError(what + " failed: the peer exited (shared-memory transport)");
+      throw PeerError(what + " failed (a peer exited): shared-memory transport");
     }
     if (std::chrono::steady_clock::now() > deadline) {
       throw TimeoutError(what + " timed out after " + describeDuration(group_.timeout) +
