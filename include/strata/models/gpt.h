@@ -51,8 +51,8 @@ struct GptConfig {
   bool sequenceParallel = false;
   // The head returns its LayerNorm's output instead of the logits, and
   // gptOutputLoss takes the head's product and the cross-entropy together,
-  // chunk by chunk (vocab_parallel_linear_cross_entropy.h): the logits of a
-  // micro-batch never exist whole. For training only: sampling needs logits.
+  // chunk by chunk (vocab_parallel_linear_cross_entropy.h): float32 logits
+  // exist one chunk at a time. For training only: sampling needs logits.
   bool fusedHeadLoss = false;
   uint64_t seed = 1234;
 };
