@@ -52,14 +52,15 @@ struct GroupResult {
 };
 
 // logits [n, V/tp] of n tokens (the product's dtype; its padding columns are
-// overwritten) -> their losses [n], and `probs` [n, V/tp] (any floating
-// dtype; may be `logits` itself) gets softmax(z) - onehot(t) on this rank's
-// columns. z is read as float32 (`scratch`, [n, V/tp], when the logits are
+// overwritten) -> their losses [n], and when `probs` is defined ([n, V/tp],
+// any floating dtype; may be `logits` itself) it gets softmax(z) - onehot(t)
+// on this rank's columns. z is read as float32 (`scratch`, [n, V/tp], when the logits are
 // not). LibTorch's fused log-softmax does the max and the sum in one kernel;
 // over tp the ranks' log-sum-exps combine into the global one:
 //   lse = log sum_r exp(lse_r),  log p = (z - lse_r) + (lse_r - lse).
-at::Tensor lossesOfChunk(const at::Tensor& logits, at::Tensor& probs, const at::Tensor& scratch,
-                         const at::Tensor& targets, const VocabSlice& slice, Communicator& tp) {
+at::Tensor lossesOfChunk(const at::Tensor& logits, const at::Tensor& probs,
+                         const at::Tensor& scratch, const at::Tensor& targets,
+                         const VocabSlice& slice, Communicator& tp) {
   if (slice.real < slice.width)
     logits.narrow(1, slice.real, slice.width - slice.real)
         .fill_(-std::numeric_limits<float>::infinity());
@@ -81,8 +82,11 @@ at::Tensor lossesOfChunk(const at::Tensor& logits, at::Tensor& probs, const at::
   at::Tensor local = (targets - slice.first).masked_fill(outside, 0).unsqueeze(1);  // [n, 1]
   at::Tensor targetLogProb = logProbs.gather(1, local).squeeze(1).masked_fill(outside, 0.0);
   if (tp.size() > 1) tp.allReduce(targetLogProb);
-  at::exp_out(probs, logProbs);
-  probs.scatter_add_(1, local, outside.logical_not().to(probs.scalar_type()).neg().unsqueeze(1));
+  if (probs.defined()) {
+    at::Tensor out = probs;
+    at::exp_out(out, logProbs);
+    out.scatter_add_(1, local, outside.logical_not().to(out.scalar_type()).neg().unsqueeze(1));
+  }
   return targetLogProb.neg();
 }
 
@@ -91,7 +95,8 @@ GroupResult runGroup(const at::Tensor& hidden, const at::Tensor& weight, const a
   int64_t tokens = hidden.size(0);
   int64_t chunk = std::max<int64_t>(1, chunkBytes / (slice.width * 4));
   bool lowPrecision = hidden.scalar_type() != at::kFloat;
-  // softmax - onehot of every token when the gradients are wanted, else of one chunk.
+  // The logits, then softmax - onehot, of every token when the gradients
+  // are wanted; else the logits of one chunk at a time.
   at::Tensor probs = at::empty({grads ? tokens : std::min(chunk, tokens), slice.width},
                                hidden.options());  // product dtype
   at::Tensor scratch = lowPrecision
@@ -105,7 +110,8 @@ GroupResult runGroup(const at::Tensor& hidden, const at::Tensor& weight, const a
     at::mm_out(part, hidden.narrow(0, start, n), weightT);  // logits [n, V/tp]
     at::Tensor floats = lowPrecision ? scratch.narrow(0, 0, n) : at::Tensor();
     result.losses.narrow(0, start, n)
-        .copy_(lossesOfChunk(part, part, floats, targets.narrow(0, start, n), slice, tp));
+        .copy_(lossesOfChunk(part, grads ? part : at::Tensor(), floats, targets.narrow(0, start, n),
+                             slice, tp));
   }
   if (grads) {
     result.gradHidden = at::mm(probs, weight);      // [n, H]

@@ -69,7 +69,8 @@ double relativeDifference(const at::Tensor& actual, const at::Tensor& expected) 
 // The head fused with the loss (fusedHeadLoss) against the same weights with
 // the logits made whole, on tp 2 with the padded vocabulary: equal losses and
 // gradients in float32 (with and without sequence parallel), and under bf16
-// autocast within bfloat16's rounding of each other.
+// autocast within bfloat16's rounding of each other; without gradients the
+// fused loss is the same.
 TEST(GptBf16, FusedHeadLossMatchesTheLossOfTheLogits) {
   strata::testing::runInProcesses(2, [](const strata::testing::RankContext&) {
     auto world = World::init();
@@ -90,6 +91,14 @@ TEST(GptBf16, FusedHeadLossMatchesTheLossOfTheLogits) {
         train::PrecisionGuard guard(precision, at::kCPU);
         plainLoss = gptOutputLoss(plain, plain->forward(ids), targets);
         fusedLoss = gptOutputLoss(fused, fused->forward(ids), targets);
+      }
+      {
+        // Evaluation: no gradients wanted, the same loss.
+        torch::NoGradGuard noGrad;
+        train::PrecisionGuard guard(precision, at::kCPU);
+        EXPECT_EQ(gptOutputLoss(fused, fused->forward(ids), targets).item<double>(),
+                  fusedLoss.item<double>())
+            << what << ": without gradients";
       }
       plainLoss.backward();
       fusedLoss.backward();
