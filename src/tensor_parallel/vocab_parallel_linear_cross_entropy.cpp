@@ -51,64 +51,83 @@ struct GroupResult {
   at::Tensor gradWeight;  // [V/tp, H] product dtype
 };
 
-// logits [n, V/tp] of n tokens (the product's dtype; its padding columns are
-// overwritten) -> their losses [n], and when `probs` is defined ([n, V/tp],
-// any floating dtype; may be `logits` itself) it gets softmax(z) - onehot(t)
-// on this rank's columns. z is read as float32 (`scratch`, [n, V/tp], when the logits are
-// not). LibTorch's fused log-softmax does the max and the sum in one kernel;
-// over tp the ranks' log-sum-exps combine into the global one:
-//   lse = log sum_r exp(lse_r),  log p = (z - lse_r) + (lse_r - lse).
+// Makes a chunk's log-sum-exps [n, 1] and target logits [n] global over tp.
+// On entry lse holds this rank's lse_r (-inf for a rank of padding only)
+// and targetLogit is zero on every rank but the target's owner. The global
+//   lse = top + log sum_r exp(lse_r - top),  top = max_r lse_r,
+// takes two all-reduces; the target logits are summed in the second.
+void combineOverTp(at::Tensor& lse, at::Tensor& targetLogit, Communicator& tp) {
+  if (tp.size() == 1) return;
+  at::Tensor top = lse.clone();
+  tp.allReduce(top, ReduceOp::kMax);
+  int64_t n = lse.size(0);
+  at::Tensor packed = at::cat({(lse - top).exp_().squeeze(1), targetLogit});  // [2n]
+  tp.allReduce(packed);
+  targetLogit = packed.narrow(0, n, n);
+  lse = top + packed.narrow(0, 0, n).log().unsqueeze(1);
+}
+
+// logits [n, V/tp] of n tokens (the product's dtype) -> their losses [n],
+// and when `probs` is defined ([n, V/tp], the logits' dtype; may be `logits`
+// itself) it gets softmax(z) - onehot(t) on this rank's columns, zero on its
+// padding. z is taken in float32 (`scratch`, [n, V/tp], when the logits are
+// not; else the logits themselves, overwritten). One exponential an entry:
+//   m = max_j z_j,  e_j = exp(z_j - m),  lse_r = m + log sum_j e_j,
+//   loss = lse - z_t,  p_j = e_j exp(m - lse).
 at::Tensor lossesOfChunk(const at::Tensor& logits, const at::Tensor& probs,
                          const at::Tensor& scratch, const at::Tensor& targets,
                          const VocabSlice& slice, Communicator& tp) {
-  if (slice.real < slice.width)
-    logits.narrow(1, slice.real, slice.width - slice.real)
-        .fill_(-std::numeric_limits<float>::infinity());
+  int64_t n = logits.size(0);
   at::Tensor z = scratch.defined() ? scratch.copy_(logits) : logits;  // [n, V/tp] float32
-  at::Tensor logProbs = at::log_softmax(z, 1);                        // local: z - lse_r
-  if (tp.size() > 1) {
-    // lse_r = z_j - (z_j - lse_r) at any real column j; -inf for a rank of padding only.
-    at::Tensor localLse =
-        slice.real > 0
-            ? (z.select(1, 0) - logProbs.select(1, 0)).contiguous()
-            : at::full({z.size(0)}, -std::numeric_limits<float>::infinity(), z.options());
-    at::Tensor top = localLse.clone();
-    tp.allReduce(top, ReduceOp::kMax);
-    at::Tensor sum = (localLse - top).exp_();
-    tp.allReduce(sum);
-    logProbs.add_((localLse - top - sum.log_()).unsqueeze(1));  // + (lse_r - lse)
-  }
   at::Tensor outside = (targets < slice.first).logical_or(targets >= slice.first + slice.width);
   at::Tensor local = (targets - slice.first).masked_fill(outside, 0).unsqueeze(1);  // [n, 1]
-  at::Tensor targetLogProb = logProbs.gather(1, local).squeeze(1).masked_fill(outside, 0.0);
-  if (tp.size() > 1) tp.allReduce(targetLogProb);
-  if (probs.defined()) {
-    at::Tensor out = probs;
-    at::exp_out(out, logProbs);
-    out.scatter_add_(1, local, outside.logical_not().to(out.scalar_type()).neg().unsqueeze(1));
+  at::Tensor targetLogit = z.gather(1, local).squeeze(1).masked_fill(outside, 0.0);
+  at::Tensor real = z.narrow(1, 0, slice.real);  // [n, real]
+  at::Tensor rowMax, lse;                        // [n, 1]
+  if (slice.real > 0) {
+    rowMax = real.amax(1, true);
+    at::Tensor e = real.sub_(rowMax).exp_();  // in place: z's real columns are now e
+    lse = rowMax + e.sum(1, true).log_();
+  } else {
+    lse = at::full({n, 1}, -std::numeric_limits<float>::infinity(), z.options());
   }
-  return targetLogProb.neg();
+  combineOverTp(lse, targetLogit, tp);
+  if (probs.defined()) {
+    if (slice.real > 0) {
+      real.mul_((rowMax - lse).exp_());  // e exp(m - lse) = p
+      if (!probs.is_same(z)) probs.narrow(1, 0, slice.real).copy_(real);
+    }
+    probs.narrow(1, slice.real, slice.width - slice.real).zero_();
+    probs.scatter_add_(1, local, outside.logical_not().to(probs.scalar_type()).neg().unsqueeze(1));
+  }
+  return lse.squeeze(1) - targetLogit;
 }
 
+// One group of tokens. With `grads` the group's logits are one product and
+// its softmax is kept whole for the gradients' products; without, the
+// logits are made and reduced one chunk at a time.
 GroupResult runGroup(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
                      const VocabSlice& slice, bool grads, int64_t chunkBytes, Communicator& tp) {
   int64_t tokens = hidden.size(0);
   int64_t chunk = std::max<int64_t>(1, chunkBytes / (slice.width * 4));
   bool lowPrecision = hidden.scalar_type() != at::kFloat;
-  // The logits, then softmax - onehot, of every token when the gradients
-  // are wanted; else the logits of one chunk at a time.
-  at::Tensor probs = at::empty({grads ? tokens : std::min(chunk, tokens), slice.width},
-                               hidden.options());  // product dtype
+  at::Tensor weightT = weight.t();
+  // The logits, then softmax - onehot, in the product dtype.
+  at::Tensor probs;
+  if (grads) {
+    probs = at::mm(hidden, weightT);  // [tokens, V/tp]
+  } else {
+    probs = at::empty({std::min(chunk, tokens), slice.width}, hidden.options());
+  }
   at::Tensor scratch = lowPrecision
                            ? at::empty({chunk, slice.width}, hidden.options().dtype(at::kFloat))
                            : at::Tensor();
   GroupResult result{at::empty({tokens}, hidden.options().dtype(at::kFloat)), {}, {}};
-  at::Tensor weightT = weight.t();
   for (int64_t start = 0; start < tokens; start += chunk) {
     int64_t n = std::min(chunk, tokens - start);
     at::Tensor part = probs.narrow(0, grads ? start : 0, n);
-    at::mm_out(part, hidden.narrow(0, start, n), weightT);  // logits [n, V/tp]
-    at::Tensor floats = lowPrecision ? scratch.narrow(0, 0, n) : at::Tensor();
+    if (!grads) at::mm_out(part, hidden.narrow(0, start, n), weightT);  // logits [n, V/tp]
+    at::Tensor floats = scratch.defined() ? scratch.narrow(0, 0, n) : at::Tensor();
     result.losses.narrow(0, start, n)
         .copy_(lossesOfChunk(part, grads ? part : at::Tensor(), floats, targets.narrow(0, start, n),
                              slice, tp));

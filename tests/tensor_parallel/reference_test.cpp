@@ -283,34 +283,49 @@ TEST(TensorParallelReference, VocabParallelCrossEntropyMatchesLibTorch) {
 // The head's product and the cross-entropy fused, in chunks of 3 tokens and
 // groups of 5 (16 tokens: the last of each short), against the product and
 // LibTorch's cross-entropy, mean over the tokens. The weight is a vocabulary-
-// parallel table's (31 rows: tp 2 pads it).
+// parallel table's of `vocab` rows, padded to a multiple of tp.
+void expectLinearCrossEntropyMatchesLibTorch(int64_t vocab,
+                                             const std::shared_ptr<Communicator>& tp) {
+  VocabParallelEmbeddingOptions options{vocab, kHidden, false, testInit(7)};
+  auto table = VocabParallelEmbedding(options, tp).ptr();
+  // Padding rows that are not zero must change nothing: no logit, no gradient.
+  int64_t width = table->weight.size(0), first = width * tp->rank();
+  for (int64_t row = std::max(vocab - first, int64_t{0}); row < width; ++row)
+    table->weight.data()[row].fill_(3.0);
+  at::Tensor ids = tokenIds(vocab);  // [s, b]
+  LinearCrossEntropyChunks chunks{3 * (table->weight.size(0) * 4), 5};
+  auto fused = [table, ids, vocab, tp, chunks](const at::Tensor& x) {
+    at::Tensor h = copyToTensorRegion(x, *tp).reshape({-1, kHidden});  // [s*b, hidden]
+    return vocabParallelLinearCrossEntropy(h, table->weight, ids.reshape({-1}), vocab, *tp, chunks);
+  };
+  auto reference = [ids, vocab](const at::Tensor& x, const ParamMap& p) {
+    at::Tensor weight = p.at("weight").narrow(0, 0, vocab);  // [V, hidden]
+    return ref::crossEntropy(at::matmul(x, weight.t()), ids).mean();
+  };
+  // Hidden states spread wide enough that the max shift matters.
+  expectMatchesReference({"linear cross entropy vocab " + std::to_string(vocab),
+                          table,
+                          fused,
+                          {{"weight", 0}},
+                          reference,
+                          5.0 * hiddenStates(),
+                          Sharding::kReplicated,
+                          Sharding::kReplicated},
+                         *tp);
+}
+
+// 31 rows: tp 2 pads the table with one row.
 TEST(TensorParallelReference, VocabParallelLinearCrossEntropyMatchesLibTorch) {
   onTpGroups(kLayerTpSizes, [](const std::shared_ptr<Communicator>& tp) {
-    for (int64_t vocab : {kVocab, kVocab - 1}) {
-      VocabParallelEmbeddingOptions options{vocab, kHidden, false, testInit(7)};
-      auto table = VocabParallelEmbedding(options, tp).ptr();
-      at::Tensor ids = tokenIds(vocab);  // [s, b]
-      LinearCrossEntropyChunks chunks{3 * (table->weight.size(0) * 4), 5};
-      auto fused = [table, ids, vocab, tp, chunks](const at::Tensor& x) {
-        at::Tensor h = copyToTensorRegion(x, *tp).reshape({-1, kHidden});  // [s*b, hidden]
-        return vocabParallelLinearCrossEntropy(h, table->weight, ids.reshape({-1}), vocab, *tp,
-                                               chunks);
-      };
-      auto reference = [ids, vocab](const at::Tensor& x, const ParamMap& p) {
-        at::Tensor weight = p.at("weight").narrow(0, 0, vocab);  // [V, hidden]
-        return ref::crossEntropy(at::matmul(x, weight.t()), ids).mean();
-      };
-      // Hidden states spread wide enough that the max shift matters.
-      expectMatchesReference({"linear cross entropy vocab " + std::to_string(vocab),
-                              table,
-                              fused,
-                              {{"weight", 0}},
-                              reference,
-                              5.0 * hiddenStates(),
-                              Sharding::kReplicated,
-                              Sharding::kReplicated},
-                             *tp);
-    }
+    for (int64_t vocab : {kVocab, kVocab - 1}) expectLinearCrossEntropyMatchesLibTorch(vocab, tp);
+  });
+}
+
+// 9 rows over tp 4 are 4 shards of 3: the last holds padding only, so its
+// log-sum-exp is -inf and its softmax all zero.
+TEST(TensorParallelReference, VocabParallelLinearCrossEntropyWithARankOfPaddingOnly) {
+  onTpGroups({4}, [](const std::shared_ptr<Communicator>& tp) {
+    expectLinearCrossEntropyMatchesLibTorch(9, tp);
   });
 }
 

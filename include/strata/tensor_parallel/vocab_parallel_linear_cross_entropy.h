@@ -14,16 +14,18 @@
 //
 // The products z = hidden W^T run in autocast's dtype where autocast is on
 // for hidden's device (the weight's cast is autocast's cached one), else in
-// the inputs' dtype. Per chunk, in float32, LibTorch's log-softmax gives
-// each rank z - lse_r over its columns; over tp the ranks' log-sum-exps
-// combine (lse = log sum_r exp(lse_r), two all-reduces) and the target's
-// log-probability is summed from its owner (a third):
-//   loss = -log p_t,  dloss/dz = p - onehot(t).
+// the inputs' dtype; with gradients wanted a group's logits are one product.
+// Per chunk, in float32, each rank takes its columns' log-sum-exp with one
+// exponential an entry (lse_r = m + log sum_j exp(z_j - m), m the row's
+// largest logit); over tp the ranks' combine (lse = log sum_r exp(lse_r),
+// two all-reduces, the second also summing the target's logit from its
+// owner):
+//   loss = lse - z_t,  dloss/dz = p - onehot(t),  p_j = exp(z_j - lse).
 // The gradients of hidden and of the weight are computed in the forward
-// from each chunk's p; backward only scales them by the incoming gradient.
+// from each group's p; backward only scales them by the incoming gradient.
 //
 // Returns the mean loss over the T tokens (float32 scalar), identical on
-// every tp rank. Blocks in three all-reduces per chunk when tp > 1; throws
+// every tp rank. Blocks in two all-reduces per chunk when tp > 1; throws
 // ConfigError, before communicating, when the shapes disagree, a target is
 // outside the vocabulary or a chunk size is not positive.
 #pragma once
