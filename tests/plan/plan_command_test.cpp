@@ -170,7 +170,7 @@ TEST(PlanCommand, TheRehearsalClusterRunsTheDemoConfig) {
   EXPECT_NE(r.out.find("on 2 x rehearsal-cpu-node (4 x cpu-core), global batch 16"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("pp2,tp2,dp1,mb2,v1,1f1b,zero0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pp2,tp2,dp1,mb4,v1,1f1b,zero0"), std::string::npos) << r.out;
 }
 
 TEST(PlanCommand, InconsistentSizesAreRefusedByName) {
