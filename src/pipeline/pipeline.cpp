@@ -25,16 +25,18 @@ schedule::Schedule makeSchedule(const PipelineOptions& options, int ranks) {
   }
 }
 
-// Measured times differ a little from rank to rank; the average is the same
-// everywhere, so every rank computes the same cut.
-void averageOverGroup(std::vector<LayerProfile>& profiles, Communicator* pp) {
-  if (!pp || pp->size() == 1) return;
+// Measured times differ from rank to rank; the average is the same
+// everywhere, so every rank computes the same cut. The group is every rank
+// of the layout: averaged over a pp group alone, the tp peers of a stage
+// (each in its own pp group) could cut differently.
+void averageOverGroup(std::vector<LayerProfile>& profiles, Communicator* group) {
+  if (!group || group->size() == 1) return;
   at::Tensor times = torch::empty({static_cast<int64_t>(profiles.size()), 2}, torch::kFloat64);
   for (std::size_t i = 0; i < profiles.size(); ++i) {
     times[i][0] = profiles[i].forwardSeconds;
     times[i][1] = profiles[i].backwardSeconds;
   }
-  pp->allReduce(times, ReduceOp::kAvg);
+  group->allReduce(times, ReduceOp::kAvg);
   for (std::size_t i = 0; i < profiles.size(); ++i) {
     profiles[i].forwardSeconds = times[i][0].item<double>();
     profiles[i].backwardSeconds = times[i][1].item<double>();
@@ -42,13 +44,13 @@ void averageOverGroup(std::vector<LayerProfile>& profiles, Communicator* pp) {
 }
 
 plan::Partition profiledPartition(const LayerList& layers, const schedule::Schedule& schedule,
-                                  const PipelineOptions& options, Communicator* pp) {
+                                  const PipelineOptions& options, Communicator* profileGroup) {
   if (!options.profileInput.defined()) {
     throw ConfigError("autoPartition needs PipelineOptions::profileInput, a sample micro-batch");
   }
   std::vector<LayerProfile> profiles =
       profileLayers(layers, options.profileInput, options.device, options.profile);
-  averageOverGroup(profiles, pp);
+  averageOverGroup(profiles, profileGroup);
   std::vector<int> stashPeaks = schedule::peakStash(schedule).perStage;
   int stashed = *std::max_element(stashPeaks.begin(), stashPeaks.end());
   try {
@@ -62,7 +64,7 @@ plan::Partition profiledPartition(const LayerList& layers, const schedule::Sched
 // Decides the cut. Every check that can fail runs before the profile's
 // all-reduce, so a bad configuration fails alike on every rank.
 plan::Partition choosePartition(const LayerList& layers, const schedule::Schedule& schedule,
-                                const PipelineOptions& options, Communicator* pp) {
+                                const PipelineOptions& options, Communicator* profileGroup) {
   int numLayers = static_cast<int>(layers.size());
   std::vector<plan::LayerCost> unmeasured(numLayers);
   if (!options.layersPerStage.empty()) {
@@ -75,7 +77,7 @@ plan::Partition choosePartition(const LayerList& layers, const schedule::Schedul
     return plan::partitionByCounts(unmeasured, options.layersPerStage);
   }
   std::vector<int> even = evenCounts(numLayers, schedule.stages());
-  if (options.autoPartition) return profiledPartition(layers, schedule, options, pp);
+  if (options.autoPartition) return profiledPartition(layers, schedule, options, profileGroup);
   return plan::partitionByCounts(unmeasured, even);
 }
 
@@ -90,20 +92,22 @@ std::vector<int> checkpointedStages(const PipelineOptions& options, int stages) 
 
 Pipeline::Pipeline(torch::nn::Sequential model, const ParallelGroups& groups,
                    PipelineOptions options)
-    : Pipeline(std::move(model), groups.pp->size(), groups.pp, {}, std::move(options)) {}
+    : Pipeline(std::move(model), groups.pp->size(), groups.pp, groups.world, {},
+               std::move(options)) {}
 
 Pipeline::Pipeline(torch::nn::Sequential model, std::vector<at::Device> devices,
                    PipelineOptions options)
-    : Pipeline(std::move(model), static_cast<int>(devices.size()), nullptr, devices,
+    : Pipeline(std::move(model), static_cast<int>(devices.size()), nullptr, nullptr, devices,
                std::move(options)) {}
 
 Pipeline::Pipeline(torch::nn::Sequential model, int ranks, std::shared_ptr<Communicator> pp,
-                   std::vector<at::Device> devices, PipelineOptions options)
+                   std::shared_ptr<Communicator> profileGroup, std::vector<at::Device> devices,
+                   PipelineOptions options)
     : options_(std::move(options)) {
   if (ranks < 1) throw ConfigError("the in-process pipeline needs at least one device");
   LayerList layers = layersOf(model);
   schedule::Schedule plan = makeSchedule(options_, ranks);
-  partition_ = choosePartition(layers, plan, options_, pp.get());
+  partition_ = choosePartition(layers, plan, options_, profileGroup.get());
 
   int stages = plan.stages();
   std::vector<at::Device> stageDevices(stages, options_.device);

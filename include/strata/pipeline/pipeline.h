@@ -24,9 +24,11 @@
 // and before any communication, for an unknown schedule, a schedule/size
 // combination it rejects, fewer layers than stages, bad counts, or
 // autoPartition without profileInput; with autoPartition it blocks on one
-// all-reduce of the measured times over the pp group. step() blocks and
-// throws as Executor::step (executor.h). Only the pp dimension of the groups
-// is used: dp and tp are the business of their own components.
+// all-reduce of the measured times over every rank of the groups' world, so
+// that tp and dp peers, whose pp groups differ, cut alike. step() blocks and
+// throws as Executor::step (executor.h). Apart from that all-reduce only the
+// pp dimension of the groups is used: dp and tp are the business of their
+// own components.
 #pragma once
 
 #include <torch/nn/modules/container/sequential.h>
@@ -89,8 +91,10 @@ class Pipeline {
   const StepResult& lastStep() const { return lastStep_; }
 
  private:
+  // profileGroup: the ranks over which autoPartition's measurements are averaged.
   Pipeline(torch::nn::Sequential model, int ranks, std::shared_ptr<Communicator> pp,
-           std::vector<at::Device> devices, PipelineOptions options);
+           std::shared_ptr<Communicator> profileGroup, std::vector<at::Device> devices,
+           PipelineOptions options);
 
   PipelineOptions options_;
   plan::Partition partition_;
