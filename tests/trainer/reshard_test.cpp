@@ -22,6 +22,7 @@ constexpr int kTotal = 6;
 
 struct Layout {
   int pp = 1, dp = 1, tp = 1, zero = 0;
+  int virtualStages = 1;  // above 1: the interleaved 1F1B schedule
   int processes() const { return pp * dp * tp; }
 };
 
@@ -30,6 +31,8 @@ TrainConfig at(TrainConfig config, Layout layout) {
   config.parallel.dp = layout.dp;
   config.parallel.tp = layout.tp;
   config.parallel.zero = layout.zero;
+  config.parallel.virtualStages = layout.virtualStages;
+  if (layout.virtualStages > 1) config.parallel.schedule = "interleaved-1f1b";
   return config;
 }
 
@@ -105,6 +108,14 @@ TEST(TrainerReshard, Pp2Tp2ToOneProcess) {
 
 TEST(TrainerReshard, Pp2Tp2ToTp4) {
   expectResumeAcrossLayouts("reshard-pp2tp2-tp4", tinyConfig(), {2, 1, 2}, {1, 1, 4});
+}
+
+// The same degrees, but the layers move between the pipeline ranks: 6
+// layers in 2 stages are 0-2 and 3-5; in 4 virtual stages rank 0 holds 0-1
+// and 4. Each rank's own shard holds the layers it did not train at their
+// initial values, so the load must go through the index.
+TEST(TrainerReshard, Pp2ToPp2WithTwoVirtualStages) {
+  expectResumeAcrossLayouts("reshard-pp2-v2", tinyConfig(), {2, 1, 1}, {2, 1, 1, 0, 2});
 }
 
 TEST(TrainerReshard, Pp2Tp2ToPp4) {

@@ -1,13 +1,23 @@
 #include "train/loop/same_model.h"
 
 #include "strata/train/config/config_file.h"
+#include "train/loop/parameter_index.h"
 
 namespace strata::train {
 
-void checkSameModel(const TrainConfig& mine, const CheckpointInfo& saved,
-                    const std::string& stepDir) {
+namespace {
+
+TrainConfig savedConfig(const CheckpointInfo& saved, const std::string& stepDir) {
   TrainConfig theirs;
   applyConfigToml(saved.configToml, stepDir + "/metadata.toml", theirs);
+  return theirs;
+}
+
+}  // namespace
+
+void checkSameModel(const TrainConfig& mine, const CheckpointInfo& saved,
+                    const std::string& stepDir) {
+  TrainConfig theirs = savedConfig(saved, stepDir);
   const ModelConfig& a = theirs.model;
   const ModelConfig& b = mine.model;
   std::string differences;
@@ -29,6 +39,13 @@ void checkSameModel(const TrainConfig& mine, const CheckpointInfo& saved,
   if (!differences.empty())
     throw CheckpointError("checkpoint '" + stepDir + "' holds another model (" + differences +
                           "): resume with the model it was saved with");
+}
+
+bool sameLayersPerRank(const TrainConfig& mine, const CheckpointInfo& saved,
+                       const std::string& stepDir) {
+  // buildGpt's layers: the embedding, the blocks, the head.
+  int layers = static_cast<int>(mine.model.layers) + 2;
+  return layerOwners(savedConfig(saved, stepDir), layers) == layerOwners(mine, layers);
 }
 
 }  // namespace strata::train

@@ -86,10 +86,12 @@ std::optional<CheckpointInfo> Trainer::resumeFromLatest() {
   State& s = *state_;
   std::optional<std::string> latest = findLatestComplete(config_.checkpoint.dir);
   if (!latest) return std::nullopt;
-  checkSameModel(config_, readCheckpointInfo(*latest), *latest);
+  CheckpointInfo saved = readCheckpointInfo(*latest);
+  checkSameModel(config_, saved, *latest);
+  bool sameLayers = sameLayersPerRank(config_, saved, *latest);
   GatheredWhole gathered(s.fullySharded.get());
   RankState rank = rankState();
-  CheckpointInfo info = loadCheckpoint(*latest, s.layout, world_->rank(), rank);
+  CheckpointInfo info = loadCheckpoint(*latest, s.layout, world_->rank(), rank, sameLayers);
   gathered.commit();
   lr_.restore(rank.lr);
   s.trainData->seek(rank.data);

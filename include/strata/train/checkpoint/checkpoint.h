@@ -164,13 +164,17 @@ std::optional<std::string> findLatestComplete(const std::string& dir);
 // Reads and checks metadata.toml against COMPLETE.
 CheckpointInfo readCheckpointInfo(const std::string& stepDir);
 // Restores `state`, including the default CPU generator. In the layout and
-// --zero that wrote it, from this rank's own shard; otherwise through the
-// tensor index, from the shards that overlap this rank (loadResharded).
-// Every shard read is verified first (size, SHA-256). Throws
-// CheckpointError for a format-1 checkpoint of another layout, or when the
-// index lacks a tensor or has it in another shape (naming both shapes).
+// --zero that wrote it, and with `sameLayers` (this rank holds the pipeline
+// layers that the rank which wrote its shard held), from this rank's own
+// shard; otherwise through the tensor index, from the shards that overlap
+// this rank (loadResharded). A shard holds the whole model, the layers its
+// rank did not train at their initial values, so a rank whose layers moved
+// (another number of virtual stages) must not read its own. Every shard read
+// is verified first (size, SHA-256). Throws CheckpointError for a format-1
+// checkpoint of another layout or cut, or when the index lacks a tensor or
+// has it in another shape (naming both shapes).
 CheckpointInfo loadCheckpoint(const std::string& stepDir, const ParallelLayout& layout, int rank,
-                              RankState& state);
+                              RankState& state, bool sameLayers = true);
 // The resharding half of loadCheckpoint, for tools (strata checkpoint
 // convert): `state.parameters` say what this rank holds.
 void loadResharded(const std::string& stepDir, const CheckpointInfo& info, RankState& state);
