@@ -42,10 +42,8 @@ void checkSameModel(const TrainConfig& mine, const CheckpointInfo& saved,
 }
 
 bool sameLayersPerRank(const TrainConfig& mine, const CheckpointInfo& saved,
-                       const std::string& stepDir) {
-  // buildGpt's layers: the embedding, the blocks, the head.
-  int layers = static_cast<int>(mine.model.layers) + 2;
-  return layerOwners(savedConfig(saved, stepDir), layers) == layerOwners(mine, layers);
+                       const std::string& stepDir, int modelLayers) {
+  return layerOwners(savedConfig(saved, stepDir), modelLayers) == layerOwners(mine, modelLayers);
 }
 
 }  // namespace strata::train

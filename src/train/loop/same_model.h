@@ -17,10 +17,11 @@ void checkSameModel(const TrainConfig& mine, const CheckpointInfo& saved,
 // Whether every pipeline rank of this run holds the layers that the same
 // pipeline rank held when the checkpoint was written (the cut follows the
 // model's layers, pp and the virtual stages: parameter_index.h's
-// layerOwners). When it does not, a rank's own shard holds other layers'
-// initial values and the load must go through the tensor index. Throws
-// CheckpointError for a saved configuration that does not parse.
+// layerOwners over the model's `modelLayers` pipeline layers). When it does
+// not, a rank's own shard holds other layers' initial values and the load
+// must go through the tensor index. Throws CheckpointError for a saved
+// configuration that does not parse.
 bool sameLayersPerRank(const TrainConfig& mine, const CheckpointInfo& saved,
-                       const std::string& stepDir);
+                       const std::string& stepDir, int modelLayers);
 
 }  // namespace strata::train
