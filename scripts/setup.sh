@@ -27,8 +27,8 @@ test_packages=(
   openmpi-bin
   # spm_encode, against which the SentencePiece tests check Strata's ids.
   sentencepiece
-  # The demo's English text: fortune cookies (BSD licence), in /usr/share/games/fortunes.
-  fortunes
+  # The demo's English text: the King James Bible (public domain), read out by `bible`.
+  bible-kjv
 )
 # The Kubernetes schema tests (K8sSchema.*) run a pinned npm package on
 # Node.js 18 or later. A Node.js installed otherwise is used as it is
