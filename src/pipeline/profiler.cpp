@@ -29,9 +29,12 @@ double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Profiles one layer on `input`; returns its output for the next layer.
+// Profiles one layer on `input`, with `loss` of its output when given;
+// returns its output for the next layer.
 at::Tensor profileLayer(torch::nn::AnyModule& layer, const at::Tensor& input,
-                        const ProfileOptions& options, LayerProfile& profile) {
+                        const ProfileOptions& options,
+                        const std::function<at::Tensor(const at::Tensor&)>& loss,
+                        LayerProfile& profile) {
   at::Tensor x = input.detach();
   if (x.is_floating_point()) x.requires_grad_(true);
   std::vector<double> forwardTimes, backwardTimes;
@@ -39,12 +42,13 @@ at::Tensor profileLayer(torch::nn::AnyModule& layer, const at::Tensor& input,
   for (int run = 0; run < options.warmup + options.repetitions; ++run) {
     Clock::time_point start = Clock::now();
     y = layer.forward(x);
-    waitForDevice(y);
+    at::Tensor timed = loss ? loss(y) : y;
+    waitForDevice(timed);
     double forwardSeconds = secondsSince(start);
-    at::Tensor seed = torch::ones_like(y);
+    at::Tensor seed = torch::ones_like(timed);
     start = Clock::now();
-    if (y.requires_grad()) torch::autograd::backward({y}, {seed});
-    waitForDevice(x.grad().defined() ? x.grad() : y);
+    if (timed.requires_grad()) torch::autograd::backward({timed}, {seed});
+    waitForDevice(x.grad().defined() ? x.grad() : timed);
     double backwardSeconds = secondsSince(start);
     if (x.grad().defined()) x.mutable_grad() = at::Tensor();
     if (run >= options.warmup) {
@@ -80,7 +84,8 @@ std::vector<LayerProfile> profileLayers(const LayerList& layers, const at::Tenso
   for (std::size_t i = 0; i < layers.size(); ++i) {
     torch::nn::AnyModule layer = layers[i];
     layer.ptr()->to(device);
-    x = profileLayer(layer, x, options, profiles[i]);
+    bool last = i + 1 == layers.size();
+    x = profileLayer(layer, x, options, last ? options.lastLayerLoss : nullptr, profiles[i]);
   }
   return profiles;
 }

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <chrono>
+#include <thread>
+
 #include "heavy_first_model.h"
 #include "pipeline_fixtures.h"
 #include "strata/error.h"
@@ -170,6 +173,35 @@ TEST(PipelineAutoPartition, BeatsEqualCountsOnAHeavyLayer) {
   Pipeline pipe(model, cpus(2), options);
   EXPECT_EQ(pipe.partition().stages.size(), 2u);
   EXPECT_NE(pipe.partitionTable().find("slowest stage"), std::string::npos);
+  for (const at::Tensor& parameter : model->parameters()) EXPECT_FALSE(parameter.grad().defined());
+}
+
+// lastLayerLoss: the last layer is timed with the loss of its output, its
+// forward and backward both; the other layers are not. The loss sleeps
+// 400 ms each way, far above what the small linear layers take.
+TEST(PipelineProfile, TimesTheLastLayerWithItsLoss) {
+  torch::nn::Sequential model(torch::nn::Linear(8, 8), torch::nn::Linear(8, 8));
+  ProfileOptions options;
+  options.warmup = 0;
+  options.repetitions = 1;
+  const double kSleep = 0.4;
+  auto nap = [kSleep] { std::this_thread::sleep_for(std::chrono::duration<double>(kSleep)); };
+  options.lastLayerLoss = [&](const at::Tensor& output) {
+    nap();
+    // Backward runs the hook before the gradient reaches the layer.
+    at::Tensor loss = output.square().mean();
+    loss.register_hook([&](const at::Tensor& grad) {
+      nap();
+      return grad;
+    });
+    return loss;
+  };
+  std::vector<LayerProfile> profiles =
+      profileLayers(layersOf(model), torch::randn({4, 8}), at::kCPU, options);
+  ASSERT_EQ(profiles.size(), 2u);
+  EXPECT_GE(profiles[1].forwardSeconds, kSleep);
+  EXPECT_GE(profiles[1].backwardSeconds, kSleep);
+  EXPECT_LT(profiles[0].forwardSeconds + profiles[0].backwardSeconds, kSleep);
   for (const at::Tensor& parameter : model->parameters()) EXPECT_FALSE(parameter.grad().defined());
 }
 

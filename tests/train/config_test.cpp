@@ -50,6 +50,7 @@ TEST(ConfigFile, RoundTripsEveryOption) {
   config.train.gradClip = HUGE_VAL;  // inf: valid TOML, and a valid "never clip"
   config.model.dropout = std::nan("");
   config.data.files = {"a \"b\".txt", "c\\d\u00e9\t.txt"};
+  config.parallel.stageLayers = {3, 5};
   config.checkpoint.dir = "ckpt";
   TrainConfig back;
   applyConfigToml(configToToml(config), "written", back);
@@ -58,6 +59,7 @@ TEST(ConfigFile, RoundTripsEveryOption) {
   EXPECT_EQ(back.train.gradClip, HUGE_VAL);
   EXPECT_TRUE(std::isnan(back.model.dropout));
   EXPECT_EQ(back.data.files, config.data.files);
+  EXPECT_EQ(back.parallel.stageLayers, config.parallel.stageLayers);
   EXPECT_FALSE(back.model.tiedEmbeddings);
 }
 
@@ -87,6 +89,21 @@ TEST(ConfigFile, DataFilesMustBeAnArrayOfStrings) {
                     {"run.toml:2", "'data.files' expects an array of strings", "array [\"a\", 2]"});
   expectErrorNaming([&] { applyConfigToml("[model]\nlayers = [4]\n", "run.toml", config); },
                     {"run.toml:2", "'model.layers' expects an integer, got array [4]"});
+}
+
+TEST(ConfigFile, StageLayersAreAnArrayOfIntegers) {
+  TrainConfig config;
+  applyConfigToml("[parallel]\npartition = \"balanced\"\nstage_layers = [2, 4]\n", "run.toml",
+                  config);
+  EXPECT_EQ(config.parallel.partition, "balanced");
+  EXPECT_EQ(config.parallel.stageLayers, (std::vector<int64_t>{2, 4}));
+  expectErrorNaming(
+      [&] { applyConfigToml("[parallel]\nstage_layers = \"2,4\"\n", "run.toml", config); },
+      {"run.toml:2: 'parallel.stage_layers' expects an array of integers, like [3, 3], got "
+       "string \"2,4\""});
+  expectErrorNaming(
+      [&] { applyConfigToml("[parallel]\nstage_layers = [2, 4.5]\n", "run.toml", config); },
+      {"run.toml:2", "'parallel.stage_layers' expects an array of integers"});
 }
 
 TEST(ConfigFile, SyntaxErrorsNameTheLineAndColumn) {

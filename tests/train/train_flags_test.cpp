@@ -89,6 +89,10 @@ NewValue newValueFor(const ConfigOption& option) {
     std::vector<std::string> value{"x.txt", "y.txt"};
     return {{flag, "x.txt,y.txt"}, [=](TrainConfig& c) { return (*list)(c) == value; }};
   }
+  if (auto* integers = std::get_if<std::vector<int64_t>& (*)(TrainConfig&)>(&option.field)) {
+    std::vector<int64_t> value{2, 5};
+    return {{flag, "2,5"}, [=](TrainConfig& c) { return (*integers)(c) == value; }};
+  }
   auto text = std::get<std::string& (*)(TrainConfig&)>(option.field);
   return {{flag, "other-value"}, [=](TrainConfig& c) { return text(c) == "other-value"; }};
 }
@@ -118,6 +122,11 @@ TEST(TrainFlags, BadFlagsAreNamed) {
         parseTrain({"--lr", "3e-4x"});
       },
       {"--lr expects a number, got '3e-4x'"});
+  expectErrorNaming<FlagError>(
+      [] {
+        parseTrain({"--stage-layers", "3,x"});
+      },
+      {"--stage-layers expects comma-separated integers, like 3,3, got '3,x'"});
   expectErrorNaming<FlagError>([] { parseTrain({"extra"}); }, {"'extra'"});
   expectErrorNaming(
       [] {

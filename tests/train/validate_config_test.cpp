@@ -47,6 +47,34 @@ TEST(ValidateConfig, LayersMustFillEveryStage) {
   expectInvalid(c, 8, {"model.layers 4", "pp 2 x virtual stages 4 = 8"});
 }
 
+// An explicit cut counts the embedding, the blocks and the head: 6 pipeline
+// layers for 4 blocks.
+TEST(ValidateConfig, StageLayersCutEveryLayerOnce) {
+  TrainConfig c = valid3d();
+  c.parallel.stageLayers = {1, 5};
+  EXPECT_NO_THROW(validateConfig(c, 8));
+  c.parallel.stageLayers = {1, 2, 3};
+  expectInvalid(c, 8, {"parallel.stage_layers [1, 2, 3] has 3 counts, one a stage is 2 (pp 2)"});
+  c.parallel.stageLayers = {2, 3};
+  expectInvalid(c, 8,
+                {"parallel.stage_layers [2, 3] adds up to 5, but the model has 6 pipeline layers "
+                 "(the embedding, model.layers 4 blocks, the head)"});
+  c.parallel.stageLayers = {0, 6};
+  expectInvalid(c, 8, {"parallel.stage_layers [0, 6] gives a stage no layers"});
+  c.parallel.schedule = "interleaved-1f1b";
+  c.parallel.virtualStages = 2;
+  c.parallel.stageLayers = {3, 3};
+  expectInvalid(c, 8, {"has 2 counts, one a stage is 4 (pp 2 x virtual stages 2 = 4)"});
+}
+
+TEST(ValidateConfig, PartitionIsEvenOrBalanced) {
+  TrainConfig c = valid3d();
+  c.parallel.partition = "balanced";
+  EXPECT_NO_THROW(validateConfig(c, 8));
+  c.parallel.partition = "measured";
+  expectInvalid(c, 8, {"parallel.partition must be even or balanced, got 'measured'"});
+}
+
 // The vocabulary needs no such care: it is padded to a multiple of tp.
 TEST(ValidateConfig, TensorParallelDividesHeadsHiddenAndFfn) {
   TrainConfig c = valid3d();

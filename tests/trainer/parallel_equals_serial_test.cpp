@@ -54,6 +54,23 @@ TEST(TrainerEqualsReference, Pp5SevenLayersOneFOneB) {
   expectEqualsReference("pp5", config);
 }
 
+// An explicit uneven cut: the embedding alone on stage 0.
+TEST(TrainerEqualsReference, Pp2Tp2StageLayersOneAndFive) {
+  TrainConfig config = layout(2, 1, 2, "1f1b", true);
+  config.parallel.stageLayers = {1, 5};
+  expectEqualsReference("pp2tp2cut15", config);
+}
+
+// A measured cut (TrainerBalancedCut), with dropout: the profile runs
+// without it and draws nothing from the random generators, so the masks are
+// the reference's.
+TEST(TrainerEqualsReference, Pp2Dp2BalancedCutWithDropout) {
+  TrainConfig config = layout(2, 2, 1, "1f1b", true);
+  config.parallel.partition = "balanced";
+  config.model.dropout = 0.1;
+  expectEqualsReference("pp2dp2balanced", config);
+}
+
 // Zero-bubble H1 splits each backward into B (input gradient) and W (weight
 // gradient), which must still add up to the same gradients, and its W
 // actions must reach data parallelism's hooks.

@@ -22,7 +22,8 @@ constexpr int kTotal = 6;
 
 struct Layout {
   int pp = 1, dp = 1, tp = 1, zero = 0;
-  int virtualStages = 1;  // above 1: the interleaved 1F1B schedule
+  int virtualStages = 1;                  // above 1: the interleaved 1F1B schedule
+  std::vector<int64_t> stageLayers = {};  // empty: the even cut
   int processes() const { return pp * dp * tp; }
 };
 
@@ -32,6 +33,7 @@ TrainConfig at(TrainConfig config, Layout layout) {
   config.parallel.tp = layout.tp;
   config.parallel.zero = layout.zero;
   config.parallel.virtualStages = layout.virtualStages;
+  config.parallel.stageLayers = layout.stageLayers;
   if (layout.virtualStages > 1) config.parallel.schedule = "interleaved-1f1b";
   return config;
 }
@@ -116,6 +118,14 @@ TEST(TrainerReshard, Pp2Tp2ToTp4) {
 // initial values, so the load must go through the index.
 TEST(TrainerReshard, Pp2ToPp2WithTwoVirtualStages) {
   expectResumeAcrossLayouts("reshard-pp2-v2", tinyConfig(), {2, 1, 1}, {2, 1, 1, 0, 2});
+}
+
+// A cut of A's own (as a balanced run records its measured one in
+// stage_layers): the checkpoint's config carries it, so B, cut evenly,
+// finds that rank 0 trained the embedding only, and reads the blocks it now
+// holds from rank 1's shard.
+TEST(TrainerReshard, Pp2CutOneAndFiveToPp2Even) {
+  expectResumeAcrossLayouts("reshard-pp2-cut15", tinyConfig(), {2, 1, 1, 0, 1, {1, 5}}, {2, 1, 1});
 }
 
 TEST(TrainerReshard, Pp2Tp2ToPp4) {

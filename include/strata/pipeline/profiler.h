@@ -6,11 +6,13 @@
 // bytes. It blocks for the time the runs take, leaves every parameter's .grad
 // undefined afterwards, and throws ConfigError for no layers, an undefined
 // sample or fewer than 1 repetition. It does not communicate; the Pipeline
-// averages the measurements over its pp group so every rank cuts alike.
+// averages the measurements over every rank of its layout, so that every
+// rank cuts alike.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,11 @@ struct LayerProfile {
 struct ProfileOptions {
   int warmup = 2;
   int repetitions = 5;
+  // When set, the last layer's forward is timed together with this loss of
+  // its output, and its backward starts from that loss: a model whose loss
+  // does real work (an output projection fused into the cross-entropy) is
+  // weighed whole, on the stage that will run it.
+  std::function<at::Tensor(const at::Tensor& output)> lastLayerLoss;
 };
 
 std::vector<LayerProfile> profileLayers(const LayerList& layers, const at::Tensor& sampleMicrobatch,

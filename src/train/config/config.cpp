@@ -40,6 +40,14 @@ const std::vector<ConfigOption>& configOptions() {
        +[](C& c) -> std::string& { return c.parallel.schedule; }},
       {"parallel", "virtual_stages", "virtual-stages", "model chunks per pipeline rank",
        +[](C& c) -> int64_t& { return c.parallel.virtualStages; }},
+      {"parallel", "partition", "partition",
+       "how layers are cut into pipeline stages: even (layer counts), or balanced (each layer "
+       "timed on every rank, the head with its loss, the cut balanced by time)",
+       +[](C& c) -> std::string& { return c.parallel.partition; }},
+      {"parallel", "stage_layers", "stage-layers",
+       "an explicit cut: layers per stage, pp x virtual_stages counts of the embedding, the "
+       "blocks and the head (wins over partition)",
+       +[](C& c) -> std::vector<int64_t>& { return c.parallel.stageLayers; }},
       {"parallel", "elastic", "elastic-policy",
        "on a world of another size (an elastic restart): off, or dp to keep tp and pp and resize "
        "dp, keeping the global batch",

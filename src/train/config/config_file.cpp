@@ -77,8 +77,24 @@ void store(std::vector<std::string>& field, const TomlEntry& entry) {
   field = std::move(strings);
 }
 
+void store(std::vector<int64_t>& field, const TomlEntry& entry) {
+  const char* expected = "an array of integers, like [3, 3]";
+  auto* array = std::get_if<util::TomlArray>(&entry.value);
+  if (!array) wrongType(entry, expected);
+  std::vector<int64_t> integers;
+  for (const util::TomlScalar& item : *array) {
+    if (!std::holds_alternative<int64_t>(item)) wrongType(entry, expected);
+    integers.push_back(std::get<int64_t>(item));
+  }
+  field = std::move(integers);
+}
+
 TomlValue tomlValue(const std::vector<std::string>& strings) {
   return util::TomlArray(strings.begin(), strings.end());
+}
+
+TomlValue tomlValue(const std::vector<int64_t>& integers) {
+  return util::TomlArray(integers.begin(), integers.end());
 }
 
 template <typename Field>

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <sstream>
 
+#include "strata/error.h"
 #include "strata/train/config/config_file.h"
 #include "strata/util/cli_flags.h"
 
@@ -14,6 +15,7 @@ using RealField = double& (*)(TrainConfig&);
 using BoolField = bool& (*)(TrainConfig&);
 using TextField = std::string& (*)(TrainConfig&);
 using ListField = std::vector<std::string>& (*)(TrainConfig&);
+using IntegerListField = std::vector<int64_t>& (*)(TrainConfig&);
 
 std::string joinList(const std::vector<std::string>& items) {
   std::string text;
@@ -29,6 +31,30 @@ std::vector<std::string> splitList(const std::string& text) {
   while (std::getline(list, item, ','))
     if (!item.empty()) items.push_back(item);
   return items;
+}
+
+std::string joinIntegers(const std::vector<int64_t>& items) {
+  std::string text;
+  for (int64_t item : items) text += (text.empty() ? "" : ",") + std::to_string(item);
+  return text;
+}
+
+// "3,3" -> {3, 3}; an item that is not a whole integer names the flag.
+std::vector<int64_t> splitIntegers(const std::string& text, const std::string& flag) {
+  std::vector<int64_t> integers;
+  for (const std::string& item : splitList(text)) {
+    std::size_t used = 0;
+    try {
+      integers.push_back(std::stoll(item, &used));
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size()) {
+      throw FlagError("--" + flag + " expects comma-separated integers, like 3,3, got '" + text +
+                      "'");
+    }
+  }
+  return integers;
 }
 
 std::string helpOf(const ConfigOption& option) {
@@ -62,6 +88,10 @@ TrainFlags::TrainFlags(CLI::App& command) {
       std::string& text = listTexts_[&option] = joinList((*list)(flagValues_));
       flag = addTextFlag(command, "--" + std::string(option.flag), &text,
                          helpOf(option) + " (comma-separated)");
+    } else if (auto* integers = std::get_if<IntegerListField>(&option.field)) {
+      std::string& text = listTexts_[&option] = joinIntegers((*integers)(flagValues_));
+      flag = addTextFlag(command, "--" + std::string(option.flag), &text,
+                         helpOf(option) + " (comma-separated)");
     } else {
       flag = addOptionFlag(command, option, flagValues_);
     }
@@ -76,6 +106,10 @@ TrainConfig TrainFlags::config() const {
     if (flag->count() == 0) continue;
     if (auto* list = std::get_if<ListField>(&option->field)) {
       (*list)(config) = splitList(listTexts_.at(option));
+      continue;
+    }
+    if (auto* integers = std::get_if<IntegerListField>(&option->field)) {
+      (*integers)(config) = splitIntegers(listTexts_.at(option), option->flag);
       continue;
     }
     std::visit([&](auto field) { field(config) = field(values); }, option->field);

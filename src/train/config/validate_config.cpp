@@ -85,6 +85,31 @@ void checkReals(const TrainConfig& c, Problems& p) {
   inRange("data.validation_fraction", v, v > 0 && v < 1, "in (0, 1)");
 }
 
+// An explicit cut counts the pipeline's layers: the embedding, the blocks
+// and the head (buildGpt's model->children()).
+void checkStageLayers(const TrainConfig& c, int64_t stages, const std::string& stageText,
+                      Problems& p) {
+  const std::vector<int64_t>& counts = c.parallel.stageLayers;
+  if (counts.empty()) return;
+  std::string given;
+  int64_t sum = 0;
+  bool positive = true;
+  for (int64_t count : counts) {
+    given += (given.empty() ? "" : ", ") + to_string(count);
+    sum += count;
+    positive = positive && count >= 1;
+  }
+  given = "parallel.stage_layers [" + given + "]";
+  int64_t layers = c.model.layers + 2;
+  p.check(static_cast<int64_t>(counts.size()) == stages,
+          given + " has " + to_string(counts.size()) + " counts, one a stage is " +
+              to_string(stages) + " (" + stageText + ")");
+  p.check(positive, given + " gives a stage no layers; every stage needs at least 1");
+  p.check(sum == layers, given + " adds up to " + to_string(sum) + ", but the model has " +
+                             to_string(layers) + " pipeline layers (the embedding, model.layers " +
+                             to_string(c.model.layers) + " blocks, the head)");
+}
+
 void checkLayout(const TrainConfig& c, int worldSize, Problems& p) {
   const ParallelConfig& l = c.parallel;
   p.check(worldSize == l.pp * l.dp * l.tp, "world size " + to_string(worldSize) + " != pp " +
@@ -97,6 +122,7 @@ void checkLayout(const TrainConfig& c, int worldSize, Problems& p) {
                                     to_string(l.virtualStages) + " = " + to_string(stages);
   p.check(c.model.layers >= stages, "model.layers " + to_string(c.model.layers) +
                                         " is fewer than the pipeline stages (" + stageText + ")");
+  checkStageLayers(c, stages, stageText, p);
   auto divisible = [&](const char* name, int64_t value) {
     p.check(value % l.tp == 0, std::string(name) + " " + to_string(value) +
                                    " is not divisible by tp " + to_string(l.tp));
@@ -172,6 +198,8 @@ void checkChoices(const TrainConfig& c, Problems& p) {
           "train.spike_rollback needs checkpoint.dir, to roll back to");
   p.check(!c.train.spikeRollback || c.train.spikeZscore > 0,
           "train.spike_rollback needs train.spike_zscore > 0 (spike detection on)");
+  p.check(c.parallel.partition == "even" || c.parallel.partition == "balanced",
+          "parallel.partition must be even or balanced, got '" + c.parallel.partition + "'");
   p.check(c.parallel.elastic == "off" || c.parallel.elastic == "dp",
           "parallel.elastic must be off or dp, got '" + c.parallel.elastic + "'");
   const std::string& onSaveError = c.checkpoint.onSaveError;

@@ -29,7 +29,8 @@ std::string convertCheckpoint(const ConvertOptions& o) {
   config.parallel.dp = o.dp;
   config.parallel.tp = o.tp;
   config.parallel.virtualStages = o.virtualStages;
-  config.parallel.zero = 0;  // plain AdamW state: any --zero loads it
+  config.parallel.zero = 0;             // plain AdamW state: any --zero loads it
+  config.parallel.stageLayers.clear();  // the new layout's cut is the even one
   int world = static_cast<int>(o.pp * o.dp * o.tp);
   validateConfig(config, world);
   ParallelLayout layout(

@@ -71,6 +71,7 @@ std::string exportCheckpoint(const ExportOptions& o) {
   config.parallel.pp = config.parallel.dp = config.parallel.tp = 1;
   config.parallel.virtualStages = 1;
   config.parallel.zero = 0;
+  config.parallel.stageLayers.clear();
 
   // The whole model, one process, filled through the tensor index.
   torch::nn::Sequential model =

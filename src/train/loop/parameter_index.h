@@ -1,7 +1,8 @@
 // Which parameters a rank of a layout holds, as the checkpoint's tensor
 // index sees them: the trainer's own rank, a rank that generation or an
 // offline conversion rebuilds in one process. Builds on how Trainer cuts the
-// model (even layer counts over pp x virtual stages, placed round-robin) and
+// model (parallel.stage_layers, the cut a run records, else even layer counts
+// over pp x virtual stages; stages placed round-robin) and
 // on each module's tp split (tensor_parallel/sharding.h). Nothing blocks.
 #pragma once
 

@@ -134,6 +134,42 @@ TrainConfig validated(TrainConfig config, int worldSize) {
   return fitted.config;
 }
 
+// A sample micro-batch of token ids [micro_batch, seq_len] and its targets
+// (which ids does not change the time), and the loss on the last layer's
+// output: the head's product lives in the loss (gptOutputLoss), so it is
+// weighed with the layer that feeds it.
+void setBalancedPartition(pipeline::PipelineOptions& options, const Trainer::State& s,
+                          const TrainConfig& config) {
+  int64_t count = config.train.microBatch * config.train.seqLen;
+  at::Tensor ids = torch::arange(count + 1, torch::kLong).remainder(config.model.vocab);
+  at::Tensor input = ids.narrow(0, 0, count).view({config.train.microBatch, -1});
+  at::Tensor target = ids.narrow(0, 1, count).view({config.train.microBatch, -1}).to(s.device);
+  options.autoPartition = true;
+  options.profileInput = input;
+  options.profile.lastLayerLoss = [lossFn = s.lossFn, target](const at::Tensor& output) {
+    return lossFn(output, target);
+  };
+}
+
+// The cut the pipeline made becomes parallel.stage_layers of this run's
+// config, which checkpoints save: a resumed run, generation and conversion
+// find every layer on the rank that trained it (layerOwners), also when the
+// cut was measured. A measured cut is printed once.
+void recordCut(TrainConfig& config, const Trainer::State& s, int rank) {
+  std::vector<int64_t> counts;
+  for (const plan::StageReport& stage : s.pipeline->partition().stages)
+    counts.push_back(stage.numLayers);
+  bool measured = config.parallel.stageLayers.empty() && config.parallel.partition == "balanced";
+  config.parallel.stageLayers = counts;
+  if (!measured || rank != 0) return;
+  std::string given;
+  for (int64_t count : counts) given += (given.empty() ? "" : ", ") + std::to_string(count);
+  std::string table = s.pipeline->partitionTable();
+  table.pop_back();  // its last newline; the log adds one
+  logMessage(LogLevel::Info, "balanced pipeline cut: stage_layers = [" + given +
+                                 "], by each layer's time averaged over every rank\n" + table);
+}
+
 }  // namespace
 
 models::GptConfig gptConfigOf(const TrainConfig& c) {
@@ -203,10 +239,23 @@ void Trainer::buildModel() {
       return state->fullySharded ? state->fullySharded->forwardLayer(layer, run) : run();
     };
   }
-  s.pipeline = std::make_unique<pipeline::Pipeline>(s.model, s.groups, options);
   s.lossFn = [model = s.model](const at::Tensor& output, const at::Tensor& target) {
     return models::gptOutputLoss(model, output, target);
   };
+  if (!p.stageLayers.empty()) {
+    options.layersPerStage.assign(p.stageLayers.begin(), p.stageLayers.end());
+  } else if (p.partition == "balanced") {
+    setBalancedPartition(options, s, config_);
+  }
+  {
+    // The profile of a balanced cut runs the layers in the step's precision,
+    // without dropout, so that it draws nothing from the random generators
+    // and the run trains as it would with the same cut given explicitly.
+    PrecisionGuard precision(config_.train.precision, s.device.type());
+    EvalMode noDropout(s.model);
+    s.pipeline = std::make_unique<pipeline::Pipeline>(s.model, s.groups, options);
+  }
+  recordCut(config_, s, world_->rank());
 }
 
 // This rank's parameters, each once (a tied weight is registered twice), with

@@ -37,6 +37,16 @@ struct ParallelConfig {
   int64_t tp = 1;
   std::string schedule = "1f1b";
   int64_t virtualStages = 1;  // model chunks per pipeline rank (interleaved-1f1b)
+  // How the trainer cuts the model's layers (the embedding, each block, the
+  // head) into pp x virtualStages stages: "even" (layer counts as even as
+  // possible) or "balanced" (every layer, the head with the loss it feeds,
+  // timed on a sample micro-batch on every rank, and the cut balanced by the
+  // averaged times; pipeline/profiler.h).
+  std::string partition = "even";
+  // An explicit cut, one layer count per stage; when given it is the cut,
+  // whatever `partition` says. A checkpoint's config records the cut its run
+  // trained with here.
+  std::vector<int64_t> stageLayers;
   // ZeRO stage over dp: 0 off, 1 shards the AdamW state, 2 the averaged
   // gradients too (each replica keeps only the chunks it updates), 3 the
   // parameters too (each layer gathered while it runs, fully_sharded.h).
@@ -142,7 +152,8 @@ struct ConfigOption {
   const char* flag;   // command-line flag without "--", e.g. "global-batch"
   const char* help;
   std::variant<int64_t& (*)(TrainConfig&), double& (*)(TrainConfig&), bool& (*)(TrainConfig&),
-               std::string& (*)(TrainConfig&), std::vector<std::string>& (*)(TrainConfig&)>
+               std::string& (*)(TrainConfig&), std::vector<std::string>& (*)(TrainConfig&),
+               std::vector<int64_t>& (*)(TrainConfig&)>
       field;
 };
 
