@@ -11,6 +11,7 @@
 #include <limits>
 #include <sstream>
 
+#include "strata/train/loop/run_report.h"
 #include "strata/train/loop/train_loop.h"
 #include "trainer_test_util.h"
 
@@ -77,6 +78,15 @@ TEST(BadSteps, ANanOnOneRankSkipsTheSameStepEverywhere) {
   removeSharedDir(dir);
 }
 
+// After a rollback metrics.jsonl holds steps 1 to `steps` once each, in
+// order: the steps run again replace the rolled-back ones.
+void expectEachStepOnce(const std::string& metricsPath, int64_t steps) {
+  std::vector<int64_t> logged, expected;
+  for (const StepMetrics& m : readMetricsHistory(metricsPath, steps)) logged.push_back(m.step);
+  for (int64_t step = 1; step <= steps; ++step) expected.push_back(step);
+  EXPECT_EQ(logged, expected);
+}
+
 // One process, 4 micro-batches a step: steps 3 and 4 are poisoned, two in a
 // row reach max_skipped_steps 2, the run rolls back to the checkpoint of
 // step 2 and trains its 6 steps on the data after the poisoned batches.
@@ -110,6 +120,7 @@ TEST(BadSteps, NonFiniteStepsInARowRollBackToTheLatestCheckpoint) {
   EXPECT_NE(log.str().find("rolled back to the checkpoint of step 2 after 2 non-finite steps"),
             std::string::npos)
       << log.str();
+  expectEachStepOnce(config.train.outDir + "/metrics.jsonl", 6);
   removeSharedDir(dir);
 }
 
@@ -150,6 +161,7 @@ TEST(BadSteps, ALossSpikeRollsBackToTheLatestCheckpoint) {
             std::string::npos)
       << log.str();
   EXPECT_LT(summary.lossEnd, 4.0) << log.str();
+  expectEachStepOnce(config.train.outDir + "/metrics.jsonl", 70);
   removeSharedDir(dir);
 }
 

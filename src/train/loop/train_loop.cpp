@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -151,6 +152,16 @@ std::string spikeLine(const StepReport& step, const LossSpike& spike) {
   return line.str();
 }
 
+// A rollback runs the steps after the checkpoint's `kept` again: what was
+// recorded of them goes, as a resume after a crash drops it (MetricsWriter),
+// so that metrics.jsonl, the curve and the report hold each step once, the
+// one the final model went through. The log keeps the rollback's lines.
+template <typename Entry>
+void dropStepsAfter(std::vector<Entry>& entries, int64_t kept) {
+  auto later = [kept](const Entry& entry) { return entry.step > kept; };
+  entries.erase(std::remove_if(entries.begin(), entries.end(), later), entries.end());
+}
+
 }  // namespace
 
 TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
@@ -206,6 +217,14 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
   LossSpikeDetector spikes(c.train.spikeZscore);
   CheckpointSaves saves(trainer, leader, log);
   bool rolledBackSinceSave = false;  // for a spike: at most one rollback per checkpoint
+  auto forgetStepsAfter = [&](int64_t kept) {
+    dropStepsAfter(curve.train, kept);
+    dropStepsAfter(curve.validation, kept);
+    if (!leader) return;
+    dropStepsAfter(report.history, kept);
+    metrics.reset();  // closed before the new writer rewrites the file
+    metrics = std::make_unique<MetricsWriter>(metricsPath, kept);
+  };
   while (trainer.stepsDone() < c.train.steps) {
     StepReport step = trainer.step();
     ++stepsRun;
@@ -275,6 +294,7 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
                                       std::to_string(c.train.maxSkippedSteps) + " steps in a row");
       skippedInARow = 0;
       ++summary.rollBacks;
+      forgetStepsAfter(info.step);
       if (leader) {
         log << "strata train: rolled back to the checkpoint of step " << info.step << " after "
             << c.train.maxSkippedSteps
@@ -287,6 +307,7 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
           trainer.rollBackPastBadData("produced a loss spike at step " + std::to_string(step.step));
       rolledBackSinceSave = true;
       ++summary.rollBacks;
+      forgetStepsAfter(info.step);
       if (leader) {
         log << "strata train: rolled back to the checkpoint of step " << info.step
             << " after the loss spike at step " << step.step
