@@ -6,6 +6,7 @@
 #include "strata/schedule/error.h"
 #include "strata/schedule/registry.h"
 #include "strata/train/data/tokenizer.h"
+#include "strata/util/toml.h"
 
 namespace strata::train {
 namespace {
@@ -91,15 +92,14 @@ void checkStageLayers(const TrainConfig& c, int64_t stages, const std::string& s
                       Problems& p) {
   const std::vector<int64_t>& counts = c.parallel.stageLayers;
   if (counts.empty()) return;
-  std::string given;
   int64_t sum = 0;
   bool positive = true;
   for (int64_t count : counts) {
-    given += (given.empty() ? "" : ", ") + to_string(count);
     sum += count;
     positive = positive && count >= 1;
   }
-  given = "parallel.stage_layers [" + given + "]";
+  std::string given =
+      "parallel.stage_layers " + util::tomlLiteral(util::TomlArray(counts.begin(), counts.end()));
   int64_t layers = c.model.layers + 2;
   p.check(static_cast<int64_t>(counts.size()) == stages,
           given + " has " + to_string(counts.size()) + " counts, one a stage is " +

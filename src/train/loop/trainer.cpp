@@ -24,6 +24,7 @@
 #include "strata/train/loop/optimizer.h"
 #include "strata/train/loop/precision.h"
 #include "strata/util/log.h"
+#include "strata/util/toml.h"
 #include "train/config/config_agreement.h"
 #include "train/loop/fully_sharded_training.h"
 #include "train/loop/trainer_state.h"
@@ -168,12 +169,11 @@ void recordCut(TrainConfig& config, const Trainer::State& s, int rank) {
   bool measured = config.parallel.stageLayers.empty() && config.parallel.partition == "balanced";
   config.parallel.stageLayers = counts;
   if (!measured || rank != 0) return;
-  std::string given;
-  for (int64_t count : counts) given += (given.empty() ? "" : ", ") + std::to_string(count);
   std::string table = s.pipeline->partitionTable();
   table.pop_back();  // its last newline; the log adds one
-  logMessage(LogLevel::Info, "balanced pipeline cut: stage_layers = [" + given +
-                                 "], by each layer's time averaged over every rank\n" + table);
+  logMessage(LogLevel::Info, "balanced pipeline cut: stage_layers = " +
+                                 util::tomlLiteral(util::TomlArray(counts.begin(), counts.end())) +
+                                 ", by each layer's time averaged over every rank\n" + table);
 }
 
 }  // namespace
