@@ -8,5 +8,7 @@
 #include "strata/util/json.h"
 #include "strata/util/log.h"
 #include "strata/util/parse_number.h"
+#include "strata/util/progress_text.h"
+#include "strata/util/random.h"
 #include "strata/util/subprocess.h"
 #include "strata/util/toml.h"

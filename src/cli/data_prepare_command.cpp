@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "strata/train/data/prepare.h"
-#include "strata/train/loop/progress.h"
 #include "strata/util/cli_flags.h"
+#include "strata/util/progress_text.h"
 
 namespace strata {
 namespace {
@@ -50,7 +50,7 @@ Subcommand addDataPrepareCommand(CLI::App& data) {
             options.threads = static_cast<int>(flags->threads);
             options.tokenWidth = static_cast<int>(flags->tokenWidth);
             options.progress = &std::cerr;
-            options.terminal = train::stderrIsTerminal();
+            options.terminal = util::stderrIsTerminal();
             train::prepareData(options);
             return 0;
           }};

@@ -4,35 +4,9 @@
 #include <string>
 
 #include "strata/error.h"
+#include "strata/util/random.h"
 
 namespace strata::data_parallel {
-namespace {
-
-// SplitMix64: a small, well-mixed, fully specified generator.
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, bound) without modulo bias (rejection of the short tail).
-  uint64_t below(uint64_t bound) {
-    uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
-    uint64_t value;
-    do {
-      value = next();
-    } while (value >= limit);
-    return value % bound;
-  }
-
- private:
-  uint64_t state_;
-};
-
-}  // namespace
 
 DistributedSampler::DistributedSampler(int64_t datasetSize, int replicas, int rank,
                                        SamplerOptions options)
@@ -62,8 +36,8 @@ std::vector<int64_t> DistributedSampler::permutation(uint64_t epoch) const {
   std::vector<int64_t> order(datasetSize_);
   std::iota(order.begin(), order.end(), 0);
   if (!options_.shuffle) return order;
-  SplitMix64 mixer(options_.seed);
-  SplitMix64 random(mixer.next() ^ (epoch * 0xD1B54A32D192ED03ull));
+  util::SplitMix64 mixer(options_.seed);
+  util::SplitMix64 random(mixer.next() ^ (epoch * 0xD1B54A32D192ED03ull));
   for (int64_t i = datasetSize_ - 1; i > 0; --i) {
     std::swap(order[i], order[random.below(static_cast<uint64_t>(i) + 1)]);
   }

@@ -19,6 +19,7 @@
 #include "strata/train/loop/peak_flops.h"
 #include "strata/train/loop/progress.h"
 #include "strata/util/log.h"
+#include "strata/util/progress_text.h"
 
 namespace strata::train {
 namespace {
@@ -93,12 +94,12 @@ TEST(Metrics, ResumedWriterDropsTheStepsItRepeats) {
 }
 
 TEST(Progress, FormatsDurationsAndEstimates) {
-  EXPECT_EQ(formatDuration(45), "45s");
-  EXPECT_EQ(formatDuration(187), "3m07s");
-  EXPECT_EQ(formatDuration(7500), "2h05m");
-  EXPECT_EQ(formatDuration(-1), "?");
-  EXPECT_DOUBLE_EQ(estimateRemainingSeconds(30, 100, 300), 60);
-  EXPECT_LT(estimateRemainingSeconds(30, 0, 300), 0);
+  EXPECT_EQ(util::formatDuration(45), "45s");
+  EXPECT_EQ(util::formatDuration(187), "3m07s");
+  EXPECT_EQ(util::formatDuration(7500), "2h05m");
+  EXPECT_EQ(util::formatDuration(-1), "?");
+  EXPECT_DOUBLE_EQ(util::estimateRemainingSeconds(30, 100, 300), 60);
+  EXPECT_LT(util::estimateRemainingSeconds(30, 0, 300), 0);
 }
 
 TEST(Progress, PlainLinesOffATerminal) {

@@ -19,7 +19,6 @@
 #include "strata/train/loop/peak_flops.h"
 #include "strata/train/loop/precision.h"
 #include "strata/train/loop/progress.h"
-#include "strata/train/loop/random.h"
 #include "strata/train/loop/run_report.h"
 #include "strata/train/loop/train_loop.h"
 #include "strata/train/loop/trainer.h"

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "strata/error.h"
-#include "strata/train/loop/random.h"
+#include "strata/util/random.h"
 
 namespace strata::train {
 namespace {
@@ -35,7 +35,8 @@ BatchReader::BatchReader(WindowDataset dataset, ReaderOptions options)
 const std::vector<int64_t>& BatchReader::order(int64_t epoch) const {
   if (epoch != cachedEpoch_) {
     if (options_.shuffle) {
-      cachedOrder_ = permutation(dataset_.size(), mixSeed(options_.seed, uint64_t(epoch)));
+      cachedOrder_ =
+          util::permutation(dataset_.size(), util::mixSeed(options_.seed, uint64_t(epoch)));
     } else {
       cachedOrder_.resize(static_cast<size_t>(dataset_.size()));
       std::iota(cachedOrder_.begin(), cachedOrder_.end(), int64_t{0});

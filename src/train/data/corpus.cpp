@@ -4,7 +4,7 @@
 #include <string>
 
 #include "strata/error.h"
-#include "strata/train/loop/random.h"
+#include "strata/util/random.h"
 
 namespace strata::train {
 namespace {
@@ -30,11 +30,11 @@ constexpr std::array<const char*, 8> kFoods = {"apples", "bread", "rice", "figs"
                                                "soup",   "plums", "fish", "cheese"};
 
 template <size_t N>
-const char* pick(SplitMix64& rng, const std::array<const char*, N>& words) {
+const char* pick(util::SplitMix64& rng, const std::array<const char*, N>& words) {
   return words[rng.below(N)];
 }
 
-std::string agreementSentence(SplitMix64& rng) {
+std::string agreementSentence(util::SplitMix64& rng) {
   bool plural = rng.below(2) == 1;
   std::string noun = pick(rng, kNouns);
   std::string verb = pick(rng, kVerbs);
@@ -46,13 +46,13 @@ std::string agreementSentence(SplitMix64& rng) {
          ".";
 }
 
-std::string factSentence(SplitMix64& rng) {
+std::string factSentence(util::SplitMix64& rng) {
   size_t person = rng.below(kNames.size());
   if (rng.below(2) == 0) return std::string(kNames[person]) + " lives in " + kCities[person] + ".";
   return std::string(kNames[person]) + " likes " + kFoods[(3 * person) % kFoods.size()] + ".";
 }
 
-std::string arithmeticSentence(SplitMix64& rng) {
+std::string arithmeticSentence(util::SplitMix64& rng) {
   auto a = static_cast<int>(rng.below(50));
   auto b = static_cast<int>(rng.below(50));
   if (rng.below(2) == 0)
@@ -61,7 +61,7 @@ std::string arithmeticSentence(SplitMix64& rng) {
   return std::to_string(a) + " - " + std::to_string(b) + " = " + std::to_string(a - b) + ".";
 }
 
-std::string countingSentence(SplitMix64& rng) {
+std::string countingSentence(util::SplitMix64& rng) {
   auto start = static_cast<int>(rng.below(20));
   auto length = 3 + static_cast<int>(rng.below(4));
   std::string text = "count";
@@ -69,7 +69,7 @@ std::string countingSentence(SplitMix64& rng) {
   return text + ".";
 }
 
-std::string sentence(SplitMix64& rng) {
+std::string sentence(util::SplitMix64& rng) {
   // Grammar 40%, facts 25%, arithmetic 25%, counting 10%.
   uint64_t kind = rng.below(20);
   if (kind < 8) return agreementSentence(rng);
@@ -82,7 +82,7 @@ std::string sentence(SplitMix64& rng) {
 
 std::string generateCorpus(uint64_t seed, int64_t bytes) {
   if (bytes < 0) throw ConfigError("corpus size must be >= 0 bytes, got " + std::to_string(bytes));
-  SplitMix64 rng(mixSeed(seed, 0xc0));
+  util::SplitMix64 rng(util::mixSeed(seed, 0xc0));
   std::string text;
   text.reserve(static_cast<size_t>(bytes) + 128);
   while (static_cast<int64_t>(text.size()) < bytes) {

@@ -7,7 +7,7 @@
 #include "strata/train/data/document_split.h"
 #include "strata/train/data/prepared_data.h"
 #include "strata/train/data/tokenizer.h"
-#include "strata/train/loop/random.h"
+#include "strata/util/random.h"
 
 namespace strata::train {
 namespace {
@@ -27,7 +27,7 @@ ReaderOptions readerOptions(const TrainConfig& config, int dpRank) {
   options.globalBatch = config.train.globalBatch;
   options.replicas = static_cast<int>(config.parallel.dp);
   options.replica = dpRank;
-  options.seed = mixSeed(static_cast<uint64_t>(config.train.seed), kDataOrderStream);
+  options.seed = util::mixSeed(static_cast<uint64_t>(config.train.seed), kDataOrderStream);
   return options;
 }
 

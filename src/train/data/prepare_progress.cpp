@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "strata/train/loop/progress.h"
+#include "strata/util/progress_text.h"
 
 namespace strata::train {
 namespace {
@@ -47,7 +47,7 @@ void PrepareProgress::draw() {
   std::string line = std::to_string(filesDone_) + "/" + std::to_string(files_) + " files  " +
                      megabytes(bytesDone_) + "/" + megabytes(bytes_) + " MB  " +
                      megabytes(static_cast<int64_t>(rate * 1e6)) + " MB/s  ETA " +
-                     formatDuration(remaining);
+                     util::formatDuration(remaining);
   if (terminal_) {
     int filled = static_cast<int>(share * kBarWidth);
     *out_ << "\r[" << std::string(filled, '#') << std::string(kBarWidth - filled, '.') << "]  "
@@ -65,7 +65,7 @@ void PrepareProgress::finish(int64_t documents, int64_t tokens, int width,
   double rate = elapsed > 0 ? static_cast<double>(bytesDone_) / 1e6 / elapsed : 0;
   *out_ << "prepared " << documents << " documents, " << tokens << " tokens of " << width
         << " bytes from " << files_ << " files (" << megabytes(bytesDone_) << " MB in "
-        << formatDuration(elapsed) << ", " << megabytes(static_cast<int64_t>(rate * 1e6))
+        << util::formatDuration(elapsed) << ", " << megabytes(static_cast<int64_t>(rate * 1e6))
         << " MB/s): " << prefix << ".bin, " << prefix << ".idx\n"
         << std::flush;
 }

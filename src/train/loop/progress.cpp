@@ -1,7 +1,5 @@
 #include "strata/train/loop/progress.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -30,30 +28,6 @@ std::string field(const char* name, const char* pattern, double value) {
 
 }  // namespace
 
-std::string formatDuration(double seconds) {
-  if (!std::isfinite(seconds) || seconds < 0) return "?";
-  auto total = static_cast<int64_t>(std::llround(seconds));
-  char text[32];
-  if (total < 60) {
-    std::snprintf(text, sizeof(text), "%llds", static_cast<long long>(total));
-  } else if (total < 3600) {
-    std::snprintf(text, sizeof(text), "%lldm%02llds", static_cast<long long>(total / 60),
-                  static_cast<long long>(total % 60));
-  } else {
-    std::snprintf(text, sizeof(text), "%lldh%02lldm", static_cast<long long>(total / 3600),
-                  static_cast<long long>(total / 60 % 60));
-  }
-  return text;
-}
-
-double estimateRemainingSeconds(double elapsedSeconds, int64_t doneSteps, int64_t totalSteps) {
-  if (doneSteps <= 0) return -1;
-  return elapsedSeconds / static_cast<double>(doneSteps) *
-         static_cast<double>(totalSteps - doneSteps);
-}
-
-bool stderrIsTerminal() { return ::isatty(STDERR_FILENO) == 1; }
-
 ProgressReporter::ProgressReporter(std::ostream& out, bool terminal, int64_t totalSteps,
                                    int64_t firstStep)
     : out_(out), terminal_(terminal), totalSteps_(totalSteps), firstStep_(firstStep) {}
@@ -67,8 +41,8 @@ std::string ProgressReporter::bar(int64_t step) const {
 }
 
 void ProgressReporter::report(const StepMetrics& m, double elapsedSeconds) {
-  std::string eta = formatDuration(
-      estimateRemainingSeconds(elapsedSeconds, m.step - firstStep_, totalSteps_ - firstStep_));
+  std::string eta = util::formatDuration(util::estimateRemainingSeconds(
+      elapsedSeconds, m.step - firstStep_, totalSteps_ - firstStep_));
   std::string counter = std::to_string(m.step) + "/" + std::to_string(totalSteps_);
   if (terminal_) {
     // \r returns to the line start; \033[K clears what a longer line left.

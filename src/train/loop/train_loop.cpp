@@ -26,6 +26,7 @@
 #include "strata/train/loop/progress.h"
 #include "strata/train/loop/run_report.h"
 #include "strata/util/json.h"
+#include "strata/util/progress_text.h"
 #include "train/loop/checkpoint_saves.h"
 
 namespace strata::train {
@@ -201,7 +202,7 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
     if (resumed) report.history = readMetricsHistory(metricsPath, first);
     metrics = std::make_unique<MetricsWriter>(metricsPath, resumed ? first : -1);
   }
-  ProgressReporter progress(log, stderrIsTerminal(), c.train.steps, first);
+  ProgressReporter progress(log, util::stderrIsTerminal(), c.train.steps, first);
   LossCurve curve;
   curve.title = "GPT training loss (" + summary.layout + ")";
   // A resumed run's curve and counts start with the steps before its checkpoint.

@@ -49,9 +49,9 @@
 
 #include "strata/error.h"
 #include "strata/runtime/layout.h"
+#include "strata/train/checkpoint/lr_state.h"
 #include "strata/train/checkpoint/tensor_index.h"
 #include "strata/train/data/batch_reader.h"
-#include "strata/train/loop/lr_schedule.h"
 
 namespace torch::nn {
 class Module;

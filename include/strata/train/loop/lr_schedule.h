@@ -12,6 +12,8 @@
 
 #include <cstdint>
 
+#include "strata/train/checkpoint/lr_state.h"
+
 namespace torch::optim {
 class Optimizer;
 }
@@ -23,10 +25,6 @@ struct LrScheduleOptions {
   double floor = 1e-4;
   int64_t warmupSteps = 0;
   int64_t totalSteps = 1;
-};
-
-struct LrState {
-  int64_t step = 0;
 };
 
 class WarmupCosineLr {

@@ -16,13 +16,6 @@
 
 namespace strata::train {
 
-// "45s", "3m07s", "2h05m"; "?" when unknown (negative or not finite).
-std::string formatDuration(double seconds);
-// Remaining time assuming the rate so far: elapsed / done * (total - done).
-double estimateRemainingSeconds(double elapsedSeconds, int64_t doneSteps, int64_t totalSteps);
-// Whether the standard error stream is a terminal.
-bool stderrIsTerminal();
-
 class ProgressReporter {
  public:
   // `firstStep` is where this run started (after a resume), so the ETA uses

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace strata::train {
+namespace strata::util {
 
 class SplitMix64 {
  public:
@@ -27,4 +27,4 @@ uint64_t mixSeed(uint64_t seed, uint64_t stream);
 // Fisher-Yates permutation of 0..n-1.
 std::vector<int64_t> permutation(int64_t n, uint64_t seed);
 
-}  // namespace strata::train
+}  // namespace strata::util

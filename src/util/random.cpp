@@ -1,9 +1,9 @@
-#include "strata/train/loop/random.h"
+#include "strata/util/random.h"
 
 #include <numeric>
 #include <utility>
 
-namespace strata::train {
+namespace strata::util {
 
 uint64_t SplitMix64::next() {
   uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
@@ -36,4 +36,4 @@ std::vector<int64_t> permutation(int64_t n, uint64_t seed) {
   return order;
 }
 
-}  // namespace strata::train
+}  // namespace strata::util
