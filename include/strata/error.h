@@ -52,6 +52,13 @@ class ProtocolError : public Error {
   using Error::Error;
 };
 
+// A file Strata writes or reads (a checkpoint, a weights file, a tokenizer)
+// cannot be written, is missing, or is damaged; the message names the file.
+class CheckpointError : public Error {
+ public:
+  using Error::Error;
+};
+
 // An operating-system call failed (fork, pipe, ...): names the call and
 // errno's meaning, and keeps errno.
 class SystemError : public Error {

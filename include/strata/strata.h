@@ -4,6 +4,7 @@
 #include "strata/data_parallel.h"
 #include "strata/deploy.h"
 #include "strata/error.h"
+#include "strata/formats.h"
 #include "strata/launch.h"
 #include "strata/models.h"
 #include "strata/pipeline.h"

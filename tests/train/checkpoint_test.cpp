@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "formats/atomic_file.h"
 #include "multiprocess.h"
 #include "runtime/sha256.h"
 #include "strata/runtime/world.h"
@@ -16,7 +17,6 @@
 #include "strata/train/loop/optimizer.h"
 #include "strata/version.h"
 #include "test_util.h"
-#include "train/checkpoint/atomic_file.h"
 #include "train/checkpoint/checkpoint_shard.h"
 #include "train/checkpoint/file_digest.h"
 
@@ -229,7 +229,7 @@ TEST(Checkpoint, AbandonedAtomicWriteLeavesNoFile) {
   fs::path dir = freshDir("abandoned");
   fs::create_directories(dir);
   {
-    AtomicFileWriter file((dir / "shard").string());
+    formats::AtomicFileWriter file((dir / "shard").string());
     file.write("partial", 7);
   }
   EXPECT_TRUE(fs::is_empty(dir));

@@ -13,7 +13,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "train/checkpoint/atomic_file.h"
+#include "formats/atomic_file.h"
 
 namespace strata::train {
 namespace {
@@ -122,7 +122,7 @@ TEST(RunReport, WritesThePageWithoutLeavingATemporaryFile) {
   std::string path = (dir / "report.html").string();
   writeRunReport(path, sampleReport());
   writeRunReport(path, sampleReport());
-  EXPECT_EQ(dataInPage(readWholeFile(path))["metrics"]["step"].size(), 3u);
+  EXPECT_EQ(dataInPage(formats::readWholeFile(path))["metrics"]["step"].size(), 3u);
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
   fs::remove_all(dir);
 }

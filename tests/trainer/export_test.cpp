@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "independent_gpt2.h"
+#include "strata/formats/safetensors.h"
 #include "strata/models/gpt.h"
 #include "strata/tensor_parallel/sharding.h"
-#include "strata/train/checkpoint/safetensors.h"
 #include "strata/train/loop/export_gpt2.h"
 #include "trainer_test_util.h"
 
@@ -242,7 +242,7 @@ void expectImportError(const std::string& file, const TrainConfig& config,
   try {
     trainer.initFrom(file);
     ADD_FAILURE() << "no error for " << file;
-  } catch (const SafetensorsError& error) {
+  } catch (const formats::SafetensorsError& error) {
     for (const std::string& part : parts)
       EXPECT_NE(std::string(error.what()).find(part), std::string::npos)
           << "'" << part << "' not in: " << error.what();
@@ -267,7 +267,7 @@ TEST(Gpt2Export, ImportNamesTheFileAndTheProblem) {
   for (const auto& [name, t] : readSafetensorsIndependently(file).tensors)
     doubles.emplace_back(name, t.value.to(torch::kDouble));
   std::string f64 = dir + "/f64.safetensors";
-  writeSafetensors(f64, doubles, {});
+  formats::writeSafetensors(f64, doubles, {});
   expectImportError(f64, config, {f64, "dtype F64"});
 
   std::string corrupt = dir + "/corrupt.safetensors";

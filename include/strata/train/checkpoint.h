@@ -11,5 +11,4 @@
 #include "strata/train/checkpoint/gpt2_layout.h"
 #include "strata/train/checkpoint/inspect.h"
 #include "strata/train/checkpoint/lr_state.h"
-#include "strata/train/checkpoint/safetensors.h"
 #include "strata/train/checkpoint/tensor_index.h"

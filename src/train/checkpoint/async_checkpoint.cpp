@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <thread>
 
+#include "formats/atomic_file.h"
 #include "runtime/sha256.h"
 #include "strata/runtime/communicator.h"
 #include "train/checkpoint/agreed_problem.h"
-#include "train/checkpoint/atomic_file.h"
 #include "train/checkpoint/checkpoint_shard.h"
 #include "train/checkpoint/save_stages.h"
 
@@ -31,7 +31,8 @@ struct AsyncCheckpoint::Save {
   // On the writer thread.
   void write() {
     problem = attempt([&] {
-      AtomicFileWriter file((std::filesystem::path(ticket.stepDir) / record.file).string());
+      formats::AtomicFileWriter file(
+          (std::filesystem::path(ticket.stepDir) / record.file).string());
       Sha256 hash;
       int64_t bytes = 0;
       writeShardArchive(*snapshot->archive, [&](const void* data, size_t size) {

@@ -7,13 +7,13 @@
 #include <filesystem>
 #include <map>
 
+#include "formats/atomic_file.h"
 #include "runtime/sha256.h"
 #include "strata/runtime/communicator.h"
 #include "strata/util/parse_number.h"
 #include "strata/util/toml.h"
 #include "strata/version.h"
 #include "train/checkpoint/agreed_problem.h"
-#include "train/checkpoint/atomic_file.h"
 #include "train/checkpoint/checkpoint_shard.h"
 #include "train/checkpoint/file_digest.h"
 #include "train/checkpoint/gather_text.h"
@@ -166,7 +166,7 @@ std::vector<ShardRecord> gatherShardRecords(const ShardRecord& mine, Communicato
 
 void removeStaleMarker(const std::string& stepDir) {
   std::error_code ignored;
-  if (fs::remove(join(stepDir, kMarkerFile), ignored)) syncDirectory(stepDir);
+  if (fs::remove(join(stepDir, kMarkerFile), ignored)) formats::syncDirectory(stepDir);
 }
 
 bool parseStepName(const std::string& name, int64_t* step) {
@@ -206,7 +206,7 @@ std::string stepDirectory(const std::string& dir, int64_t step) {
 // Hashed while written, so the shard is never whole in memory.
 ShardRecord writeShard(const std::string& stepDir, int rank, const RankState& state) {
   ShardRecord record{shardFileName(rank), 0, ""};
-  AtomicFileWriter file(join(stepDir, record.file));
+  formats::AtomicFileWriter file(join(stepDir, record.file));
   Sha256 hash;
   serializeShard(state, [&](const void* data, size_t size) {
     file.write(data, size);
@@ -220,9 +220,9 @@ ShardRecord writeShard(const std::string& stepDir, int rank, const RankState& st
 
 void writeMetadataAndMarker(const std::string& stepDir, const CheckpointInfo& info) {
   std::string metadata = metadataText(info);
-  writeFileAtomically(join(stepDir, kMetadataFile), metadata);
-  writeFileAtomically(join(stepDir, kMarkerFile),
-                      util::tomlTable("", {{"metadata_sha256", sha256Hex(metadata)}}));
+  formats::writeFileAtomically(join(stepDir, kMetadataFile), metadata);
+  formats::writeFileAtomically(join(stepDir, kMarkerFile),
+                               util::tomlTable("", {{"metadata_sha256", sha256Hex(metadata)}}));
 }
 
 namespace {
@@ -325,7 +325,7 @@ void checkCheckpointDirectory(const std::string& dir, Communicator& world) {
                      if (!fs::is_directory(dir))
                        throw CheckpointError("cannot create it: " + error.message());
                      std::string probe = join(dir, ".write-test-" + shardFileName(world.rank()));
-                     writeFileAtomically(probe, "strata");
+                     formats::writeFileAtomically(probe, "strata");
                      fs::remove(probe, error);
                    }));
   if (!problem.empty()) {
@@ -381,9 +381,9 @@ CheckpointInfo readCheckpointInfo(const std::string& stepDir) {
   if (!fs::exists(markerPath))
     throw CheckpointError("checkpoint '" + stepDir + "' is incomplete: no " + kMarkerFile +
                           " marker (the save did not finish)");
-  std::string metadata = readWholeFile(metadataPath);
+  std::string metadata = formats::readWholeFile(metadataPath);
   std::string expected =
-      Metadata(readWholeFile(markerPath), markerPath).get<std::string>("metadata_sha256");
+      Metadata(formats::readWholeFile(markerPath), markerPath).get<std::string>("metadata_sha256");
   std::string actual = sha256Hex(metadata);
   if (actual != expected)
     throw CheckpointError("checkpoint metadata '" + metadataPath +

@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "strata/train/checkpoint/safetensors.h"
+#include "strata/formats/safetensors.h"
 #include "train/checkpoint/tensor_box.h"
 
 namespace strata::train {
@@ -24,9 +24,10 @@ bool ignorable(const std::string& name) {
 }
 
 // The checks of the file against the model, the same on every rank.
-std::map<std::string, std::string> checkFile(const SafetensorsFile& file, const Gpt2Dims& dims) {
+std::map<std::string, std::string> checkFile(const formats::SafetensorsFile& file,
+                                             const Gpt2Dims& dims) {
   auto fail = [&](const std::string& problem) {
-    throw SafetensorsError("safetensors file '" + file.path() + "': " + problem);
+    throw formats::SafetensorsError("safetensors file '" + file.path() + "': " + problem);
   };
   std::map<std::string, std::string> huggingFaceOf;
   std::map<std::string, const Gpt2Tensor*> wanted;
@@ -57,13 +58,14 @@ std::map<std::string, std::string> checkFile(const SafetensorsFile& file, const 
 }  // namespace
 
 void loadGpt2Safetensors(const std::string& path, const RankState& state, const Gpt2Dims& dims) {
-  SafetensorsFile file(path);
+  formats::SafetensorsFile file(path);
   std::map<std::string, std::string> huggingFaceOf = checkFile(file, dims);
   torch::NoGradGuard noGrad;
   for (const IndexedParameter& p : state.parameters) {
     auto name = huggingFaceOf.find(p.name);
     if (name == huggingFaceOf.end())
-      throw SafetensorsError("the GPT-2 layout has no tensor for this model's '" + p.name + "'");
+      throw formats::SafetensorsError("the GPT-2 layout has no tensor for this model's '" + p.name +
+                                      "'");
     ShardBox box = shardBox(p, state.tpRank);
     if (box.empty()) continue;
     at::Tensor block = gpt2BlockOf(p.name, file.view(name->second), dims.heads, box.offset,

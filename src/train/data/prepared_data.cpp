@@ -2,9 +2,9 @@
 
 #include <cstring>
 
+#include "formats/mapped_file.h"
 #include "runtime/sha256.h"
 #include "strata/error.h"
-#include "train/data/mapped_file.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "prepared data files are little-endian and read in place");
@@ -42,9 +42,9 @@ void copyTokens(const unsigned char* bytes, int64_t begin, int64_t count, int64_
 int tokenWidthFor(int64_t vocabSize) { return vocabSize <= 65536 ? 2 : 4; }
 
 PreparedData::PreparedData(const std::string& prefix) : prefix_(prefix) {
-  index_ = std::make_unique<MappedFile>(indexPath());
+  index_ = std::make_unique<formats::MappedFile>(indexPath());
   checkIndex();
-  tokenFile_ = std::make_unique<MappedFile>(tokenPath());
+  tokenFile_ = std::make_unique<formats::MappedFile>(tokenPath());
   uint64_t expected = static_cast<uint64_t>(tokens_) * static_cast<uint64_t>(width_);
   if (tokenFile_->size() != expected)
     throw ConfigError(tokenPath() + ": " + std::to_string(tokenFile_->size()) + " bytes, but " +

@@ -5,13 +5,13 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "formats/atomic_file.h"
+#include "strata/formats/safetensors.h"
 #include "strata/models/gpt.h"
 #include "strata/train/checkpoint/gpt2_layout.h"
 #include "strata/train/checkpoint/inspect.h"
-#include "strata/train/checkpoint/safetensors.h"
 #include "strata/train/config/config_file.h"
 #include "strata/train/loop/trainer.h"
-#include "train/checkpoint/atomic_file.h"
 #include "train/loop/parameter_index.h"
 #include "train/loop/shape_communicator.h"
 
@@ -92,9 +92,9 @@ std::string exportCheckpoint(const ExportOptions& o) {
   std::filesystem::path folder = std::filesystem::path(o.out).parent_path();
   std::error_code error;
   if (!folder.empty()) std::filesystem::create_directories(folder, error);
-  writeSafetensors(o.out, tensors, {{"format", "pt"}});  // transformers requires "format"
+  formats::writeSafetensors(o.out, tensors, {{"format", "pt"}});  // transformers requires "format"
   std::string configPath = (folder / "config.json").string();
-  writeFileAtomically(configPath, huggingFaceConfig(m));
+  formats::writeFileAtomically(configPath, huggingFaceConfig(m));
   return configPath;
 }
 

@@ -3,9 +3,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "formats/atomic_file.h"
 #include "strata/error.h"
 #include "strata/util/json.h"
-#include "train/checkpoint/atomic_file.h"
 
 namespace strata::train {
 
@@ -43,7 +43,7 @@ std::string linesThrough(const std::string& path, int64_t lastStep) {
 
 MetricsWriter::MetricsWriter(const std::string& path, int64_t resumedAt) : path_(path) {
   if (resumedAt >= 0 && std::filesystem::exists(path)) {
-    writeFileAtomically(path, linesThrough(path, resumedAt));
+    formats::writeFileAtomically(path, linesThrough(path, resumedAt));
   }
   out_.open(path, resumedAt >= 0 ? std::ios::app : std::ios::trunc);
   if (!out_) throw Error("cannot open metrics file '" + path + "'");

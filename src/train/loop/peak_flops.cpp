@@ -8,11 +8,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "formats/atomic_file.h"
 #include "runtime/sha256.h"
 #include "strata/runtime/threads.h"
 #include "strata/util/log.h"
 #include "strata/util/toml.h"
-#include "train/checkpoint/atomic_file.h"
 
 namespace strata::train {
 namespace {
@@ -59,7 +59,7 @@ void store(const std::string& path, std::string text, const std::string& table,
                                                            {"flops", flops}});
   try {
     fs::create_directories(fs::path(path).parent_path());
-    writeFileAtomically(path, text);
+    formats::writeFileAtomically(path, text);
   } catch (const std::exception& error) {
     // The cache only saves time: the measured value is still returned, and
     // the warning says why every run measures again.

@@ -5,8 +5,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "formats/atomic_file.h"
 #include "strata/error.h"
-#include "train/checkpoint/atomic_file.h"
 #include "train/loop/report_template.h"
 
 namespace strata::train {
@@ -131,7 +131,7 @@ std::string renderRunReport(const RunReportData& data) {
 }
 
 void writeRunReport(const std::string& path, const RunReportData& data) {
-  writeFileAtomically(path, renderRunReport(data));
+  formats::writeFileAtomically(path, renderRunReport(data));
 }
 
 std::vector<StepMetrics> readMetricsHistory(const std::string& path, int64_t lastStep) {

@@ -69,11 +69,6 @@ class ShardedOptimizerState;
 
 namespace strata::train {
 
-class CheckpointError : public Error {
- public:
-  using Error::Error;
-};
-
 // One of this rank's parameters as the tensor index sees it.
 struct IndexedParameter {
   std::string name;                  // in the whole model: "block0.attn.qkv.weight"

@@ -31,6 +31,10 @@
 
 #include "strata/train/data/token_source.h"
 
+namespace strata::formats {
+class MappedFile;
+}  // namespace strata::formats
+
 namespace strata::train {
 
 constexpr char kIndexMagic[] = "STRTOKIX";  // 8 bytes, no terminator in the file
@@ -39,8 +43,6 @@ constexpr size_t kIndexHeaderBytes = 72;
 
 // The token width a vocabulary needs: 2 when every id fits 16 bits, else 4.
 int tokenWidthFor(int64_t vocabSize);
-
-class MappedFile;
 
 class PreparedData {
  public:
@@ -67,8 +69,8 @@ class PreparedData {
   void checkIndex();
 
   std::string prefix_;
-  std::unique_ptr<MappedFile> index_;
-  std::unique_ptr<MappedFile> tokenFile_;
+  std::unique_ptr<formats::MappedFile> index_;
+  std::unique_ptr<formats::MappedFile> tokenFile_;
   int width_ = 2;
   int64_t vocabSize_ = 0;
   int64_t documents_ = 0;

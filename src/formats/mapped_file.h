@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-namespace strata::train {
+namespace strata::formats {
 
 class MappedFile {
  public:
@@ -27,4 +27,4 @@ class MappedFile {
   size_t size_ = 0;
 };
 
-}  // namespace strata::train
+}  // namespace strata::formats

@@ -1,13 +1,13 @@
-#include "strata/train/checkpoint/safetensors.h"
+#include "strata/formats/safetensors.h"
 
 #include <torch/torch.h>
 
 #include <nlohmann/json.hpp>
 
-#include "train/checkpoint/atomic_file.h"
-#include "train/data/mapped_file.h"
+#include "formats/atomic_file.h"
+#include "formats/mapped_file.h"
 
-namespace strata::train {
+namespace strata::formats {
 namespace {
 
 // The format stores little-endian bytes; tensors are written and viewed as
@@ -171,4 +171,4 @@ at::Tensor SafetensorsFile::view(const std::string& name) const {
   return torch::from_blob(bytes, e.shape, torch::TensorOptions().dtype(*typeOf(e.dtype)));
 }
 
-}  // namespace strata::train
+}  // namespace strata::formats

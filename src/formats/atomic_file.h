@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <string>
 
-namespace strata::train {
+namespace strata::formats {
 
 class AtomicFileWriter {
  public:
@@ -36,4 +36,4 @@ void syncDirectory(const std::string& path);
 // The whole file; throws CheckpointError naming the path when unreadable.
 std::string readWholeFile(const std::string& path);
 
-}  // namespace strata::train
+}  // namespace strata::formats

@@ -1,4 +1,4 @@
-#include "train/checkpoint/atomic_file.h"
+#include "formats/atomic_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -9,9 +9,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "strata/train/checkpoint/checkpoint.h"
+#include "strata/error.h"
 
-namespace strata::train {
+namespace strata::formats {
 namespace {
 
 [[noreturn]] void fail(const std::string& what, const std::string& path) {
@@ -90,4 +90,4 @@ std::string readWholeFile(const std::string& path) {
   return bytes.str();
 }
 
-}  // namespace strata::train
+}  // namespace strata::formats

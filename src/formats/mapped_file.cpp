@@ -1,4 +1,4 @@
-#include "train/data/mapped_file.h"
+#include "formats/mapped_file.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -10,7 +10,7 @@
 
 #include "strata/error.h"
 
-namespace strata::train {
+namespace strata::formats {
 
 MappedFile::MappedFile(std::string path) : path_(std::move(path)) {
   int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
@@ -38,4 +38,4 @@ MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<unsigned char*>(data_), size_);
 }
 
-}  // namespace strata::train
+}  // namespace strata::formats

@@ -21,9 +21,9 @@
 #include <utility>
 #include <vector>
 
-#include "strata/train/checkpoint/checkpoint.h"
+#include "strata/error.h"
 
-namespace strata::train {
+namespace strata::formats {
 
 class SafetensorsError : public CheckpointError {
  public:
@@ -69,4 +69,4 @@ class SafetensorsFile {
   std::map<std::string, std::string> metadata_;
 };
 
-}  // namespace strata::train
+}  // namespace strata::formats

@@ -1,0 +1,7 @@
+// strata/formats/: file formats shared by checkpoints, import/export and
+// data: safetensors (Hugging Face's weights files).
+//
+// Includes every public header of the folder.
+#pragma once
+
+#include "strata/formats/safetensors.h"
