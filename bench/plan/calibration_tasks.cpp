@@ -40,7 +40,7 @@ std::string requiredEnv(const char* name) {
 
 // One micro-batch of training: forward, loss, backward.
 void microBatchStep(torch::nn::Sequential& model, const at::Tensor& ids) {
-  models::gptOutputLoss(model, model->forward(ids), ids).backward();
+  models::modelOutputLoss(model, model->forward(ids), ids).backward();
 }
 
 // The calibration GPT built over `groups` (its tp group), and one
@@ -59,7 +59,7 @@ int64_t tensorParallelBytes(const train::TrainConfig& c) {
 CalibrationGpt calibrationGpt(const ParallelGroups& groups) {
   CalibrationGpt gpt{calibrationConfig(1, 1, 1, "1f1b"), nullptr, {}};
   const train::TrainConfig& c = gpt.config;
-  gpt.model = models::buildGpt(train::gptTrainingConfigOf(c), groups.tp);
+  gpt.model = models::buildGpt(models::gptConfigOf(train::trainingModelSpecOf(c)), groups.tp);
   torch::manual_seed(1);
   gpt.ids = torch::randint(c.model.vocab, {c.train.microBatch, c.train.seqLen}, torch::kLong);
   return gpt;
@@ -86,7 +86,7 @@ std::pair<double, double> lossSeconds(const torch::nn::Sequential& model, const 
   for (int run = 0; run < 12; ++run) {
     at::Tensor x = output.detach().requires_grad_(true);
     auto start = std::chrono::steady_clock::now();
-    at::Tensor loss = models::gptOutputLoss(model, x, targets);
+    at::Tensor loss = models::modelOutputLoss(model, x, targets);
     auto middle = std::chrono::steady_clock::now();
     loss.backward();
     auto end = std::chrono::steady_clock::now();
@@ -142,7 +142,8 @@ std::pair<double, double> medianBlock(const std::vector<pipeline::LayerProfile>&
 // The GPT as one shard of a tp = 2 group that moves no data: its blocks take
 // a shard's compute, replicated parts (layer norms, residual adds) included.
 torch::nn::Sequential tpShardModel(const train::TrainConfig& c) {
-  return models::buildGpt(train::gptTrainingConfigOf(c), std::make_shared<SilentCommunicator>(2));
+  return models::buildGpt(models::gptConfigOf(train::trainingModelSpecOf(c)),
+                          std::make_shared<SilentCommunicator>(2));
 }
 
 // Per-layer times of the one-process GPT at the micro-batch shape: the
@@ -164,19 +165,19 @@ void profileTask(const std::string& dir) {
   double microBatchAlone = medianSeconds(microBatch, kMicroBatchRuns);
   at::Tensor output = model->forward(ids).detach();  // [s, b, hidden]
   auto [lossForward, lossBackward] = lossSeconds(model, output, ids);
-  writeValues(
-      dir + "/profile.txt",
-      {{"embedding_forward_s", profile.front().forwardSeconds},
-       {"embedding_backward_s", profile.front().backwardSeconds},
-       {"block_forward_s", blockForward},
-       {"block_backward_s", blockBackward},
-       {"block_tp2_forward_s", shardForward},
-       {"block_tp2_backward_s", shardBackward},
-       {"head_forward_s", profile.back().forwardSeconds + lossForward},
-       {"head_backward_s", profile.back().backwardSeconds + lossBackward},
-       {"optimizer_step_s", optimizerStepSeconds(uniqueParameters(*model))},
-       {"microbatch_alone_s", microBatchAlone},
-       {"parameters", static_cast<double>(models::gptParameterCount(train::gptConfigOf(c)))}});
+  writeValues(dir + "/profile.txt",
+              {{"embedding_forward_s", profile.front().forwardSeconds},
+               {"embedding_backward_s", profile.front().backwardSeconds},
+               {"block_forward_s", blockForward},
+               {"block_backward_s", blockBackward},
+               {"block_tp2_forward_s", shardForward},
+               {"block_tp2_backward_s", shardBackward},
+               {"head_forward_s", profile.back().forwardSeconds + lossForward},
+               {"head_backward_s", profile.back().backwardSeconds + lossBackward},
+               {"optimizer_step_s", optimizerStepSeconds(uniqueParameters(*model))},
+               {"microbatch_alone_s", microBatchAlone},
+               {"parameters", static_cast<double>(models::gptParameterCount(
+                                  models::gptConfigOf(train::modelSpecOf(c))))}});
 }
 
 // The waits of tensor parallelism's all-reduce for the rank behind, after

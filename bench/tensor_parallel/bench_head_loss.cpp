@@ -67,7 +67,7 @@ struct HeadLoss {
     double loss = 0;
     for (int m = 0; m < kMicroBatches; ++m) {
       at::Tensor input = x.detach().requires_grad_();
-      at::Tensor micro = models::gptOutputLoss(model, head.forward(input), targets);
+      at::Tensor micro = models::modelOutputLoss(model, head.forward(input), targets);
       micro.backward();
       loss = micro.item<double>();
     }
@@ -136,7 +136,7 @@ void compareMemory(const std::shared_ptr<Communicator>& tp) {
   for (bool fused : {true, false}) {
     HeadLoss side = headLoss(fused, tp);
     at::Tensor input = x.detach().requires_grad_();
-    models::gptOutputLoss(side.model, side.head.forward(input), targets).backward();
+    models::modelOutputLoss(side.model, side.head.forward(input), targets).backward();
     peaks[fused ? 0 : 1] = peakResidentMb();
   }
   if (tp->rank() != 0) return;

@@ -40,7 +40,7 @@ std::unique_ptr<torch::optim::AdamW> adamW(const std::vector<at::Tensor>& parame
 
 PlainGptLoop::PlainGptLoop(const train::TrainConfig& config, std::shared_ptr<Communicator> single)
     : single_(std::move(single)),
-      model_(models::buildGpt(train::gptConfigOf(config), single_)),
+      model_(models::buildGpt(models::gptConfigOf(train::modelSpecOf(config)), single_)),
       parameters_(uniqueParameters(*model_)),
       optimizer_(adamW(parameters_, config.train)),
       gradClip_(config.train.gradClip) {
@@ -51,7 +51,7 @@ PlainGptLoop::PlainGptLoop(const train::TrainConfig& config, std::shared_ptr<Com
 double PlainGptLoop::step() {
   train::Batch batch = data_->next();                // [b, s] ids and targets
   at::Tensor logits = model_->forward(batch.input);  // [s, b, vocab]
-  at::Tensor loss = models::gptLoss(logits, batch.target, *single_);
+  at::Tensor loss = models::nextTokenLoss(logits, batch.target, *single_);
   loss.backward();
   if (gradClip_ > 0) torch::nn::utils::clip_grad_norm_(parameters_, gradClip_);
   optimizer_->step();

@@ -1,7 +1,8 @@
 // strata/formats/: file formats shared by checkpoints, import/export and
-// data: safetensors (Hugging Face's weights files).
+// data: safetensors (Hugging Face's weights files), single or sharded.
 //
 // Includes every public header of the folder.
 #pragma once
 
 #include "strata/formats/safetensors.h"
+#include "strata/formats/safetensors_set.h"

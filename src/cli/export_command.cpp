@@ -1,27 +1,37 @@
 #include "export_command.h"
 
 #include <CLI/CLI.hpp>
+#include <limits>
 #include <memory>
 
-#include "strata/train/loop/export_gpt2.h"
+#include "strata/train/loop/export_hugging_face.h"
 #include "strata/util/cli_flags.h"
 
 namespace strata {
 
 Subcommand addExportCommand(CLI::App& strata, std::ostream& out) {
   CLI::App* command = strata.add_subcommand(
-      "export", "write a checkpoint (architecture gpt2) as a Hugging Face GPT-2 safetensors file");
+      "export",
+      "write a checkpoint (architecture gpt2 or llama) as a Hugging Face model in safetensors");
   command->footer(
       "  strata export --checkpoint run/checkpoints --format safetensors --out hf/model.safetensors"
-      "\n  (config.json is written next to the .safetensors file)");
+      "\n  (config.json is written next to the .safetensors file; with --max-shard-mb, a larger"
+      "\n  model goes into model-0000N-of-0000M.safetensors and model.safetensors.index.json)");
   auto o = std::make_shared<train::ExportOptions>();
+  auto shardMegabytes = std::make_shared<int64_t>(0);
   addTextFlag(*command, "--checkpoint", &o->checkpoint, "checkpoint folder or step folder to read")
       ->required();
   addTextFlag(*command, "--format", &o->format, "output format: safetensors");
   addTextFlag(*command, "--out", &o->out, "the .safetensors file to write")->required();
-  return {command, [o, &out] {
-            std::string config = train::exportCheckpoint(*o);
-            out << "wrote " << o->out << " and " << config << "\n";
+  addIntFlag(*command, "--max-shard-mb", shardMegabytes.get(),
+             "shard the weights into files of at most this many MB (0: one file)", 0,
+             std::numeric_limits<int64_t>::max() / 1000000);
+  return {command, [o, shardMegabytes, &out] {
+            o->maxShardBytes = *shardMegabytes * 1000 * 1000;
+            train::ExportedFiles files = train::exportCheckpoint(*o);
+            out << "wrote";
+            for (const std::string& file : files.weights) out << " " << file;
+            out << " and " << files.config << "\n";
             return 0;
           }};
 }

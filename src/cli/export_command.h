@@ -1,5 +1,5 @@
-// `strata export`: a checkpoint as a Hugging Face GPT-2 model
-// (export_gpt2.h).
+// `strata export`: a checkpoint as a Hugging Face model, GPT-2 or Llama
+// (export_hugging_face.h).
 #pragma once
 
 #include <ostream>

@@ -30,9 +30,11 @@ ColumnParallelLinearImpl::ColumnParallelLinearImpl(const ColumnParallelLinearOpt
 
 at::Tensor ColumnParallelLinearImpl::forward(const at::Tensor& x) {
   // x: [s, b, in] replicated, or [s/p, b, in] sequence-sharded.
-  at::Tensor input =
-      options_.sequenceParallel ? gatherFromSequenceRegion(x, *tp_) : copyToTensorRegion(x, *tp_);
-  at::Tensor y = at::linear(input, weight, bias);  // [s, b, out/p]
+  return forwardEntered(enterTensorRegion(x, options_.sequenceParallel, *tp_));
+}
+
+at::Tensor ColumnParallelLinearImpl::forwardEntered(const at::Tensor& entered) {
+  at::Tensor y = at::linear(entered, weight, bias);  // [s, b, out/p]
   return options_.gatherOutput ? gatherFromTensorRegion(y, *tp_) : y;
 }
 

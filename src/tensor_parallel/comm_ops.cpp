@@ -142,4 +142,8 @@ at::Tensor scatterToSequenceRegion(const at::Tensor& x, Communicator& tp) {
   return ScatterToSequenceRegion::apply(x, &tp);
 }
 
+at::Tensor enterTensorRegion(const at::Tensor& x, bool sequenceParallel, Communicator& tp) {
+  return sequenceParallel ? gatherFromSequenceRegion(x, tp) : copyToTensorRegion(x, tp);
+}
+
 }  // namespace strata::tensor_parallel

@@ -2,10 +2,8 @@
 
 #include <torch/torch.h>
 
-#include <cmath>
-
+#include "causal_attention.h"
 #include "collectives.h"
-#include "runtime/torch_compat.h"
 #include "strata/error.h"
 
 namespace strata::tensor_parallel {
@@ -56,17 +54,11 @@ at::Tensor ParallelSelfAttentionImpl::forward(const at::Tensor& x) {
 
 at::Tensor ParallelSelfAttentionImpl::attend(const at::Tensor& q, const at::Tensor& k,
                                              const at::Tensor& v) {
-#if STRATA_HAS_SDPA
-  // The fused kernel never materialises the [s, s] scores (flash attention
-  // on CUDA). It draws its own dropout masks, so it runs only where Strata's
-  // seeded masks (reproducible across tp degrees) would be all ones.
-  if (!is_training() || dropout_.p() == 0.0) return compat::causalAttention(q, k, v);
-#endif
-  int64_t s = q.size(2);
-  // scores = Q K^T / sqrt(d): [b, H/p, s, s]; position i attends to j <= i.
-  at::Tensor scores = at::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(double(headDim_)));
-  at::Tensor future = at::ones({s, s}, q.options().dtype(at::kBool)).triu(1);
-  at::Tensor probs = at::softmax(scores.masked_fill(future, -INFINITY), -1);
+  // The fused kernel (causalAttention) draws no masks of its own here; with
+  // dropout, Strata's seeded masks (reproducible across tp degrees) apply to
+  // the probabilities themselves.
+  if (!is_training() || dropout_.p() == 0.0) return detail::causalAttention(q, k, v);
+  at::Tensor probs = detail::causalProbabilities(q, k);  // [b, H/p, s, s]
   probs = dropout_.unitSharded(probs, 1, firstHead_, is_training());
   return at::matmul(probs, v);
 }

@@ -37,7 +37,7 @@ Pass run(torch::nn::Sequential model, const at::Tensor& ids, const at::Tensor& t
          Communicator& tp) {
   Pass pass;
   pass.logits = model->forward(ids);
-  pass.loss = gptLoss(pass.logits, targets, tp);
+  pass.loss = nextTokenLoss(pass.logits, targets, tp);
   pass.loss.backward();
   for (const at::Tensor& p : model->parameters()) pass.grads.push_back(p.grad());
   return pass;
@@ -69,13 +69,13 @@ TEST(CudaGpt, Bf16AutocastKeepsTheLossInFloat32AndClose) {
   at::Tensor targets = torch::randint(256, {4, 32}, torch::kLong).cuda();
   torch::nn::Sequential gpu = buildGpt(smallGpt(), groups.tp);
   gpu->to(at::Device("cuda:0"));
-  at::Tensor fp32 = gptLoss(gpu->forward(ids), targets, *groups.tp);
+  at::Tensor fp32 = nextTokenLoss(gpu->forward(ids), targets, *groups.tp);
   at::Tensor bf16;
   {
     train::PrecisionGuard precision("bf16", at::kCUDA);
     at::Tensor logits = gpu->forward(ids);
     EXPECT_EQ(logits.scalar_type(), at::kBFloat16);
-    bf16 = gptLoss(logits, targets, *groups.tp);
+    bf16 = nextTokenLoss(logits, targets, *groups.tp);
   }
   EXPECT_FALSE(compat::autocastEnabled(at::kCUDA));  // the guard put it back
   EXPECT_EQ(bf16.scalar_type(), at::kFloat);

@@ -3,8 +3,8 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <cmath>
-#include <set>
-#include <stdexcept>
+
+#include "reference_weights.h"
 
 namespace strata::testing {
 namespace {
@@ -32,10 +32,6 @@ torch::Tensor bernoulliKeep(at::IntArrayRef shape, double p, uint64_t seed) {
   return torch::empty(shape, torch::kFloat).bernoulli_(1.0 - p, generator);
 }
 
-torch::Tensor trainableCopy(const torch::Tensor& t) {
-  return t.detach().clone().set_requires_grad(true);
-}
-
 torch::Tensor layerNorm(const torch::Tensor& x, const torch::Tensor& weight,
                         const torch::Tensor& bias) {
   return torch::layer_norm(x, {x.size(-1)}, weight, bias, 1e-5);
@@ -45,33 +41,12 @@ torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& w, const torch
   return torch::matmul(x, w.t()) + b;
 }
 
-class WeightSource {
- public:
-  explicit WeightSource(const std::map<std::string, torch::Tensor>& weights) : weights_(weights) {}
-
-  torch::Tensor take(const std::string& name) {
-    auto it = weights_.find(name);
-    if (it == weights_.end()) throw std::runtime_error("reference GPT: no weight named " + name);
-    taken_.insert(name);
-    return it->second;
-  }
-  void expectAllTaken() const {
-    for (const auto& [name, tensor] : weights_) {
-      if (!taken_.count(name)) throw std::runtime_error("reference GPT: unexpected weight " + name);
-    }
-  }
-
- private:
-  const std::map<std::string, torch::Tensor>& weights_;
-  std::set<std::string> taken_;
-};
-
 }  // namespace
 
 ReferenceGpt::ReferenceGpt(ReferenceGptConfig config) : config_(config) {}
 
 void ReferenceGpt::load(const std::map<std::string, torch::Tensor>& strataWeights) {
-  WeightSource source(strataWeights);
+  WeightSource source(strataWeights, "reference GPT");
   const int64_t h = config_.hidden, heads = config_.heads, d = h / heads;
   tokens_ = trainableCopy(source.take("embedding.tokens.weight").narrow(0, 0, config_.vocab));
   positions_ = trainableCopy(source.take("embedding.positions"));

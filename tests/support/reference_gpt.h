@@ -30,6 +30,8 @@
 #include <string>
 #include <vector>
 
+#include "reference_model.h"
+
 namespace strata::testing {
 
 struct ReferenceGptConfig {
@@ -45,26 +47,26 @@ struct ReferenceGptConfig {
   uint64_t seed = 0;  // the model seed the dropout streams derive from
 };
 
-class ReferenceGpt {
+class ReferenceGpt : public ReferenceModel {
  public:
   explicit ReferenceGpt(ReferenceGptConfig config);
 
   // Copies every weight from a Strata GPT's named parameters (one process,
   // tp = 1). Rows of a padded vocabulary beyond `vocab` are dropped; a name
   // this model does not have, or one it misses, throws std::runtime_error.
-  void load(const std::map<std::string, torch::Tensor>& strataWeights);
+  void load(const std::map<std::string, torch::Tensor>& strataWeights) override;
 
   // ids, targets [b, s] int64. `dropoutCall` is the call number every dropout
   // site uses (the global micro-batch index in training); ignored in eval.
   torch::Tensor logits(const torch::Tensor& ids, int64_t dropoutCall, bool training);  // [b, s, V]
   torch::Tensor loss(const torch::Tensor& ids, const torch::Tensor& targets, int64_t dropoutCall,
-                     bool training);  // mean cross-entropy, scalar
+                     bool training) override;  // mean cross-entropy, scalar
 
   // Every trainable tensor (leaves with requires_grad), for an optimizer.
-  std::vector<torch::Tensor> trainable() const;
+  std::vector<torch::Tensor> trainable() const override;
   // The weights under Strata's names and layouts (fused head-major QKV,
   // unpadded vocabulary), detached copies.
-  std::map<std::string, torch::Tensor> parameters() const;
+  std::map<std::string, torch::Tensor> parameters() const override;
 
  private:
   struct Block {

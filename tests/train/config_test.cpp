@@ -23,6 +23,24 @@ TEST(ConfigFile, SetsNamedOptionsAndKeepsTheRest) {
   EXPECT_EQ(config.model.hidden, TrainConfig{}.model.hidden);
 }
 
+// tied_embeddings defaults to the architecture's: a llama file that does
+// not set it gets an untied head; one that sets it keeps what it says.
+TEST(ConfigFile, NamingAnArchitectureGivesItsTiedDefault) {
+  TrainConfig untied;
+  applyConfigToml("[model]\narchitecture = \"llama\"\nkv_heads = 2\nrope_theta = 500000\n",
+                  "llama.toml", untied);
+  EXPECT_FALSE(untied.model.tiedEmbeddings);
+  EXPECT_EQ(untied.model.kvHeads, 2);
+  EXPECT_DOUBLE_EQ(untied.model.ropeTheta, 500000.0);
+  TrainConfig tied;
+  applyConfigToml("[model]\ntied_embeddings = true\narchitecture = \"llama\"\n", "llama.toml",
+                  tied);
+  EXPECT_TRUE(tied.model.tiedEmbeddings);
+  TrainConfig gpt;
+  applyConfigToml("[model]\nlayers = 2\n", "gpt.toml", gpt);
+  EXPECT_TRUE(gpt.model.tiedEmbeddings);
+}
+
 TEST(ConfigFile, UnknownKeysAndBadTypesAreNamed) {
   TrainConfig config;
   expectErrorNaming([&] { applyConfigToml("[model]\n\nlayer = 8\n", "run.toml", config); },

@@ -52,6 +52,13 @@ TEST(TrainFlags, FlagsOverrideTheFile) {
   fs::remove(path);
 }
 
+TEST(TrainFlags, ArchitectureFlagGivesItsTiedDefault) {
+  EXPECT_FALSE(parseTrain({"--architecture", "llama"}).model.tiedEmbeddings);
+  EXPECT_TRUE(parseTrain({"--architecture", "llama", "--tied-embeddings"}).model.tiedEmbeddings);
+  EXPECT_TRUE(parseTrain({"--layers", "2"}).model.tiedEmbeddings);
+  EXPECT_EQ(parseTrain({"--architecture", "llama", "--kv-heads", "2"}).model.kvHeads, 2);
+}
+
 TEST(TrainFlags, DataFilesFlagTakesACommaSeparatedList) {
   std::string path = writeConfig("[data]\nfiles = [\"from-file.txt\"]\n");
   EXPECT_EQ(parseTrain({"--config", path}).data.files, (std::vector<std::string>{"from-file.txt"}));

@@ -151,14 +151,43 @@ TEST(ValidateConfig, ZeroStageIsZeroToThree) {
   EXPECT_NO_THROW(validateConfig(c, 8));
 }
 
-TEST(ValidateConfig, ArchitectureIsStrataOrGpt2WithATiedHead) {
+TEST(ValidateConfig, ArchitectureIsKnownAndGpt2HasATiedHead) {
   TrainConfig c = valid3d();
-  c.model.architecture = "llama";
-  expectInvalid(c, 8, {"model.architecture", "strata or gpt2", "'llama'"});
+  c.model.architecture = "mamba";
+  expectInvalid(c, 8, {"model.architecture", "strata, gpt2 or llama", "'mamba'"});
   c.model.architecture = kGpt2Architecture;
   EXPECT_NO_THROW(validateConfig(c, 8));
   c.model.tiedEmbeddings = false;
   expectInvalid(c, 8, {"model.architecture gpt2", "model.tied_embeddings = true"});
+}
+
+// The Llama family's keys, and its attention's split over tp: kv heads
+// split (tp divides them) or replicated (they divide tp), nothing between.
+TEST(ValidateConfig, LlamaKeysAndKvHeadsOverTp) {
+  TrainConfig c = valid3d();  // tp 2, hidden 128, heads 4
+  c.model.architecture = kLlamaArchitecture;
+  c.model.kvHeads = 2;
+  EXPECT_NO_THROW(validateConfig(c, 8));
+  c.model.kvHeads = 1;  // replicated over both tp ranks
+  EXPECT_NO_THROW(validateConfig(c, 8));
+  c.model.kvHeads = 3;
+  expectInvalid(c, 8, {"model.kv_heads 3 does not divide model.heads 4"});
+  c.model.heads = 6;
+  c.model.hidden = 96;
+  c.parallel.tp = 4;
+  c.parallel.dp = 1;
+  expectInvalid(c, 8, {"model.kv_heads 3 can be neither split over tp 4"});
+  c = valid3d();
+  c.model.architecture = kLlamaArchitecture;
+  c.model.hidden = 36;  // head dimension 9
+  c.model.heads = 4;
+  c.model.dropout = 0.1;
+  c.model.ropeTheta = 0;
+  c.model.rmsNormEps = -1;
+  c.model.kvHeads = -2;
+  expectInvalid(c, 8,
+                {"even head dimension", "model.dropout must be 0", "model.rope_theta must be > 0",
+                 "model.rms_norm_eps must be > 0", "model.kv_heads must be >= 0"});
 }
 
 TEST(ValidateConfig, RangesAndChoices) {

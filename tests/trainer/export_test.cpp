@@ -12,14 +12,13 @@
 #include "strata/formats/safetensors.h"
 #include "strata/models/gpt.h"
 #include "strata/tensor_parallel/sharding.h"
-#include "strata/train/loop/export_gpt2.h"
+#include "strata/train/loop/export_hugging_face.h"
 #include "trainer_test_util.h"
 
 namespace strata::train::testing {
 namespace {
 
 namespace fs = std::filesystem;
-using TensorMap = std::map<std::string, torch::Tensor>;
 
 // tinyConfig as GPT-2, with 257 tokens so that tp 2 pads the vocabulary.
 TrainConfig gpt2Config(int64_t pp, int64_t tp) {
@@ -34,37 +33,12 @@ TrainConfig gpt2Config(int64_t pp, int64_t tp) {
 // Trains `config`'s layout (pp2 x tp2 by default) for three steps, saves a
 // checkpoint under dir/ckpt and exports it to dir/hf/model.safetensors.
 std::string trainAndExport(const std::string& dir, TrainConfig config = gpt2Config(2, 2)) {
-  config.checkpoint.dir = dir + "/ckpt";
-  const ParallelConfig& p = config.parallel;
-  strata::testing::runInProcesses(
-      static_cast<int>(p.pp * p.dp * p.tp),
-      [&](const strata::testing::RankContext&) {
-        Trainer trainer(config, World::init());
-        trainSteps(trainer, 3);
-        trainer.saveCheckpoint();
-      },
-      sharedDirOptions(dir));
-  std::string out = dir + "/hf/model.safetensors";
-  // Ranks of a later job in the same test pass here too (multiprocess.h).
-  if (!std::getenv(kSharedDirVariable))
-    exportCheckpoint({config.checkpoint.dir, "safetensors", out});
-  return out;
-}
-
-TensorMap byName(const Trainer& trainer) {
-  TensorMap tensors;
-  for (const ParameterShard& shard : trainer.parameterShards())
-    tensors[shard.name] = shard.tensor.detach().clone();
-  return tensors;
+  return trainAndExportTo(dir, config);
 }
 
 // The checkpoint's weights, through a one-process run resumed from it.
 TensorMap checkpointWeights(const std::string& dir) {
-  TrainConfig config = gpt2Config(1, 1);
-  config.checkpoint.dir = dir + "/ckpt";
-  Trainer serial(config, singleProcessWorld());
-  EXPECT_TRUE(serial.resumeFromLatest().has_value());
-  return byName(serial);
+  return checkpointWeightsOf(dir, gpt2Config(1, 1));
 }
 
 // Written here from GPT-2's layout, not taken from Strata: Conv1D weights are
@@ -172,7 +146,8 @@ TEST(Gpt2Export, IndependentGpt2ForwardGivesStrataLogits) {
   }
   std::shared_ptr<World> world = singleProcessWorld();
   ParallelGroups groups = world->parallelGroups(ParallelLayout(1, {1, 1, 1, 1}));
-  torch::nn::Sequential model = models::buildGpt(gptConfigOf(config), groups.tp);
+  torch::nn::Sequential model =
+      models::buildGpt(models::gptConfigOf(modelSpecOf(config)), groups.tp);
   {
     torch::NoGradGuard noGrad;
     for (auto& item : model->named_parameters())

@@ -4,7 +4,8 @@
 #include <limits>
 
 #include "reference_gpt.h"
-#include "strata/models/gpt.h"
+#include "reference_llama.h"
+#include "strata/models/model_family.h"
 #include "strata/runtime/world.h"
 #include "strata/train/data/data_source.h"
 #include "strata/train/loop/trainer.h"
@@ -24,17 +25,32 @@ double learningRate(const OptimConfig& c, int64_t step) {
   return c.minLr + (c.lr - c.minLr) * 0.5 * (1.0 + std::cos(M_PI * progress));
 }
 
-// The starting weights: a one-process Strata GPT from the config's seed.
+// The starting weights: a one-process Strata model from the config's seed.
 std::map<std::string, torch::Tensor> strataInitialWeights(const TrainConfig& config) {
   auto world = singleProcessWorld();
   ParallelGroups groups = world->parallelGroups(ParallelLayout(1, {1, 1, 1, 1}));
-  torch::nn::Sequential model = models::buildGpt(gptConfigOf(config), groups.tp);
+  models::ModelSpec spec = modelSpecOf(config);
+  torch::nn::Sequential model = models::modelFamily(spec.architecture).build(spec, groups.tp);
   std::map<std::string, torch::Tensor> weights;
   for (const auto& item : model->named_parameters()) {
     if (item.key() == models::kTiedHeadName) continue;  // the embedding's own tensor
     weights[item.key()] = item.value().detach().clone();
   }
   return weights;
+}
+
+strata::testing::ReferenceLlamaConfig referenceLlamaConfig(const TrainConfig& c) {
+  strata::testing::ReferenceLlamaConfig r;
+  r.layers = c.model.layers;
+  r.hidden = c.model.hidden;
+  r.heads = c.model.heads;
+  r.kvHeads = c.model.kvHeads > 0 ? c.model.kvHeads : c.model.heads;
+  r.ffn = c.model.ffn;
+  r.vocab = c.model.vocab;
+  r.ropeTheta = c.model.ropeTheta;
+  r.rmsNormEps = c.model.rmsNormEps;
+  r.tiedEmbeddings = c.model.tiedEmbeddings;
+  return r;
 }
 
 strata::testing::ReferenceGptConfig referenceConfig(const TrainConfig& c) {
@@ -50,6 +66,13 @@ strata::testing::ReferenceGptConfig referenceConfig(const TrainConfig& c) {
   r.geluTanh = c.model.architecture == kGpt2Architecture;
   r.seed = static_cast<uint64_t>(c.train.seed);
   return r;
+}
+
+// The family's reference: written separately from Strata's layers.
+std::unique_ptr<strata::testing::ReferenceModel> referenceModelFor(const TrainConfig& c) {
+  if (c.model.architecture == kLlamaArchitecture)
+    return std::make_unique<strata::testing::ReferenceLlama>(referenceLlamaConfig(c));
+  return std::make_unique<strata::testing::ReferenceGpt>(referenceConfig(c));
 }
 
 torch::optim::AdamW makeReferenceAdamW(const std::vector<torch::Tensor>& trainable,
@@ -68,8 +91,8 @@ torch::optim::AdamW makeReferenceAdamW(const std::vector<torch::Tensor>& trainab
 
 // Mean loss of one global batch, micro-batch by micro-batch; with `train`
 // the gradients of that mean accumulate.
-double runGlobalBatch(strata::testing::ReferenceGpt& model, const Batch& batch, int64_t microBatch,
-                      int64_t firstCall, bool train) {
+double runGlobalBatch(strata::testing::ReferenceModel& model, const Batch& batch,
+                      int64_t microBatch, int64_t firstCall, bool train) {
   int64_t m = batch.input.size(0) / microBatch;
   double sum = 0;
   for (int64_t j = 0; j < m; ++j) {
@@ -87,7 +110,8 @@ double runGlobalBatch(strata::testing::ReferenceGpt& model, const Batch& batch, 
 ReferenceRun trainReference(const TrainConfig& config, int steps) {
   TrainConfig oneReplica = config;
   oneReplica.parallel = ParallelConfig{};
-  strata::testing::ReferenceGpt model(referenceConfig(config));
+  std::unique_ptr<strata::testing::ReferenceModel> reference = referenceModelFor(config);
+  strata::testing::ReferenceModel& model = *reference;
   model.load(strataInitialWeights(oneReplica));
   DataSplit data = makeDataSplit(oneReplica);
   BatchReader train = makeTrainReader(data, oneReplica, 0);

@@ -1,12 +1,13 @@
-// Trains the independent reference GPT (tests/support/reference_gpt.h) the
-// way the Trainer's documentation says a step goes, in plain LibTorch:
+// Trains the independent reference of the config's family (a GPT,
+// tests/support/reference_gpt.h, or a Llama, reference_llama.h) the way the
+// Trainer's documentation says a step goes, in plain LibTorch:
 //
 //   for each micro-batch j of the global batch (in order):
 //     loss_j = cross-entropy, dropout call = step * M + j;  (loss_j / M).backward()
 //   clip the global gradient norm to train.grad_clip;  AdamW (matrices decay,
 //   vectors do not) at the warmup-cosine rate of the step.
 //
-// The starting weights are a one-process Strata GPT's, built from the same
+// The starting weights are a one-process Strata model's, built from the same
 // seed (the only Strata model code it touches), and the batches come from
 // Strata's data reader with one replica, so a parallel run must reproduce
 // this run's losses and parameters.

@@ -1,5 +1,6 @@
 #include "trainer_test_util.h"
 
+#include <gtest/gtest.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <limits>
 
 #include "strata/runtime/timeouts.h"
+#include "strata/train/loop/export_hugging_face.h"
 
 namespace strata::train::testing {
 
@@ -134,6 +136,38 @@ void flipMiddleByte(const std::string& path) {
 
 void truncateBy(const std::string& path, uintmax_t bytes) {
   fs::resize_file(path, fs::file_size(path) - bytes);
+}
+
+std::string trainAndExportTo(const std::string& dir, TrainConfig config, int64_t maxShardBytes) {
+  config.checkpoint.dir = dir + "/ckpt";
+  const ParallelConfig& p = config.parallel;
+  strata::testing::runInProcesses(
+      static_cast<int>(p.pp * p.dp * p.tp),
+      [&](const strata::testing::RankContext&) {
+        Trainer trainer(config, World::init());
+        trainSteps(trainer, 3);
+        trainer.saveCheckpoint();
+      },
+      sharedDirOptions(dir));
+  std::string out = dir + "/hf/model.safetensors";
+  // Ranks of a later job in the same test pass here too (multiprocess.h).
+  if (!std::getenv(kSharedDirVariable))
+    exportCheckpoint({config.checkpoint.dir, "safetensors", out, maxShardBytes});
+  return out;
+}
+
+TensorMap byName(const Trainer& trainer) {
+  TensorMap tensors;
+  for (const ParameterShard& shard : trainer.parameterShards())
+    tensors[shard.name] = shard.tensor.detach().clone();
+  return tensors;
+}
+
+TensorMap checkpointWeightsOf(const std::string& dir, TrainConfig oneProcess) {
+  oneProcess.checkpoint.dir = dir + "/ckpt";
+  Trainer serial(oneProcess, singleProcessWorld());
+  EXPECT_TRUE(serial.resumeFromLatest().has_value());
+  return byName(serial);
 }
 
 }  // namespace strata::train::testing

@@ -9,6 +9,7 @@
 // the parent.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +57,18 @@ struct SavedShards {
 };
 void writeShards(const std::string& dir, int rank, const Trainer& trainer);
 SavedShards readShards(const std::string& dir, int rank);
+
+// Trains `config`'s layout for three steps, saves a checkpoint under
+// dir/ckpt and exports it (strata export) to dir/hf/model.safetensors, in
+// shards of at most maxShardBytes when not 0; returns that path.
+std::string trainAndExportTo(const std::string& dir, TrainConfig config, int64_t maxShardBytes = 0);
+
+using TensorMap = std::map<std::string, torch::Tensor>;
+// Each of the trainer's parameters, cloned, by name.
+TensorMap byName(const Trainer& trainer);
+// The weights of the checkpoint under dir/ckpt, through a run of
+// `oneProcess` (a one-process layout) resumed from it.
+TensorMap checkpointWeightsOf(const std::string& dir, TrainConfig oneProcess);
 
 // Flips one byte in the middle of a file / cuts `bytes` off its end.
 void flipMiddleByte(const std::string& path);

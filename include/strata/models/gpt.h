@@ -1,7 +1,7 @@
 // A GPT-style decoder built from tensor-parallel layers, as a list of layers a
 // pipeline can cut at block boundaries:
 //
-//   [GptEmbedding, ParallelTransformerBlock x layers, GptHead]
+//   [GptEmbedding, ParallelTransformerBlock x layers, DecoderHead (LayerNorm)]
 //
 //   ids [b, s] (int64) -> embedding -> x [s, b, hidden] -> blocks -> head ->
 //   logits [s, b, Vp/tp] (this rank's vocabulary slice)
@@ -12,8 +12,8 @@
 // model's vocabulary (and the padding rows receive no gradient).
 //
 // Under sequence parallel the activations between layers are [s/tp, b, hidden].
-// gptLoss turns the head's logits and the targets [b, s] into the mean
-// cross-entropy without gathering the vocabulary (vocab_parallel_cross_entropy.h).
+// nextTokenLoss (model_family.h) turns the head's logits and the targets
+// [b, s] into the mean cross-entropy without gathering the vocabulary.
 //
 // Every rank builds every layer from the same seed, so tp shards and pipeline
 // stages hold exactly the weights of the one-process model. Construction throws
@@ -21,11 +21,14 @@
 // never communicates; forward blocks in the tp collectives.
 //
 // Tied embeddings: the head registers the embedding's weight tensor as its own
-// parameter "tied_weight" (so `parameters()` of the whole model lists it twice
-// — deduplicate before building an optimizer). When a pipeline puts the
-// embedding and the head on different ranks, each holds a copy; summing the
-// two copies' gradients between the first and last stage before every
-// optimizer step keeps them equal (the trainer does this).
+// parameter (kTiedHeadName, model_family.h; so `parameters()` of the whole
+// model lists it twice — deduplicate before building an optimizer). When a
+// pipeline puts the embedding and the head on different ranks, each holds a
+// copy; summing the two copies' gradients between the first and last stage
+// before every optimizer step keeps them equal (the trainer does this).
+//
+// The trainer reaches this family through model_family.h (architectures
+// "strata" and "gpt2"); buildGpt is for code that wants a GPT directly.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -34,6 +37,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "strata/models/model_family.h"
 #include "strata/runtime/communicator.h"
 
 namespace strata::models {
@@ -50,7 +54,7 @@ struct GptConfig {
   bool geluTanh = false;        // GPT-2's tanh-approximated GELU in the MLPs
   bool sequenceParallel = false;
   // The head returns its LayerNorm's output instead of the logits, and
-  // gptOutputLoss takes the head's product and the cross-entropy together,
+  // modelOutputLoss takes the head's product and the cross-entropy together,
   // chunk by chunk (vocab_parallel_linear_cross_entropy.h): float32 logits
   // exist one chunk at a time. For training only: sampling needs logits.
   bool fusedHeadLoss = false;
@@ -60,21 +64,17 @@ struct GptConfig {
 // Parameters of the whole (unsharded) model, for FLOP counts and reports.
 int64_t gptParameterCount(const GptConfig& config);
 
-// Builds layers.size() + 2 modules: the embedding, the blocks, the head.
+// Throws ConfigError naming the values when `config` cannot be split over
+// `tp` ranks (hidden, heads or ffn not divisible by tp, hidden not by heads).
+void checkGpt(const GptConfig& config, int tp);
+
+// The weights that take part in matrix products (model_family.h).
+int64_t gptMatmulParameters(const GptConfig& config);
+
+// Builds layers + 2 modules: the embedding, the blocks, the head.
 torch::nn::Sequential buildGpt(const GptConfig& config, std::shared_ptr<Communicator> tp);
 
-// Names of the two registrations of the tied weight in buildGpt's model.
-constexpr const char* kTiedEmbeddingName = "embedding.tokens.weight";
-constexpr const char* kTiedHeadName = "head.tied_weight";
-
-// Mean next-token cross-entropy. logits [s, b, vocab/tp], targets [b, s].
-at::Tensor gptLoss(const at::Tensor& logits, const at::Tensor& targets, Communicator& tp);
-
-// The same loss of what buildGpt's `model` returned: its logits, or under
-// fusedHeadLoss its head's normalized input [s, b, hidden] ([s/tp, b, hidden]
-// under sequence parallel), which the head's weight turns into the loss.
-// Blocks in tp's collectives like gptLoss.
-at::Tensor gptOutputLoss(const torch::nn::Sequential& model, const at::Tensor& output,
-                         const at::Tensor& targets);
+// The GPT config of a family-neutral spec (gpt2: GPT-2's tanh GELU).
+GptConfig gptConfigOf(const ModelSpec& spec);
 
 }  // namespace strata::models

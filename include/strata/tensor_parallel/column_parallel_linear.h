@@ -44,6 +44,10 @@ class ColumnParallelLinearImpl : public torch::nn::Module, public ShardedModule 
                            std::shared_ptr<Communicator> tp);
 
   at::Tensor forward(const at::Tensor& x);
+  // The product of an input already entered (comm_ops.h's
+  // enterTensorRegion): [s, b, in] -> [s, b, out/p] (gathered with
+  // gatherOutput), no communication on the input's side.
+  at::Tensor forwardEntered(const at::Tensor& entered);
   int64_t shardDim(const std::string& name) const override;
   int64_t unpaddedSize(const std::string& name) const override {
     return options_.padOutputToTp ? options_.outFeatures : kNotPadded;

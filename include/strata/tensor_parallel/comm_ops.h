@@ -54,4 +54,11 @@ at::Tensor reduceScatterToSequenceRegion(const at::Tensor& x, Communicator& tp);
 // Forward keep this rank's slice of dim 0, backward all-gather along dim 0.
 at::Tensor scatterToSequenceRegion(const at::Tensor& x, Communicator& tp);
 
+// The input of column-parallel products: replicated x [s, b, ...] through
+// copyToTensorRegion, or sequence-sharded x [s/p, b, ...] all-gathered
+// (gatherFromSequenceRegion). A layer that feeds several products from one
+// input (q, k and v; SwiGLU's gate and up) enters once and hands the result
+// to each product's forwardEntered.
+at::Tensor enterTensorRegion(const at::Tensor& x, bool sequenceParallel, Communicator& tp);
+
 }  // namespace strata::tensor_parallel

@@ -6,10 +6,11 @@
 
 #include "strata/train/loop/checkpoint_convert.h"
 #include "strata/train/loop/device.h"
-#include "strata/train/loop/export_gpt2.h"
+#include "strata/train/loop/export_hugging_face.h"
 #include "strata/train/loop/flops.h"
 #include "strata/train/loop/generate.h"
 #include "strata/train/loop/grad_norm.h"
+#include "strata/train/loop/hugging_face_import.h"
 #include "strata/train/loop/loss_curve.h"
 #include "strata/train/loop/loss_spike.h"
 #include "strata/train/loop/lr_schedule.h"

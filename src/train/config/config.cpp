@@ -7,6 +7,12 @@ int64_t TrainConfig::microBatches() const {
   return perMicroBatchStep > 0 ? train.globalBatch / perMicroBatchStep : 0;
 }
 
+bool defaultTiedEmbeddings(const std::string& architecture) {
+  // Llama-family checkpoints mostly have a head of their own (Llama 2 and 3
+  // 8B and up, Mistral); GPT-2's head is its token embedding.
+  return architecture != kLlamaArchitecture;
+}
+
 // Captureless lambdas convert to the function pointers ConfigOption holds.
 const std::vector<ConfigOption>& configOptions() {
   using C = TrainConfig;
@@ -24,11 +30,20 @@ const std::vector<ConfigOption>& configOptions() {
        +[](C& c) -> int64_t& { return c.model.context; }},
       {"model", "dropout", "dropout", "dropout probability",
        +[](C& c) -> double& { return c.model.dropout; }},
-      {"model", "tied_embeddings", "tied-embeddings", "LM head shares the token embedding",
+      {"model", "tied_embeddings", "tied-embeddings",
+       "LM head shares the token embedding (default: true, false for llama)",
        +[](C& c) -> bool& { return c.model.tiedEmbeddings; }},
       {"model", "architecture", "architecture",
-       "strata (exact GELU) or gpt2 (GPT-2's: tanh GELU, tied head; exportable to Hugging Face)",
+       "strata (exact GELU), gpt2 (GPT-2's: tanh GELU, tied head; exportable to Hugging Face) "
+       "or llama (RMSNorm, rotary positions, grouped-query attention, SwiGLU)",
        +[](C& c) -> std::string& { return c.model.architecture; }},
+      {"model", "kv_heads", "kv-heads",
+       "llama: key/value heads of grouped-query attention (divides heads; 0: as many as heads)",
+       +[](C& c) -> int64_t& { return c.model.kvHeads; }},
+      {"model", "rope_theta", "rope-theta", "llama: rotary embedding base (Llama 3: 500000)",
+       +[](C& c) -> double& { return c.model.ropeTheta; }},
+      {"model", "rms_norm_eps", "rms-norm-eps", "llama: RMSNorm epsilon",
+       +[](C& c) -> double& { return c.model.rmsNormEps; }},
       {"parallel", "pp", "pp", "pipeline-parallel degree",
        +[](C& c) -> int64_t& { return c.parallel.pp; }},
       {"parallel", "dp", "dp", "data-parallel degree",
@@ -145,7 +160,8 @@ const std::vector<ConfigOption>& configOptions() {
        "write checkpoints on a background thread while training goes on",
        +[](C& c) -> bool& { return c.checkpoint.async; }},
       {"checkpoint", "init_from", "init-from",
-       "start from a GPT-2 safetensors file (needs architecture gpt2); a resumed checkpoint wins",
+       "start from Hugging Face weights: a .safetensors file, a sharded index or a directory "
+       "(architecture gpt2 or llama); a resumed checkpoint wins",
        +[](C& c) -> std::string& { return c.checkpoint.initFrom; }},
   };
   return kOptions;

@@ -102,6 +102,13 @@ TomlValue tomlValue(const Field& field) {
   return field;
 }
 
+bool names(const std::vector<TomlEntry>& entries, const std::string& table,
+           const std::string& key) {
+  for (const TomlEntry& entry : entries)
+    if (entry.table == table && entry.key == key) return true;
+  return false;
+}
+
 TomlValue valueOf(const ConfigOption& option, const TrainConfig& config) {
   // The accessors take a mutable config; reading through a copy keeps
   // `config` const.
@@ -112,7 +119,8 @@ TomlValue valueOf(const ConfigOption& option, const TrainConfig& config) {
 }  // namespace
 
 void applyConfigToml(const std::string& text, const std::string& fileName, TrainConfig& config) {
-  for (const TomlEntry& entry : util::readToml(text, fileName)) {
+  std::vector<TomlEntry> entries = util::readToml(text, fileName);
+  for (const TomlEntry& entry : entries) {
     if (entry.table.empty())
       failAt(entry, "key '" + entry.key +
                         "' is outside any table; use [model], [parallel], [train], [data] or "
@@ -125,6 +133,8 @@ void applyConfigToml(const std::string& text, const std::string& fileName, Train
     }
     std::visit([&](auto field) { store(field(config), entry); }, option->field);
   }
+  if (names(entries, "model", "architecture") && !names(entries, "model", "tied_embeddings"))
+    config.model.tiedEmbeddings = defaultTiedEmbeddings(config.model.architecture);
 }
 
 TrainConfig readConfigFile(const std::string& path) {

@@ -99,6 +99,12 @@ TrainFlags::TrainFlags(CLI::App& command) {
   }
 }
 
+bool TrainFlags::given(const std::string& flag) const {
+  for (const auto& [option, cliFlag] : flags_)
+    if (option->flag == flag) return cliFlag->count() > 0;
+  return false;
+}
+
 TrainConfig TrainFlags::config() const {
   TrainConfig config = configPath_.empty() ? TrainConfig{} : readConfigFile(configPath_);
   TrainConfig values = flagValues_;  // the field accessors take a mutable config
@@ -114,6 +120,8 @@ TrainConfig TrainFlags::config() const {
     }
     std::visit([&](auto field) { field(config) = field(values); }, option->field);
   }
+  if (given("architecture") && !given("tied-embeddings"))
+    config.model.tiedEmbeddings = defaultTiedEmbeddings(config.model.architecture);
   return config;
 }
 

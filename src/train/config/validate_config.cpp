@@ -110,6 +110,32 @@ void checkStageLayers(const TrainConfig& c, int64_t stages, const std::string& s
                              to_string(c.model.layers) + " blocks, the head)");
 }
 
+// The Llama family's own keys, and how its attention splits over tp
+// (models/llama.h repeats these rules for code that builds it directly).
+void checkLlamaModel(const TrainConfig& c, Problems& p) {
+  const ModelConfig& m = c.model;
+  int64_t kv = m.kvHeads > 0 ? m.kvHeads : m.heads;
+  int64_t tp = c.parallel.tp;
+  p.check(m.kvHeads >= 0,
+          "model.kv_heads must be >= 0 (0: as many as heads), got " + to_string(m.kvHeads));
+  p.check(m.heads % kv == 0,
+          "model.kv_heads " + to_string(kv) + " does not divide model.heads " + to_string(m.heads));
+  p.check(m.hidden % m.heads == 0 && (m.hidden / m.heads) % 2 == 0,
+          "llama needs an even head dimension for rotary embeddings: model.hidden " +
+              to_string(m.hidden) + " / model.heads " + to_string(m.heads) + " is not one");
+  p.check(kv % tp == 0 || tp % kv == 0,
+          "model.kv_heads " + to_string(kv) + " can be neither split over tp " + to_string(tp) +
+              " (tp does not divide it) nor replicated evenly (it does not divide tp)");
+  p.check(m.ffn % tp == 0,
+          "model.ffn " + to_string(m.ffn) + " is not divisible by tp " + to_string(tp));
+  p.check(m.hidden % tp == 0,
+          "model.hidden " + to_string(m.hidden) + " is not divisible by tp " + to_string(tp));
+  p.check(m.ropeTheta > 0, "model.rope_theta must be > 0, got " + to_string(m.ropeTheta));
+  p.check(m.rmsNormEps > 0, "model.rms_norm_eps must be > 0, got " + to_string(m.rmsNormEps));
+  p.check(m.dropout == 0,
+          "the llama family has no dropout: model.dropout must be 0, got " + to_string(m.dropout));
+}
+
 void checkLayout(const TrainConfig& c, int worldSize, Problems& p) {
   const ParallelConfig& l = c.parallel;
   p.check(worldSize == l.pp * l.dp * l.tp, "world size " + to_string(worldSize) + " != pp " +
@@ -206,14 +232,17 @@ void checkChoices(const TrainConfig& c, Problems& p) {
   p.check(onSaveError == "stop" || onSaveError == "continue",
           "checkpoint.on_save_error must be stop or continue, got '" + onSaveError + "'");
   const std::string& architecture = c.model.architecture;
-  p.check(architecture == "strata" || architecture == kGpt2Architecture,
-          "model.architecture must be strata or gpt2, got '" + architecture + "'");
+  p.check(architecture == "strata" || architecture == kGpt2Architecture ||
+              architecture == kLlamaArchitecture,
+          "model.architecture must be strata, gpt2 or llama, got '" + architecture + "'");
+  if (architecture == kLlamaArchitecture) checkLlamaModel(c, p);
   p.check(architecture != kGpt2Architecture || c.model.tiedEmbeddings,
           "model.architecture gpt2 needs model.tied_embeddings = true (GPT-2's head is its token "
           "embedding)");
-  p.check(c.checkpoint.initFrom.empty() || architecture == kGpt2Architecture,
-          "checkpoint.init_from needs model.architecture = gpt2 (the file holds GPT-2's weights), "
-          "got '" +
+  p.check(c.checkpoint.initFrom.empty() || architecture == kGpt2Architecture ||
+              architecture == kLlamaArchitecture,
+          "checkpoint.init_from needs model.architecture gpt2 or llama (the Hugging Face models "
+          "Strata reads), got '" +
               architecture + "'");
   p.check(knownSchedule(c.parallel.schedule),
           "unknown schedule '" + c.parallel.schedule + "' (known: " + knownScheduleNames() + ")");

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "strata/models/gpt.h"
+#include "strata/models/model_family.h"
 #include "strata/train/checkpoint/checkpoint.h"
 #include "strata/train/checkpoint/inspect.h"
 #include "strata/train/config/config_file.h"
@@ -41,12 +41,13 @@ std::string convertCheckpoint(const ConvertOptions& o) {
   if (!std::filesystem::is_directory(target))
     throw CheckpointError("cannot create '" + target + "': " + error.message());
 
-  models::GptConfig gpt = gptConfigOf(config);
+  models::ModelSpec spec = modelSpecOf(config);
+  const models::ModelFamily& family = models::modelFamily(spec.architecture);
   CheckpointInfo written{info.step, world, layout.degrees(), configToToml(config), {}};
   for (int rank = 0; rank < world; ++rank) {
     Coord coord = layout.coordOf(rank);
-    torch::nn::Sequential model = models::buildGpt(
-        gpt, std::make_shared<ShapeCommunicator>(coord.tp, static_cast<int>(o.tp)));
+    torch::nn::Sequential model =
+        family.build(spec, std::make_shared<ShapeCommunicator>(coord.tp, static_cast<int>(o.tp)));
     auto owned = stageParameters(model, config, coord.pp);
     std::vector<at::Tensor> tensors;
     for (const auto& item : owned) tensors.push_back(item.second);

@@ -8,8 +8,13 @@ int64_t gptMatmulParameters(const GptShape& s) {
 }
 
 double gptTrainingFlopsPerToken(const GptShape& s) {
-  return 6.0 * static_cast<double>(gptMatmulParameters(s)) +
-         12.0 * static_cast<double>(s.layers * s.hidden * s.seqLen);
+  return trainingFlopsPerToken(gptMatmulParameters(s), s.layers, s.hidden, s.seqLen);
+}
+
+double trainingFlopsPerToken(int64_t matmulParameters, int64_t layers, int64_t hidden,
+                             int64_t seqLen) {
+  return 6.0 * static_cast<double>(matmulParameters) +
+         12.0 * static_cast<double>(layers * hidden * seqLen);
 }
 
 double modelFlopsUtilization(double flopsPerToken, double tokensPerSecond,

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "strata/error.h"
-#include "strata/models/gpt.h"
+#include "strata/models/model_family.h"
 #include "strata/schedule/registry.h"
 #include "strata/tensor_parallel/sharding.h"
 #include "strata/train/checkpoint/checkpoint.h"
@@ -43,8 +43,9 @@ std::string stepDirectoryOf(const std::string& path) {
 torch::nn::Sequential assemble(const std::string& stepDir, const CheckpointInfo& info,
                                const TrainConfig& config) {
   ParallelLayout layout(info.worldSize, info.degrees);
-  models::GptConfig gpt = gptConfigOf(config);
-  torch::nn::Sequential full = models::buildGpt(gpt, std::make_shared<ShapeCommunicator>(0, 1));
+  models::ModelSpec spec = modelSpecOf(config);
+  const models::ModelFamily& family = models::modelFamily(spec.architecture);
+  torch::nn::Sequential full = family.build(spec, std::make_shared<ShapeCommunicator>(0, 1));
   std::vector<std::string> children;
   for (const auto& child : full->named_children()) children.push_back(child.key());
   std::vector<int> owners = layerOwners(config, static_cast<int>(children.size()));
@@ -53,8 +54,7 @@ torch::nn::Sequential assemble(const std::string& stepDir, const CheckpointInfo&
   std::map<std::pair<int, int>, torch::nn::Sequential> shards;  // (pp, tp) -> loaded model
   for (int p = 0; p < info.degrees.pp; ++p) {
     for (int t = 0; t < tp; ++t) {
-      torch::nn::Sequential part =
-          models::buildGpt(gpt, std::make_shared<ShapeCommunicator>(t, tp));
+      torch::nn::Sequential part = family.build(spec, std::make_shared<ShapeCommunicator>(t, tp));
       RankState state{part.ptr().get(), nullptr, {}, {}};
       loadCheckpoint(stepDir, layout, layout.rankOf(Coord{p, 0, 0, t}), state);
       shards[{p, t}] = part;

@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "strata/models/gpt.h"
+#include "strata/models/model_family.h"
 #include "strata/pipeline/split.h"
 #include "strata/tensor_parallel/sharding.h"
 

@@ -33,6 +33,10 @@ void checkSameModel(const TrainConfig& mine, const CheckpointInfo& saved,
   compare("vocab", a.vocab, b.vocab);
   compare("context", a.context, b.context);
   compare("tied_embeddings", a.tiedEmbeddings, b.tiedEmbeddings);
+  // kv heads change the k and v projections' shapes (llama; 0 means heads).
+  // The rotary base and RMSNorm's epsilon do not: a run may change them.
+  auto kvHeads = [](const ModelConfig& m) { return m.kvHeads > 0 ? m.kvHeads : m.heads; };
+  compare("kv_heads", kvHeads(a), kvHeads(b));
   if (a.architecture != b.architecture)
     differences += std::string(differences.empty() ? "" : ", ") + "architecture " + a.architecture +
                    " there, " + b.architecture + " here";

@@ -181,15 +181,17 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
   int64_t first = trainer.stepsDone();
   if (leader) {
     std::filesystem::create_directories(c.train.outDir);
-    log << "strata train: GPT of " << trainer.parameterCount() << " parameters, layout "
-        << summary.layout << ", " << c.microBatches() << " micro-batches of " << c.train.microBatch
-        << " per replica, schedule " << c.parallel.schedule
-        << (resumed ? resumeNote(*resumedFrom) : std::string()) << std::endl;
+    log << "strata train: " << c.model.architecture << " model of " << trainer.parameterCount()
+        << " parameters, layout " << summary.layout << ", " << c.microBatches()
+        << " micro-batches of " << c.train.microBatch << " per replica, schedule "
+        << c.parallel.schedule << (resumed ? resumeNote(*resumedFrom) : std::string()) << std::endl;
     log << "strata train: rank 0's groups: " << groupTransports(trainer.groups()) << std::endl;
   }
   summary.peakFlopsPerWorker = sharedPeakFlops(trainer);
-  GptShape shape{c.model.layers, c.model.hidden, c.model.ffn, c.model.vocab, c.train.seqLen};
-  double flopsPerToken = gptTrainingFlopsPerToken(shape);
+  models::ModelSpec spec = modelSpecOf(c);
+  const models::ModelFamily& family = models::modelFamily(spec.architecture);
+  double flopsPerToken = trainingFlopsPerToken(family.matmulParameters(spec), spec.layers,
+                                               spec.hidden, c.train.seqLen);
   double tokensPerStep = static_cast<double>(c.train.globalBatch * c.train.seqLen);
 
   std::string metricsPath = c.train.outDir + "/metrics.jsonl";

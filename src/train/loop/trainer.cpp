@@ -10,7 +10,7 @@
 #include "strata/data_parallel/flat_optimizer.h"
 #include "strata/data_parallel/zero_optimizer.h"
 #include "strata/error.h"
-#include "strata/models/gpt.h"
+#include "strata/models/model_family.h"
 #include "strata/pipeline/pipeline.h"
 #include "strata/pipeline/trace.h"
 #include "strata/runtime/threads.h"
@@ -137,7 +137,7 @@ TrainConfig validated(TrainConfig config, int worldSize) {
 
 // A sample micro-batch of token ids [micro_batch, seq_len] and its targets
 // (which ids does not change the time), and the loss on the last layer's
-// output: the head's product lives in the loss (gptOutputLoss), so it is
+// output: the head's product lives in the loss (modelOutputLoss), so it is
 // weighed with the layer that feeds it. More runs than the profiler's
 // default: with 2 warm-up and 5 timed runs the demo's model (4 workers on 2
 // cores) was cut [3, 3], [5, 1], [4, 2] and [5, 1] in four starts, its first
@@ -178,26 +178,29 @@ void recordCut(TrainConfig& config, const Trainer::State& s, int rank) {
 
 }  // namespace
 
-models::GptConfig gptConfigOf(const TrainConfig& c) {
-  models::GptConfig g;
-  g.layers = c.model.layers;
-  g.hidden = c.model.hidden;
-  g.heads = c.model.heads;
-  g.ffn = c.model.ffn;
-  g.vocab = c.model.vocab;
-  g.context = c.model.context;
-  g.dropout = c.model.dropout;
-  g.tiedEmbeddings = c.model.tiedEmbeddings;
-  g.geluTanh = c.model.architecture == kGpt2Architecture;
-  g.sequenceParallel = c.parallel.sequenceParallel;
-  g.seed = static_cast<uint64_t>(c.train.seed);
-  return g;
+models::ModelSpec modelSpecOf(const TrainConfig& c) {
+  models::ModelSpec m;
+  m.architecture = c.model.architecture;
+  m.layers = c.model.layers;
+  m.hidden = c.model.hidden;
+  m.heads = c.model.heads;
+  m.kvHeads = c.model.kvHeads;
+  m.ffn = c.model.ffn;
+  m.vocab = c.model.vocab;
+  m.context = c.model.context;
+  m.dropout = c.model.dropout;
+  m.tiedEmbeddings = c.model.tiedEmbeddings;
+  m.ropeTheta = c.model.ropeTheta;
+  m.rmsNormEps = c.model.rmsNormEps;
+  m.sequenceParallel = c.parallel.sequenceParallel;
+  m.seed = static_cast<uint64_t>(c.train.seed);
+  return m;
 }
 
-models::GptConfig gptTrainingConfigOf(const TrainConfig& c) {
-  models::GptConfig g = gptConfigOf(c);
-  g.fusedHeadLoss = c.parallel.zero != 3;
-  return g;
+models::ModelSpec trainingModelSpecOf(const TrainConfig& c) {
+  models::ModelSpec m = modelSpecOf(c);
+  m.fusedHeadLoss = c.parallel.zero != 3;
+  return m;
 }
 
 Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
@@ -230,8 +233,8 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
 void Trainer::buildModel() {
   State& s = *state_;
   const ParallelConfig& p = config_.parallel;
-  s.gpt = gptTrainingConfigOf(config_);
-  s.model = models::buildGpt(s.gpt, s.groups.tp);
+  s.spec = trainingModelSpecOf(config_);
+  s.model = models::modelFamily(s.spec.architecture).build(s.spec, s.groups.tp);
   pipeline::PipelineOptions options;
   options.schedule = p.schedule;
   options.microbatches = static_cast<int>(config_.microBatches());
@@ -246,7 +249,7 @@ void Trainer::buildModel() {
     };
   }
   s.lossFn = [model = s.model](const at::Tensor& output, const at::Tensor& target) {
-    return models::gptOutputLoss(model, output, target);
+    return models::modelOutputLoss(model, output, target);
   };
   if (!p.stageLayers.empty()) {
     options.layersPerStage.assign(p.stageLayers.begin(), p.stageLayers.end());
@@ -278,7 +281,7 @@ std::vector<data_parallel::NamedTensor> Trainer::collectOwnParameters() {
     const at::Tensor& t = item.value();
     if (!contains(owned, t) || contains(seen, t)) continue;
     seen.insert(t.unsafeGetTensorImpl());
-    bool tied = item.key() == models::kTiedEmbeddingName && s.gpt.tiedEmbeddings;
+    bool tied = item.key() == models::kTiedEmbeddingName && s.spec.tiedEmbeddings;
     int64_t shardDim = tensor_parallel::shardDimOf(*s.model, item.key());
     bool replicatedOverTp = shardDim == tensor_parallel::kReplicated;
     bool counted = !(replicatedOverTp && s.groups.coord.tp != 0) &&
@@ -340,7 +343,9 @@ Trainer::~Trainer() = default;
 const ParallelLayout& Trainer::layout() const { return state_->layout; }
 const ParallelGroups& Trainer::groups() const { return state_->groups; }
 const pipeline::Pipeline& Trainer::pipeline() const { return *state_->pipeline; }
-int64_t Trainer::parameterCount() const { return models::gptParameterCount(state_->gpt); }
+int64_t Trainer::parameterCount() const {
+  return models::modelFamily(state_->spec.architecture).parameterCount(state_->spec);
+}
 std::vector<ParameterShard> Trainer::parameterShards() const {
   const State& s = *state_;
   if (!s.fullySharded) return s.shards;

@@ -6,8 +6,8 @@
 #include "strata/error.h"
 #include "strata/train/checkpoint/async_checkpoint.h"
 #include "strata/train/checkpoint/checkpoint.h"
-#include "strata/train/checkpoint/gpt2_import.h"
 #include "strata/train/config/config_file.h"
+#include "strata/train/loop/hugging_face_import.h"
 #include "strata/train/loop/trainer.h"
 #include "train/loop/parameter_index.h"
 #include "train/loop/same_model.h"
@@ -99,8 +99,9 @@ std::optional<CheckpointInfo> Trainer::resumeFromLatest() {
 }
 
 void Trainer::initFrom(const std::string& path) {
-  const ModelConfig& m = config_.model;
-  loadGpt2Safetensors(path, rankState(), {m.layers, m.hidden, m.heads, m.ffn, m.vocab, m.context});
+  const models::ModelSpec& spec = state_->spec;
+  loadHuggingFaceWeights(path, rankState(),
+                         *models::modelFamily(spec.architecture).huggingFace(spec));
 }
 
 CheckpointInfo Trainer::rollBackPastBadData(const std::string& happened) {

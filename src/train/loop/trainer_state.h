@@ -24,7 +24,7 @@ struct Trainer::State {
   ParallelLayout layout;
   ParallelGroups groups;
   at::Device device;  // this rank's stages, parameters and optimizer state
-  models::GptConfig gpt;
+  models::ModelSpec spec;
   torch::nn::Sequential model;
   std::unique_ptr<pipeline::Pipeline> pipeline;
   std::vector<at::Tensor> parameters;       // this rank's, each once

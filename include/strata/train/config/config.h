@@ -21,15 +21,29 @@ struct ModelConfig {
   int64_t vocab = 256;    // >= 256 for the byte tokeniser
   int64_t context = 128;  // longest sequence the position embedding covers
   double dropout = 0.0;
-  bool tiedEmbeddings = true;  // LM head reuses the token embedding
+  // LM head reuses the token embedding. Its default is the architecture's:
+  // true for strata and gpt2, false for llama (defaultTiedEmbeddings); a
+  // file or flags that name an architecture without tied_embeddings get it.
+  bool tiedEmbeddings = true;
   // "strata" (exact GELU) or "gpt2": GPT-2's architecture (tanh-approximated
   // GELU, tied head; learned positions, LayerNorm eps 1e-5 and biases as
   // both have), so its weights mean what they mean in GPT-2 implementations
-  // and `strata export` can write them in the Hugging Face layout.
+  // and `strata export` can write them in the Hugging Face layout. Or
+  // "llama": the Llama family (RMSNorm, rotary positions, grouped-query
+  // attention, SwiGLU MLP of width ffn, no biases, no dropout).
   std::string architecture = "strata";
+  // llama: key/value heads of grouped-query attention, dividing heads; 0
+  // means as many as heads (multi-head attention), 1 multi-query.
+  int64_t kvHeads = 0;
+  double ropeTheta = 10000.0;  // llama: the rotary base (Llama 3: 500000)
+  double rmsNormEps = 1e-5;    // llama: RMSNorm's epsilon
 };
 
 constexpr const char* kGpt2Architecture = "gpt2";
+constexpr const char* kLlamaArchitecture = "llama";
+
+// model.tied_embeddings when the architecture is named without it.
+bool defaultTiedEmbeddings(const std::string& architecture);
 
 struct ParallelConfig {
   int64_t pp = 1;
@@ -129,8 +143,10 @@ struct CheckpointConfig {
   // Write checkpoints on a background thread while training goes on
   // (async_checkpoint.h); a save completes at a later step.
   bool async = false;
-  // A GPT-2 safetensors file (`strata export`'s, or Hugging Face's) to start
-  // from instead of the seeded weights; a resumed checkpoint wins over it.
+  // Hugging Face weights (`strata export`'s, or a GPT-2 or Llama-family
+  // model's: a .safetensors file, a sharded model's index, or a directory
+  // holding either) to start from instead of the seeded weights; a resumed
+  // checkpoint wins over it.
   std::string initFrom;
 };
 

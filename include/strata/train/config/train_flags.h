@@ -32,10 +32,15 @@ class TrainFlags {
   TrainFlags(const TrainFlags&) = delete;
   TrainFlags& operator=(const TrainFlags&) = delete;
 
-  // After the parse: the defaults, then the --config file, then the flags given.
+  // After the parse: the defaults, then the --config file, then the flags
+  // given (--architecture without --tied-embeddings takes the architecture's
+  // default for it, as a file does).
   TrainConfig config() const;
 
  private:
+  // Whether --FLAG was on the command line.
+  bool given(const std::string& flag) const;
+
   std::string configPath_;
   TrainConfig flagValues_;  // each flag's value; only those given are used
   // A list option's flag takes its items comma-separated ("a.txt,b.txt"):

@@ -35,6 +35,11 @@ struct GptShape {
 int64_t gptMatmulParameters(const GptShape& shape);
 // 6 N + 12 L h s
 double gptTrainingFlopsPerToken(const GptShape& shape);
+// The same of any family, N its matmul parameters (models/model_family.h:
+// a Llama's N counts its three MLP matrices and smaller k/v projections;
+// its attention is 12 L h s as a GPT's, h = heads x head dimension).
+double trainingFlopsPerToken(int64_t matmulParameters, int64_t layers, int64_t hidden,
+                             int64_t seqLen);
 // (flopsPerToken * tokensPerSecond) / (peakFlopsPerWorker * workers).
 double modelFlopsUtilization(double flopsPerToken, double tokensPerSecond,
                              double peakFlopsPerWorker, int workers);

@@ -1,4 +1,5 @@
-// The GPT trainer: one object that trains a GPT over any pp x dp x tp layout.
+// The trainer: one object that trains a model of any family (GPT, Llama)
+// over any pp x dp x tp layout.
 //
 //   auto world = strata::World::init();
 //   strata::train::Trainer trainer(config, world);   // validates, then builds
@@ -23,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "strata/models/gpt.h"
+#include "strata/models/model_family.h"
 #include "strata/runtime/world.h"
 #include "strata/train/checkpoint/checkpoint.h"
 #include "strata/train/config/config.h"
@@ -44,13 +45,14 @@ namespace strata::train {
 class AsyncCheckpoint;
 struct DataSplit;
 
-// The model part of a training config, as the GPT builder takes it.
-models::GptConfig gptConfigOf(const TrainConfig& config);
+// The model part of a training config, as the model families take it
+// (models/model_family.h).
+models::ModelSpec modelSpecOf(const TrainConfig& config);
 
-// The model the trainer builds: gptConfigOf with the head's product fused
-// into the loss (models/gpt.h), except under ZeRO-3, which releases the
+// The model the trainer builds: modelSpecOf with the head's product fused
+// into the loss (model_family.h), except under ZeRO-3, which releases the
 // head's gathered weight when its forward returns, before the loss.
-models::GptConfig gptTrainingConfigOf(const TrainConfig& config);
+models::ModelSpec trainingModelSpecOf(const TrainConfig& config);
 
 // One parameter as this rank holds it: its name in the one-process model,
 // this rank's tensor (live, not a copy), and the dimension tensor
@@ -112,7 +114,7 @@ class Trainer {
   const ParallelLayout& layout() const;
   const ParallelGroups& groups() const;
   World& world() const { return *world_; }
-  // Model parameters of the whole (unsharded) GPT.
+  // Model parameters of the whole (unsharded) model.
   int64_t parameterCount() const;
   // The parameters of this rank's stages, each once (a tied weight under the
   // embedding's name), in model order. Under ZeRO-3 (whose parameters hold

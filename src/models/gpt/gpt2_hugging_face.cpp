@@ -1,8 +1,10 @@
-#include "strata/train/checkpoint/gpt2_layout.h"
+#include "gpt2_hugging_face.h"
 
 #include <torch/torch.h>
 
-namespace strata::train {
+#include <nlohmann/json.hpp>
+
+namespace strata::models {
 namespace {
 
 bool endsWith(const std::string& text, const std::string& suffix) {
@@ -28,18 +30,16 @@ at::Tensor swapQkvGroups(const at::Tensor& rows, int64_t a, int64_t b) {
   return rows.view(split).transpose(0, 1);
 }
 
-at::Tensor narrowFrom(at::Tensor t, int64_t firstDim, const std::vector<int64_t>& offset,
-                      const std::vector<int64_t>& length) {
-  for (size_t d = static_cast<size_t>(firstDim); d < offset.size(); ++d)
-    t = t.narrow(static_cast<int64_t>(d), offset[d], length[d]);
-  return t;
-}
+// GPT-2's token for both the start and the end of a text, when the
+// vocabulary is GPT-2's (or that padded).
+constexpr int64_t kGpt2EndOfText = 50256;
 
 }  // namespace
 
-std::vector<Gpt2Tensor> gpt2Tensors(const Gpt2Dims& m) {
+std::vector<HuggingFaceTensor> Gpt2HuggingFace::tensors() const {
+  const GptConfig& m = config_;
   int64_t h = m.hidden;
-  std::vector<Gpt2Tensor> all = {
+  std::vector<HuggingFaceTensor> all = {
       {"embedding.tokens.weight", "transformer.wte.weight", {m.vocab, h}},
       {"embedding.positions", "transformer.wpe.weight", {m.context, h}}};
   struct Linear {
@@ -67,26 +67,66 @@ std::vector<Gpt2Tensor> gpt2Tensors(const Gpt2Dims& m) {
   return all;
 }
 
-at::Tensor toGpt2Layout(const std::string& name, const at::Tensor& t, int64_t heads) {
+at::Tensor Gpt2HuggingFace::toHuggingFace(const std::string& name, const at::Tensor& t) const {
+  int64_t heads = config_.heads;
   // qkv rows [heads, 3, d] -> [3, heads, d], then Conv1D's [in, out].
   at::Tensor x = isFusedQkv(name) ? swapQkvGroups(t.contiguous(), heads, 3).reshape(t.sizes()) : t;
   return isConv1dWeight(name) ? x.t().contiguous() : x.contiguous();
 }
 
-at::Tensor gpt2BlockOf(const std::string& name, const at::Tensor& t, int64_t heads,
-                       const std::vector<int64_t>& offset, const std::vector<int64_t>& length) {
+at::Tensor Gpt2HuggingFace::blockOf(const std::string& name, const at::Tensor& t,
+                                    const std::vector<int64_t>& offset,
+                                    const std::vector<int64_t>& length) const {
+  int64_t heads = config_.heads;
   at::Tensor x = isConv1dWeight(name) ? t.t() : t;  // [out, in] (or [out]), a view
-  if (!isFusedQkv(name)) return narrowFrom(x, 0, offset, length).contiguous();
+  if (!isFusedQkv(name)) return narrowedBlock(x, offset, length);
   // [3, heads, d, ...] viewed head-major [heads, 3, d, ...]; the block's
   // whole heads, then its rows [heads' x 3 x d, ...] (copying only those).
   int64_t perHead = x.size(0) / heads;
   at::Tensor byHead = swapQkvGroups(x, 3, heads);
   if (offset[0] % perHead != 0 || length[0] % perHead != 0)  // not whole heads: all rows
-    return narrowFrom(byHead.reshape(x.sizes()), 0, offset, length).contiguous();
+    return narrowedBlock(byHead.reshape(x.sizes()), offset, length);
   byHead = byHead.narrow(0, offset[0] / perHead, length[0] / perHead);
   std::vector<int64_t> rows = {length[0]};
   for (int64_t d = 1; d < x.dim(); ++d) rows.push_back(x.size(d));
-  return narrowFrom(byHead.reshape(rows), 1, offset, length).contiguous();
+  return narrowedBlock(byHead.reshape(rows), offset, length, 1);
 }
 
-}  // namespace strata::train
+// Tensors GPT-2 files may carry that are no parameters of the model: the
+// head tied to wte (some writers save it anyway) and older transformers'
+// causal-mask buffers.
+bool Gpt2HuggingFace::ignorable(const std::string& name) const {
+  return name == "lm_head.weight" || endsWith(name, ".attn.bias") ||
+         endsWith(name, ".attn.masked_bias");
+}
+
+// The fields transformers' GPT2Config reads; "gelu_new" is its name for the
+// tanh approximation.
+std::string Gpt2HuggingFace::configJson() const {
+  const GptConfig& m = config_;
+  nlohmann::ordered_json c;
+  c["architectures"] = {"GPT2LMHeadModel"};
+  c["model_type"] = "gpt2";
+  c["vocab_size"] = m.vocab;
+  c["n_positions"] = m.context;
+  c["n_ctx"] = m.context;
+  c["n_embd"] = m.hidden;
+  c["n_layer"] = m.layers;
+  c["n_head"] = m.heads;
+  c["n_inner"] = m.ffn;
+  c["activation_function"] = "gelu_new";
+  c["layer_norm_epsilon"] = 1e-5;
+  c["resid_pdrop"] = m.dropout;
+  c["embd_pdrop"] = m.dropout;
+  c["attn_pdrop"] = m.dropout;
+  c["initializer_range"] = 0.02;
+  c["tie_word_embeddings"] = true;
+  c["torch_dtype"] = "float32";
+  if (m.vocab > kGpt2EndOfText) {
+    c["bos_token_id"] = kGpt2EndOfText;
+    c["eos_token_id"] = kGpt2EndOfText;
+  }
+  return c.dump(2) + "\n";
+}
+
+}  // namespace strata::models

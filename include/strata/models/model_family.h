@@ -1,0 +1,110 @@
+// Model families: what the trainer, generation, conversion and export know
+// of a model, one interface for every architecture.
+//
+//   const ModelFamily& family = modelFamily(spec.architecture);
+//   family.check(spec, tp->size());                 // ConfigError naming the values
+//   torch::nn::Sequential model = family.build(spec, tp);
+//   at::Tensor loss = modelOutputLoss(model, model->forward(ids), targets);
+//
+// Every family builds its model as a list of layers a pipeline can cut at
+// block boundaries, [embedding, block x layers, head], with activations
+// [s, b, hidden] between layers ([s/tp, b, hidden] under sequence parallel),
+// the same head (logits split over tp by vocabulary) and the same names for
+// the tied weight, so the pipeline, data parallelism, ZeRO, checkpoints and
+// resharding treat every family alike. Each rank builds every layer from the
+// seed and keeps its tp shards, so shards and stages hold exactly the weights
+// of the one-process model.
+//
+// Families:
+//   "strata", "gpt2": the GPT (models/gpt.h); gpt2 with GPT-2's tanh GELU
+//   "llama": the Llama family (models/llama.h): RMSNorm, RoPE, grouped-query
+//            attention, SwiGLU, no biases
+//
+// Nothing here blocks but forward and the loss (in the tp collectives);
+// modelFamily throws ConfigError naming the known architectures.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <torch/nn/modules/container/sequential.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "strata/models/hugging_face.h"
+#include "strata/runtime/communicator.h"
+
+namespace strata::models {
+
+// A model's shape and build options, for every family; each family reads
+// the fields it has (a GPT has no kv heads, rotary base or RMSNorm).
+struct ModelSpec {
+  std::string architecture = "strata";
+  int64_t layers = 4;
+  int64_t hidden = 256;
+  int64_t heads = 4;
+  int64_t kvHeads = 0;  // grouped-query attention's kv heads; 0: as many as heads
+  int64_t ffn = 1024;   // the MLP's inner width (SwiGLU's for llama)
+  int64_t vocab = 256;
+  int64_t context = 128;  // longest sequence (a GPT's position table)
+  double dropout = 0.0;
+  bool tiedEmbeddings = false;  // the head reuses the token embedding
+  double ropeTheta = 10000.0;   // rotary base (llama)
+  double rmsNormEps = 1e-5;     // RMSNorm's epsilon (llama)
+  bool sequenceParallel = false;
+  // The head returns its norm's output and modelOutputLoss takes the head's
+  // product and the cross-entropy together, chunk by chunk. Training only:
+  // sampling needs logits.
+  bool fusedHeadLoss = false;
+  uint64_t seed = 1234;
+
+  int64_t kvHeadCount() const { return kvHeads > 0 ? kvHeads : heads; }
+  int64_t headDim() const { return heads > 0 ? hidden / heads : 0; }
+};
+
+class ModelFamily {
+ public:
+  virtual ~ModelFamily() = default;
+  // "gpt" or "llama".
+  virtual std::string name() const = 0;
+  // Throws ConfigError naming the values when `spec` cannot be built over
+  // `tp` tensor-parallel ranks; builds nothing, so every rank can check
+  // before any communication.
+  virtual void check(const ModelSpec& spec, int tp) const = 0;
+  // layers + 2 modules: the embedding, the blocks, the head (check() first).
+  virtual torch::nn::Sequential build(const ModelSpec& spec,
+                                      std::shared_ptr<Communicator> tp) const = 0;
+  // Parameters of the whole (unsharded) model, the tied weight once.
+  virtual int64_t parameterCount(const ModelSpec& spec) const = 0;
+  // The weights that take part in matrix products per token: every
+  // projection of every block and the LM head (counted when tied too), for
+  // model FLOPs (train/loop/flops.h).
+  virtual int64_t matmulParameters(const ModelSpec& spec) const = 0;
+  // The model's Hugging Face format (hugging_face.h); throws ConfigError for
+  // an architecture without an equivalent in transformers, saying which has.
+  virtual std::unique_ptr<HuggingFaceLayout> huggingFace(const ModelSpec& spec) const = 0;
+};
+
+// The family of `architecture`; throws ConfigError naming the known ones.
+const ModelFamily& modelFamily(const std::string& architecture);
+// Every architecture name modelFamily knows.
+std::vector<std::string> modelArchitectures();
+
+// Names of the two registrations of a tied weight in a built model (the
+// head's is the embedding's tensor registered again).
+constexpr const char* kTiedEmbeddingName = "embedding.tokens.weight";
+constexpr const char* kTiedHeadName = "head.tied_weight";
+
+// The mean next-token cross-entropy of logits [s, b, Vp/tp] (split over tp
+// by vocabulary) against targets [b, s], in float32 whatever the logits'
+// type. Blocks in tp's collectives.
+at::Tensor nextTokenLoss(const at::Tensor& logits, const at::Tensor& targets, Communicator& tp);
+
+// The mean next-token cross-entropy of what a built `model` returned: its
+// logits [s, b, Vp/tp], or under fusedHeadLoss its head's normalized input,
+// against targets [b, s]. Blocks in tp's collectives.
+at::Tensor modelOutputLoss(const torch::nn::Sequential& model, const at::Tensor& output,
+                           const at::Tensor& targets);
+
+}  // namespace strata::models

@@ -1,0 +1,41 @@
+// Rotary position embeddings (RoPE, Su et al. 2021) as the Llama family
+// uses them: each head's query and key, of dimension d, are rotated by
+// angles that grow with the token's position p, so that the score q_i . k_j
+// depends on the positions only through i - j.
+//
+//   inv_freq[i] = theta^(-2i / d),  i in [0, d/2)
+//   angle[p, i] = p * inv_freq[i]
+//   rope(x)[p]  = x[p] * cos(angle[p]) + rotate_half(x[p]) * sin(angle[p])
+//   rotate_half([x1, x2]) = [-x2, x1]    (x1, x2: the two halves of d)
+//
+// The pairs rotated together are (i, i + d/2), the half-split convention
+// of Hugging Face's Llama, rather than the adjacent (2i, 2i + 1) pairs of
+// Meta's original code. Both are the same model up to a fixed permutation of
+// each head's q and k rows; with the half split, Strata's q_proj and k_proj
+// weights are Hugging Face's as they are, so importing and exporting Llama
+// checkpoints permutes nothing.
+//
+// Pure tensor arithmetic: nothing blocks or communicates; rotaryTables
+// throws ConfigError for an odd head dimension.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+namespace strata::tensor_parallel {
+
+struct RotaryTables {
+  at::Tensor cos;  // [s, d], angles' cosines, each half-dimension's twice
+  at::Tensor sin;  // [s, d]
+};
+
+// The tables for positions firstPosition .. firstPosition + s - 1, computed
+// in float32 and returned in `like`'s type and device.
+RotaryTables rotaryTables(int64_t s, int64_t headDim, double theta, const at::Tensor& like,
+                          int64_t firstPosition = 0);
+
+// x [b, heads, s, d] rotated by the tables' rows: same shape and type.
+at::Tensor applyRotary(const at::Tensor& x, const RotaryTables& tables);
+
+}  // namespace strata::tensor_parallel

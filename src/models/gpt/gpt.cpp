@@ -1,0 +1,160 @@
+#include "strata/models/gpt.h"
+
+#include <torch/torch.h>
+
+#include "models/decoder_head.h"
+#include "strata/error.h"
+#include "strata/tensor_parallel/comm_ops.h"
+#include "strata/tensor_parallel/dropout.h"
+#include "strata/tensor_parallel/init.h"
+#include "strata/tensor_parallel/transformer_block.h"
+#include "strata/tensor_parallel/vocab_parallel_embedding.h"
+
+namespace strata::models {
+namespace tp = strata::tensor_parallel;
+namespace {
+
+// Seed sub-streams: every layer draws from its own, so adding a layer never
+// changes the weights of the others.
+enum Stream : uint64_t { kTokens = 1, kPositions = 2, kEmbeddingDropout = 3, kHead = 4 };
+uint64_t blockStream(int64_t index) { return 100 + static_cast<uint64_t>(index); }
+
+tp::InitOptions initFor(const GptConfig& c, uint64_t stream) {
+  tp::InitOptions init;
+  init.seed = tp::deriveSeed(c.seed, stream);
+  return init;
+}
+
+// Token plus learned position embeddings, then dropout.
+class GptEmbeddingImpl : public torch::nn::Module, public tp::ShardedModule {
+ public:
+  GptEmbeddingImpl(const GptConfig& c, std::shared_ptr<Communicator> tpComm)
+      : config_(c),
+        tp_(std::move(tpComm)),
+        dropout_(c.dropout, tp::deriveSeed(c.seed, kEmbeddingDropout)) {
+    register_buffer("dropout_calls", dropout_.callCounter());
+    tp::VocabParallelEmbeddingOptions options;
+    options.vocab = c.vocab;
+    options.hidden = c.hidden;
+    options.sequenceParallel = c.sequenceParallel;
+    options.init = initFor(c, kTokens);
+    tokens = register_module("tokens", tp::VocabParallelEmbedding(options, tp_));
+    positions = register_parameter(
+        "positions",
+        tp::seededNormal({c.context, c.hidden}, tp::deriveSeed(c.seed, kPositions), 0.02));
+  }
+
+  // ids [b, s] -> [s, b, hidden], or [s/tp, b, hidden] under sequence parallel.
+  at::Tensor forward(const at::Tensor& ids) {
+    int64_t s = ids.size(1);
+    if (s > config_.context) {
+      throw ConfigError("sequence length " + std::to_string(s) + " exceeds the model's context " +
+                        std::to_string(config_.context));
+    }
+    at::Tensor x = tokens->forward(ids.t().contiguous());  // [s or s/tp, b, hidden]
+    int64_t rows = x.size(0);
+    if (!config_.sequenceParallel) {
+      x = x + positions.narrow(0, 0, rows).unsqueeze(1);
+      return dropout_.replicated(x, is_training());
+    }
+    // Each rank adds the positions of its own rows, so each holds a part of
+    // the replicated table's gradient; copyToTensorRegion sums the parts
+    // over tp in backward.
+    at::Tensor table = tp::copyToTensorRegion(positions, *tp_);  // [context, hidden]
+    x = x + table.narrow(0, tp_->rank() * rows, rows).unsqueeze(1);
+    return dropout_.sequenceSharded(x, is_training(), *tp_);
+  }
+
+  int64_t shardDim(const std::string&) const override { return tp::kReplicated; }
+
+  tp::VocabParallelEmbedding tokens{nullptr};
+  at::Tensor positions;  // [context, hidden], replicated
+
+ private:
+  GptConfig config_;
+  std::shared_ptr<Communicator> tp_;
+  tp::SeededDropout dropout_;
+};
+TORCH_MODULE(GptEmbedding);
+
+void checkDivisible(const char* what, int64_t value, int tpSize) {
+  if (value % tpSize != 0) {
+    throw ConfigError(std::string(what) + " " + std::to_string(value) + " is not divisible by tp " +
+                      std::to_string(tpSize));
+  }
+}
+
+}  // namespace
+
+int64_t gptParameterCount(const GptConfig& c) {
+  int64_t perBlock = 4 * c.hidden * c.hidden + 4 * c.hidden     // attention: QKV and output
+                     + 2 * c.hidden * c.ffn + c.ffn + c.hidden  // MLP
+                     + 4 * c.hidden;                            // two LayerNorms
+  int64_t embeddings = c.vocab * c.hidden + c.context * c.hidden;
+  int64_t head = 2 * c.hidden + (c.tiedEmbeddings ? 0 : c.vocab * c.hidden);
+  return embeddings + c.layers * perBlock + head;
+}
+
+void checkGpt(const GptConfig& c, int tpSize) {
+  checkDivisible("hidden", c.hidden, tpSize);
+  checkDivisible("heads", c.heads, tpSize);
+  checkDivisible("ffn", c.ffn, tpSize);
+  if (c.hidden % c.heads != 0) {
+    throw ConfigError("hidden " + std::to_string(c.hidden) + " is not divisible by heads " +
+                      std::to_string(c.heads));
+  }
+}
+
+int64_t gptMatmulParameters(const GptConfig& c) {
+  // Per block Q, K, V and the output projection (4 h^2) and the MLP's two
+  // matrices (2 h f); the LM head (h V), counted when tied too.
+  return c.layers * (4 * c.hidden * c.hidden + 2 * c.hidden * c.ffn) + c.hidden * c.vocab;
+}
+
+torch::nn::Sequential buildGpt(const GptConfig& c, std::shared_ptr<Communicator> tpComm) {
+  checkGpt(c, tpComm->size());
+  torch::nn::Sequential model;
+  GptEmbedding embedding(c, tpComm);
+  model->push_back("embedding", embedding);
+  for (int64_t i = 0; i < c.layers; ++i) {
+    tp::ParallelTransformerBlockOptions options;
+    options.hidden = c.hidden;
+    options.heads = c.heads;
+    options.ffn = c.ffn;
+    options.sequenceParallel = c.sequenceParallel;
+    options.hiddenDropout = c.dropout;
+    options.attentionDropout = c.dropout;
+    options.geluTanh = c.geluTanh;
+    options.init = initFor(c, blockStream(i));
+    model->push_back("block" + std::to_string(i), tp::ParallelTransformerBlock(options, tpComm));
+  }
+  tp::VocabParallelEmbedding tiedTo{nullptr};
+  if (c.tiedEmbeddings) tiedTo = embedding->tokens;
+  DecoderHeadOptions head;
+  head.hidden = c.hidden;
+  head.vocab = c.vocab;
+  head.sequenceParallel = c.sequenceParallel;
+  head.fusedHeadLoss = c.fusedHeadLoss;
+  head.init = initFor(c, kHead);
+  model->push_back("head", DecoderHead(head, tpComm, tiedTo));
+  return model;
+}
+
+GptConfig gptConfigOf(const ModelSpec& spec) {
+  GptConfig g;
+  g.layers = spec.layers;
+  g.hidden = spec.hidden;
+  g.heads = spec.heads;
+  g.ffn = spec.ffn;
+  g.vocab = spec.vocab;
+  g.context = spec.context;
+  g.dropout = spec.dropout;
+  g.tiedEmbeddings = spec.tiedEmbeddings;
+  g.geluTanh = spec.architecture == "gpt2";
+  g.sequenceParallel = spec.sequenceParallel;
+  g.fusedHeadLoss = spec.fusedHeadLoss;
+  g.seed = spec.seed;
+  return g;
+}
+
+}  // namespace strata::models

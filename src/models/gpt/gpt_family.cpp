@@ -1,0 +1,34 @@
+#include "gpt_family.h"
+
+#include "gpt2_hugging_face.h"
+#include "strata/error.h"
+#include "strata/models/gpt.h"
+
+namespace strata::models {
+
+void GptFamily::check(const ModelSpec& spec, int tp) const { checkGpt(gptConfigOf(spec), tp); }
+
+torch::nn::Sequential GptFamily::build(const ModelSpec& spec,
+                                       std::shared_ptr<Communicator> tp) const {
+  return buildGpt(gptConfigOf(spec), std::move(tp));
+}
+
+int64_t GptFamily::parameterCount(const ModelSpec& spec) const {
+  return gptParameterCount(gptConfigOf(spec));
+}
+
+int64_t GptFamily::matmulParameters(const ModelSpec& spec) const {
+  return gptMatmulParameters(gptConfigOf(spec));
+}
+
+// Only gpt2's weights mean in transformers' GPT-2 what they mean here (the
+// strata architecture's exact GELU has no GPT-2 counterpart).
+std::unique_ptr<HuggingFaceLayout> GptFamily::huggingFace(const ModelSpec& spec) const {
+  if (spec.architecture != "gpt2")
+    throw ConfigError("architecture '" + spec.architecture +
+                      "' has no Hugging Face equivalent: its weights mean something else in "
+                      "GPT-2 implementations (train with --architecture gpt2 or llama)");
+  return std::make_unique<Gpt2HuggingFace>(gptConfigOf(spec));
+}
+
+}  // namespace strata::models

@@ -1,0 +1,168 @@
+#include "strata/models/llama.h"
+
+#include <torch/torch.h>
+
+#include "models/decoder_head.h"
+#include "strata/error.h"
+#include "strata/tensor_parallel/grouped_query_attention.h"
+#include "strata/tensor_parallel/init.h"
+#include "strata/tensor_parallel/rms_norm.h"
+#include "strata/tensor_parallel/swiglu_mlp.h"
+#include "strata/tensor_parallel/vocab_parallel_embedding.h"
+
+namespace strata::models {
+namespace tp = strata::tensor_parallel;
+namespace {
+
+// Seed sub-streams, as the GPT's: every layer draws from its own, so adding
+// a layer never changes the weights of the others.
+enum Stream : uint64_t { kTokens = 1, kHead = 4 };
+uint64_t blockStream(int64_t index) { return 100 + static_cast<uint64_t>(index); }
+
+tp::InitOptions initFor(const LlamaConfig& c, uint64_t stream) {
+  tp::InitOptions init;
+  init.seed = tp::deriveSeed(c.seed, stream);
+  return init;
+}
+
+std::string n(int64_t value) { return std::to_string(value); }
+
+tp::GroupedQueryAttentionOptions attentionOptions(const LlamaConfig& c) {
+  tp::GroupedQueryAttentionOptions a;
+  a.hidden = c.hidden;
+  a.heads = c.heads;
+  a.kvHeads = c.kvHeads;
+  a.ropeTheta = c.ropeTheta;
+  a.sequenceParallel = c.sequenceParallel;
+  return a;
+}
+
+// Token embedding only: positions enter through RoPE inside attention.
+class LlamaEmbeddingImpl : public torch::nn::Module {
+ public:
+  LlamaEmbeddingImpl(const LlamaConfig& c, std::shared_ptr<Communicator> tpComm)
+      : context_(c.context) {
+    tp::VocabParallelEmbeddingOptions options;
+    options.vocab = c.vocab;
+    options.hidden = c.hidden;
+    options.sequenceParallel = c.sequenceParallel;
+    options.init = initFor(c, kTokens);
+    tokens = register_module("tokens", tp::VocabParallelEmbedding(options, std::move(tpComm)));
+  }
+
+  // ids [b, s] -> [s, b, hidden], or [s/tp, b, hidden] under sequence parallel.
+  at::Tensor forward(const at::Tensor& ids) {
+    if (ids.size(1) > context_)
+      throw ConfigError("sequence length " + n(ids.size(1)) + " exceeds the model's context " +
+                        n(context_));
+    return tokens->forward(ids.t().contiguous());
+  }
+
+  tp::VocabParallelEmbedding tokens{nullptr};
+
+ private:
+  int64_t context_;
+};
+TORCH_MODULE(LlamaEmbedding);
+
+// Pre-norm residual block: h = x + attention(norm(x)); y = h + mlp(norm(h)).
+class LlamaBlockImpl : public torch::nn::Module {
+ public:
+  LlamaBlockImpl(const LlamaConfig& c, int64_t index, std::shared_ptr<Communicator> tpComm) {
+    tp::InitOptions init = initFor(c, blockStream(index));
+    tp::GroupedQueryAttentionOptions a = attentionOptions(c);
+    a.init = tp::deriveInit(init, 0);
+    tp::SwiGluMlpOptions m;
+    m.hidden = c.hidden;
+    m.ffn = c.ffn;
+    m.sequenceParallel = c.sequenceParallel;
+    m.init = tp::deriveInit(init, 1);
+    attentionNorm = register_module(
+        "attention_norm", tp::ParallelRMSNorm(c.hidden, c.rmsNormEps, c.sequenceParallel, tpComm));
+    attention = register_module("attention", tp::ParallelGroupedQueryAttention(a, tpComm));
+    mlpNorm = register_module(
+        "mlp_norm", tp::ParallelRMSNorm(c.hidden, c.rmsNormEps, c.sequenceParallel, tpComm));
+    mlp = register_module("mlp", tp::ParallelSwiGluMlp(m, tpComm));
+  }
+
+  // x [s, b, hidden] ([s/tp, b, hidden] under sequence parallel) -> same.
+  at::Tensor forward(const at::Tensor& x) {
+    at::Tensor h = x + attention(attentionNorm(x));
+    return h + mlp(mlpNorm(h));
+  }
+
+  tp::ParallelRMSNorm attentionNorm{nullptr};
+  tp::ParallelGroupedQueryAttention attention{nullptr};
+  tp::ParallelRMSNorm mlpNorm{nullptr};
+  tp::ParallelSwiGluMlp mlp{nullptr};
+};
+TORCH_MODULE(LlamaBlock);
+
+void requireDivisible(const char* what, int64_t value, int tpSize) {
+  if (value % tpSize != 0)
+    throw ConfigError(std::string(what) + " " + n(value) + " is not divisible by tp " + n(tpSize));
+}
+
+}  // namespace
+
+LlamaConfig llamaConfigOf(const ModelSpec& spec) {
+  LlamaConfig l;
+  l.layers = spec.layers;
+  l.hidden = spec.hidden;
+  l.heads = spec.heads;
+  l.kvHeads = spec.kvHeadCount();
+  l.ffn = spec.ffn;
+  l.vocab = spec.vocab;
+  l.context = spec.context;
+  l.ropeTheta = spec.ropeTheta;
+  l.rmsNormEps = spec.rmsNormEps;
+  l.tiedEmbeddings = spec.tiedEmbeddings;
+  l.sequenceParallel = spec.sequenceParallel;
+  l.fusedHeadLoss = spec.fusedHeadLoss;
+  l.seed = spec.seed;
+  return l;
+}
+
+void checkLlama(const LlamaConfig& c, int tpSize) {
+  tp::checkGroupedQueryAttention(attentionOptions(c), tpSize);
+  requireDivisible("hidden", c.hidden, tpSize);
+  requireDivisible("ffn", c.ffn, tpSize);
+}
+
+int64_t llamaParameterCount(const LlamaConfig& c) {
+  int64_t kvWidth = c.kvHeads * (c.hidden / c.heads);
+  int64_t perBlock = 2 * c.hidden * c.hidden + 2 * c.hidden * kvWidth  // q, o; k, v
+                     + 3 * c.hidden * c.ffn                            // gate, up, down
+                     + 2 * c.hidden;                                   // two RMSNorms
+  int64_t head = c.hidden + (c.tiedEmbeddings ? 0 : c.vocab * c.hidden);
+  return c.vocab * c.hidden + c.layers * perBlock + head;
+}
+
+int64_t llamaMatmulParameters(const LlamaConfig& c) {
+  int64_t kvWidth = c.kvHeads * (c.hidden / c.heads);
+  return c.layers * (2 * c.hidden * c.hidden + 2 * c.hidden * kvWidth + 3 * c.hidden * c.ffn) +
+         c.hidden * c.vocab;
+}
+
+torch::nn::Sequential buildLlama(const LlamaConfig& c, std::shared_ptr<Communicator> tpComm) {
+  checkLlama(c, tpComm->size());
+  torch::nn::Sequential model;
+  LlamaEmbedding embedding(c, tpComm);
+  model->push_back("embedding", embedding);
+  for (int64_t i = 0; i < c.layers; ++i)
+    model->push_back("block" + std::to_string(i), LlamaBlock(c, i, tpComm));
+  DecoderHeadOptions head;
+  head.hidden = c.hidden;
+  head.vocab = c.vocab;
+  head.rmsNorm = true;
+  head.normEps = c.rmsNormEps;
+  head.sequenceParallel = c.sequenceParallel;
+  head.fusedHeadLoss = c.fusedHeadLoss;
+  head.init = initFor(c, kHead);
+  tp::VocabParallelEmbedding tiedTo{nullptr};
+  if (c.tiedEmbeddings) tiedTo = embedding->tokens;
+  model->push_back("head", DecoderHead(head, tpComm, tiedTo));
+  return model;
+}
+
+}  // namespace strata::models

@@ -1,0 +1,33 @@
+#include "llama_family.h"
+
+#include "llama_hugging_face.h"
+#include "strata/error.h"
+#include "strata/models/llama.h"
+
+namespace strata::models {
+
+void LlamaFamily::check(const ModelSpec& spec, int tp) const {
+  if (spec.dropout != 0.0)
+    throw ConfigError("the llama family has no dropout: model.dropout must be 0, got " +
+                      std::to_string(spec.dropout));
+  checkLlama(llamaConfigOf(spec), tp);
+}
+
+torch::nn::Sequential LlamaFamily::build(const ModelSpec& spec,
+                                         std::shared_ptr<Communicator> tp) const {
+  return buildLlama(llamaConfigOf(spec), std::move(tp));
+}
+
+int64_t LlamaFamily::parameterCount(const ModelSpec& spec) const {
+  return llamaParameterCount(llamaConfigOf(spec));
+}
+
+int64_t LlamaFamily::matmulParameters(const ModelSpec& spec) const {
+  return llamaMatmulParameters(llamaConfigOf(spec));
+}
+
+std::unique_ptr<HuggingFaceLayout> LlamaFamily::huggingFace(const ModelSpec& spec) const {
+  return std::make_unique<LlamaHuggingFace>(llamaConfigOf(spec));
+}
+
+}  // namespace strata::models

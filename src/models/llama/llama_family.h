@@ -1,0 +1,20 @@
+// The Llama family (models/llama.h) behind the ModelFamily interface: the
+// architecture "llama".
+#pragma once
+
+#include "strata/models/model_family.h"
+
+namespace strata::models {
+
+class LlamaFamily : public ModelFamily {
+ public:
+  std::string name() const override { return "llama"; }
+  void check(const ModelSpec& spec, int tp) const override;
+  torch::nn::Sequential build(const ModelSpec& spec,
+                              std::shared_ptr<Communicator> tp) const override;
+  int64_t parameterCount(const ModelSpec& spec) const override;
+  int64_t matmulParameters(const ModelSpec& spec) const override;
+  std::unique_ptr<HuggingFaceLayout> huggingFace(const ModelSpec& spec) const override;
+};
+
+}  // namespace strata::models

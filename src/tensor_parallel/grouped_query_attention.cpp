@@ -1,0 +1,103 @@
+#include "strata/tensor_parallel/grouped_query_attention.h"
+
+#include <torch/torch.h>
+
+#include "causal_attention.h"
+#include "strata/error.h"
+#include "strata/tensor_parallel/comm_ops.h"
+#include "strata/tensor_parallel/rotary.h"
+
+namespace strata::tensor_parallel {
+namespace {
+
+std::string n(int64_t value) { return std::to_string(value); }
+
+// Sub-streams of the attention's seed.
+enum Stream : uint64_t { kQuery = 0, kKey = 1, kValue = 2, kOutput = 3 };
+
+}  // namespace
+
+void checkGroupedQueryAttention(const GroupedQueryAttentionOptions& o, int tp) {
+  if (o.heads <= 0 || o.hidden % o.heads != 0)
+    throw ConfigError("attention hidden " + n(o.hidden) + " is not divisible by heads " +
+                      n(o.heads));
+  if ((o.hidden / o.heads) % 2 != 0)
+    throw ConfigError("rotary embeddings need an even head dimension: hidden " + n(o.hidden) +
+                      " / heads " + n(o.heads) + " = " + n(o.hidden / o.heads));
+  if (o.kvHeads <= 0 || o.heads % o.kvHeads != 0)
+    throw ConfigError("kv_heads " + n(o.kvHeads) + " does not divide heads " + n(o.heads));
+  if (o.heads % tp != 0)
+    throw ConfigError("heads " + n(o.heads) + " is not divisible by tp " + n(tp));
+  if (o.kvHeads % tp != 0 && tp % o.kvHeads != 0)
+    throw ConfigError("kv_heads " + n(o.kvHeads) + " can be neither split over tp " + n(tp) +
+                      " (tp does not divide it) nor replicated evenly (it does not divide tp)");
+}
+
+KvProjectionImpl::KvProjectionImpl(const GroupedQueryAttentionOptions& o, const InitOptions& init,
+                                   std::shared_ptr<Communicator> tp)
+    : split_(o.kvHeads % tp->size() == 0),
+      headDim_(o.hidden / o.heads),
+      localHeads_(split_ ? o.kvHeads / tp->size() : 1),
+      firstRow_(split_ ? 0 : tp->rank() / (tp->size() / o.kvHeads) * headDim_),
+      tp_(std::move(tp)) {
+  at::Tensor full =
+      seededNormal({o.kvHeads * headDim_, o.hidden}, deriveSeed(init.seed, 0), init.weightStd);
+  weight = register_parameter("weight", split_ ? shardOf(full, 0, tp_->rank(), tp_->size()) : full);
+}
+
+at::Tensor KvProjectionImpl::forwardEntered(const at::Tensor& entered) {
+  if (split_) return at::linear(entered, weight);                     // [s, b, K d / p]
+  at::Tensor summed = copyToTensorRegion(weight, *tp_);               // gradient summed over tp
+  return at::linear(entered, summed.narrow(0, firstRow_, headDim_));  // [s, b, d]
+}
+
+ParallelGroupedQueryAttentionImpl::ParallelGroupedQueryAttentionImpl(
+    const GroupedQueryAttentionOptions& options, std::shared_ptr<Communicator> tp)
+    : localHeads_((checkGroupedQueryAttention(options, tp->size()), options.heads / tp->size())),
+      headDim_(options.hidden / options.heads),
+      ropeTheta_(options.ropeTheta),
+      sequenceParallel_(options.sequenceParallel),
+      tp_(tp) {
+  ColumnParallelLinearOptions query;
+  query.inFeatures = options.hidden;
+  query.outFeatures = options.heads * headDim_;
+  query.bias = false;
+  query.init = deriveInit(options.init, kQuery);
+  RowParallelLinearOptions output;
+  output.inFeatures = options.heads * headDim_;
+  output.outFeatures = options.hidden;
+  output.bias = false;
+  output.sequenceParallel = options.sequenceParallel;
+  output.init = deriveInit(options.init, kOutput);
+  q = register_module("q", ColumnParallelLinear(query, tp));
+  k = register_module("k", KvProjection(options, deriveInit(options.init, kKey), tp));
+  v = register_module("v", KvProjection(options, deriveInit(options.init, kValue), tp));
+  o = register_module("o", RowParallelLinear(output, tp));
+}
+
+at::Tensor ParallelGroupedQueryAttentionImpl::headsFirst(const at::Tensor& x, int64_t heads) const {
+  return x.view({x.size(0), x.size(1), heads, headDim_}).permute({1, 2, 0, 3});
+}
+
+at::Tensor ParallelGroupedQueryAttentionImpl::forward(const at::Tensor& x) {
+  at::Tensor entered = enterTensorRegion(x, sequenceParallel_, *tp_);  // [s, b, hidden]
+  int64_t s = entered.size(0);
+  int64_t b = entered.size(1);
+  int64_t kvHeads = k->localHeads();
+  at::Tensor query = headsFirst(q->forwardEntered(entered), localHeads_);  // [b, H/p, s, d]
+  at::Tensor key = headsFirst(k->forwardEntered(entered), kvHeads);        // [b, kv, s, d]
+  at::Tensor value = headsFirst(v->forwardEntered(entered), kvHeads);      // [b, kv, s, d]
+  // The whole sequence is here (gathered under sequence parallel), so
+  // positions are 0 .. s-1.
+  RotaryTables tables = rotaryTables(s, headDim_, ropeTheta_, query);
+  query = applyRotary(query, tables);
+  key = applyRotary(key, tables);
+  // Each kv head serves the group of consecutive query heads that read it.
+  int64_t group = localHeads_ / kvHeads;
+  key = key.repeat_interleave(group, 1);  // [b, H/p, s, d]
+  value = value.repeat_interleave(group, 1);
+  at::Tensor heads = detail::causalAttention(query, key, value);  // [b, H/p, s, d]
+  return o(heads.permute({2, 0, 1, 3}).reshape({s, b, localHeads_ * headDim_}));
+}
+
+}  // namespace strata::tensor_parallel

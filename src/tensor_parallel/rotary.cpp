@@ -1,0 +1,32 @@
+#include "strata/tensor_parallel/rotary.h"
+
+#include <torch/torch.h>
+
+#include "strata/error.h"
+
+namespace strata::tensor_parallel {
+
+RotaryTables rotaryTables(int64_t s, int64_t headDim, double theta, const at::Tensor& like,
+                          int64_t firstPosition) {
+  if (headDim % 2 != 0)
+    throw ConfigError("rotary embeddings need an even head dimension, got " +
+                      std::to_string(headDim));
+  auto float64 = at::TensorOptions().dtype(at::kDouble);
+  // In float64, then rounded once: positions of long contexts times the
+  // fastest frequency need more than float32's 24 bits to stay exact.
+  at::Tensor exponent = at::arange(0, headDim, 2, float64) / static_cast<double>(headDim);
+  at::Tensor inverseFrequency = at::pow(theta, -exponent);                       // [d/2]
+  at::Tensor positions = at::arange(firstPosition, firstPosition + s, float64);  // [s]
+  at::Tensor angles = at::outer(positions, inverseFrequency);                    // [s, d/2]
+  at::Tensor both = at::cat({angles, angles}, -1);                               // [s, d]
+  auto out = like.options();
+  return {both.cos().to(out), both.sin().to(out)};
+}
+
+at::Tensor applyRotary(const at::Tensor& x, const RotaryTables& tables) {
+  int64_t half = x.size(-1) / 2;
+  at::Tensor rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+  return x * tables.cos + rotated * tables.sin;  // tables [s, d] broadcast over [b, heads]
+}
+
+}  // namespace strata::tensor_parallel

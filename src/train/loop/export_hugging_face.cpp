@@ -1,0 +1,76 @@
+#include "strata/train/loop/export_hugging_face.h"
+
+#include <torch/torch.h>
+
+#include <filesystem>
+
+#include "formats/atomic_file.h"
+#include "strata/formats/safetensors_set.h"
+#include "strata/models/model_family.h"
+#include "strata/train/checkpoint/inspect.h"
+#include "strata/train/config/config_file.h"
+#include "strata/train/loop/trainer.h"
+#include "train/loop/parameter_index.h"
+#include "train/loop/shape_communicator.h"
+
+namespace strata::train {
+namespace {
+
+// The checkpoint's family's Hugging Face layout, or why there is none.
+std::unique_ptr<models::HuggingFaceLayout> layoutOf(const models::ModelSpec& spec,
+                                                    const std::string& source) {
+  try {
+    return models::modelFamily(spec.architecture).huggingFace(spec);
+  } catch (const ConfigError& error) {
+    throw CheckpointError("checkpoint '" + source + "' is of architecture '" + spec.architecture +
+                          "', not gpt2 or llama: " + error.what());
+  }
+}
+
+}  // namespace
+
+ExportedFiles exportCheckpoint(const ExportOptions& o) {
+  if (o.format != "safetensors")
+    throw ConfigError("unknown format '" + o.format + "' (known: safetensors)");
+  std::string source = completeStepDirectory(o.checkpoint);
+  CheckpointInfo info = readCheckpointInfo(source);
+  if (info.format < 2)
+    throw CheckpointError("checkpoint '" + source +
+                          "' is format 1, from before Strata indexed its tensors: convert it with "
+                          "a Strata of that version's layout first");
+  TrainConfig config;
+  applyConfigToml(info.configToml, source + "/metadata.toml", config);
+  config.parallel.pp = config.parallel.dp = config.parallel.tp = 1;
+  config.parallel.virtualStages = 1;
+  config.parallel.zero = 0;
+  config.parallel.stageLayers.clear();
+  models::ModelSpec spec = modelSpecOf(config);
+  std::unique_ptr<models::HuggingFaceLayout> layout = layoutOf(spec, source);
+
+  // The whole model, one process, filled through the tensor index.
+  torch::nn::Sequential model =
+      models::modelFamily(spec.architecture).build(spec, std::make_shared<ShapeCommunicator>(0, 1));
+  RankState state{model.ptr().get(), nullptr, {}, {}};
+  state.parameters = indexParameters(*model, stageParameters(model, config, 0), Coord{}, 1);
+  loadResharded(source, info, state);
+
+  std::vector<std::pair<std::string, at::Tensor>> tensors;
+  auto named = model->named_parameters();
+  for (const models::HuggingFaceTensor& t : layout->tensors()) {
+    at::Tensor* ours = named.find(t.strata);
+    if (!ours) throw CheckpointError("the model has no parameter '" + t.strata + "' to export");
+    tensors.emplace_back(t.huggingFace, layout->toHuggingFace(t.strata, *ours));
+  }
+  std::filesystem::path folder = std::filesystem::path(o.out).parent_path();
+  std::error_code error;
+  if (!folder.empty()) std::filesystem::create_directories(folder, error);
+  ExportedFiles files;
+  // transformers requires the "format" metadata.
+  files.weights =
+      formats::writeShardedSafetensors(o.out, tensors, {{"format", "pt"}}, o.maxShardBytes);
+  files.config = (folder / "config.json").string();
+  formats::writeFileAtomically(files.config, layout->configJson());
+  return files;
+}
+
+}  // namespace strata::train

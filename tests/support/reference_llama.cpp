@@ -1,0 +1,147 @@
+#include "reference_llama.h"
+
+#include <cmath>
+
+#include "reference_weights.h"
+
+namespace strata::testing {
+
+ReferenceLlama::ReferenceLlama(ReferenceLlamaConfig config) : config_(config) {}
+
+void ReferenceLlama::load(const std::map<std::string, torch::Tensor>& strataWeights) {
+  WeightSource source(strataWeights, "reference Llama");
+  // A padded vocabulary's extra rows (tp padding) are not part of the model.
+  tokens_ = trainableCopy(source.take("embedding.tokens.weight").narrow(0, 0, config_.vocab));
+  blocks_.clear();
+  for (int64_t i = 0; i < config_.layers; ++i) {
+    std::string p = "block" + std::to_string(i) + ".";
+    Block b;
+    b.attentionNorm = trainableCopy(source.take(p + "attention_norm.weight"));
+    b.wq = trainableCopy(source.take(p + "attention.q.weight"));
+    b.wk = trainableCopy(source.take(p + "attention.k.weight"));
+    b.wv = trainableCopy(source.take(p + "attention.v.weight"));
+    b.wo = trainableCopy(source.take(p + "attention.o.weight"));
+    b.mlpNorm = trainableCopy(source.take(p + "mlp_norm.weight"));
+    b.wGate = trainableCopy(source.take(p + "mlp.gate.weight"));
+    b.wUp = trainableCopy(source.take(p + "mlp.up.weight"));
+    b.wDown = trainableCopy(source.take(p + "mlp.down.weight"));
+    blocks_.push_back(b);
+  }
+  norm_ = trainableCopy(source.take("head.norm.weight"));
+  head_ = config_.tiedEmbeddings
+              ? torch::Tensor()
+              : trainableCopy(source.take("head.lm_head.weight").narrow(0, 0, config_.vocab));
+  source.expectAllTaken();
+}
+
+torch::Tensor ReferenceLlama::rms(const torch::Tensor& x, const torch::Tensor& weight) const {
+  torch::Tensor meanSquare = (x * x).mean(-1, /*keepdim=*/true);
+  return x / torch::sqrt(meanSquare + config_.rmsNormEps) * weight;
+}
+
+torch::Tensor ReferenceLlama::rotate(const torch::Tensor& x, double theta, int64_t firstPosition) {
+  int64_t s = x.size(2), d = x.size(3), half = d / 2;
+  auto float64 = torch::TensorOptions().dtype(torch::kDouble);
+  // angle[p][i] = p * theta^(-2i/d), for the pair (i, i + d/2)
+  torch::Tensor position = torch::arange(firstPosition, firstPosition + s, float64).unsqueeze(1);
+  torch::Tensor pair = torch::arange(half, float64).unsqueeze(0);
+  torch::Tensor angle =
+      position * torch::exp(-2.0 * pair / static_cast<double>(d) * std::log(theta));
+  torch::Tensor c = torch::cos(angle).to(x.dtype()), sn = torch::sin(angle).to(x.dtype());
+  torch::Tensor first = x.narrow(-1, 0, half), second = x.narrow(-1, half, half);
+  // [first; second] -> [first cos - second sin; first sin + second cos]
+  return torch::cat({first * c - second * sn, first * sn + second * c}, -1);
+}
+
+torch::Tensor ReferenceLlama::splitHeads(const torch::Tensor& x, int64_t heads) const {
+  int64_t b = x.size(0), s = x.size(1);
+  return x.reshape({b, s, heads, x.size(2) / heads}).transpose(1, 2);
+}
+
+torch::Tensor ReferenceLlama::kvForEachQueryHead(const torch::Tensor& kv) const {
+  int64_t perKv = config_.heads / config_.kvHeads;
+  torch::Tensor source = torch::arange(config_.heads, torch::kLong).div(perKv, "floor");
+  return kv.index_select(1, source);
+}
+
+torch::Tensor ReferenceLlama::scores(const Block& blk, const torch::Tensor& x,
+                                     int64_t firstPosition) const {
+  torch::Tensor q = rotate(splitHeads(torch::matmul(x, blk.wq.t()), config_.heads),
+                           config_.ropeTheta, firstPosition);
+  torch::Tensor k = rotate(splitHeads(torch::matmul(x, blk.wk.t()), config_.kvHeads),
+                           config_.ropeTheta, firstPosition);
+  double d = static_cast<double>(config_.hidden / config_.heads);
+  return torch::matmul(q, kvForEachQueryHead(k).transpose(-2, -1)) / std::sqrt(d);
+}
+
+torch::Tensor ReferenceLlama::attentionScores(int64_t index, const torch::Tensor& x,
+                                              int64_t firstPosition) const {
+  return scores(blocks_.at(static_cast<size_t>(index)), x, firstPosition);
+}
+
+torch::Tensor ReferenceLlama::attention(const Block& blk, const torch::Tensor& x) const {
+  int64_t b = x.size(0), s = x.size(1);
+  torch::Tensor future = torch::ones({s, s}, torch::kBool).triu(1);
+  torch::Tensor probs = torch::softmax(scores(blk, x, 0).masked_fill(future, -INFINITY), -1);
+  torch::Tensor v = splitHeads(torch::matmul(x, blk.wv.t()), config_.kvHeads);
+  torch::Tensor heads = torch::matmul(probs, kvForEachQueryHead(v));  // [b, H, s, d]
+  return torch::matmul(heads.transpose(1, 2).reshape({b, s, -1}), blk.wo.t());
+}
+
+torch::Tensor ReferenceLlama::mlp(const Block& blk, const torch::Tensor& x) const {
+  torch::Tensor gate = torch::matmul(x, blk.wGate.t());
+  torch::Tensor up = torch::matmul(x, blk.wUp.t());
+  return torch::matmul(gate * torch::sigmoid(gate) * up, blk.wDown.t());
+}
+
+torch::Tensor ReferenceLlama::logits(const torch::Tensor& ids) {
+  torch::Tensor x = torch::embedding(tokens_, ids);  // [b, s, hidden]
+  for (const Block& blk : blocks_) {
+    x = x + attention(blk, rms(x, blk.attentionNorm));
+    x = x + mlp(blk, rms(x, blk.mlpNorm));
+  }
+  return torch::matmul(rms(x, norm_), (head_.defined() ? head_ : tokens_).t());
+}
+
+torch::Tensor ReferenceLlama::loss(const torch::Tensor& ids, const torch::Tensor& targets, int64_t,
+                                   bool) {
+  torch::Tensor l = logits(ids);
+  return torch::nn::functional::cross_entropy(l.reshape({-1, l.size(-1)}), targets.reshape({-1}));
+}
+
+std::vector<torch::Tensor> ReferenceLlama::trainable() const {
+  std::vector<torch::Tensor> all{tokens_};
+  for (const Block& b : blocks_)
+    for (const torch::Tensor& t :
+         {b.attentionNorm, b.wq, b.wk, b.wv, b.wo, b.mlpNorm, b.wGate, b.wUp, b.wDown})
+      all.push_back(t);
+  all.push_back(norm_);
+  if (head_.defined()) all.push_back(head_);
+  return all;
+}
+
+std::map<std::string, torch::Tensor> ReferenceLlama::parameters() const {
+  std::map<std::string, torch::Tensor> out;
+  auto put = [&](const std::string& name, const torch::Tensor& t) {
+    out[name] = t.detach().clone();
+  };
+  put("embedding.tokens.weight", tokens_);
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    const Block& b = blocks_[i];
+    std::string p = "block" + std::to_string(i) + ".";
+    put(p + "attention_norm.weight", b.attentionNorm);
+    put(p + "attention.q.weight", b.wq);
+    put(p + "attention.k.weight", b.wk);
+    put(p + "attention.v.weight", b.wv);
+    put(p + "attention.o.weight", b.wo);
+    put(p + "mlp_norm.weight", b.mlpNorm);
+    put(p + "mlp.gate.weight", b.wGate);
+    put(p + "mlp.up.weight", b.wUp);
+    put(p + "mlp.down.weight", b.wDown);
+  }
+  put("head.norm.weight", norm_);
+  if (head_.defined()) put("head.lm_head.weight", head_);
+  return out;
+}
+
+}  // namespace strata::testing

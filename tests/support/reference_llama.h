@@ -1,0 +1,88 @@
+// An independent Llama-family decoder for the parallel-equals-serial tests:
+// the whole model in plain LibTorch, written from the architecture, calling
+// none of Strata's layers.
+//
+//   ids [b, s] -> token embedding -> blocks -> RMSNorm -> logits [b, s, V]
+//   block:     x += attention(rms(x)); x += mlp(rms(x))
+//   rms(x)     = x / sqrt(mean(x^2) + eps) * w
+//   attention: q = x Wq^T, k = x Wk^T, v = x Wv^T (no biases); q and k
+//              rotated by position; query head h reads kv head h / (H/K)
+//              (k and v repeated by index); per head softmax(q k^T / sqrt(d),
+//              future masked) v; out = concat(heads) Wo^T
+//   mlp:       down((z_g * sigmoid(z_g)) * z_u), z_g = x Wg^T, z_u = x Wu^T
+//
+// Rotary embeddings pair dimension i of a head with i + d/2 (Hugging Face's
+// half-split convention, the one Llama checkpoints on the Hub are stored in,
+// so their q_proj and k_proj rows load as they are); pair i at position p
+// turns by p * theta^(-2i/d). Written as the 2x2 rotation of each pair.
+//
+// Weights come from a Strata model by name (load()) and go back out under
+// the same names (parameters()).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "reference_model.h"
+
+namespace strata::testing {
+
+struct ReferenceLlamaConfig {
+  int64_t layers = 0;
+  int64_t hidden = 0;
+  int64_t heads = 0;    // H
+  int64_t kvHeads = 0;  // K
+  int64_t ffn = 0;
+  int64_t vocab = 0;
+  double ropeTheta = 10000.0;
+  double rmsNormEps = 1e-5;
+  bool tiedEmbeddings = false;
+};
+
+class ReferenceLlama : public ReferenceModel {
+ public:
+  explicit ReferenceLlama(ReferenceLlamaConfig config);
+
+  void load(const std::map<std::string, torch::Tensor>& strataWeights) override;
+  torch::Tensor logits(const torch::Tensor& ids);  // [b, s, V]
+  torch::Tensor loss(const torch::Tensor& ids, const torch::Tensor& targets, int64_t dropoutCall,
+                     bool training) override;
+  std::vector<torch::Tensor> trainable() const override;
+  std::map<std::string, torch::Tensor> parameters() const override;
+
+  // x [b, heads, s, d] at positions firstPosition .. firstPosition + s - 1,
+  // each (i, i + d/2) pair rotated by its angle.
+  static torch::Tensor rotate(const torch::Tensor& x, double theta, int64_t firstPosition);
+  // Block `index`'s attention scores q k^T / sqrt(d) [b, H, s, s] (before the
+  // mask) of normed input x [b, s, hidden] placed at firstPosition.
+  torch::Tensor attentionScores(int64_t index, const torch::Tensor& x, int64_t firstPosition) const;
+
+ private:
+  struct Block {
+    torch::Tensor attentionNorm, mlpNorm;  // [hidden]
+    torch::Tensor wq, wo;                  // [H d, hidden], [hidden, H d]
+    torch::Tensor wk, wv;                  // [K d, hidden]
+    torch::Tensor wGate, wUp, wDown;       // [ffn, hidden] x 2, [hidden, ffn]
+  };
+
+  torch::Tensor rms(const torch::Tensor& x, const torch::Tensor& weight) const;
+  // [b, s, heads d] -> [b, heads, s, d]
+  torch::Tensor splitHeads(const torch::Tensor& x, int64_t heads) const;
+  // k or v [b, K, s, d] -> [b, H, s, d]: query head h gets kv head h / (H/K).
+  torch::Tensor kvForEachQueryHead(const torch::Tensor& kv) const;
+  torch::Tensor scores(const Block& block, const torch::Tensor& x, int64_t firstPosition) const;
+  torch::Tensor attention(const Block& block, const torch::Tensor& x) const;
+  torch::Tensor mlp(const Block& block, const torch::Tensor& x) const;
+
+  ReferenceLlamaConfig config_;
+  torch::Tensor tokens_;  // [V, hidden]
+  std::vector<Block> blocks_;
+  torch::Tensor norm_;  // [hidden]
+  torch::Tensor head_;  // [V, hidden]; undefined when tied
+};
+
+}  // namespace strata::testing
