@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <iostream>
 #include <set>
 
 #include "reference_training.h"
@@ -62,10 +65,22 @@ std::vector<double> trainAndRecord(Trainer& trainer) {
   return losses;
 }
 
-void expectRecordMatches(const std::vector<double>& got, const ReferenceRun& reference, int rank) {
+// The largest relative differences seen, printed after a comparison (the
+// figures the docs quote).
+struct Largest {
+  double loss = 0, norm = 0, parameter = 0;
+  std::string parameterName;
+};
+
+double relative(double got, double expected) { return std::abs(got - expected) / std::abs(expected); }
+
+void expectRecordMatches(const std::vector<double>& got, const ReferenceRun& reference, int rank,
+                         Largest& largest) {
   ASSERT_EQ(got.size(), static_cast<size_t>(2 * kComparedSteps + 1))
       << "rank " << rank << " recorded too little";
   for (int i = 0; i < kComparedSteps; ++i) {
+    largest.loss = std::max(largest.loss, relative(got[i], reference.losses[i]));
+    largest.norm = std::max(largest.norm, relative(got[kComparedSteps + i], reference.gradNorms[i]));
     EXPECT_NEAR(got[i], reference.losses[i], kTolerance * reference.losses[i])
         << "rank " << rank << ", loss of step " << i + 1;
     EXPECT_NEAR(got[kComparedSteps + i], reference.gradNorms[i],
@@ -79,7 +94,7 @@ void expectRecordMatches(const std::vector<double>& got, const ReferenceRun& ref
 
 // Checks every shard of the rank; returns the names it held.
 std::set<std::string> expectShardsMatch(const SavedShards& saved, const ReferenceRun& reference,
-                                        int64_t headDim, int rank) {
+                                        int64_t headDim, int rank, Largest& largest) {
   std::set<std::string> held;
   for (const ParameterShard& shard : saved.shards) {
     held.insert(shard.name);
@@ -99,7 +114,12 @@ std::set<std::string> expectShardsMatch(const SavedShards& saved, const Referenc
       got = withoutKeyBias(got, headDim);
       expected = withoutKeyBias(expected, headDim);
     }
-    EXPECT_LE(relativeDifference(got, expected), kTolerance)
+    double difference = relativeDifference(got, expected);
+    if (difference > largest.parameter) {
+      largest.parameter = difference;
+      largest.parameterName = shard.name;
+    }
+    EXPECT_LE(difference, kTolerance)
         << "rank " << rank << ", parameter " << shard.name << " after step " << kComparedSteps;
   }
   return held;
@@ -118,12 +138,17 @@ void expectRunMatchesReference(const std::string& dir, int processes, const Trai
   ASSERT_LT(reference.losses[kComparedSteps - 1], reference.losses[0] - 0.01)
       << "the reference does not learn";
   std::set<std::string> held;
+  Largest largest;
   for (int rank = 0; rank < processes; ++rank) {
-    expectRecordMatches(readValues(dir, "record", rank), reference, rank);
+    expectRecordMatches(readValues(dir, "record", rank), reference, rank, largest);
     int64_t headDim = config.model.hidden / config.model.heads;
-    for (const std::string& n : expectShardsMatch(readShards(dir, rank), reference, headDim, rank))
+    for (const std::string& n :
+         expectShardsMatch(readShards(dir, rank), reference, headDim, rank, largest))
       held.insert(n);
   }
+  std::cout << "largest relative differences from the reference: loss " << largest.loss
+            << ", gradient norm " << largest.norm << ", parameter " << largest.parameter << " ("
+            << largest.parameterName << ")" << std::endl;
   for (const auto& [parameter, tensor] : reference.parameters)
     EXPECT_TRUE(held.count(parameter)) << "no rank holds " << parameter;
 }
