@@ -26,7 +26,8 @@ constexpr int64_t kIntMax = std::numeric_limits<int>::max();
 
 struct PlanOptions {
   std::string model = "gpt2-small", cluster = "cpu-local", clusterFile, profile, config, layout;
-  std::optional<int64_t> layers, hidden, heads, ffn, vocab, seqLen, globalBatch;
+  std::string architecture;  // "": the model's own
+  std::optional<int64_t> layers, hidden, heads, ffn, vocab, seqLen, kvHeads, globalBatch;
   int64_t nodes = 0, top = 5;
   double tokens = 0, efficiency = 0;
   bool explain = false, json = false, allowCrossNodeTp = false, evenStages = false;
@@ -54,6 +55,14 @@ void addModelFlags(CLI::App& command, PlanOptions& o) {
   addOptionalIntFlag(command, "--ffn", &o.ffn, "MLP inner size", "the model's", 1, kIntMax);
   addOptionalIntFlag(command, "--vocab", &o.vocab, "vocabulary size", "the model's", 1, kIntMax);
   addOptionalIntFlag(command, "--seq-len", &o.seqLen, "sequence length", "the model's", 1, kIntMax);
+  addTextFlag(command, "--architecture", &o.architecture,
+              "model family as strata train names it: " + listOf(plan::architectureNames()) +
+                  " (llama: GQA, SwiGLU, RMSNorm, RoPE, no biases, untied head); default the "
+                  "model's");
+  addOptionalIntFlag(command, "--kv-heads", &o.kvHeads,
+                     "key/value heads of grouped-query attention (must divide --heads; 0: as "
+                     "many as heads; llama only)",
+                     "the model's", 0, kIntMax);
 }
 
 void addFlags(CLI::App& command, PlanOptions& o) {
@@ -90,8 +99,9 @@ PlanRequest requestOf(const PlanOptions& o, bool modelGiven) {
   if (modelGiven) r.model = o.model;
   r.config = o.config;
   r.profile = o.profile;
-  r.sizes = {narrow(o.layers), narrow(o.hidden), narrow(o.heads),
-             narrow(o.ffn),    narrow(o.vocab),  narrow(o.seqLen)};
+  r.sizes = {narrow(o.layers), narrow(o.hidden), narrow(o.heads), narrow(o.ffn),
+             narrow(o.vocab),  narrow(o.seqLen), std::nullopt,    narrow(o.kvHeads)};
+  if (!o.architecture.empty()) r.sizes.architecture = o.architecture;
   r.cluster = o.cluster;
   r.clusterFile = o.clusterFile;
   r.nodes = static_cast<int>(o.nodes);
@@ -202,14 +212,25 @@ std::string parameterText(double count) {
   return fmt("%.1fK", count / 1e3);
 }
 
+// "llama, 32 layers, hidden 4096, 32 heads, 8 kv heads, ffn 14336": a GPT
+// names neither its family nor its kv heads, as before llama.
+std::string shapeText(const plan::ModelDesc& m) {
+  bool llama = m.family == plan::Family::kLlama;
+  std::ostringstream s;
+  if (llama) s << "llama, ";
+  s << m.layers << " layers, hidden " << m.hidden << ", " << m.heads << " heads, ";
+  if (llama) s << m.keyValueHeads() << " kv heads, ";
+  s << "ffn " << m.ffn << ", vocab " << m.vocab << ", seq " << m.seqLen;
+  return s.str();
+}
+
 std::string describe(const plan::TrainingJob& job) {
   const plan::ModelDesc& m = job.model;
   std::ostringstream s;
   s << "strata plan: " << m.name << " (" << parameterText(plan::parameterCount(m))
-    << " parameters: " << m.layers << " layers, hidden " << m.hidden << ", " << m.heads
-    << " heads, ffn " << m.ffn << ", vocab " << m.vocab << ", seq " << m.seqLen << ") on "
-    << job.cluster.nodes << " x " << job.cluster.name << " (" << job.cluster.totalDevices() << " x "
-    << job.cluster.device.name << "), global batch " << job.globalBatch << "\n";
+    << " parameters: " << shapeText(m) << ") on " << job.cluster.nodes << " x " << job.cluster.name
+    << " (" << job.cluster.totalDevices() << " x " << job.cluster.device.name << "), global batch "
+    << job.globalBatch << "\n";
   return s.str();
 }
 
@@ -238,12 +259,13 @@ Subcommand addPlanCommand(CLI::App& strata, std::ostream& out, std::ostream& err
       "plan", "choose a parallel layout for a model on a cluster and predict time to train");
   command->footer(
       "Chooses the parallel layout (pp x tp x dp, schedule, micro-batch, ZeRO, recompute) of a\n"
-      "GPT model on a cluster and predicts its throughput, memory per device and days to train.\n"
+      "GPT or Llama model on a cluster and predicts its throughput, memory per device and days\n"
+      "to train.\n"
       "The model is --model's preset, --config's (a strata train config: its [model],\n"
       "train.seq_len, global batch and precision; --layout config predicts its [parallel]\n"
       "layout and micro-batch) or --profile's. --layers, --hidden, --heads, --ffn, --vocab and\n"
       "--seq-len replace its sizes; all six without --model, --config or --profile describe\n"
-      "a custom model.");
+      "a custom model. --architecture and --kv-heads replace its family and key/value heads.");
   auto options = std::make_shared<PlanOptions>();
   addFlags(*command, *options);
   return {command, [command, options, &out, &err] {

@@ -31,7 +31,12 @@ plan::ModelDesc customModel(const plan::ModelOverrides& s) {
         "a model given by its sizes needs --layers, --hidden, --heads, --ffn, --vocab and "
         "--seq-len; missing " +
         missing + " (or name a base model with --model or --config)");
-  return {"custom", *s.layers, *s.hidden, *s.heads, *s.ffn, *s.vocab, *s.seqLen};
+  plan::ModelDesc m{"custom", *s.layers, *s.hidden, *s.heads, *s.ffn, *s.vocab, *s.seqLen};
+  // Its family and kv heads are the custom model's own, so its name stays "custom".
+  if (s.architecture) m.family = plan::familyOf(*s.architecture);
+  m.tiedEmbeddings = plan::defaultTiedEmbeddings(m.family);
+  m.kvHeads = s.kvHeads.value_or(0);
+  return m;
 }
 
 plan::ModelDesc baseModel(const PlanRequest& r, const std::optional<plan::ConfiguredRun>& config,

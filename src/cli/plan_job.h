@@ -5,15 +5,17 @@
 // The model is --config's, else --profile's, else --model's preset; each
 // size flag then replaces that size. Without any of the three, size flags
 // other than --seq-len describe a custom model and must all be given (ffn
-// included); --seq-len alone resizes the default preset, gpt2-small. With
+// included), of --architecture's family (GPT when not given, its head tied
+// unless llama); --seq-len, --architecture and --kv-heads alone change the
+// default preset, gpt2-small. With
 // --config, the global batch and precision are the file's too (--global-batch
 // still overrides), and its layout is kept for `--layout config`; a profile's
 // measured precision wins over the file's.
 //
 // Nothing blocks. makePlannedJob() throws PlanError for input that makes no
 // job (--model with --config, a custom model missing sizes, sizes that make
-// no model, an unreadable file, a bad --efficiency), naming the flags and
-// values at fault.
+// no model, an unknown architecture, an unreadable file, a bad --efficiency),
+// naming the flags and values at fault.
 #pragma once
 
 #include <optional>
@@ -27,7 +29,7 @@ namespace strata {
 struct PlanRequest {
   std::optional<std::string> model;  // --model
   std::string config, profile;       // --config, --profile ("": none)
-  plan::ModelOverrides sizes;        // --layers, --hidden, --heads, --ffn, --vocab, --seq-len
+  plan::ModelOverrides sizes;        // --layers, ..., --seq-len, --architecture, --kv-heads
   std::string cluster = "cpu-local", clusterFile;
   int nodes = 0;                   // 0: the cluster's own count
   std::optional<int> globalBatch;  // else the config's, else 8

@@ -47,9 +47,15 @@ std::string checkLayout(const TrainingJob& job, const Layout& l) {
   if (job.evenStages && m.layers % stages != 0)
     return str(m.layers) + " layers do not divide into pp " + str(l.pp) + " x v " +
            str(l.virtualStages) + " = " + str(stages) + " equal stages";
+  // tp dividing the heads divides the hidden size too, which they divide.
   if (m.heads % l.tp != 0 || m.ffn % l.tp != 0)
     return "tp " + str(l.tp) + " does not divide the " + str(m.heads) + " heads and ffn " +
            str(m.ffn);
+  // Each kv head is split over tp ranks, or replicated on tp / kv-heads of them.
+  int kvHeads = m.keyValueHeads();
+  if (kvHeads % l.tp != 0 && l.tp % kvHeads != 0)
+    return "tp " + str(l.tp) + " neither divides the " + str(kvHeads) +
+           " kv heads nor is a multiple of them";
   if (l.tp > c.devicesPerNode && !job.allowCrossNodeTp)
     return "tp " + str(l.tp) + " exceeds the " + str(c.devicesPerNode) +
            " devices of a node (tensor parallelism needs the intra-node link)";

@@ -85,7 +85,8 @@ double exposedDataParallel(const TrainingJob& job, const Layout& l, const StageP
 void addFullyShardedExtras(const TrainingJob& job, const Layout& l, double rankParams,
                            MemoryBreakdown& mem) {
   const ModelDesc& m = job.model;
-  double largest = std::max(layerParameters(m), embeddingParameters(m)) / l.tp;
+  double layer = layerParameters(m) / l.tp + kvReplicaParameters(m, l.tp);
+  double largest = std::max(layer, embeddingParameters(m) / l.tp);
   // Resharding: the running layer and the one prefetched. Kept gathered:
   // every layer of the rank, from its first forward to the step's
   // reduce-scatter.

@@ -12,12 +12,50 @@ ModelDesc gpt(const std::string& name, int layers, int hidden, int heads, int vo
   return {name, layers, hidden, heads, 4 * hidden, vocab, seqLen};
 }
 
+ModelDesc llama(const std::string& name, int layers, int hidden, int heads, int kvHeads, int ffn,
+                int vocab, int seqLen) {
+  return {name, layers, hidden, heads, ffn, vocab, seqLen, false, Family::kLlama, kvHeads};
+}
+
+// strata train's architecture names and the family of each.
+const std::map<std::string, Family>& architectures() {
+  static const std::map<std::string, Family> table = {
+      {"gpt2", Family::kGpt}, {"llama", Family::kLlama}, {"strata", Family::kGpt}};
+  return table;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& n : names) text += (text.empty() ? "" : ", ") + n;
+  return text;
+}
+
+std::string str(int value) { return std::to_string(value); }
+
+void validateKvHeads(const ModelDesc& m) {
+  const std::string& name = m.name;
+  int kvHeads = m.kvHeads, heads = m.heads;
+  if (kvHeads < 0)
+    throw PlanError("model '" + name + "': kv-heads " + str(kvHeads) +
+                    " is negative (0 means as many as the heads)");
+  if (heads % m.keyValueHeads() != 0)
+    throw PlanError("model '" + name + "': kv-heads " + str(kvHeads) + " do not divide the " +
+                    str(heads) + " heads");
+  // The GPT families' fused QKV projection has as many kv heads as heads.
+  if (m.family == Family::kGpt && m.keyValueHeads() != heads)
+    throw PlanError("model '" + name + "': kv-heads " + str(kvHeads) + " differ from the " +
+                    str(heads) + " heads, which only architecture llama allows");
+}
+
 // GPT-2 (Radford et al. 2019, Table 2; sizes as released): vocabulary 50257,
 // context 1024. GPT-3 (Brown et al. 2020, Table 2.1): context 2048, same
 // vocabulary; the table's 13B d_model 5140 and 1.3B's 24 heads are
 // inconsistent with its d_head 128, so the shapes below use hidden = heads x
 // 128 as the released implementations do. Megatron-LM (Narayanan et al. SC21,
-// Table 1): vocabulary 51200, sequence 2048.
+// Table 1): vocabulary 51200, sequence 2048. Llama 2 7B (Touvron et al.
+// 2023): multi-head, ffn 11008, vocabulary 32000, context 4096. Llama 3 ("The
+// Llama 3 Herd of Models", 2024, Table 3): 8 kv heads; the vocabulary 128256
+// (the table's "128K") and context 8192 are the released models'.
 const std::map<std::string, ModelDesc>& presets() {
   static const std::map<std::string, ModelDesc> table = {
       {"gpt2-small", gpt("gpt2-small", 12, 768, 12, 50257, 1024)},
@@ -38,11 +76,30 @@ const std::map<std::string, ModelDesc>& presets() {
       {"megatron-310.1b", gpt("megatron-310.1b", 96, 16384, 128, 51200, 2048)},
       {"megatron-529.6b", gpt("megatron-529.6b", 105, 20480, 128, 51200, 2048)},
       {"megatron-1t", gpt("megatron-1t", 128, 25600, 160, 51200, 2048)},
+      {"llama2-7b", llama("llama2-7b", 32, 4096, 32, 32, 11008, 32000, 4096)},
+      {"llama3-8b", llama("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192)},
+      {"llama3-70b", llama("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192)},
   };
   return table;
 }
 
 }  // namespace
+
+std::vector<std::string> architectureNames() {
+  std::vector<std::string> names;
+  for (const auto& entry : architectures()) names.push_back(entry.first);
+  return names;
+}
+
+Family familyOf(const std::string& architecture) {
+  auto it = architectures().find(architecture);
+  if (it == architectures().end())
+    throw PlanError("unknown architecture '" + architecture +
+                    "'; known architectures: " + joined(architectureNames()));
+  return it->second;
+}
+
+bool defaultTiedEmbeddings(Family family) { return family != Family::kLlama; }
 
 void ModelDesc::validate() const {
   std::string nonPositive;
@@ -59,8 +116,13 @@ void ModelDesc::validate() const {
   if (!nonPositive.empty())
     throw PlanError("model '" + name + "' needs positive sizes, got " + nonPositive);
   if (hidden % heads != 0)
-    throw PlanError("model '" + name + "': " + std::to_string(heads) +
-                    " heads do not divide hidden size " + std::to_string(hidden));
+    throw PlanError("model '" + name + "': " + str(heads) + " heads do not divide hidden size " +
+                    str(hidden));
+  validateKvHeads(*this);
+  if (family == Family::kLlama && headDim() % 2 != 0)
+    throw PlanError("model '" + name + "': llama's rotary embeddings rotate pairs, but hidden " +
+                    str(hidden) + " / " + str(heads) + " heads = head dim " + str(headDim()) +
+                    " is odd");
 }
 
 std::vector<std::string> modelPresetNames() {
@@ -71,11 +133,9 @@ std::vector<std::string> modelPresetNames() {
 
 ModelDesc modelPreset(const std::string& name) {
   auto it = presets().find(name);
-  if (it == presets().end()) {
-    std::string known;
-    for (const std::string& n : modelPresetNames()) known += (known.empty() ? "" : ", ") + n;
-    throw PlanError("unknown model preset '" + name + "'; known presets: " + known);
-  }
+  if (it == presets().end())
+    throw PlanError("unknown model preset '" + name +
+                    "'; known presets: " + joined(modelPresetNames()));
   return it->second;
 }
 
@@ -94,6 +154,16 @@ ModelDesc overrideSizes(const ModelDesc& base, const ModelOverrides& overrides) 
   apply("ffn", overrides.ffn, model.ffn);
   apply("vocab", overrides.vocab, model.vocab);
   apply("seq-len", overrides.seqLen, model.seqLen);
+  apply("kv-heads", overrides.kvHeads, model.kvHeads);
+  if (overrides.architecture) {
+    Family family = familyOf(*overrides.architecture);
+    if (family != model.family) {
+      model.family = family;
+      model.tiedEmbeddings = defaultTiedEmbeddings(family);
+      changes += (changes.empty() ? " with " : ", ") + std::string("architecture ") +
+                 *overrides.architecture;
+    }
+  }
   model.name += changes;
   model.validate();
   return model;
@@ -101,12 +171,26 @@ ModelDesc overrideSizes(const ModelDesc& base, const ModelOverrides& overrides) 
 
 double layerParameters(const ModelDesc& m) {
   double h = m.hidden, f = m.ffn;
-  return 4 * h * h + 2 * h * f + 9 * h + f;
+  if (m.family == Family::kGpt) return 4 * h * h + 2 * h * f + 9 * h + f;
+  double attention = 2 * h * h + kvProjectionParameters(m);  // q, o; k, v
+  double mlp = 3 * h * f;                                    // gate, up, down
+  double norms = 2 * h;                                      // before attention, before MLP
+  return attention + mlp + norms;
+}
+
+double kvProjectionParameters(const ModelDesc& m) { return 2.0 * m.hidden * m.kvWidth(); }
+
+bool kvReplicated(const ModelDesc& m, int tp) { return m.keyValueHeads() % tp != 0; }
+
+double kvReplicaParameters(const ModelDesc& m, int tp) {
+  return kvReplicated(m, tp) ? kvProjectionParameters(m) * (1 - 1.0 / tp) : 0;
 }
 
 double embeddingParameters(const ModelDesc& m) {
   double h = m.hidden;
-  return double(m.vocab) * h + double(m.seqLen) * h + 2 * h;
+  double tokens = double(m.vocab) * h;
+  if (m.family == Family::kLlama) return tokens + h;  // RoPE has no table; one final RMSNorm
+  return tokens + double(m.seqLen) * h + 2 * h;
 }
 
 double headParameters(const ModelDesc& m) {
@@ -119,7 +203,18 @@ double parameterCount(const ModelDesc& m) {
 
 double layerForwardFlops(const ModelDesc& m, double sequences) {
   double b = sequences, s = m.seqLen, h = m.hidden, f = m.ffn;
-  return 2 * b * s * (4 * h * h + 2 * h * f) + 4 * b * s * s * h;
+  double projections = 2 * h * h + kvProjectionParameters(m);
+  double mlpMatrices = m.family == Family::kLlama ? 3 : 2;
+  return 2 * b * s * (projections + mlpMatrices * h * f) + 4 * b * s * s * h;
+}
+
+double tpRankLayerForwardFlops(const ModelDesc& m, double sequences, int tp) {
+  double whole = layerForwardFlops(m, sequences);
+  if (!kvReplicated(m, tp)) return whole / tp;
+  double tokens = sequences * m.seqLen;
+  double kv = 2 * tokens * kvProjectionParameters(m);
+  double oneKvHead = 2 * 2 * tokens * m.hidden * m.headDim();  // k and v of one kv head
+  return (whole - kv) / tp + oneKvHead;
 }
 
 double logitsForwardFlops(const ModelDesc& m, double sequences) {

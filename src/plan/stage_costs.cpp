@@ -15,12 +15,15 @@ namespace {
 // all-gather each, the same volume and so the same alpha-beta cost). Those
 // collectives also wait for the tp rank behind (comm.h): the waits of the
 // forward's and the backward's collectives, which follow their compute.
+// Replicated k and v projections (model_desc.h's kvReplicated) add one more
+// collective to the backward: their weights' gradient all-reduce over tp.
 struct LayerTime {
   double forward = 0;
   double backward = 0;
   double tpComm = 0;
   double tpWaitForward = 0;
   double tpWaitBackward = 0;
+  double tpWeightGradComm = 0;
 };
 
 // Forward and backward compute of the work a stage does besides its layers
@@ -37,11 +40,29 @@ double tpAllReducePair(const TrainingJob& job, const Layout& l, double valueByte
   return 2 * allReduceSeconds(activationBytes, l.tp, link);
 }
 
-// Each direction's two collectives follow about half its compute each.
-LayerTime withTpWaits(LayerTime layer, const TrainingJob& job, const Layout& l) {
+// Replicated k and v weights are summed over tp in every micro-batch's
+// backward (their gradient is partial on each rank), one all-reduce of both
+// matrices' gradients. It follows the backward's other collective, so it
+// is given no wait of its own.
+double kvGradientAllReduce(const TrainingJob& job, const Layout& l) {
+  if (!kvReplicated(job.model, l.tp)) return 0;
+  double bytes = kvProjectionParameters(job.model) * job.precision.gradBytes;
+  return allReduceSeconds(bytes, l.tp, groupLink(job.cluster, l.tpStride(), l.tp));
+}
+
+// A layer of `forward` and `backward` compute seconds with its tensor-parallel
+// collectives, activations of `valueBytes` a value. Each direction's two
+// collectives follow about half its compute each.
+LayerTime withTpCollectives(double forward, double backward, double valueBytes,
+                            const TrainingJob& job, const Layout& l) {
   const ComputeNoise& noise = job.cluster.device.noise;
-  layer.tpWaitForward = 2 * syncWaitSeconds(layer.forward / 2, l.tp, noise);
-  layer.tpWaitBackward = 2 * syncWaitSeconds(layer.backward / 2, l.tp, noise);
+  LayerTime layer;
+  layer.forward = forward;
+  layer.backward = backward;
+  layer.tpComm = tpAllReducePair(job, l, valueBytes);
+  layer.tpWaitForward = 2 * syncWaitSeconds(forward / 2, l.tp, noise);
+  layer.tpWaitBackward = 2 * syncWaitSeconds(backward / 2, l.tp, noise);
+  layer.tpWeightGradComm = kvGradientAllReduce(job, l);
   return layer;
 }
 
@@ -50,14 +71,14 @@ LayerTime withTpWaits(LayerTime layer, const TrainingJob& job, const Layout& l) 
 LayerTime layerFromFlops(const TrainingJob& job, const Layout& l) {
   const ModelDesc& m = job.model;
   const DeviceSpec& device = job.cluster.device;
-  double flops = layerForwardFlops(m, l.microBatch) / l.tp;
+  double flops = tpRankLayerForwardFlops(m, l.microBatch, l.tp);
   double matmul = flops / job.cluster.achievedFlops(job.dtype);
-  // The element-wise work between the matmuls (layer norms, softmax, GeLU,
+  // The element-wise work between the matmuls (norms, softmax, GeLU or SiLU,
   // dropout, residual adds) is bound by memory bandwidth: it writes, and the
   // next op reads, each activation the layer keeps for its backward once.
   double traffic = 2 * workingActivationBytes(m, l.microBatch, l.tp, l.sequenceParallel);
   double forward = matmul + traffic / device.memoryBandwidth;
-  return withTpWaits({forward, 2 * forward, tpAllReducePair(job, l, 2)}, job, l);
+  return withTpCollectives(forward, 2 * forward, 2, job, l);
 }
 
 // How much a measured time stretches under `l` before tensor parallelism
@@ -85,13 +106,18 @@ double blockShare(double one, double two, int tp) {
 }
 
 void requireSameModel(const ModelDesc& job, const ModelDesc& p) {
-  if (job.layers == p.layers && job.hidden == p.hidden && job.heads == p.heads &&
-      job.ffn == p.ffn && job.vocab == p.vocab && job.seqLen == p.seqLen)
+  if (job.family == p.family && job.layers == p.layers && job.hidden == p.hidden &&
+      job.heads == p.heads && job.keyValueHeads() == p.keyValueHeads() && job.ffn == p.ffn &&
+      job.vocab == p.vocab && job.seqLen == p.seqLen)
     return;
+  // A GPT names neither its family nor its kv heads (as many as its heads).
   auto dims = [](const ModelDesc& m) {
-    return "layers " + std::to_string(m.layers) + ", hidden " + std::to_string(m.hidden) +
-           ", heads " + std::to_string(m.heads) + ", ffn " + std::to_string(m.ffn) + ", vocab " +
-           std::to_string(m.vocab) + ", seq " + std::to_string(m.seqLen);
+    bool llama = m.family == Family::kLlama;
+    return std::string(llama ? "llama, " : "") + "layers " + std::to_string(m.layers) +
+           ", hidden " + std::to_string(m.hidden) + ", heads " + std::to_string(m.heads) +
+           (llama ? ", kv heads " + std::to_string(m.keyValueHeads()) : "") + ", ffn " +
+           std::to_string(m.ffn) + ", vocab " + std::to_string(m.vocab) + ", seq " +
+           std::to_string(m.seqLen);
   };
   throw PlanError("the measured profile is of a different model (" + dims(p) +
                   ") than the job's (" + dims(job) + ")");
@@ -106,23 +132,25 @@ EndWork scaled(const LayerSeconds& measured, double stretch) {
 // backward's spread) and any recompute, on the critical path. Strata's W is
 // autograd's backward restricted to the weights: it walks the stage's graph
 // again, recomputing the activation gradients inside the stage, so it costs
-// about a whole backward — I + W is 1.5 B (`rewalk` is the extra half).
+// about a whole backward — I + W is 1.5 B (`rewalk` is the extra half). The
+// weight gradients' own all-reduce (replicated k and v) belongs to W.
 StageTime stageTime(double layers, const LayerTime& layer, const EndWork& ends, bool recompute) {
   StageTime t;
   double forward = layers * layer.forward + ends.forward;
   double backward = layers * layer.backward + ends.backward;
   double forwardComm = layers * (layer.tpComm + layer.tpWaitForward);
   double transfers = layers * layer.tpComm, backwardWait = layers * layer.tpWaitBackward;
+  double weightGrads = layers * layer.tpWeightGradComm;
   double redo = recompute ? layers * layer.forward : 0;
   double redoComm = recompute ? forwardComm : 0;
   t.compute = forward + backward;
   t.recompute = redo;
-  t.tpComm = forwardComm + transfers + backwardWait + redoComm;
+  t.tpComm = forwardComm + transfers + backwardWait + weightGrads + redoComm;
   t.rewalk = backward / 2;
   t.costs.forward = forward + forwardComm;
   t.costs.backwardInput = backward / 2 + transfers + backwardWait / 2 + redo + redoComm;
-  t.costs.backwardWeight = backward;
-  t.costs.backward = backward + transfers + backwardWait + redo + redoComm;
+  t.costs.backwardWeight = backward + weightGrads;
+  t.costs.backward = backward + transfers + backwardWait + weightGrads + redo + redoComm;
   return t;
 }
 
@@ -145,8 +173,8 @@ LayoutWork layoutWork(const TrainingJob& job, const Layout& l) {
   EndWork block = {
       p.block.forward * stretch * blockShare(p.block.forward, p.blockTp2.forward, l.tp),
       p.block.backward * stretch * blockShare(p.block.backward, p.blockTp2.backward, l.tp)};
-  LayerTime layer = withTpWaits(
-      {block.forward, block.backward, tpAllReducePair(job, l, activationValueBytes(p))}, job, l);
+  LayerTime layer =
+      withTpCollectives(block.forward, block.backward, activationValueBytes(p), job, l);
   return {layer, scaled(p.embedding, stretch / l.tp), scaled(p.head, stretch / l.tp)};
 }
 
@@ -183,11 +211,12 @@ StagePlan planStages(const TrainingJob& job, const Layout& l) {
     // The first stage owns the embeddings; the last the logits' weights: a
     // copy of the word embedding when tied (kept in sync by a small
     // all-reduce), which the first stage already holds when it is the last,
-    // or the untied head's own.
+    // or the untied head's own. Replicated k and v weights are whole on
+    // every tp rank.
     double params = counts[s] * layerParameters(m);
     if (s == 0) params += embeddingParameters(m);
     if (last && (stages > 1 || !m.tiedEmbeddings)) params += headWeights;
-    plan.rankParams[s % l.pp] += params / l.tp;
+    plan.rankParams[s % l.pp] += params / l.tp + counts[s] * kvReplicaParameters(m, l.tp);
     plan.rankMaxLayers[s % l.pp] = std::max(plan.rankMaxLayers[s % l.pp], counts[s]);
   }
   double valueBytes = job.profile ? activationValueBytes(*job.profile) : 2;

@@ -1,5 +1,6 @@
 #include "strata/plan/train_config.h"
 
+#include <algorithm>
 #include <functional>
 #include <limits>
 #include <map>
@@ -43,6 +44,16 @@ bool boolean(const TomlEntry& entry) {
   wrongValue(entry, "true or false");
 }
 
+Family architecture(const TomlEntry& entry) {
+  std::string name = stringOf(entry);
+  std::vector<std::string> names = architectureNames();
+  if (std::find(names.begin(), names.end(), name) != names.end()) return familyOf(name);
+  std::string known;
+  for (size_t i = 0; i < names.size(); ++i)
+    known += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + ("\"" + names[i] + "\"");
+  wrongValue(entry, known);
+}
+
 Dtype precision(const TomlEntry& entry) {
   std::string name = stringOf(entry);
   if (name == "fp32") return Dtype::Fp32;
@@ -60,6 +71,8 @@ const std::map<std::string, Setter>& setters() {
       {"model.ffn", [](R& r, const E& e) { r.model.ffn = positive(e); }},
       {"model.vocab", [](R& r, const E& e) { r.model.vocab = positive(e); }},
       {"model.tied_embeddings", [](R& r, const E& e) { r.model.tiedEmbeddings = boolean(e); }},
+      {"model.architecture", [](R& r, const E& e) { r.model.family = architecture(e); }},
+      {"model.kv_heads", [](R& r, const E& e) { r.model.kvHeads = wholeNumber(e, 0); }},
       {"train.seq_len", [](R& r, const E& e) { r.model.seqLen = positive(e); }},
       {"train.global_batch", [](R& r, const E& e) { r.globalBatch = positive(e); }},
       {"train.micro_batch", [](R& r, const E& e) { r.layout.microBatch = positive(e); }},
@@ -84,10 +97,14 @@ const std::map<std::string, Setter>& setters() {
 
 ConfiguredRun parseTrainConfigText(const std::string& text, const std::string& source) {
   ConfiguredRun run = strataTrainDefaults(source);
+  bool tiedGiven = false;
   for (const TomlEntry& entry : readPlanToml(text, source)) {
     auto setter = setters().find(entry.name());
     if (setter != setters().end()) setter->second(run, entry);
+    tiedGiven = tiedGiven || entry.name() == "model.tied_embeddings";
   }
+  // The default follows the architecture, wherever the file writes it.
+  if (!tiedGiven) run.model.tiedEmbeddings = defaultTiedEmbeddings(run.model.family);
   run.model.validate();
   return run;
 }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "strata/plan/comm.h"
 #include "strata/plan/errors.h"
 
 namespace strata::plan {
@@ -290,6 +291,72 @@ TEST(CostModel, CheckLayoutNamesTheValues) {
   EXPECT_NE(checkLayout(job, parseLayout("pp8,mb1,v2,interleaved-1f1b")).find("8 layers cannot"),
             std::string::npos);
   EXPECT_THROW(evaluateLayout(job, parseLayout("pp1,tp1,dp8")), PlanError);
+}
+
+// Llama 3 8B on one node of 8 A100s, 8 sequences a step.
+TrainingJob llamaJob(int kvHeads) {
+  TrainingJob job;
+  job.model = modelPreset("llama3-8b");
+  job.model.kvHeads = kvHeads;
+  job.cluster = clusterPreset("dgx-a100-80gb-ib200");
+  job.globalBatch = 8;
+  return job;
+}
+
+TEST(CostModel, TensorParallelMustSplitOrReplicateTheKvHeads) {
+  TrainingJob job = llamaJob(8);
+  EXPECT_EQ(checkLayout(job, parseLayout("tp8,dp1")), "");  // 1 kv head per rank
+  job.model.kvHeads = 4;
+  EXPECT_EQ(checkLayout(job, parseLayout("tp8,dp1")), "");  // each kv head on 2 ranks
+  TrainingJob six = job;
+  six.model.heads = 24;
+  six.model.hidden = 24 * 128;
+  six.model.kvHeads = 6;
+  EXPECT_EQ(checkLayout(six, parseLayout("tp2,dp4")), "");
+  EXPECT_EQ(checkLayout(six, parseLayout("tp4,dp2")),
+            "tp 4 neither divides the 6 kv heads nor is a multiple of them");
+  EXPECT_EQ(checkLayout(six, parseLayout("tp8,dp1")),
+            "tp 8 neither divides the 6 kv heads nor is a multiple of them");
+  TrainingJob oddFfn = job;
+  oddFfn.model.ffn = 14340;  // 4 x 3585
+  EXPECT_EQ(checkLayout(oddFfn, parseLayout("tp8,dp1")),
+            "tp 8 does not divide the 32 heads and ffn 14340");
+  EXPECT_THROW(evaluateLayout(six, parseLayout("tp4,dp2")), PlanError);
+}
+
+TEST(CostModel, ReplicatedKvProjectionsAreWholeOnEveryRankAndAllReduceTheirGradients) {
+  // 4 kv heads over tp 8: k and v (2 x 4096 x 512 = 4,194,304 weights a
+  // layer) are whole on every rank. Per rank, with pp 1:
+  //   layers 32 x (2*4096^2 + 2*4096*512 + 3*4096*14336 + 2*4096) = 6,845,366,272
+  //   + embedding 128256*4096 + final norm 4096 + head 128256*4096 = 1,050,677,248
+  //   / 8 = 987,005,440, + 32 x 4,194,304 x 7/8 = 117,440,512 replicated
+  TrainingJob job = llamaJob(4);
+  Layout layout = parseLayout("tp8,dp1,mb1");
+  Estimate replicated = evaluateLayout(job, layout);
+  double rankParams = 987005440.0 + 117440512.0;
+  EXPECT_DOUBLE_EQ(replicated.memory.parameters, rankParams * job.precision.weightBytes);
+  EXPECT_DOUBLE_EQ(replicated.memory.gradients, rankParams * job.precision.gradBytes);
+  // Their gradients, 4,194,304 x 2 bytes, are all-reduced over tp in every
+  // layer's backward of each of the 8 micro-batches; 8 kv heads split over
+  // tp 8 have none. The presets' devices have no compute noise, so the
+  // collectives wait for nothing and the rest of tp's traffic is the same.
+  Estimate split = evaluateLayout(llamaJob(8), layout);
+  double gradAllReduce = allReduceSeconds(4194304.0 * 2, 8, job.cluster.intraNode);
+  EXPECT_NEAR(replicated.time.tpComm - split.time.tpComm, 8 * 32 * gradAllReduce,
+              1e-9 * split.time.tpComm);
+}
+
+TEST(CostModel, GroupedQueryAttentionNeedsLessMemory) {
+  Layout layout = parseLayout("tp8,dp1,mb1");
+  Estimate gqa = evaluateLayout(llamaJob(8), layout);
+  Estimate mha = evaluateLayout(llamaJob(32), layout);
+  // 32 layers' k and v shrink from 2 x 4096 x 4096 to 2 x 4096 x 1024, split over tp 8.
+  double fewerParams = 32 * 2.0 * 4096 * (4096 - 1024) / 8;
+  Precision bf16;
+  EXPECT_DOUBLE_EQ(mha.memory.parameters - gqa.memory.parameters, fewerParams * bf16.weightBytes);
+  EXPECT_DOUBLE_EQ(mha.memory.optimizer - gqa.memory.optimizer, fewerParams * bf16.optimizerBytes);
+  EXPECT_LT(gqa.memory.activations, mha.memory.activations);
+  EXPECT_GT(gqa.samplesPerSecond, mha.samplesPerSecond);
 }
 
 TEST(Layout, TextFormRoundTrips) {

@@ -204,6 +204,21 @@ TEST(MeasuredProfile, ProfileOfAnotherModelIsRejected) {
   }
 }
 
+TEST(MeasuredProfile, AGptProfileCannotTimeALlama) {
+  TrainingJob job = profiledJob(8, 2);
+  job.model.family = Family::kLlama;
+  job.model.tiedEmbeddings = false;
+  try {
+    evaluateLayout(job, parseLayout("pp1,tp1,dp2,mb2"));
+    FAIL() << "no error";
+  } catch (const PlanError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "the measured profile is of a different model (layers 4, hidden 64, heads 4, "
+              "ffn 256, vocab 32, seq 16) than the job's (llama, layers 4, hidden 64, heads 4, "
+              "kv heads 4, ffn 256, vocab 32, seq 16)");
+  }
+}
+
 TEST(MeasuredProfile, PlanCommandReadsTheProfile) {
   std::string path = ::testing::TempDir() + "/round.profile";
   std::ofstream(path) << formatProfile(roundProfile());

@@ -37,5 +37,44 @@ TEST(Memory, KorthikantiActivationFormulas) {
                    workingActivationBytes(m, 2, 8, true));
 }
 
+// A small llama: s 4, hidden 8, 4 heads of d = 2, 2 kv heads (kv = 4), ffn 12.
+ModelDesc tinyLlama() {
+  ModelDesc m{"tiny-llama", 2, 8, 4, 12, 16, 4, false};
+  m.family = Family::kLlama;
+  m.kvHeads = 2;
+  return m;
+}
+
+TEST(Memory, LlamaActivationsByHand) {
+  ModelDesc m = tinyLlama();
+  // One sequence of 4 tokens, 2-byte values, no tensor parallelism:
+  //   two RMSNorm inputs and their outputs, 4 x [4 x 8]:  4 * 2*4*8  = 256
+  //   rotated Q [4 x 8], the o projection's input [4 x 8]: 2 * 2*4*8 = 128
+  //   rotated K and V at the kv width [4 x 4]:             2 * 2*4*4 = 64
+  //   gate, SiLU, up and product [4 x 12]:                 4 * 2*4*12 = 384
+  //   the softmax's probabilities, 4 heads x [4 x 4]:      2*4*4*4    = 128
+  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 1, false), 256 + 128 + 64 + 384 + 128);
+  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 3, 1, false), 3 * 960);
+  // tp 2 splits the heads, the kv heads and ffn; the norms' four stay whole.
+  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 2, false), 256 + 64 + 32 + 192 + 64);
+  // tp 4 replicates the kv heads: each rank keeps one kv head's K and V, [4 x 2].
+  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 4, false), 256 + 32 + 2 * 2 * 4 * 2 + 96 + 32);
+  // Sequence parallel splits the norms' four too.
+  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 4, true), 64 + 32 + 32 + 96 + 32);
+  // Full recompute keeps the 16-bit layer input, as for GPT.
+  EXPECT_DOUBLE_EQ(stashedActivationBytes(m, 1, 4, false, true), 2 * 4 * 8);
+  EXPECT_DOUBLE_EQ(stashedActivationBytes(m, 1, 4, true, true), 2 * 4 * 8 / 4);
+}
+
+TEST(Memory, GroupedQueryAttentionKeepsSmallerKAndV) {
+  ModelDesc gqa = modelPreset("llama3-8b");  // 8 kv heads of 128: kv width 1024
+  ModelDesc mha = gqa;
+  mha.kvHeads = 32;
+  // K and V of 8192 tokens, 2 bytes, at width 4096 instead of 1024, split over tp 8.
+  double saved = 2 * 2 * 8192 * (4096 - 1024) / 8.0;
+  EXPECT_DOUBLE_EQ(
+      workingActivationBytes(mha, 1, 8, true) - workingActivationBytes(gqa, 1, 8, true), saved);
+}
+
 }  // namespace
 }  // namespace strata::plan

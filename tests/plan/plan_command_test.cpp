@@ -196,12 +196,83 @@ TEST(PlanCommand, InconsistentSizesAreRefusedByName) {
   refused({"--config", "/nonexistent/run.toml"}, "cannot read config file '/nonexistent/run.toml'");
 }
 
+// Llama 3 8B's shape, flag by flag.
+const std::vector<std::string> kLlama3Sizes = {
+    "--architecture", "llama", "--kv-heads", "8",     "--layers", "32",     "--hidden",  "4096",
+    "--heads",        "32",    "--ffn",      "14336", "--vocab",  "128256", "--seq-len", "8192"};
+const std::vector<std::string> kOnEightH100 = {"--cluster", "dgx-h100-80gb", "--global-batch", "32",
+                                               "--json"};
+
+TEST(PlanCommand, ArchitectureLlamaPlansTheLlama3Preset) {
+  Outcome custom = plan(with(kLlama3Sizes, kOnEightH100));
+  ASSERT_EQ(custom.code, 0) << custom.err;
+  EXPECT_EQ(custom.out, plan(with({"--model", "llama3-8b"}, kOnEightH100)).out);
+  Outcome table = plan(with(kLlama3Sizes, {"--cluster", "dgx-h100-80gb", "--layout", "tp8"}));
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("strata plan: custom (8.0B parameters: llama, 32 layers, hidden 4096, "
+                           "32 heads, 8 kv heads, ffn 14336, vocab 128256, seq 8192)"),
+            std::string::npos)
+      << table.out;
+  // A GPT of the same sizes is another model.
+  std::vector<std::string> gptSizes(kLlama3Sizes.begin() + 4, kLlama3Sizes.end());
+  std::vector<std::string> layout = {"--layout", "tp8"};
+  EXPECT_NE(plan(with(with(gptSizes, kOnEightH100), layout)).out,
+            plan(with(with(kLlama3Sizes, kOnEightH100), layout)).out);
+}
+
+TEST(PlanCommand, ArchitectureAndKvHeadsOverrideAPreset) {
+  Outcome r = plan({"--model", "llama3-8b", "--kv-heads", "32", "--cluster", "dgx-h100-80gb",
+                    "--layout", "tp8"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  // 8,030,261,248 + 32 layers x 2 x 4096 x (4096 - 1024) more k and v weights.
+  EXPECT_NE(r.out.find("llama3-8b with kv-heads 32 (8.8B parameters: llama, 32 layers, hidden "
+                       "4096, 32 heads, 32 kv heads,"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(PlanCommand, ALlamaConfigPlansItsLayout) {
+  std::string config = writeFile(
+      "llama.toml",
+      "[model]\narchitecture = \"llama\"\nlayers = 32\nhidden = 4096\nheads = 32\n"
+      "kv_heads = 8\nffn = 14336\nvocab = 128256\nrope_theta = 500000.0\n"
+      "[parallel]\npp = 1\ndp = 1\ntp = 8\nzero = 1\ncheckpoint_activations = true\n"
+      "sequence_parallel = true\n[train]\nseq_len = 8192\nglobal_batch = 16\nmicro_batch = 1\n"
+      "precision = \"bf16\"\n");
+  Outcome r = plan({"--config", config, "--cluster", "dgx-h100-80gb", "--layout", "config"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(config + " (8.0B parameters: llama, 32 layers, hidden 4096, 32 heads, 8 kv "
+                                "heads, ffn 14336, vocab 128256, seq 8192)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("pp1,tp8,dp1,mb1,v1,1f1b,zero1,recompute,sp"), std::string::npos) << r.out;
+}
+
+TEST(PlanCommand, LlamaInputThatMakesNoModelOrLayoutIsRefusedByName) {
+  auto refused = [](const std::vector<std::string>& args, const std::string& reason) {
+    Outcome r = plan(args);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.err.find(reason), std::string::npos) << r.err;
+  };
+  refused({"--architecture", "mamba"},
+          "unknown architecture 'mamba'; known architectures: gpt2, llama, strata");
+  refused(with(kLlama3Sizes, {"--kv-heads", "5"}), "kv-heads 5 do not divide the 32 heads");
+  refused({"--model", "gpt2-small", "--kv-heads", "4"},
+          "kv-heads 4 differ from the 12 heads, which only architecture llama allows");
+  refused({"--model", "llama3-8b", "--kv-heads", "-1"}, "--kv-heads must be at least 0, got -1");
+  // 24 heads of 128 with 6 kv heads: tp 4 can neither split nor replicate them.
+  refused({"--model", "llama3-8b", "--heads", "24", "--hidden", "3072", "--kv-heads", "6",
+           "--cluster", "dgx-h100-80gb", "--layout", "tp4"},
+          "tp 4 neither divides the 6 kv heads nor is a multiple of them");
+}
+
 TEST(PlanCommand, HelpListsTheFlags) {
   Outcome r = plan({"--help"});
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("--global-batch"), std::string::npos);
   EXPECT_NE(r.out.find("--layout"), std::string::npos);
-  for (const char* flag : {"--config", "--layers", "--hidden", "--heads", "--ffn", "--vocab"})
+  for (const char* flag : {"--config", "--layers", "--hidden", "--heads", "--ffn", "--vocab",
+                           "--architecture", "--kv-heads"})
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
 }
 

@@ -14,6 +14,11 @@
 // on Amazon SageMaker" (2022): about 32 samples/s, and an expected 25 days to
 // train on 240 instances. The layout was not published; the planner's own
 // choice is printed next to it.
+//
+// Llama: the parameter counts of the released checkpoints (the Hugging Face
+// model cards' safetensors totals; "The Llama 3 Herd of Models", 2024,
+// Table 3 for the shapes): Llama 3 8B 8,030,261,248 and 70B
+// 70,553,706,496, Llama 2 7B 6,738,415,616.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -86,6 +91,27 @@ TEST(Published, Gpt3On120And240P4dInstances) {
   double speedup = at240.samplesPerSecond / at120.samplesPerSecond;
   EXPECT_GT(speedup, 1.6);
   EXPECT_LT(speedup, 2.0);
+}
+
+// The shape as the release's config.json gives it, written out here rather
+// than taken from the preset, which is checked against it.
+ModelDesc llamaShape(int layers, int hidden, int heads, int kvHeads, int ffn, int vocab) {
+  ModelDesc m{"llama", layers, hidden, heads, ffn, vocab, 8192};
+  m.family = Family::kLlama;
+  m.kvHeads = kvHeads;
+  m.tiedEmbeddings = false;
+  return m;
+}
+
+TEST(Published, Llama3ParameterCountsAreTheReleasedCheckpoints) {
+  ModelDesc eight = llamaShape(32, 4096, 32, 8, 14336, 128256);
+  ModelDesc seventy = llamaShape(80, 8192, 64, 8, 28672, 128256);
+  EXPECT_DOUBLE_EQ(parameterCount(eight), 8030261248.0);
+  EXPECT_DOUBLE_EQ(parameterCount(seventy), 70553706496.0);
+  EXPECT_DOUBLE_EQ(parameterCount(modelPreset("llama3-8b")), 8030261248.0);
+  EXPECT_DOUBLE_EQ(parameterCount(modelPreset("llama3-70b")), 70553706496.0);
+  // Multi-head (kv heads = heads), vocabulary 32000.
+  EXPECT_DOUBLE_EQ(parameterCount(modelPreset("llama2-7b")), 6738415616.0);
 }
 
 }  // namespace

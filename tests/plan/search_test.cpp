@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "strata/plan/errors.h"
 
 namespace strata::plan {
@@ -52,6 +54,30 @@ TEST(Search, MemoryLimitChangesTheAnswer) {
   for (const Estimate& e : tight.best) EXPECT_LE(e.memory.total(), 0.9 * 32.0 * (1 << 30));
   EXPECT_LT(tight.fitting, roomy.fitting);
   EXPECT_LE(tight.best.front().samplesPerSecond, roomy.best.front().samplesPerSecond);
+}
+
+TEST(Search, SkipsTensorParallelDegreesThatCannotHoldTheKvHeads) {
+  TrainingJob job;
+  job.model = modelPreset("llama3-8b");
+  job.model.layers = 8;
+  job.model.heads = 24;  // of 128: hidden 3072
+  job.model.hidden = 24 * 128;
+  job.model.kvHeads = 6;  // tp 4 and 8 neither divide 6 nor are multiples of it
+  job.model.seqLen = 2048;
+  job.cluster = clusterPreset("dgx-a100-80gb-ib200");
+  job.globalBatch = 16;
+  SearchResult r = searchLayouts(job, quick());
+  ASSERT_FALSE(r.best.empty());
+  std::set<int> tps;
+  for (const Estimate& e : r.best) tps.insert(e.layout.tp);
+  EXPECT_EQ(tps, (std::set<int>{1, 2}));
+  // With 8 kv heads every tp of a node is valid.
+  job.model.kvHeads = 8;
+  SearchResult all = searchLayouts(job, quick());
+  EXPECT_GT(all.valid, r.valid);
+  std::set<int> allTps;
+  for (const Estimate& e : all.best) allTps.insert(e.layout.tp);
+  EXPECT_EQ(allTps, (std::set<int>{1, 2, 4, 8}));
 }
 
 TEST(Search, OutputIsDeterministic) {

@@ -94,6 +94,57 @@ TEST(TrainConfig, BadValuesNameTheFileLineKeyAndValue) {
   EXPECT_EQ(errorOf("[model\n").substr(0, 11), "run.toml:1:");
 }
 
+TEST(TrainConfig, ReadsTheLlamaFamily) {
+  ConfiguredRun run = parseTrainConfigText(
+      "[model]\narchitecture = \"llama\"\nlayers = 32\nhidden = 4096\nheads = 32\nkv_heads = 8\n"
+      "ffn = 14336\nvocab = 128256\nrope_theta = 500000.0\nrms_norm_eps = 1e-5\n"
+      "[train]\nseq_len = 8192\n",
+      "llama.toml");
+  const ModelDesc& m = run.model;
+  EXPECT_EQ(m.family, Family::kLlama);
+  EXPECT_EQ(m.kvHeads, 8);
+  EXPECT_EQ(m.keyValueHeads(), 8);
+  EXPECT_FALSE(m.tiedEmbeddings);  // llama's default when the file leaves it out
+  EXPECT_DOUBLE_EQ(parameterCount(m), 8030261248.0);
+}
+
+TEST(TrainConfig, TiedEmbeddingsDefaultFollowsTheArchitecture) {
+  EXPECT_TRUE(parseTrainConfigText("[model]\narchitecture = \"gpt2\"\n", "a").model.tiedEmbeddings);
+  EXPECT_TRUE(
+      parseTrainConfigText("[model]\narchitecture = \"strata\"\n", "a").model.tiedEmbeddings);
+  // Given, the file's value wins, before or after the architecture.
+  ConfiguredRun before = parseTrainConfigText(
+      "[model]\ntied_embeddings = true\narchitecture = \"llama\"\n", "before.toml");
+  EXPECT_TRUE(before.model.tiedEmbeddings);
+  ConfiguredRun after = parseTrainConfigText(
+      "model = { architecture = \"llama\", tied_embeddings = true }\n", "after.toml");
+  EXPECT_TRUE(after.model.tiedEmbeddings);
+  ConfiguredRun untiedGpt = parseTrainConfigText("[model]\ntied_embeddings = false\n", "gpt.toml");
+  EXPECT_FALSE(untiedGpt.model.tiedEmbeddings);
+}
+
+TEST(TrainConfig, KvHeadsZeroOrLeftOutAreTheHeads) {
+  ConfiguredRun zero =
+      parseTrainConfigText("[model]\narchitecture = \"llama\"\nkv_heads = 0\n", "zero.toml");
+  EXPECT_EQ(zero.model.keyValueHeads(), 4);
+  ConfiguredRun absent = parseTrainConfigText("[model]\narchitecture = \"llama\"\n", "absent.toml");
+  EXPECT_EQ(absent.model.keyValueHeads(), 4);
+}
+
+TEST(TrainConfig, BadLlamaValuesAreNamed) {
+  EXPECT_EQ(errorOf("[model]\narchitecture = \"mamba\"\n"),
+            "run.toml:2: model.architecture expects \"gpt2\", \"llama\" or \"strata\", got string "
+            "\"mamba\"");
+  EXPECT_EQ(errorOf("[model]\narchitecture = \"llama\"\nkv_heads = -2\n"),
+            "run.toml:3: model.kv_heads expects a whole number from 0 to 2147483647, got integer "
+            "-2");
+  EXPECT_EQ(errorOf("[model]\narchitecture = \"llama\"\nheads = 4\nkv_heads = 3\n"),
+            "model 'run.toml': kv-heads 3 do not divide the 4 heads");
+  EXPECT_EQ(errorOf("[model]\nkv_heads = 2\n"),
+            "model 'run.toml': kv-heads 2 differ from the 4 heads, which only architecture llama "
+            "allows");
+}
+
 TEST(TrainConfig, AnUnreadableFileIsNamed) {
   try {
     loadTrainConfigFile("/nonexistent/run.toml");

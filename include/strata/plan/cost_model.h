@@ -4,11 +4,14 @@
 // Time. Every pipeline stage holds layers / (pp * v) transformer layers when
 // that divides, otherwise the balanced partitioner's cut (partition.h); the
 // first stage also holds the embedding, the last the logits. A layer's forward on a
-// tensor-parallel rank takes FLOPs / tp / (peak x efficiency), plus its
-// element-wise work (layer norms, softmax, GeLU, dropout), bound by memory
-// bandwidth: 2 x its activation bytes (memory.h) / device memory bandwidth,
-// plus its two tensor-parallel all-reduces of b*s*h 16-bit values; its backward twice the
-// compute and two more all-reduces; full recompute adds one more forward to
+// tensor-parallel rank takes its FLOPs (tpRankLayerForwardFlops: FLOPs / tp
+// but for replicated k and v) / (peak x efficiency), plus its element-wise
+// work (norms, softmax, GeLU or SiLU, dropout), bound by memory bandwidth: 2
+// x its activation bytes (memory.h) / device memory bandwidth, plus its two
+// tensor-parallel all-reduces of b*s*h 16-bit values; its backward twice the
+// compute and two more all-reduces, and, when the k and v projections are
+// replicated over tp (model_desc.h), the all-reduce of their weights'
+// gradients; full recompute adds one more forward to
 // the backward. These per-stage costs, and the point-to-point time of one
 // activation (b*s*h*2/tp bytes, each tp rank sending its slice) as the hand-off
 // latency, feed the schedule simulator (strata/schedule/simulator.h), whose
@@ -82,7 +85,8 @@ struct TrainingJob {
 };
 
 // Why `layout` cannot run `job`, or "" when it can: devices, at least one
-// layer per stage (and layers divisible by pp * v if evenStages), heads by tp, the global batch by
+// layer per stage (and layers divisible by pp * v if evenStages), heads and ffn by tp, the kv
+// heads by tp or tp by them, the global batch by
 // mb * dp, the schedule's own rules (interleaved needs v > 1 and micro-batches a multiple of pp),
 // tp within a node unless allowed.
 std::string checkLayout(const TrainingJob& job, const Layout& layout);

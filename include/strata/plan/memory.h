@@ -13,6 +13,12 @@
 //   tensor parallel:                  s*b*h*(10 + 24/t + 5*a*s/(h*t))
 //   tensor + sequence parallel:       s*b*h*(34/t + 5*a*s/(h*t))
 //   full recompute (only the input):  2*s*b*h      (2*s*b*h/t with sequence parallel)
+// The llama family's, counted the same way term by term (memory.cpp), with
+// ffn f and c = the k/v columns a tp rank computes (kv/t when t divides the
+// kv heads, one head's d when they are replicated):
+//   tensor parallel:                  s*b*(8h + (4h + 8f)/t + 4c) + 2*a*s^2*b/t
+//   tensor + sequence parallel:       s*b*((12h + 8f)/t + 4c) + 2*a*s^2*b/t
+//   full recompute:                   as GPT's
 // Nothing here throws.
 #pragma once
 

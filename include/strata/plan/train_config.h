@@ -6,13 +6,17 @@
 //
 // Keys read, in every TOML form strata train accepts (`[model]` tables,
 // dotted keys, inline tables):
-//   [model]     layers, hidden, heads, ffn, vocab, tied_embeddings
+//   [model]     layers, hidden, heads, ffn, vocab, tied_embeddings,
+//               architecture ("strata", "gpt2" or "llama"), kv_heads (0: as
+//               many as heads)
 //   [train]     seq_len, global_batch, micro_batch, precision ("fp32" or "bf16")
 //   [parallel]  pp, dp, tp, schedule, virtual_stages, zero (0 to 3),
 //               sequence_parallel, checkpoint_activations, reshard_after_forward
-// A key the file leaves out takes strata train's default. The other keys
-// (model.context, model.dropout, the optimizer's, [data], [checkpoint])
-// change no plan; they are strata train's to check and are ignored here.
+// A key the file leaves out takes strata train's default; tied_embeddings's
+// is the architecture's (false for llama, true otherwise). The other keys
+// (model.context, model.dropout, model.rope_theta, model.rms_norm_eps, the
+// optimizer's, [data], [checkpoint]) change no plan; they are strata train's
+// to check and are ignored here.
 //
 // Two approximations: checkpoint_activations is planned as full recompute
 // (strata train keeps each stage's inputs, the planner each layer's, so the
