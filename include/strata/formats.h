@@ -1,7 +1,10 @@
 // strata/formats/: file formats shared by checkpoints, import/export and
-// data: safetensors (Hugging Face's weights files).
+// data: safetensors (Hugging Face's weights files), Hugging Face's
+// tokenizer.json and tokenizer_config.json.
 //
 // Includes every public header of the folder.
 #pragma once
 
 #include "strata/formats/safetensors.h"
+#include "strata/formats/tokenizer_config.h"
+#include "strata/formats/tokenizer_json.h"

@@ -1,5 +1,6 @@
 #include "strata/util/random.h"
 
+#include <cstddef>
 #include <numeric>
 #include <utility>
 

@@ -130,6 +130,8 @@ std::string generateText(const GenerateOptions& o) {
   std::unique_ptr<Tokenizer> tokenizer = makeTokenizer(config.data.tokenizer);
   const int64_t vocab = std::min(tokenizer->vocabSize(), config.model.vocab);
   std::vector<int64_t> ids = tokenizer->encode(o.prompt.empty() ? "\n" : o.prompt);
+  // The prompt starts a document, as each training document started.
+  if (std::optional<int64_t> begin = tokenizer->beginOfTextId()) ids.insert(ids.begin(), *begin);
   // A prompt that encodes to nothing (SentencePiece drops white space)
   // starts from the end of a document.
   if (ids.empty()) ids.push_back(tokenizer->endOfTextId().value_or(0));

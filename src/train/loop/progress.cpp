@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "strata/util/progress_text.h"
+
 namespace strata::train {
 namespace {
 

@@ -110,7 +110,8 @@ struct DataConfig {
   // PREFIX.idx), read through a memory map; excludes `files`. Empty: none.
   std::string prepared;
   // makeTokenizer()'s spec (strata/train/data/tokenizer.h): "byte", a
-  // directory of GPT-2 BPE files, or a SentencePiece .model file.
+  // Hugging Face tokenizer.json (or a directory holding one), a directory of
+  // GPT-2 BPE files, or a SentencePiece .model file.
   std::string tokenizer = "byte";
   int64_t corpusBytes = 1000000;
   int64_t corpusSeed = 7;
