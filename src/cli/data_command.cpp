@@ -40,8 +40,9 @@ void addFlags(CLI::App& command, TokenizerOptions& o) {
   addSwitch(command, "byte-fallback", &o.trainOptions.byteFallback,
             "spell characters outside the vocabulary as byte tokens instead of <unk>");
   addTextFlag(command, "--tokenizer", &o.tokenizer,
-              "the tokenizer to use: byte, a directory with GPT-2's encoder.json and vocab.bpe "
-              "(or vocab.json and merges.txt), or a SentencePiece .model file");
+              "the tokenizer to use: byte, a Hugging Face tokenizer.json (or a directory with "
+              "one), a directory with GPT-2's encoder.json and vocab.bpe (or vocab.json and "
+              "merges.txt), or a SentencePiece .model file");
   addTextFlag(command, "--encode", &o.encodePath,
               "print the token ids of this file's text (- for standard input), space-separated");
   addTextFlag(command, "--decode", &o.decodePath,

@@ -19,8 +19,9 @@ struct PrepareFlags {
 
 void addFlags(CLI::App& command, PrepareFlags& f) {
   addTextFlag(command, "--tokenizer", &f.options.tokenizer,
-              "byte, a directory with GPT-2's encoder.json and vocab.bpe (or vocab.json and "
-              "merges.txt), or a SentencePiece .model file");
+              "byte, a Hugging Face tokenizer.json (or a directory with one), a directory with "
+              "GPT-2's encoder.json and vocab.bpe (or vocab.json and merges.txt), or a "
+              "SentencePiece .model file");
   command
       .add_option("--input", f.options.inputs,
                   "text files (one document each), *.jsonl files (one document a line, its "

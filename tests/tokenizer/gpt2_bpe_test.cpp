@@ -16,29 +16,10 @@ namespace strata::train {
 namespace {
 
 namespace fs = std::filesystem;
+using strata::test::errorOf;
 using strata::test::freshDir;
+using strata::test::spell;
 using strata::test::writeFile;
-
-// GPT-2's spelling of a byte (bytes_to_unicode() of encoder.py), written here
-// from its definition rather than taken from Strata.
-std::string spell(const std::string& bytes) {
-  std::string out;
-  for (unsigned char b : bytes) {
-    int cp = b;
-    if (!((b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE)) {
-      cp = 256;
-      for (int c = 0; c < b; ++c)
-        if (!((c >= '!' && c <= '~') || (c >= 0xA1 && c <= 0xAC) || c >= 0xAE)) ++cp;
-    }
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-  return out;
-}
 
 std::string jsonString(const std::string& s) {
   std::string out = "\"";
@@ -168,16 +149,6 @@ TEST(Gpt2Bpe, ReadsHuggingFaceFileNames) {
 }
 
 // The message of the ConfigError `f` throws.
-template <typename F>
-std::string errorOf(F f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "no ConfigError";
-}
-
 TEST(Gpt2Bpe, MissingFilesAreNamed) {
   fs::path dir = writeVocabulary("missing", {}, "");
   fs::remove(dir / "encoder.json");

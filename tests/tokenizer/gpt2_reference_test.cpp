@@ -4,7 +4,7 @@
 // gpt2-reference/reference.js) must be exactly the package's, and decoding
 // must give each text back.
 //
-// STRATA_GPT2_REFERENCE names the directory gpt2_reference_setup.sh filled
+// STRATA_GPT2_REFERENCE names the directory npm_reference_setup.sh filled
 // (CTest sets it, after running that script as a fixture).
 #include <gtest/gtest.h>
 
@@ -26,7 +26,7 @@ fs::path referenceDir() {
   if (!dir || !*dir)
     throw std::runtime_error(
         "STRATA_GPT2_REFERENCE is not set: run these tests with ctest, or run "
-        "tests/tokenizer/gpt2_reference_setup.sh and point it at its directory");
+        "tests/tokenizer/npm_reference_setup.sh and point it at its directory");
   return dir;
 }
 

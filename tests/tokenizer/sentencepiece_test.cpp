@@ -17,6 +17,7 @@ namespace strata::train {
 namespace {
 
 namespace fs = std::filesystem;
+using strata::test::errorOf;
 using strata::test::freshDir;
 using strata::test::writeFile;
 
@@ -154,16 +155,6 @@ TEST(SentencePiece, BpeModelsToo) {
   // Byte fallback spells an unseen character as bytes, which decode back.
   EXPECT_EQ(tokenizer.decode(tokenizer.encode("the Ω model")), "the Ω model");
   expectIdsOfSpmEncode(dir / "bpe.model", "bpe");
-}
-
-template <typename F>
-std::string errorOf(F f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "no ConfigError";
 }
 
 TEST(SentencePiece, AFileThatIsNotAModelIsNamed) {

@@ -159,6 +159,9 @@ TEST(ValidateConfig, ArchitectureIsKnownAndGpt2HasATiedHead) {
   EXPECT_NO_THROW(validateConfig(c, 8));
   c.model.tiedEmbeddings = false;
   expectInvalid(c, 8, {"model.architecture gpt2", "model.tied_embeddings = true"});
+  c = valid3d();
+  c.model.kvHeads = 2;
+  expectInvalid(c, 8, {"model.kv_heads 2 is for architecture llama"});
 }
 
 // The Llama family's keys, and its attention's split over tp: kv heads

@@ -132,8 +132,8 @@ const std::vector<ConfigOption>& configOptions() {
        "PREFIX of a prepared dataset (strata data prepare): PREFIX.bin and PREFIX.idx",
        +[](C& c) -> std::string& { return c.data.prepared; }},
       {"data", "tokenizer", "tokenizer",
-       "byte, a directory of GPT-2 BPE files (encoder.json and vocab.bpe) or a SentencePiece "
-       ".model file",
+       "byte, a Hugging Face tokenizer.json (or a directory with one), a directory of GPT-2 BPE "
+       "files (encoder.json and vocab.bpe) or a SentencePiece .model file",
        +[](C& c) -> std::string& { return c.data.tokenizer; }},
       {"data", "corpus_bytes", "corpus-bytes", "size of the generated corpus",
        +[](C& c) -> int64_t& { return c.data.corpusBytes; }},

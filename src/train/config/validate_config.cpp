@@ -236,6 +236,11 @@ void checkChoices(const TrainConfig& c, Problems& p) {
               architecture == kLlamaArchitecture,
           "model.architecture must be strata, gpt2 or llama, got '" + architecture + "'");
   if (architecture == kLlamaArchitecture) checkLlamaModel(c, p);
+  p.check(architecture == kLlamaArchitecture || c.model.kvHeads == 0 ||
+              c.model.kvHeads == c.model.heads,
+          "model.kv_heads " + to_string(c.model.kvHeads) +
+              " is for architecture llama: the GPT's attention has as many kv heads as heads (" +
+              to_string(c.model.heads) + ")");
   p.check(architecture != kGpt2Architecture || c.model.tiedEmbeddings,
           "model.architecture gpt2 needs model.tied_embeddings = true (GPT-2's head is its token "
           "embedding)");

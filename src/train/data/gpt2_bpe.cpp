@@ -74,40 +74,6 @@ CharClass classify(char32_t c) {
   return CharClass::kOther;
 }
 
-// GPT-2's map from bytes to printable characters (bytes_to_unicode() in
-// encoder.py): the printable Latin-1 bytes stand for themselves, the other 68
-// take code points 256, 257, ... in byte order. The files spell every token
-// in these characters.
-std::vector<char32_t> byteToCharTable() {
-  std::vector<char32_t> table(256);
-  char32_t next = 256;
-  for (int b = 0; b < 256; ++b) {
-    const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
-    table[b] = printable ? static_cast<char32_t>(b) : next++;
-  }
-  return table;
-}
-
-// The bytes a token spelled in GPT-2's characters stands for, or nullopt when
-// a character of it is not one of the 256 (an added token written plainly).
-std::optional<std::string> tokenToBytes(std::string_view spelled) {
-  static const std::vector<int> charToByte = [] {
-    std::vector<int> inverse(512, -1);
-    const std::vector<char32_t> table = byteToCharTable();
-    for (int b = 0; b < 256; ++b) inverse[table[b]] = b;
-    return inverse;
-  }();
-  std::string bytes;
-  for (size_t pos = 0; pos < spelled.size();) {
-    const CodePoint cp = decodeUtf8(spelled, pos);
-    if (cp.length == 0 || cp.value >= charToByte.size() || charToByte[cp.value] < 0)
-      return std::nullopt;
-    bytes.push_back(static_cast<char>(charToByte[cp.value]));
-    pos += cp.length;
-  }
-  return bytes;
-}
-
 std::ifstream openOrThrow(const std::string& path, const char* what) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
@@ -205,8 +171,8 @@ std::unique_ptr<Gpt2Bpe> Gpt2Bpe::fromDirectory(const std::string& dir) {
                         " is there)");
   }
   throw ConfigError((d / "encoder.json").string() +
-                    ": not found (a GPT-2 BPE directory holds encoder.json and vocab.bpe, or "
-                    "vocab.json and merges.txt)");
+                    ": not found (a tokenizer directory holds a Hugging Face tokenizer.json, "
+                    "or GPT-2's encoder.json and vocab.bpe, or vocab.json and merges.txt)");
 }
 
 Gpt2Bpe::Gpt2Bpe(const std::string& vocabPath, const std::string& mergesPath) {
@@ -222,7 +188,6 @@ Gpt2Bpe::Gpt2Bpe(const std::string& vocabPath, const std::string& mergesPath) {
   if (!vocab.is_object() || vocab.empty())
     throw ConfigError(vocabPath + ": expected a JSON object mapping each token to its id");
 
-  std::unordered_map<std::string, int32_t> ids;  // token bytes -> id
   int64_t maxId = -1;
   for (const auto& [token, idJson] : vocab.items()) {
     if (!idJson.is_number_integer() || idJson.get<int64_t>() < 0 ||
@@ -231,36 +196,18 @@ Gpt2Bpe::Gpt2Bpe(const std::string& vocabPath, const std::string& mergesPath) {
                         ", not an integer in [0, 2^31 - 1)");
     maxId = std::max(maxId, idJson.get<int64_t>());
   }
-  vocabSize_ = maxId + 1;
-  tokenBytes_.resize(vocabSize_);
-  known_.assign(vocabSize_, false);
+  bpe_ = ByteLevelBpe(maxId + 1);
   for (const auto& [token, idJson] : vocab.items()) {
     const auto id = idJson.get<int32_t>();
-    if (known_[id])
-      throw ConfigError(vocabPath + ": id " + std::to_string(id) + " is given to two tokens");
-    known_[id] = true;
     if (token == "<|endoftext|>") endOfText_ = id;
-    if (std::optional<std::string> bytes = tokenToBytes(token)) {
-      tokenBytes_[id] = *bytes;
-      ids.emplace(*bytes, id);
-    } else {
-      tokenBytes_[id] = token;  // an added token: decodes to itself, never encoded
-    }
+    if (!bpe_.addSpelledToken(id, token))
+      throw ConfigError(vocabPath + ": id " + std::to_string(id) + " is given to two tokens");
   }
-  for (int b = 0; b < 256; ++b) {
-    auto it = ids.find(std::string(1, static_cast<char>(b)));
-    if (it == ids.end()) {
-      std::ostringstream hex;
-      hex << std::hex << b;
-      throw ConfigError(vocabPath + ": no token for byte 0x" + hex.str() +
-                        " (a byte-level BPE vocabulary has one for each of the 256 bytes)");
-    }
-    byteIds_[b] = it->second;
-  }
+  bpe_.findByteTokens(vocabPath);
 
   std::ifstream in = openOrThrow(mergesPath, "the GPT-2 merges");
   std::string line;
-  int32_t rank = 0;
+  int64_t merges = 0;
   for (int64_t lineNo = 1; std::getline(in, line); ++lineNo) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (lineNo == 1 && line.rfind("#version", 0) == 0) continue;
@@ -271,77 +218,26 @@ Gpt2Bpe::Gpt2Bpe(const std::string& vocabPath, const std::string& mergesPath) {
     if (!(fields >> left >> right) || (fields >> extra))
       throw ConfigError(where + ": expected a merge, two tokens separated by a space, got \"" +
                         line + "\"");
-    const auto idOf = [&](const std::string& spelled) {
-      std::optional<std::string> bytes = tokenToBytes(spelled);
-      if (!bytes)
-        throw ConfigError(where + ": \"" + spelled +
-                          "\" is not spelled in GPT-2's byte-level alphabet");
-      auto it = ids.find(*bytes);
-      if (it == ids.end())
-        throw ConfigError(where + ": \"" + spelled + "\" is not in " + vocabPath);
-      return it->second;
-    };
-    const int32_t l = idOf(left), r = idOf(right), merged = idOf(left + right);
-    // A pair listed twice keeps its last rank, as encoder.py's dict does.
-    merges_[static_cast<uint64_t>(l) << 32 | static_cast<uint32_t>(r)] = {rank++, merged};
+    bpe_.addMerge(bpe_.spelledId(left, where, vocabPath), bpe_.spelledId(right, where, vocabPath),
+                  bpe_.spelledId(left + right, where, vocabPath));
+    ++merges;
   }
   if (in.bad()) throw ConfigError(mergesPath + ": read failed");
-  description_ = "GPT-2 BPE (" + vocabPath + ", " + mergesPath + ": " + std::to_string(ids.size()) +
-                 " tokens, " + std::to_string(rank) + " merges)";
-}
-
-void Gpt2Bpe::encodePiece(std::string_view piece, std::vector<int64_t>& out) const {
-  std::vector<int32_t> word(piece.size());
-  for (size_t i = 0; i < piece.size(); ++i)
-    word[i] = byteIds_[static_cast<unsigned char>(piece[i])];
-  std::vector<int32_t> next;
-  next.reserve(word.size());
-  while (word.size() > 1) {
-    // The lowest-ranked adjacent pair; none left: done.
-    const Merge* best = nullptr;
-    int32_t left = 0, right = 0;
-    for (size_t i = 0; i + 1 < word.size(); ++i) {
-      auto it =
-          merges_.find(static_cast<uint64_t>(word[i]) << 32 | static_cast<uint32_t>(word[i + 1]));
-      if (it != merges_.end() && (!best || it->second.rank < best->rank)) {
-        best = &it->second;
-        left = word[i];
-        right = word[i + 1];
-      }
-    }
-    if (!best) break;
-    // Merge every occurrence, left to right.
-    next.clear();
-    for (size_t i = 0; i < word.size();) {
-      if (i + 1 < word.size() && word[i] == left && word[i + 1] == right) {
-        next.push_back(best->merged);
-        i += 2;
-      } else {
-        next.push_back(word[i++]);
-      }
-    }
-    word.swap(next);
-  }
-  out.insert(out.end(), word.begin(), word.end());
+  description_ = "GPT-2 BPE (" + vocabPath + ", " + mergesPath + ": " +
+                 std::to_string(bpe_.tokenCount()) + " tokens, " + std::to_string(merges) +
+                 " merges)";
 }
 
 std::vector<int64_t> Gpt2Bpe::encode(std::string_view text) const {
   std::vector<int64_t> ids;
   ids.reserve(text.size() / 3 + 1);
   for (const auto& [begin, end] : gpt2Pretokenize(text))
-    encodePiece(text.substr(begin, end - begin), ids);
+    bpe_.encodePiece(text.substr(begin, end - begin), ids);
   return ids;
 }
 
 std::string Gpt2Bpe::decode(const std::vector<int64_t>& ids) const {
-  std::string text;
-  for (int64_t id : ids) {
-    if (id < 0 || id >= vocabSize_ || !known_[id])
-      throw ConfigError("token id " + std::to_string(id) + " is not in the GPT-2 vocabulary of " +
-                        std::to_string(vocabSize_) + " ids");
-    text += tokenBytes_[id];
-  }
-  return text;
+  return bpe_.decode(ids, "GPT-2");
 }
 
 }  // namespace strata::train

@@ -32,12 +32,14 @@ struct FileTokens {
 FileTokens tokenizeFile(const std::string& path, const Tokenizer& tokenizer, int width) {
   FileTokens result;
   try {
-    std::optional<int64_t> end = tokenizer.endOfTextId();
+    std::optional<int64_t> begin = tokenizer.beginOfTextId(), end = tokenizer.endOfTextId();
     std::vector<std::string> documents = readDocuments(path);
     for (size_t d = 0; d < documents.size(); ++d) {
       std::vector<int64_t> ids;
       try {
-        ids = tokenizer.encode(documents[d]);
+        if (begin) ids.push_back(*begin);
+        const std::vector<int64_t> text = tokenizer.encode(documents[d]);
+        ids.insert(ids.end(), text.begin(), text.end());
         if (end) ids.push_back(*end);
         result.documents.push_back(packTokens(ids, width, tokenizer.vocabSize()));
       } catch (const ConfigError& e) {

@@ -14,7 +14,7 @@ namespace {
 
 // Length of the UTF-8 sequence starting at text[i], or 0 when it is invalid
 // (bad lead byte, bad continuation byte, overlong form, surrogate, > U+10FFFF).
-size_t utf8SequenceLength(const std::string& text, size_t i) {
+size_t utf8SequenceLength(std::string_view text, size_t i) {
   auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
   unsigned char lead = byte(i);
   if (lead < 0x80) return 1;
@@ -41,7 +41,7 @@ std::string readFile(const std::string& path) {
 
 }  // namespace
 
-int64_t firstInvalidUtf8(const std::string& text) {
+int64_t firstInvalidUtf8(std::string_view text) {
   for (size_t i = 0; i < text.size();) {
     size_t length = utf8SequenceLength(text, i);
     if (length == 0) return static_cast<int64_t>(i);

@@ -4,6 +4,7 @@
 
 #include "strata/error.h"
 #include "strata/train/data/gpt2_bpe.h"
+#include "strata/train/data/hf_tokenizer.h"
 #include "strata/train/data/sentencepiece_tokenizer.h"
 
 namespace strata::train {
@@ -45,14 +46,23 @@ std::unique_ptr<Tokenizer> makeTokenizer(const std::string& spec) {
   if (spec == "byte") return std::make_unique<ByteTokenizer>();
   if (spec.empty())
     throw ConfigError(
-        "empty tokenizer: expected 'byte', a directory of GPT-2 BPE files or a SentencePiece "
-        ".model file");
+        "empty tokenizer: expected 'byte', a tokenizer.json, a directory of GPT-2 BPE files or a "
+        "SentencePiece .model file");
   std::error_code ec;
-  if (fs::is_directory(spec, ec)) return Gpt2Bpe::fromDirectory(spec);
-  if (fs::is_regular_file(spec, ec)) return std::make_unique<SentencePieceTokenizer>(spec);
+  if (fs::is_directory(spec, ec)) {
+    // tokenizer.json first: it alone says how to pre-tokenize.
+    const fs::path json = fs::path(spec) / "tokenizer.json";
+    if (fs::is_regular_file(json, ec)) return std::make_unique<HfTokenizer>(json.string());
+    return Gpt2Bpe::fromDirectory(spec);
+  }
+  if (fs::is_regular_file(spec, ec)) {
+    if (fs::path(spec).extension() == ".json") return std::make_unique<HfTokenizer>(spec);
+    return std::make_unique<SentencePieceTokenizer>(spec);
+  }
   throw ConfigError("tokenizer '" + spec +
-                    "': no such file or directory (expected 'byte', a directory holding GPT-2's "
-                    "encoder.json and vocab.bpe, or a SentencePiece .model file)");
+                    "': no such file or directory (expected 'byte', a tokenizer.json or a "
+                    "directory holding one, a directory holding GPT-2's encoder.json and "
+                    "vocab.bpe, or a SentencePiece .model file)");
 }
 
 }  // namespace strata::train

@@ -130,6 +130,8 @@ std::string generateText(const GenerateOptions& o) {
   std::unique_ptr<Tokenizer> tokenizer = makeTokenizer(config.data.tokenizer);
   const int64_t vocab = std::min(tokenizer->vocabSize(), config.model.vocab);
   std::vector<int64_t> ids = tokenizer->encode(o.prompt.empty() ? "\n" : o.prompt);
+  // The prompt starts a document, as each training document started.
+  if (std::optional<int64_t> begin = tokenizer->beginOfTextId()) ids.insert(ids.begin(), *begin);
   // A prompt that encodes to nothing (SentencePiece drops white space)
   // starts from the end of a document.
   if (ids.empty()) ids.push_back(tokenizer->endOfTextId().value_or(0));
@@ -143,7 +145,11 @@ std::string generateText(const GenerateOptions& o) {
             .unsqueeze(0);                               // [1, s]
     at::Tensor logits = model->forward(window);          // [s, 1, vocab]
     at::Tensor last = logits[-1][0].slice(0, 0, vocab);  // the tokenizer's ids only
-    ids.push_back(sampleNextToken(last, o.temperature, o.topK, generator));
+    int64_t next = sampleNextToken(last, o.temperature, o.topK, generator);
+    ids.push_back(next);
+    // The model ended the document (Llama 3's <|end_of_text|>, GPT-2's
+    // <|endoftext|>, SentencePiece's </s>): what follows would be another.
+    if (next == tokenizer->endOfTextId()) break;
   }
   return tokenizer->decode(ids);
 }

@@ -25,10 +25,10 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "strata/train/data/byte_level_bpe.h"
 #include "strata/train/data/tokenizer.h"
 
 namespace strata::train {
@@ -47,27 +47,17 @@ class Gpt2Bpe : public Tokenizer {
 
   std::vector<int64_t> encode(std::string_view text) const override;
   std::string decode(const std::vector<int64_t>& ids) const override;
-  int64_t vocabSize() const override { return vocabSize_; }
+  int64_t vocabSize() const override { return bpe_.vocabSize(); }
   std::optional<int64_t> endOfTextId() const override { return endOfText_; }
   std::string describe() const override { return description_; }
 
-  // Number of merges read.
-  size_t mergeCount() const { return merges_.size(); }
+  // Number of distinct merges read.
+  size_t mergeCount() const { return bpe_.mergeCount(); }
 
  private:
-  struct Merge {
-    int32_t rank;
-    int32_t merged;  // the id of the two parts joined
-  };
-  void encodePiece(std::string_view piece, std::vector<int64_t>& out) const;
-
-  int64_t vocabSize_ = 0;
+  ByteLevelBpe bpe_;
   std::optional<int64_t> endOfText_;
   std::string description_;
-  int32_t byteIds_[256];                        // the token of each single byte
-  std::unordered_map<uint64_t, Merge> merges_;  // key: left id << 32 | right id
-  std::vector<std::string> tokenBytes_;         // id -> the bytes it stands for
-  std::vector<bool> known_;                     // id -> present in the vocabulary
 };
 
 }  // namespace strata::train

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "strata/train/data/token_source.h"
@@ -21,7 +22,7 @@ namespace strata::train {
 std::string readTextFiles(const std::vector<std::string>& paths);
 
 // Byte offset of the first invalid UTF-8 sequence, or -1 when text is valid.
-int64_t firstInvalidUtf8(const std::string& text);
+int64_t firstInvalidUtf8(std::string_view text);
 
 // 1-D int64 token tensors. The validation part is the last
 // ceil(n * validationFraction) tokens: a contiguous tail, so no training

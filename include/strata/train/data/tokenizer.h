@@ -1,23 +1,30 @@
 // Tokenizers: text to token ids and back.
 //
-// Three kinds, chosen with makeTokenizer(spec):
+// Four kinds, chosen with makeTokenizer(spec):
 //  - "byte": every byte of the text is one token, so the vocabulary is
 //    exactly 256 ids (0..255) and any text round-trips losslessly. For tiny
 //    demos and tests; there are no special tokens (documents are joined with
 //    a newline, which the model learns as an ordinary byte).
-//  - a directory holding GPT-2's byte-level BPE files, encoder.json and
-//    vocab.bpe (or Hugging Face's names for them, vocab.json and merges.txt):
-//    see gpt2_bpe.h.
-//  - a SentencePiece .model file: see sentencepiece_tokenizer.h.
+//  - a Hugging Face tokenizer.json of the byte-level BPE kind (Llama 3,
+//    GPT-2, Qwen): a file whose name ends in .json, or a directory holding
+//    tokenizer.json: see hf_tokenizer.h.
+//  - a directory without tokenizer.json holding GPT-2's byte-level BPE files,
+//    encoder.json and vocab.bpe (or Hugging Face's names for them, vocab.json
+//    and merges.txt): see gpt2_bpe.h. A directory with both is read through
+//    tokenizer.json, the only one of them that says how to pre-tokenize
+//    (Qwen's vocab.json and merges.txt read with GPT-2's pattern would give
+//    other ids).
+//  - any other file: a SentencePiece .model (Llama 2, Mistral): see
+//    sentencepiece_tokenizer.h.
 //
 // A model may have a larger vocabulary than its tokenizer (for example to
 // make it divisible by tp); the extra ids are simply never produced.
 //
 // Nothing here blocks. Loading throws ConfigError naming the file for a
 // missing or malformed one; decode() throws ConfigError naming the id for
-// one outside the vocabulary; the GPT-2 and SentencePiece tokenizers'
-// encode() throws ConfigError naming the byte offset of text that is not
-// UTF-8. A loaded tokenizer is immutable: encode and decode may be called
+// one outside the vocabulary; the tokenizer.json, GPT-2 and SentencePiece
+// tokenizers' encode() throws ConfigError naming the byte offset of text that
+// is not UTF-8. A loaded tokenizer is immutable: encode and decode may be called
 // from several threads at once.
 #pragma once
 
@@ -48,14 +55,19 @@ class Tokenizer {
   // (GPT-2's <|endoftext|>, SentencePiece's </s>). encode() never produces
   // it from text: a caller joining documents appends it between them.
   virtual std::optional<int64_t> endOfTextId() const { return std::nullopt; }
+  // The id that marks the start of a document, for a tokenizer whose models
+  // were trained to see one there (Llama 3's <|begin_of_text|>; GPT-2,
+  // SentencePiece and byte have none). encode() never produces it: a caller
+  // joining documents puts it before each.
+  virtual std::optional<int64_t> beginOfTextId() const { return std::nullopt; }
   // What it is and where it was loaded from, for logs and errors.
   virtual std::string describe() const = 0;
 };
 
-// The tokenizer `spec` names: "byte", a directory of GPT-2 BPE files, or a
-// SentencePiece .model file (see the top of this header). Throws ConfigError
-// naming the path when it is neither, or when its files are missing or
-// malformed.
+// The tokenizer `spec` names: "byte", a tokenizer.json (or a directory
+// holding one), a directory of GPT-2 BPE files, or a SentencePiece .model
+// file (see the top of this header). Throws ConfigError naming the path when
+// it is none of them, or when its files are missing or malformed.
 std::unique_ptr<Tokenizer> makeTokenizer(const std::string& spec);
 
 }  // namespace strata::train
