@@ -151,6 +151,9 @@ std::string generateText(const GenerateOptions& o) {
     // <|endoftext|>, SentencePiece's </s>): what follows would be another.
     if (next == tokenizer->endOfTextId()) break;
   }
+  // The begin-of-text id marks where the prompt starts; it is no text.
+  if (tokenizer->beginOfTextId() && !ids.empty() && ids.front() == *tokenizer->beginOfTextId())
+    ids.erase(ids.begin());
   return tokenizer->decode(ids);
 }
 
