@@ -72,7 +72,9 @@ struct Largest {
   std::string parameterName;
 };
 
-double relative(double got, double expected) { return std::abs(got - expected) / std::abs(expected); }
+double relative(double got, double expected) {
+  return std::abs(got - expected) / std::abs(expected);
+}
 
 void expectRecordMatches(const std::vector<double>& got, const ReferenceRun& reference, int rank,
                          Largest& largest) {
@@ -80,7 +82,8 @@ void expectRecordMatches(const std::vector<double>& got, const ReferenceRun& ref
       << "rank " << rank << " recorded too little";
   for (int i = 0; i < kComparedSteps; ++i) {
     largest.loss = std::max(largest.loss, relative(got[i], reference.losses[i]));
-    largest.norm = std::max(largest.norm, relative(got[kComparedSteps + i], reference.gradNorms[i]));
+    largest.norm =
+        std::max(largest.norm, relative(got[kComparedSteps + i], reference.gradNorms[i]));
     EXPECT_NEAR(got[i], reference.losses[i], kTolerance * reference.losses[i])
         << "rank " << rank << ", loss of step " << i + 1;
     EXPECT_NEAR(got[kComparedSteps + i], reference.gradNorms[i],

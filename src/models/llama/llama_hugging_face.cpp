@@ -15,15 +15,12 @@ std::vector<HuggingFaceTensor> LlamaHuggingFace::tensors() const {
     const char *ours, *theirs;
     std::vector<int64_t> shape;
   };
-  const std::vector<Weight> block = {{"attention_norm", "input_layernorm", {h}},
-                                     {"attention.q", "self_attn.q_proj", {q, h}},
-                                     {"attention.k", "self_attn.k_proj", {kv, h}},
-                                     {"attention.v", "self_attn.v_proj", {kv, h}},
-                                     {"attention.o", "self_attn.o_proj", {h, q}},
-                                     {"mlp_norm", "post_attention_layernorm", {h}},
-                                     {"mlp.gate", "mlp.gate_proj", {c.ffn, h}},
-                                     {"mlp.up", "mlp.up_proj", {c.ffn, h}},
-                                     {"mlp.down", "mlp.down_proj", {h, c.ffn}}};
+  const std::vector<Weight> block = {
+      {"attention_norm", "input_layernorm", {h}},   {"attention.q", "self_attn.q_proj", {q, h}},
+      {"attention.k", "self_attn.k_proj", {kv, h}}, {"attention.v", "self_attn.v_proj", {kv, h}},
+      {"attention.o", "self_attn.o_proj", {h, q}},  {"mlp_norm", "post_attention_layernorm", {h}},
+      {"mlp.gate", "mlp.gate_proj", {c.ffn, h}},    {"mlp.up", "mlp.up_proj", {c.ffn, h}},
+      {"mlp.down", "mlp.down_proj", {h, c.ffn}}};
   for (int64_t i = 0; i < c.layers; ++i) {
     std::string ours = "block" + std::to_string(i) + ".";
     std::string theirs = "model.layers." + std::to_string(i) + ".";
