@@ -37,7 +37,7 @@ grep -qwE 'amx_bf16|avx512_bf16' /proc/cpuinfo && precision=bf16
 "$build/strata" launch --nproc-per-node 4 -- "$build/strata" train --config configs/demo.toml \
   --precision "$precision" --tokenizer "$tokenizer" --data-prepared "$out/data/kjv" \
   --checkpoint-dir "$out/checkpoints" | tee "$out/demo.log"
-summary=$(grep -o '{"train":"gpt".*}' "$out/demo.log" | tail -n 1)
+summary=$(grep -o '{"train":.*}' "$out/demo.log" | tail -n 1)
 
 for prompt in "And the LORD said" "In the beginning" "Blessed are"; do
   echo "--- sample: $prompt"

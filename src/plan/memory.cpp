@@ -25,22 +25,20 @@ double gptActivationBytes(const ModelDesc& m, double microBatch, int tp, bool se
 // dropout, so no masks, and the weighted sum over V reads the softmax's own
 // output. RoPE's backward needs only its cos/sin tables (shared by the
 // batch), so the k and q projections' outputs are kept only as rotated. K
-// and V count at their kv heads' size, as an attention kernel that reads
-// each group's kv head keeps them; one that expands them to every query head
-// first (repeat_interleave) keeps 2h/t each instead.
+// and V count at the query heads' width: Strata's attention expands each kv
+// head to the query heads of its group (repeat_interleave) before the
+// products, which keep the expanded copies. Grouped-query attention thus
+// saves projection work and communication, not these activations.
 double llamaActivationBytes(const ModelDesc& m, double microBatch, int tp, bool sequenceParallel) {
   double s = m.seqLen, b = microBatch, h = m.hidden, f = m.ffn, a = m.heads, t = tp;
-  // The k/v columns this rank computes: its share of the kv heads, or the
-  // one head its query heads read when they are replicated.
-  double c = kvReplicated(m, tp) ? m.headDim() : m.kvWidth() / t;
   // Replicated over tp, or split along the sequence under sequence parallel:
   double replicated = 2 * h        // attention RMSNorm's input
                       + 2 * h      // its output, the q, k and v projections' shared input
                       + 2 * h      // MLP RMSNorm's input
                       + 2 * h;     // its output, gate's and up's shared input
   double split = 2 * h / t         // rotated Q, for the scores' backward
-                 + 2 * c           // rotated K, for the scores' backward
-                 + 2 * c           // V, for the weighted sum's backward
+                 + 2 * h / t       // rotated K expanded to the query heads, for the scores
+                 + 2 * h / t       // V expanded likewise, for the weighted sum's backward
                  + 2 * h / t       // the weighted sum, the o projection's input
                  + 2 * f / t       // gate's output, SiLU's input
                  + 2 * f / t       // SiLU's output, for up's gradient through the product

@@ -355,7 +355,8 @@ TEST(CostModel, GroupedQueryAttentionNeedsLessMemory) {
   Precision bf16;
   EXPECT_DOUBLE_EQ(mha.memory.parameters - gqa.memory.parameters, fewerParams * bf16.weightBytes);
   EXPECT_DOUBLE_EQ(mha.memory.optimizer - gqa.memory.optimizer, fewerParams * bf16.optimizerBytes);
-  EXPECT_LT(gqa.memory.activations, mha.memory.activations);
+  // The trainer expands k and v to every query head, so activations match.
+  EXPECT_DOUBLE_EQ(gqa.memory.activations, mha.memory.activations);
   EXPECT_GT(gqa.samplesPerSecond, mha.samplesPerSecond);
 }
 

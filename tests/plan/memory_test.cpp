@@ -50,14 +50,15 @@ TEST(Memory, LlamaActivationsByHand) {
   // One sequence of 4 tokens, 2-byte values, no tensor parallelism:
   //   two RMSNorm inputs and their outputs, 4 x [4 x 8]:  4 * 2*4*8  = 256
   //   rotated Q [4 x 8], the o projection's input [4 x 8]: 2 * 2*4*8 = 128
-  //   rotated K and V at the kv width [4 x 4]:             2 * 2*4*4 = 64
+  //   rotated K and V expanded to the 4 query heads [4 x 8]: 2 * 2*4*8 = 128
   //   gate, SiLU, up and product [4 x 12]:                 4 * 2*4*12 = 384
   //   the softmax's probabilities, 4 heads x [4 x 4]:      2*4*4*4    = 128
-  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 1, false), 256 + 128 + 64 + 384 + 128);
-  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 3, 1, false), 3 * 960);
+  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 1, false), 256 + 128 + 128 + 384 + 128);
+  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 3, 1, false), 3 * 1024);
   // tp 2 splits the heads, the kv heads and ffn; the norms' four stay whole.
-  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 2, false), 256 + 64 + 32 + 192 + 64);
-  // tp 4 replicates the kv heads: each rank keeps one kv head's K and V, [4 x 2].
+  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 2, false), 256 + 64 + 64 + 192 + 64);
+  // tp 4 replicates the kv heads: each rank expands its one kv head to its
+  // one query head, K and V [4 x 2].
   EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 4, false), 256 + 32 + 2 * 2 * 4 * 2 + 96 + 32);
   // Sequence parallel splits the norms' four too.
   EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 4, true), 64 + 32 + 32 + 96 + 32);
@@ -66,14 +67,16 @@ TEST(Memory, LlamaActivationsByHand) {
   EXPECT_DOUBLE_EQ(stashedActivationBytes(m, 1, 4, true, true), 2 * 4 * 8 / 4);
 }
 
-TEST(Memory, GroupedQueryAttentionKeepsSmallerKAndV) {
+// The trainer expands K and V to every query head before attention, so
+// grouped-query attention keeps as much as multi-head attention.
+TEST(Memory, GroupedQueryAttentionKeepsExpandedKAndV) {
   ModelDesc gqa = modelPreset("llama3-8b");  // 8 kv heads of 128: kv width 1024
   ModelDesc mha = gqa;
   mha.kvHeads = 32;
-  // K and V of 8192 tokens, 2 bytes, at width 4096 instead of 1024, split over tp 8.
-  double saved = 2 * 2 * 8192 * (4096 - 1024) / 8.0;
-  EXPECT_DOUBLE_EQ(
-      workingActivationBytes(mha, 1, 8, true) - workingActivationBytes(gqa, 1, 8, true), saved);
+  EXPECT_DOUBLE_EQ(workingActivationBytes(mha, 1, 8, true),
+                   workingActivationBytes(gqa, 1, 8, true));
+  EXPECT_DOUBLE_EQ(workingActivationBytes(mha, 1, 1, false),
+                   workingActivationBytes(gqa, 1, 1, false));
 }
 
 }  // namespace

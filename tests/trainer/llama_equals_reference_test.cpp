@@ -18,11 +18,7 @@ namespace {
 
 TrainConfig llama(int64_t pp, int64_t dp, int64_t tp, int64_t kvHeads,
                   const std::string& schedule = "1f1b") {
-  TrainConfig c = tinyConfig();
-  c.model.architecture = kLlamaArchitecture;
-  c.model.tiedEmbeddings = false;
-  c.model.kvHeads = kvHeads;
-  c.model.ropeTheta = 500000.0;  // Llama 3's base, not the default
+  TrainConfig c = tinyLlamaConfig(kvHeads);
   c.parallel.pp = pp;
   c.parallel.dp = dp;
   c.parallel.tp = tp;

@@ -14,7 +14,6 @@
 #include "independent_llama.h"
 #include "strata/formats/safetensors.h"
 #include "strata/models/llama.h"
-#include "strata/tensor_parallel/sharding.h"
 #include "strata/train/loop/export_hugging_face.h"
 #include "trainer_test_util.h"
 
@@ -23,15 +22,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// tinyConfig as a Llama: grouped-query attention 4:2, an untied head, 258
-// tokens so that tp 4 pads the vocabulary, Llama 3's rotary base.
+// A tiny Llama with grouped-query attention 4:2 (by default) and 258
+// tokens, so that tp 4 pads the vocabulary.
 TrainConfig llamaConfig(int64_t pp, int64_t tp, int64_t kvHeads = 2) {
-  TrainConfig c = tinyConfig();
-  c.model.architecture = kLlamaArchitecture;
-  c.model.tiedEmbeddings = false;
-  c.model.kvHeads = kvHeads;
+  TrainConfig c = tinyLlamaConfig(kvHeads);
   c.model.vocab = 258;
-  c.model.ropeTheta = 500000.0;
   c.parallel.pp = pp;
   c.parallel.tp = tp;
   return c;
@@ -146,22 +141,7 @@ TEST(LlamaExport, ImportIntoTp4AndOneProcessHoldsTheCheckpoint) {
       },
       sharedDirOptions(dir));
   TensorMap whole = llamaCheckpoint(dir);
-  for (int rank = 0; rank < 4; ++rank) {
-    SavedShards saved = readShards(dir, rank);
-    for (const ParameterShard& shard : saved.shards) {
-      torch::Tensor full = whole.at(shard.name);
-      bool vocabulary =
-          shard.name == "embedding.tokens.weight" || shard.name == "head.lm_head.weight";
-      if (vocabulary)  // 258 rows padded to 260 with zeros
-        full = torch::cat({full, torch::zeros({2, full.size(1)})});
-      torch::Tensor expected = full;
-      if (shard.shardDim != tensor_parallel::kReplicated) {
-        int64_t part = full.size(shard.shardDim) / saved.tpSize;
-        expected = full.narrow(shard.shardDim, part * saved.tpRank, part);
-      }
-      EXPECT_TRUE(torch::equal(shard.tensor, expected)) << "rank " << rank << " " << shard.name;
-    }
-  }
+  expectShardsSliceWhole(dir, 4, whole, 260);  // 258 rows padded to 260 under tp 4
   Trainer serial(llamaConfig(1, 1), singleProcessWorld());
   serial.initFrom(dir + "/hf");  // the directory finds model.safetensors
   for (const auto& [name, tensor] : byName(serial))

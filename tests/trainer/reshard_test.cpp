@@ -165,6 +165,17 @@ TEST(TrainerReshard, OddVocabularyTp2ToTp4) {
   expectResumeAcrossLayouts("reshard-vocab", config, {1, 1, 2}, {1, 1, 4});
 }
 
+// The Llama family: key/value heads split over tp 2 (2 of them) move into
+// a data-parallel ZeRO-1 run; a single key/value head replicated on both tp
+// ranks (its gradient summed over tp) moves into a pipeline without tp.
+TEST(TrainerReshard, LlamaPp2Tp2ToDp2Zero1) {
+  expectResumeAcrossLayouts("reshard-llama-split", tinyLlamaConfig(2), {2, 1, 2}, {1, 2, 1, 1});
+}
+
+TEST(TrainerReshard, LlamaReplicatedKvTp2ToPp2) {
+  expectResumeAcrossLayouts("reshard-llama-replicated", tinyLlamaConfig(1), {1, 1, 2}, {2, 1, 1});
+}
+
 TEST(TrainerReshard, OfflineConvertPp2Tp2ToTp4) {
   expectResumeAcrossLayouts("reshard-convert", tinyConfig(), {2, 1, 2}, {1, 1, 4}, true);
 }

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "strata/runtime/timeouts.h"
+#include "strata/tensor_parallel/sharding.h"
 #include "strata/train/loop/export_hugging_face.h"
 
 namespace strata::train::testing {
@@ -34,6 +35,15 @@ TrainConfig tinyConfig() {
   c.train.warmupSteps = 2;  // the rate changes every step, so a wrong LR state shows
   c.train.evalBatches = 1;
   c.data.corpusBytes = 20000;
+  return c;
+}
+
+TrainConfig tinyLlamaConfig(int64_t kvHeads) {
+  TrainConfig c = tinyConfig();
+  c.model.architecture = kLlamaArchitecture;
+  c.model.tiedEmbeddings = false;
+  c.model.kvHeads = kvHeads;
+  c.model.ropeTheta = 500000.0;
   return c;
 }
 
@@ -168,6 +178,26 @@ TensorMap checkpointWeightsOf(const std::string& dir, TrainConfig oneProcess) {
   Trainer serial(oneProcess, singleProcessWorld());
   EXPECT_TRUE(serial.resumeFromLatest().has_value());
   return byName(serial);
+}
+
+void expectShardsSliceWhole(const std::string& dir, int ranks, const TensorMap& whole,
+                            int64_t paddedVocabulary) {
+  for (int rank = 0; rank < ranks; ++rank) {
+    SavedShards saved = readShards(dir, rank);
+    for (const ParameterShard& shard : saved.shards) {
+      torch::Tensor full = whole.at(shard.name);
+      bool vocabulary =
+          shard.name == "embedding.tokens.weight" || shard.name == "head.lm_head.weight";
+      if (vocabulary && full.size(0) < paddedVocabulary)
+        full = torch::cat({full, torch::zeros({paddedVocabulary - full.size(0), full.size(1)})});
+      torch::Tensor expected = full;
+      if (shard.shardDim != tensor_parallel::kReplicated) {
+        int64_t part = full.size(shard.shardDim) / saved.tpSize;
+        expected = full.narrow(shard.shardDim, part * saved.tpRank, part);
+      }
+      EXPECT_TRUE(torch::equal(shard.tensor, expected)) << "rank " << rank << " " << shard.name;
+    }
+  }
 }
 
 }  // namespace strata::train::testing

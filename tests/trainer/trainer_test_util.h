@@ -26,6 +26,10 @@ namespace strata::train::testing {
 // global batch 8 in micro-batches of 2, no dropout, tied embeddings.
 TrainConfig tinyConfig();
 
+// tinyConfig as a Llama: `kvHeads` key/value heads for its 4 query heads, an
+// untied head, Llama 3's rotary base (500000, not the default).
+TrainConfig tinyLlamaConfig(int64_t kvHeads);
+
 // The folder the processes of this test share: inherited from the parent
 // (variable kSharedDirVariable) in a rank, freshly created and empty in the
 // parent. removeSharedDir() deletes it, in the parent only.
@@ -69,6 +73,11 @@ TensorMap byName(const Trainer& trainer);
 // The weights of the checkpoint under dir/ckpt, through a run of
 // `oneProcess` (a one-process layout) resumed from it.
 TensorMap checkpointWeightsOf(const std::string& dir, TrainConfig oneProcess);
+// Each of `ranks` ranks' shards saved by writeShards() equals its tp slice
+// of `whole`, whose vocabulary tensors (the token embedding, an untied head)
+// are first padded with zero rows to `paddedVocabulary`.
+void expectShardsSliceWhole(const std::string& dir, int ranks, const TensorMap& whole,
+                            int64_t paddedVocabulary);
 
 // Flips one byte in the middle of a file / cuts `bytes` off its end.
 void flipMiddleByte(const std::string& path);

@@ -6,25 +6,21 @@
 
 #include "strata/models/model_family.h"
 #include "strata/train/checkpoint/checkpoint.h"
-#include "strata/train/checkpoint/inspect.h"
 #include "strata/train/config/config_file.h"
 #include "strata/train/config/validate_config.h"
 #include "strata/train/loop/optimizer.h"
 #include "strata/train/loop/trainer.h"
+#include "train/checkpoint/indexed_checkpoint.h"
 #include "train/loop/parameter_index.h"
 #include "train/loop/shape_communicator.h"
 
 namespace strata::train {
 
 std::string convertCheckpoint(const ConvertOptions& o) {
-  std::string source = completeStepDirectory(o.from);
-  CheckpointInfo info = readCheckpointInfo(source);
-  if (info.format < 2)
-    throw CheckpointError("checkpoint '" + source +
-                          "' is format 1, from before Strata resharded checkpoints: it has no "
-                          "tensor index to convert from");
-  TrainConfig config;
-  applyConfigToml(info.configToml, source + "/metadata.toml", config);
+  IndexedCheckpoint opened = openIndexedCheckpoint(o.from);
+  const std::string& source = opened.directory;
+  const CheckpointInfo& info = opened.info;
+  TrainConfig config = opened.config;
   config.parallel.pp = o.pp;
   config.parallel.dp = o.dp;
   config.parallel.tp = o.tp;

@@ -7,9 +7,8 @@
 #include "formats/atomic_file.h"
 #include "strata/formats/safetensors_set.h"
 #include "strata/models/model_family.h"
-#include "strata/train/checkpoint/inspect.h"
-#include "strata/train/config/config_file.h"
 #include "strata/train/loop/trainer.h"
+#include "train/checkpoint/indexed_checkpoint.h"
 #include "train/loop/parameter_index.h"
 #include "train/loop/shape_communicator.h"
 
@@ -32,14 +31,10 @@ std::unique_ptr<models::HuggingFaceLayout> layoutOf(const models::ModelSpec& spe
 ExportedFiles exportCheckpoint(const ExportOptions& o) {
   if (o.format != "safetensors")
     throw ConfigError("unknown format '" + o.format + "' (known: safetensors)");
-  std::string source = completeStepDirectory(o.checkpoint);
-  CheckpointInfo info = readCheckpointInfo(source);
-  if (info.format < 2)
-    throw CheckpointError("checkpoint '" + source +
-                          "' is format 1, from before Strata indexed its tensors: convert it with "
-                          "a Strata of that version's layout first");
-  TrainConfig config;
-  applyConfigToml(info.configToml, source + "/metadata.toml", config);
+  IndexedCheckpoint opened = openIndexedCheckpoint(o.checkpoint);
+  const std::string& source = opened.directory;
+  const CheckpointInfo& info = opened.info;
+  TrainConfig config = opened.config;
   config.parallel.pp = config.parallel.dp = config.parallel.tp = 1;
   config.parallel.virtualStages = 1;
   config.parallel.zero = 0;

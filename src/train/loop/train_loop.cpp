@@ -169,6 +169,7 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
   const TrainConfig& c = trainer.config();
   bool leader = trainer.world().rank() == 0;
   TrainSummary summary;
+  summary.architecture = c.model.architecture;
   summary.layout = trainer.layout().describe();
   if (!c.checkpoint.dir.empty()) checkCheckpointDirectory(c.checkpoint.dir, trainer.world().comm());
   std::optional<CheckpointInfo> resumedFrom;
@@ -206,7 +207,7 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
   }
   ProgressReporter progress(log, util::stderrIsTerminal(), c.train.steps, first);
   LossCurve curve;
-  curve.title = "GPT training loss (" + summary.layout + ")";
+  curve.title = c.model.architecture + " training loss (" + summary.layout + ")";
   // A resumed run's curve and counts start with the steps before its checkpoint.
   for (const StepMetrics& earlier : report.history) {
     curve.train.push_back({earlier.step, earlier.loss});
@@ -335,7 +336,7 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
 }
 
 std::string summaryJson(const TrainSummary& s, const std::string& key) {
-  nlohmann::ordered_json summary = {{key, "gpt"},
+  nlohmann::ordered_json summary = {{key, s.architecture},
                                     {"layout", s.layout},
                                     {"steps", s.steps},
                                     {"loss_start", jsonNumber(s.lossStart)},

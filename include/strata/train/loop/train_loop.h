@@ -19,6 +19,7 @@
 namespace strata::train {
 
 struct TrainSummary {
+  std::string architecture;    // model.architecture: "strata", "gpt2", "llama"
   std::string layout;          // "pp 2 x dp 1 x tp 2"
   int64_t steps = 0;           // completed, including those before a resume
   double lossStart = 0;        // the first step this run made
@@ -33,7 +34,7 @@ struct TrainSummary {
 
 TrainSummary runTraining(Trainer& trainer, std::ostream& log);
 
-// {"<key>":"gpt","layout":...,"steps":...,"loss_start":...,"loss_end":...,
+// {"<key>":"<architecture>","layout":...,"steps":...,"loss_start":...,"loss_end":...,
 //  "val_loss":...,"tokens_per_s":...,"mfu":...,"skipped_steps":...} on one line, a non-finite
 // value (a diverged loss) as null.
 std::string summaryJson(const TrainSummary& summary, const std::string& key);
