@@ -29,6 +29,8 @@ test_packages=(
   sentencepiece
   # The demo's English text: the King James Bible (public domain), read out by `bible`.
   bible-kjv
+  # A plain PyTorch job under strata launch (LaunchPyTorch.*); the benchmarks' peer too.
+  python3-torch
 )
 # The Kubernetes schema tests (K8sSchema.*) run a pinned npm package on
 # Node.js 18 or later. A Node.js installed otherwise is used as it is
@@ -37,9 +39,8 @@ command -v node >/dev/null || test_packages+=(nodejs)
 command -v npm >/dev/null || test_packages+=(npm)
 case "${1:-}" in
   --build-only) ;;
-  # The benchmarks compare against PyTorch's own Python stack.
-  --bench) packages+=("${test_packages[@]}" python3-torch) ;;
-  "") packages+=("${test_packages[@]}") ;;
+  # The benchmarks' peers (PyTorch's own Python stack) are among the tests' packages.
+  "" | --bench) packages+=("${test_packages[@]}") ;;
   *) echo "setup: unknown option '$1' (known: --build-only, --bench)" >&2; exit 2 ;;
 esac
 

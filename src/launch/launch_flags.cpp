@@ -74,6 +74,8 @@ void addFlags(CLI::App& command, LaunchOptions& o) {
   addRealFlag(command, "--timeout", &o.timeoutSeconds,
               "seconds any blocking call may wait, exported to the workers as STRATA_TIMEOUT; "
               "unset: STRATA_TIMEOUT if set");
+  addTextFlag(command, "--rdzv-id,--rdzv_id", &o.runId,
+              "the job's name, exported to the workers as TORCHELASTIC_RUN_ID (default: none)");
   addTextFlag(command, "--job-token", &o.jobToken,
               "shared secret; processes without it are refused; unset: STRATA_JOB_TOKEN");
   addIntFlag(command, "--threads-per-worker", &o.threadsPerWorker, "intra-op threads per worker",

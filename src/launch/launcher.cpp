@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "job_end.h"
 #include "node_agreement.h"
 #include "strata/error.h"
 #include "strata/runtime/rendezvous.h"
@@ -67,6 +68,14 @@ std::vector<WorkerSpec> workerSpecs(const LaunchOptions& o, const NodeMap& nodes
         {"TORCHELASTIC_RESTART_COUNT", std::to_string(attempt.number)},
         {"TORCHELASTIC_MAX_RESTARTS", std::to_string(o.maxRestarts)},
         {"STRATA_LAUNCHER_STORE", "1"},
+        // torchrun's worker environment, so a PyTorch script (init_process_group
+        // from the environment) runs unchanged: it connects to this launcher's
+        // store at MASTER_PORT instead of serving its own there.
+        {"TORCHELASTIC_USE_AGENT_STORE", "True"},
+        {"TORCHELASTIC_RUN_ID", o.runId},
+        {"ROLE_NAME", "default"},
+        {"ROLE_RANK", std::to_string(spec.globalRank)},
+        {"ROLE_WORLD_SIZE", std::to_string(nodes.worldSize())},
         {"OMP_NUM_THREADS", std::to_string(o.threadsPerWorker)},
         {"PYTHONUNBUFFERED", "1"},
     };
@@ -226,11 +235,12 @@ void openRound(c10d::Store& control, int64_t round) {
 
 // An elastic job's round closed without this node: it waits, logging now and
 // then, for node 0 to open the next (a failure elsewhere), for as long as the
-// job runs; the job's end closes the store, which ends the wait with an Error.
-int64_t awaitNextRound(c10d::Store& control, int64_t round, const std::string& who) {
+// job runs. nullopt: the job ended without it (job_end.h).
+std::optional<int64_t> awaitNextRound(c10d::Store& control, int64_t round, const std::string& who) {
   constexpr std::chrono::seconds kReport{30};
   auto nextReport = std::chrono::steady_clock::now() + kReport;
   for (;;) {
+    if (jobEndedWith(control) >= 0) return std::nullopt;
     int64_t now = roundUnderWay(control);
     if (now > round) return now;
     if (std::chrono::steady_clock::now() >= nextReport) {
@@ -247,14 +257,21 @@ int64_t awaitNextRound(c10d::Store& control, int64_t round, const std::string& w
 // token or flags that disagree is refused once, at once, and by name, instead
 // of each worker failing alone, restarts being spent on it, and the other
 // nodes' workers waiting for it until they time out.
+NodeClaim claimOf(const LaunchOptions& o) {
+  return {o.nodeRank,      o.nnodes,   o.nprocPerNode, o.maxRestarts,
+          o.fewestNodes(), hostName(), getpid()};
+}
+
+c10::intrusive_ptr<c10d::Store> roundScope(const LaunchOptions& o, const JobStore& job,
+                                           int64_t round, std::chrono::milliseconds timeout) {
+  return jobScope(job.store, o.jobToken, "launchers/round-" + std::to_string(round), timeout);
+}
+
 std::optional<NodeMap> joinRound(const LaunchOptions& o, const JobStore& job, int64_t round,
                                  std::chrono::milliseconds timeout) {
-  NodeClaim self{o.nodeRank,      o.nnodes,   o.nprocPerNode, o.maxRestarts,
-                 o.fewestNodes(), hostName(), getpid()};
   if (o.nodeRank == 0) openRound(*job.control, round);
-  auto scope = jobScope(job.store, o.jobToken, "launchers/round-" + std::to_string(round), timeout);
   std::chrono::milliseconds joinWait(static_cast<int64_t>(o.joinWaitSeconds * 1000));
-  return agreeOnNodes(scope, self, joinWait, timeout);
+  return agreeOnNodes(roundScope(o, job, round, timeout), claimOf(o), joinWait, timeout);
 }
 
 void printRound(const LaunchOptions& o, const NodeMap& nodes, const Attempt& attempt) {
@@ -270,6 +287,36 @@ void printRound(const LaunchOptions& o, const NodeMap& nodes, const Attempt& att
   std::cerr << std::endl;
 }
 
+// How the attempt ends for this launcher: the exit code, or nullopt to run
+// the next round. A multi-node job passes the exit barrier (job_end.h): node
+// 0 keeps the store until every node has ended, and every launcher exits
+// with the job's code.
+std::optional<int> endOfAttempt(const LaunchOptions& o, const JobStore& job, const NodeMap& nodes,
+                                const Attempt& attempt, const AttemptResult& result,
+                                std::chrono::milliseconds timeout) {
+  bool failed = result.outcome == Outcome::kWorkerFailed;
+  bool restartsLeft = attempt.number < o.maxRestarts;
+  std::optional<int> code;
+  if (failed && restartsLeft) {
+    if (o.nnodes > 1)
+      announceRestart(*roundScope(o, job, attempt.number, timeout), claimOf(o), {1, result.cause});
+    return std::nullopt;
+  }
+  if (o.nnodes == 1) {
+    code = failed ? 1 : 0;
+  } else {
+    code = agreeOnJobEnd(*roundScope(o, job, attempt.number, timeout), *job.control, claimOf(o),
+                         nodes, {failed ? 1 : 0, result.cause}, timeout);
+    if (!code && restartsLeft) return std::nullopt;  // another node restarts; so does this one
+    if (!code) code = 1;
+  }
+  if (failed && o.maxRestarts > 0) {
+    std::cerr << "strata launch: giving up after " << o.maxRestarts
+              << " restarts; in the last attempt " << result.cause << std::endl;
+  }
+  return code;
+}
+
 }  // namespace
 
 int runLauncher(const LaunchOptions& options) {
@@ -281,6 +328,13 @@ int runLauncher(const LaunchOptions& options) {
   attempt.port = static_cast<int>(options.masterPort);
   JobStore job;
   std::string who = "node " + std::to_string(options.nodeRank);
+  auto storeLost = [&](const char* doing, const std::string& what) {
+    std::cerr << "strata launch: " << who << " (" << hostName()
+              << ") lost the job's rendezvous store at " << options.masterAddr << ":"
+              << attempt.port << " (node 0's launcher) while it " << doing << ": " << what
+              << std::endl;
+    return 2;
+  };
   try {
     job = openStore(options, timeout, &attempt);
     // A node started late (a replacement) joins the round under way.
@@ -297,7 +351,14 @@ int runLauncher(const LaunchOptions& options) {
       while (!nodes) {
         std::cerr << "strata launch: round " << attempt.number << " of the job closed without "
                   << who << "; it waits for the next" << std::endl;
-        attempt.number = static_cast<int>(awaitNextRound(*job.control, attempt.number, who));
+        std::optional<int64_t> next = awaitNextRound(*job.control, attempt.number, who);
+        if (!next) {
+          int code = jobEndedWith(*job.control);
+          std::cerr << "strata launch: the job ended with exit code " << code << " without " << who
+                    << std::endl;
+          return code;
+        }
+        attempt.number = static_cast<int>(*next);
         nodes = joinRound(options, job, attempt.number, timeout);
       }
     } catch (const Error& e) {
@@ -305,10 +366,9 @@ int runLauncher(const LaunchOptions& options) {
                 << ":" << attempt.port << ": " << e.what() << std::endl;
       return 2;
     } catch (const c10::Error& e) {
-      std::cerr << "strata launch: " << who << " lost the job's rendezvous store at "
-                << options.masterAddr << ":" << attempt.port
-                << " (node 0's launcher exited): " << e.what_without_backtrace() << std::endl;
-      return 2;
+      return storeLost("joined a round of the job", e.what_without_backtrace());
+    } catch (const std::exception& e) {
+      return storeLost("joined a round of the job", e.what());
     }
     printRound(options, *nodes, attempt);
     AttemptResult result;
@@ -316,20 +376,23 @@ int runLauncher(const LaunchOptions& options) {
       WorkerGroup group(workerSpecs(options, *nodes, attempt), guard);
       result = superviseAttempt(group);
     }
-    if (result.outcome == Outcome::kSuccess) return 0;
     if (result.outcome == Outcome::kSignalled) {
       std::cerr << "strata launch: stopped all workers after signal " << gReceivedSignal
                 << std::endl;
       return 128 + gReceivedSignal;
     }
-    std::cerr << result.report << std::endl;
-    if (attempt.number >= options.maxRestarts) {
-      if (options.maxRestarts > 0) {
-        std::cerr << "strata launch: giving up after " << options.maxRestarts
-                  << " restarts; in the last attempt " << result.cause << std::endl;
-      }
+    if (result.outcome == Outcome::kWorkerFailed) std::cerr << result.report << std::endl;
+    std::optional<int> code;
+    try {
+      code = endOfAttempt(options, job, *nodes, attempt, result, timeout);
+    } catch (const Error& e) {
+      std::cerr << "strata launch: " << e.what() << std::endl;
+      return 1;
+    } catch (const c10::Error& e) {
+      storeLost("waited for the other nodes to finish", e.what_without_backtrace());
       return 1;
     }
+    if (code) return *code;
     ++attempt.number;
     std::cerr << "strata launch: restarting all workers (restart " << attempt.number << " of "
               << options.maxRestarts << ")" << std::endl;

@@ -7,9 +7,11 @@
 #include <thread>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include "store_json.h"
 #include "strata/error.h"
 #include "strata/runtime/timeouts.h"
 #include "strata/util/log.h"
+#include "wait_progress.h"
 
 namespace strata {
 namespace {
@@ -18,23 +20,12 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 constexpr std::chrono::milliseconds kPollInterval{100};
-constexpr std::chrono::seconds kReportInterval{5};
 const char kClaimCount[] = "claims";
 const char kDecision[] = "decision";
 const char kAcknowledged[] = "acknowledged";
 constexpr std::chrono::seconds kAcknowledgeWait{5};
 
 std::string claimKey(int64_t number) { return "claim/" + std::to_string(number); }
-
-void put(c10d::Store& store, const std::string& key, const json& value) {
-  std::string text = value.dump();
-  store.set(key, std::vector<uint8_t>(text.begin(), text.end()));
-}
-
-json take(c10d::Store& store, const std::string& key) {
-  std::vector<uint8_t> bytes = store.get(key);
-  return json::parse(bytes.begin(), bytes.end());
-}
 
 json toJson(const NodeClaim& c) {
   return {{"node_rank", c.nodeRank},
@@ -89,28 +80,6 @@ std::string missingNodes(const std::map<int64_t, NodeClaim>& held, int64_t nnode
   return missing;
 }
 
-class Progress {
- public:
-  explicit Progress(std::chrono::milliseconds timeout)
-      : start_(Clock::now()), deadline_(start_ + timeout), timeout_(timeout) {}
-  bool expired() const { return Clock::now() >= deadline_; }
-  // Logs `what` at most once per kReportInterval.
-  void report(const std::string& what) {
-    Clock::time_point now = Clock::now();
-    if (now < nextReport_) return;
-    nextReport_ = now + kReportInterval;
-    if (now - start_ < kReportInterval) return;  // no news in the first seconds
-    auto waited = std::chrono::duration_cast<std::chrono::seconds>(now - start_);
-    logMessage(LogLevel::Info,
-               what + " (" + describeDuration(waited) + " of " + describeDuration(timeout_) + ")");
-  }
-  const std::chrono::milliseconds& timeout() const { return timeout_; }
-
- private:
-  Clock::time_point start_, deadline_, nextReport_{};
-  std::chrono::milliseconds timeout_;
-};
-
 json admitted(const std::map<int64_t, NodeClaim>& held, const json& accepted) {
   json sizes = json::array(), ranks = json::array(), holders = json::array();
   for (const auto& [rank, claim] : held) {
@@ -130,13 +99,13 @@ json decide(c10d::Store& store, const NodeClaim& self, std::chrono::milliseconds
   std::map<int64_t, NodeClaim> held;
   json accepted = json::array();
   int64_t read = 0;
-  Progress progress(timeout);
+  WaitProgress progress(timeout);
   std::optional<Clock::time_point> enoughSince;  // elastic: when MIN nodes had joined
   for (;;) {
     int64_t count = store.add(kClaimCount, 0);
     for (; read < count; ++read) {
       store.wait({claimKey(read + 1)}, timeout);
-      NodeClaim claim = claimFrom(take(store, claimKey(read + 1)));
+      NodeClaim claim = claimFrom(takeJson(store, claimKey(read + 1)));
       std::string problem = disagreement(self, held, claim);
       if (!problem.empty()) return json{{"error", problem}};
       held[claim.nodeRank] = claim;
@@ -164,7 +133,7 @@ json decide(c10d::Store& store, const NodeClaim& self, std::chrono::milliseconds
 }
 
 json awaitDecision(c10d::Store& store, const NodeClaim& self, std::chrono::milliseconds timeout) {
-  Progress progress(timeout);
+  WaitProgress progress(timeout);
   while (!store.check({kDecision})) {
     if (progress.expired()) {
       throw TimeoutError("node 0 never admitted " + self.describe() + " within " +
@@ -177,7 +146,7 @@ json awaitDecision(c10d::Store& store, const NodeClaim& self, std::chrono::milli
                     std::to_string(self.nnodes) + " launchers so far)");
     std::this_thread::sleep_for(kPollInterval);
   }
-  return take(store, kDecision);
+  return takeJson(store, kDecision);
 }
 
 // Node 0 serves the store: after a refusal it stays up until every launcher
@@ -248,10 +217,10 @@ std::optional<NodeMap> agreeOnNodes(const c10::intrusive_ptr<c10d::Store>& scope
   int64_t number = 0;
   try {
     number = store.add(kClaimCount, 1);
-    put(store, claimKey(number), toJson(self));
+    putJson(store, claimKey(number), toJson(self));
     if (self.nodeRank == 0) {
       decision = decide(store, self, joinWait, timeout);
-      put(store, kDecision, decision);
+      putJson(store, kDecision, decision);
       if (decision.contains("error")) awaitAcknowledgements(store);
     } else {
       decision = awaitDecision(store, self, timeout);

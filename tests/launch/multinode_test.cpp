@@ -13,6 +13,7 @@
 #include <iterator>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "child_process.h"
 #include "multiprocess.h"
@@ -33,8 +34,9 @@ struct NodeFlags {
   int nproc = 2;
   int nnodes = 2;
   std::vector<std::string> extra;
-  std::string nodes = "";   // --nnodes as given, when not nnodes
-  std::string mode = "ok";  // the launch worker's behaviour
+  std::string nodes = "";                 // --nnodes as given, when not nnodes
+  std::string mode = "ok";                // the launch worker's behaviour
+  std::vector<std::string> command = {};  // a worker command instead of the launch worker
 };
 
 std::unique_ptr<ChildProcess> startNode(std::vector<std::string> prefix, const NodeFlags& node,
@@ -47,7 +49,12 @@ std::unique_ptr<ChildProcess> startNode(std::vector<std::string> prefix, const N
                     "--node-rank", std::to_string(node.nodeRank), "--master-addr", addr,
                     "--master-port", std::to_string(port), "--timeout", "20"});
   spec.argv.insert(spec.argv.end(), node.extra.begin(), node.extra.end());
-  spec.argv.insert(spec.argv.end(), {"--", LAUNCH_WORKER, node.mode});
+  spec.argv.push_back("--");
+  if (node.command.empty()) {
+    spec.argv.insert(spec.argv.end(), {LAUNCH_WORKER, node.mode});
+  } else {
+    spec.argv.insert(spec.argv.end(), node.command.begin(), node.command.end());
+  }
   return std::make_unique<ChildProcess>(spec);
 }
 
@@ -104,6 +111,50 @@ TEST(MultiNode, NodesOfDifferentSizesFormOneJob) {
     EXPECT_NE(output.find("[rank " + std::to_string(rank) + "] sum 5"), std::string::npos)
         << output;
   }
+}
+
+// Workers that print their place and exit at once: node 0 finishes while
+// node 1 (started a second later) is still reading the agreement. Node 0
+// keeps the rendezvous store until node 1 has ended too (the exit barrier),
+// so node 1's workers run, every time.
+TEST(MultiNode, AFastJobRunsOnEveryNodeEvenWhenNodeZeroFinishesFirst) {
+  std::vector<std::string> echo = {"sh", "-c", "echo world=$WORLD_SIZE rank=$RANK"};
+  for (int run = 0; run < 3; ++run) {
+    testing::ReservedPort reserved;
+    int port = reserved.number();
+    bool ok = false;
+    auto first = startNode({}, NodeFlags{0, 3, 2, {}, "", "", echo}, "127.0.0.1", port);
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    auto second = startNode({}, NodeFlags{1, 2, 2, {}, "", "", echo}, "127.0.0.1", port);
+    std::string output = finish(*first, *second, &ok);
+    ASSERT_TRUE(ok) << "run " << run << ":\n" << output;
+    for (int rank = 0; rank < 5; ++rank)
+      EXPECT_NE(output.find("world=5 rank=" + std::to_string(rank)), std::string::npos)
+          << "run " << run << ":\n"
+          << output;
+  }
+}
+
+// Node 1's workers fail after node 0's have finished well: node 0's launcher
+// exits non-zero too, naming node 1 and its failed rank, so the exit status
+// of any launcher is the job's.
+TEST(MultiNode, AFailureOnOneNodeIsEveryLaunchersExitStatus) {
+  testing::ReservedPort reserved;
+  int port = reserved.number();
+  std::vector<std::string> echo = {"sh", "-c", "echo rank=$RANK"};
+  std::vector<std::string> fail = {"sh", "-c", "sleep 1; exit 3"};
+  auto first = startNode({}, NodeFlags{0, 2, 2, {}, "", "", echo}, "127.0.0.1", port);
+  auto second = startNode({}, NodeFlags{1, 1, 2, {}, "", "", fail}, "127.0.0.1", port);
+  for (ChildProcess* node : {first.get(), second.get()}) {
+    std::optional<ExitStatus> status = node->waitForExit(after(kJobLimit));
+    ASSERT_TRUE(status) << node->output();
+    EXPECT_EQ(status->code, 1) << node->output();
+  }
+  EXPECT_NE(first->output().find("the job failed: node 1 ("), std::string::npos) << first->output();
+  EXPECT_NE(first->output().find("ended with exit code 1: rank 2 (local rank 0) failed with exit "
+                                 "code 3"),
+            std::string::npos)
+      << first->output();
 }
 
 // An elastic job of three one-worker nodes (--nnodes 2:3): node 2 is killed

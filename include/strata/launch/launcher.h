@@ -38,6 +38,7 @@ struct LaunchOptions {
   int64_t maxRestarts = 0;
   double timeoutSeconds = 300;  // exported to workers as STRATA_TIMEOUT
   std::string jobToken;         // exported as STRATA_JOB_TOKEN; default from the environment
+  std::string runId = "none";   // --rdzv-id, exported as TORCHELASTIC_RUN_ID (torchrun's default)
   int64_t threadsPerWorker = 1;
   std::vector<std::string> command;
 
