@@ -8,6 +8,7 @@
 
 #include "checkpoint_command.h"
 #include "data_command.h"
+#include "debug_command.h"
 #include "export_command.h"
 #include "generate_command.h"
 #include "k8s_command.h"
@@ -54,6 +55,8 @@ int main(int argc, char** argv) {
   for (const strata::Subcommand& data : strata::addDataCommands(strata, std::cout))
     subcommands.push_back(data);
   for (const strata::Subcommand& tool : strata::addCheckpointCommands(strata, std::cout))
+    subcommands.push_back(tool);
+  for (const strata::Subcommand& tool : strata::addDebugCommands(strata, std::cout))
     subcommands.push_back(tool);
   return strata::runCommandLine(
       strata, subcommands, std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);

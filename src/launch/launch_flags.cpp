@@ -76,6 +76,9 @@ void addFlags(CLI::App& command, LaunchOptions& o) {
               "unset: STRATA_TIMEOUT if set");
   addTextFlag(command, "--rdzv-id,--rdzv_id", &o.runId,
               "the job's name, exported to the workers as TORCHELASTIC_RUN_ID (default: none)");
+  addTextFlag(command, "--flight-dir", &o.flightDir,
+              "folder for the workers' flight records, read when a job fails; 'none': off "
+              "(default: a fresh folder under $TMPDIR, removed after a success)");
   addTextFlag(command, "--job-token", &o.jobToken,
               "shared secret; processes without it are refused; unset: STRATA_JOB_TOKEN");
   addIntFlag(command, "--threads-per-worker", &o.threadsPerWorker, "intra-op threads per worker",

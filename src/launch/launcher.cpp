@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -11,6 +12,7 @@
 #include "job_end.h"
 #include "node_agreement.h"
 #include "strata/error.h"
+#include "strata/runtime/flight_recorder.h"
 #include "strata/runtime/rendezvous.h"
 #include "worker_group.h"
 
@@ -40,6 +42,11 @@ constexpr std::chrono::milliseconds kFailureSettle{1500};
 struct Attempt {
   int number = 0;
   int port = 0;
+  std::string flightBase;  // the job's flight record folder; empty: none
+
+  std::string flightDir() const {
+    return flightBase.empty() ? "" : flightBase + "/attempt-" + std::to_string(number);
+  }
 };
 
 std::vector<WorkerSpec> workerSpecs(const LaunchOptions& o, const NodeMap& nodes,
@@ -80,6 +87,7 @@ std::vector<WorkerSpec> workerSpecs(const LaunchOptions& o, const NodeMap& nodes
         {"PYTHONUNBUFFERED", "1"},
     };
     if (!o.jobToken.empty()) spec.env["STRATA_JOB_TOKEN"] = o.jobToken;
+    if (!attempt.flightBase.empty()) spec.env["STRATA_FLIGHT_DIR"] = attempt.flightDir();
     specs.push_back(std::move(spec));
   }
   return specs;
@@ -197,6 +205,28 @@ std::string hostName() {
   char name[256] = {};
   gethostname(name, sizeof name - 1);
   return name;
+}
+
+std::string flightBaseOf(const LaunchOptions& o) {
+  if (o.flightDir == "none") return "";
+  if (!o.flightDir.empty()) return o.flightDir;
+  const char* tmp = std::getenv("TMPDIR");
+  return std::string(tmp && *tmp ? tmp : "/tmp") + "/strata-flight-" + hostName() + "-" +
+         std::to_string(getpid());
+}
+
+// After a failed attempt: where each of this node's ranks stopped, from the
+// files the workers' flight recorders left (the workers are gone by now).
+void printFlightDiagnosis(const Attempt& attempt) {
+  if (attempt.flightBase.empty()) return;
+  std::string dir = attempt.flightDir();
+  try {
+    std::cerr << "strata launch: " << diagnoseFlight(readFlightRecords(dir))
+              << "\nstrata launch: the records are in " << dir << " (strata debug flight " << dir
+              << " prints this again)" << std::endl;
+  } catch (const Error& e) {
+    std::cerr << "strata launch: no flight records to show: " << e.what() << std::endl;
+  }
 }
 
 // The rendezvous store: node 0 serves it (its launcher keeps it up for the
@@ -317,15 +347,11 @@ std::optional<int> endOfAttempt(const LaunchOptions& o, const JobStore& job, con
   return code;
 }
 
-}  // namespace
-
-int runLauncher(const LaunchOptions& options) {
-  installSignalHandlers();
-  // Forked before the store's threads and sockets exist, so it holds none of them.
-  OrphanGuard guard;
+int runRounds(const LaunchOptions& options, OrphanGuard* guard, const std::string& flightBase) {
   std::chrono::milliseconds timeout = Timeouts::fromSeconds(options.timeoutSeconds).rendezvous;
   Attempt attempt;
   attempt.port = static_cast<int>(options.masterPort);
+  attempt.flightBase = flightBase;
   JobStore job;
   std::string who = "node " + std::to_string(options.nodeRank);
   auto storeLost = [&](const char* doing, const std::string& what) {
@@ -373,15 +399,19 @@ int runLauncher(const LaunchOptions& options) {
     printRound(options, *nodes, attempt);
     AttemptResult result;
     {
-      WorkerGroup group(workerSpecs(options, *nodes, attempt), guard);
+      WorkerGroup group(workerSpecs(options, *nodes, attempt), *guard);
       result = superviseAttempt(group);
     }
     if (result.outcome == Outcome::kSignalled) {
       std::cerr << "strata launch: stopped all workers after signal " << gReceivedSignal
                 << std::endl;
+      printFlightDiagnosis(attempt);
       return 128 + gReceivedSignal;
     }
-    if (result.outcome == Outcome::kWorkerFailed) std::cerr << result.report << std::endl;
+    if (result.outcome == Outcome::kWorkerFailed) {
+      std::cerr << result.report << std::endl;
+      printFlightDiagnosis(attempt);
+    }
     std::optional<int> code;
     try {
       code = endOfAttempt(options, job, *nodes, attempt, result, timeout);
@@ -397,6 +427,21 @@ int runLauncher(const LaunchOptions& options) {
     std::cerr << "strata launch: restarting all workers (restart " << attempt.number << " of "
               << options.maxRestarts << ")" << std::endl;
   }
+}
+
+}  // namespace
+
+int runLauncher(const LaunchOptions& options) {
+  installSignalHandlers();
+  // Forked before the store's threads and sockets exist, so it holds none of them.
+  OrphanGuard guard;
+  std::string flightBase = flightBaseOf(options);
+  int code = runRounds(options, &guard, flightBase);
+  // A folder of the launcher's own choosing is kept only when it can explain a failure.
+  std::error_code ignored;
+  if (code == 0 && options.flightDir.empty() && !flightBase.empty())
+    std::filesystem::remove_all(flightBase, ignored);
+  return code;
 }
 
 }  // namespace strata

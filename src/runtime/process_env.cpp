@@ -53,6 +53,26 @@ std::vector<int> nodeSizesOf(const ProcessEnv::Lookup& lookup, const ProcessEnv&
   return sizes;
 }
 
+// STRATA_DEBUG_SLOW_RANK=R:S, R a rank of the job and S seconds in [0, 60].
+void readSlowRank(const ProcessEnv::Lookup& lookup, ProcessEnv& env) {
+  std::optional<std::string> text = lookup("STRATA_DEBUG_SLOW_RANK");
+  if (!text) return;
+  size_t colon = text->find(':');
+  char* end = nullptr;
+  long rank = colon == std::string::npos ? -1 : std::strtol(text->c_str(), &end, 10);
+  bool rankOk = colon != std::string::npos && end == text->c_str() + colon && rank >= 0 &&
+                rank < env.worldSize;
+  double seconds = rankOk ? std::strtod(text->c_str() + colon + 1, &end) : -1;
+  if (!rankOk || *end != '\0' || end == text->c_str() + colon + 1 || !(seconds >= 0) ||
+      seconds > 60) {
+    throw ConfigError("STRATA_DEBUG_SLOW_RANK expects RANK:SECONDS with RANK in [0, WORLD_SIZE " +
+                      std::to_string(env.worldSize) + ") and SECONDS in [0, 60], got '" + *text +
+                      "'");
+  }
+  env.debugSlowRank = static_cast<int>(rank);
+  env.debugSlowSeconds = seconds;
+}
+
 }  // namespace
 
 ProcessEnv ProcessEnv::fromLookup(const Lookup& given) {
@@ -83,6 +103,8 @@ ProcessEnv ProcessEnv::fromLookup(const Lookup& given) {
   if (addr && !addr->empty()) env.masterAddr = *addr;
   env.masterPort = intVariable(lookup, "MASTER_PORT", env.masterPort, 1, 65535);
   if (auto token = lookup("STRATA_JOB_TOKEN")) env.jobToken = *token;
+  if (auto dir = lookup("STRATA_FLIGHT_DIR")) env.flightDir = *dir;
+  readSlowRank(lookup, env);
   int torchrunAttempt = intVariable(lookup, "TORCHELASTIC_RESTART_COUNT", 0, 0, kMaxInt);
   env.restartAttempt = intVariable(lookup, "STRATA_RESTART_ATTEMPT", torchrunAttempt, 0, kMaxInt);
   env.storeHostedByLauncher = intVariable(lookup, "STRATA_LAUNCHER_STORE", 0, 0, 1) == 1;

@@ -6,9 +6,11 @@
 
 #include "c10d_communicator.h"
 #include "local_address.h"
+#include "recording_communicator.h"
 #include "runtime/shm/shm_communicator.h"
 #include "strata/error.h"
 #include "strata/runtime/allocator_tuning.h"
+#include "strata/runtime/flight_recorder.h"
 #include "strata/runtime/rendezvous.h"
 
 namespace strata {
@@ -77,6 +79,8 @@ std::shared_ptr<World> World::init(const ProcessEnv& env, const Timeouts& timeou
       new World(env, timeouts, chooseBackend(options.backend), options.maxRecvElements));
   world->localAddress_ = localAddressToward(env.masterAddr);
   world->store_->store = rendezvous(env, timeouts);
+  if (!env.flightDir.empty())
+    world->flight_ = FlightRecorder::open(env.flightDir, env.rank, env.worldSize);
   std::vector<int> everyone(env.worldSize);
   for (int r = 0; r < env.worldSize; ++r) everyone[r] = r;
   world->world_ = world->newGroup("world", everyone);
@@ -99,7 +103,8 @@ std::shared_ptr<Communicator> World::newGroup(const std::string& name,
   spec.backend = backend_;
   spec.localAddress = localAddress_;
   std::shared_ptr<Communicator> comm = createC10dCommunicator(spec, store_->store);
-  return backend_ == "gloo" ? attachSharedMemory(std::move(comm), env_.localWorldSize) : comm;
+  if (backend_ == "gloo") comm = attachSharedMemory(std::move(comm), env_.localWorldSize);
+  return flight_ ? recordFlight(std::move(comm), flight_) : comm;
 }
 
 ParallelGroups World::parallelGroups(const ParallelLayout& layout) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <regex>
 
 #include "child_process.h"
@@ -149,6 +150,37 @@ TEST(Launcher, StalledWorkerIsCaughtByPeerTimeoutsAndNamed) {
   EXPECT_TRUE(contains(r.output, "timed out")) << r.output;
   EXPECT_TRUE(contains(r.output, "likely stalled: rank 1 (stopped by a signal)")) << r.output;
   EXPECT_LT(r.seconds, 20);
+}
+
+// The flight recorder's diagnosis: rank 1 stopped after the first barrier of
+// the world group, so rank 0 waits alone in the all-reduce after it; the
+// files stay in --flight-dir, and `strata debug flight` reads them again.
+TEST(Launcher, FlightRecordsNameTheRankThatNeverEnteredTheCollective) {
+  std::string dir = ::testing::TempDir() + "strata_flight_" + std::to_string(getpid());
+  LaunchResult r = launch({"--nproc-per-node", "2", "--timeout", "3", "--flight-dir", dir}, "stall",
+                          {{"FAIL_RANK", "1"}});
+  EXPECT_EQ(r.exit.code, 1) << r.output;
+  const std::string expected =
+      "world: rank 0 entered all-reduce #2 and did not complete it (timed out); rank 1 never "
+      "entered it (last completed #1; its last operation, barrier of world #1, completed)";
+  EXPECT_TRUE(contains(r.output, expected)) << r.output;
+  EXPECT_TRUE(contains(r.output, "the records are in " + dir + "/attempt-0")) << r.output;
+  ChildProcess debug(SpawnSpec{{STRATA_BINARY, "debug", "flight", dir + "/attempt-0"}});
+  std::optional<ExitStatus> status = debug.waitForExit(after(std::chrono::seconds(30)));
+  ASSERT_TRUE(status && status->success()) << debug.output();
+  EXPECT_TRUE(contains(debug.output(), expected)) << debug.output();
+  std::filesystem::remove_all(dir);
+}
+
+// Without --flight-dir the records go to a fresh folder under $TMPDIR,
+// removed when the job succeeds.
+TEST(Launcher, AnUnnamedFlightFolderGoesAwayAfterASuccess) {
+  std::string tmp = ::testing::TempDir() + "strata_tmpdir_" + std::to_string(getpid());
+  std::filesystem::create_directories(tmp);
+  LaunchResult r = launch({"--nproc-per-node", "2"}, "ok", {{"TMPDIR", tmp}});
+  EXPECT_TRUE(r.exit.success()) << r.output;
+  EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "left behind in " << tmp;
+  std::filesystem::remove_all(tmp);
 }
 
 TEST(Launcher, RestartsTheWholeGroupAndWorkersSeeTheAttempt) {

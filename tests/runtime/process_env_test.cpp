@@ -125,6 +125,26 @@ TEST(ProcessEnv, NodeSizesComeFromTheLauncherOrEqualNodes) {
             "STRATA_NODE_SIZES must list each node's worker count, like '3,2', got '3,x'");
 }
 
+TEST(ProcessEnv, FlightFolderAndTheSlowRankHook) {
+  std::map<std::string, std::string> vars = {{"RANK", "1"},
+                                             {"WORLD_SIZE", "4"},
+                                             {"MASTER_ADDR", "a"},
+                                             {"STRATA_FLIGHT_DIR", "/tmp/f/attempt-0"},
+                                             {"STRATA_DEBUG_SLOW_RANK", "3:0.25"}};
+  ProcessEnv env = parse(vars);
+  EXPECT_EQ(env.flightDir, "/tmp/f/attempt-0");
+  EXPECT_EQ(env.debugSlowRank, 3);
+  EXPECT_DOUBLE_EQ(env.debugSlowSeconds, 0.25);
+  EXPECT_EQ(parse({}).debugSlowRank, -1);
+  for (const char* bad : {"4:1", "3", "x:1", "3:", "3:-1", "3:61", "3:1s"}) {
+    vars["STRATA_DEBUG_SLOW_RANK"] = bad;
+    EXPECT_EQ(errorOf(vars),
+              "STRATA_DEBUG_SLOW_RANK expects RANK:SECONDS with RANK in [0, "
+              "WORLD_SIZE 4) and SECONDS in [0, 60], got '" +
+                  std::string(bad) + "'");
+  }
+}
+
 // What `srun` sets for task 5 of 7 on the second of three nodes.
 TEST(ProcessEnv, SlurmVariablesPlaceTheTask) {
   ProcessEnv env = parse({{"SLURM_PROCID", "5"},

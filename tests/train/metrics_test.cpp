@@ -45,7 +45,10 @@ TEST(Metrics, JsonLineHasEveryFieldInOrderAndNullForUnmeasured) {
   for (const auto& field : line.items()) keys.push_back(field.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"step", "loss", "val_loss", "lr", "grad_norm",
                                             "tokens_per_s", "mfu", "peak_memory_bytes",
-                                            "peak_cuda_memory_bytes", "bubble", "skipped_steps"}));
+                                            "peak_cuda_memory_bytes", "bubble", "skipped_steps",
+                                            "compute_median_s", "stragglers"}));
+  EXPECT_TRUE(line["compute_median_s"].is_null());
+  EXPECT_TRUE(line["stragglers"].empty());
   EXPECT_EQ(line["step"], 120);
   EXPECT_TRUE(line["val_loss"].is_null());
   EXPECT_TRUE(line["peak_cuda_memory_bytes"].is_null());

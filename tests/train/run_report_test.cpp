@@ -146,5 +146,31 @@ TEST(RunReport, ResumedHistoryStopsAtTheResumeStepAndSkipsBrokenLines) {
   fs::remove_all(dir);
 }
 
+// A straggler survives metrics.jsonl and reaches the page's data as a row.
+TEST(RunReport, StragglersGoThroughTheMetricsFileIntoRows) {
+  fs::path dir = freshDir("strata_run_report_stragglers");
+  std::string path = (dir / "metrics.jsonl").string();
+  {
+    MetricsWriter writer(path);
+    writer.write(stepWithLoss(1, 5.0));
+    StepMetrics compared = stepWithLoss(2, 4.5);
+    compared.computeMedianSeconds = 0.125;
+    compared.stragglers = {{3, "node-b", 0.5}};
+    writer.write(compared);
+  }
+  RunReportData data = sampleReport();
+  data.history = readMetricsHistory(path, 2);
+  ASSERT_EQ(data.history.size(), 2u);
+  ASSERT_EQ(data.history[1].stragglers.size(), 1u);
+  EXPECT_EQ(data.history[1].stragglers[0].host, "node-b");
+  json rows = json::parse(reportDataJson(data)).at("stragglers");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(
+      rows[0],
+      (json{
+          {"step", 2}, {"rank", 3}, {"host", "node-b"}, {"compute_s", 0.5}, {"median_s", 0.125}}));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace strata::train

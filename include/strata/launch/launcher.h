@@ -16,7 +16,11 @@
 // within kStopGrace (SIGTERM, then SIGKILL) and the failed rank, its exit code
 // or signal and its last lines of stderr are printed. A worker that stalls is
 // caught by its peers' communication timeout: they fail, and the job is torn
-// down the same way. The launcher never waits on anything without a deadline.
+// down the same way; then the launcher prints the flight recorder's
+// diagnosis of this node's ranks (strata/runtime/flight_recorder.h). A
+// multi-node job's launchers pass an exit barrier (src/launch/job_end.h):
+// each exits with the whole job's code. The launcher never waits on anything
+// without a deadline.
 #pragma once
 
 #include <chrono>
@@ -39,6 +43,10 @@ struct LaunchOptions {
   double timeoutSeconds = 300;  // exported to workers as STRATA_TIMEOUT
   std::string jobToken;         // exported as STRATA_JOB_TOKEN; default from the environment
   std::string runId = "none";   // --rdzv-id, exported as TORCHELASTIC_RUN_ID (torchrun's default)
+  // --flight-dir: the workers' flight recorder files go to DIR/attempt-N
+  // (STRATA_FLIGHT_DIR). Empty: a fresh folder under $TMPDIR, removed when
+  // the job succeeds; "none": no recorder.
+  std::string flightDir;
   int64_t threadsPerWorker = 1;
   std::vector<std::string> command;
 

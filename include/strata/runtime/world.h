@@ -20,6 +20,8 @@
 
 namespace strata {
 
+class FlightRecorder;
+
 struct WorldOptions {
   // "gloo", "nccl", or "auto" (NCCL when built with it and CUDA is present).
   std::string backend = "auto";
@@ -74,6 +76,8 @@ class World {
   int64_t maxRecvElements_;
   std::string localAddress_;
   std::unique_ptr<StoreHolder> store_;
+  // Wraps every group's communicator when env_.flightDir is set.
+  std::shared_ptr<FlightRecorder> flight_;
   std::shared_ptr<Communicator> world_;
 };
 

@@ -58,6 +58,7 @@ void checkRanges(const TrainConfig& c, Problems& p) {
   atLeast("train.max_skipped_steps", c.train.maxSkippedSteps, 0);
   atLeast("train.threads", c.train.threads, 1);
   atLeast("train.log_every", c.train.logEvery, 1);
+  atLeast("train.straggler_every", c.train.stragglerEvery, 0);
   atLeast("train.eval_every", c.train.evalEvery, 0);
   atLeast("train.eval_batches", c.train.evalBatches, 1);
   atLeast("data.corpus_bytes", c.data.corpusBytes, 1);
@@ -82,6 +83,7 @@ void checkReals(const TrainConfig& c, Problems& p) {
   inRange("train.beta2", t.beta2, t.beta2 >= 0 && t.beta2 < 1, "in [0, 1)");
   inRange("train.eps", t.eps, t.eps > 0, "> 0");
   inRange("train.grad_clip", t.gradClip, t.gradClip >= 0, ">= 0 (0 turns clipping off)");
+  inRange("train.straggler_factor", t.stragglerFactor, t.stragglerFactor > 1, "> 1");
   double v = c.data.validationFraction;
   inRange("data.validation_fraction", v, v > 0 && v < 1, "in (0, 1)");
 }

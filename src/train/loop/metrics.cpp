@@ -20,7 +20,12 @@ std::string toJsonLine(const StepMetrics& m) {
                                  {"peak_memory_bytes", jsonNumber(m.peakMemoryBytes)},
                                  {"peak_cuda_memory_bytes", jsonNumber(m.peakCudaMemoryBytes)},
                                  {"bubble", jsonNumber(m.bubble)},
-                                 {"skipped_steps", m.skippedSteps}};
+                                 {"skipped_steps", m.skippedSteps},
+                                 {"compute_median_s", jsonNumber(m.computeMedianSeconds)},
+                                 {"stragglers", nlohmann::ordered_json::array()}};
+  for (const Straggler& s : m.stragglers)
+    line["stragglers"].push_back(
+        {{"rank", s.rank}, {"host", s.host}, {"compute_s", jsonNumber(s.computeSeconds)}});
   return dumpJson(line);
 }
 

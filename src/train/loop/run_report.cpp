@@ -32,6 +32,7 @@ constexpr MetricField kMetricFields[] = {
     {"mfu", &StepMetrics::mfu},
     {"peak_memory_bytes", &StepMetrics::peakMemoryBytes},
     {"bubble", &StepMetrics::bubble},
+    {"compute_median_s", &StepMetrics::computeMedianSeconds},
 };
 
 // Column by column ({"step":[...],"loss":[...],...}): the page plots columns.
@@ -100,7 +101,28 @@ StepMetrics metricsFromJson(const json& line) {
     auto value = line.find(field.key);
     if (value != line.end() && value->is_number()) m.*field.member = value->get<double>();
   }
+  auto stragglers = line.find("stragglers");
+  if (stragglers != line.end() && stragglers->is_array()) {
+    for (const json& s : *stragglers)
+      m.stragglers.push_back(
+          {s.value("rank", 0), s.value("host", std::string()), s.value("compute_s", kNotMeasured)});
+  }
   return m;
+}
+
+// Every straggler of the run, in step order, with the median it was above.
+json stragglerRows(const std::vector<StepMetrics>& history) {
+  json rows = json::array();
+  for (const StepMetrics& m : history) {
+    for (const Straggler& s : m.stragglers) {
+      rows.push_back({{"step", m.step},
+                      {"rank", s.rank},
+                      {"host", s.host},
+                      {"compute_s", s.computeSeconds},
+                      {"median_s", m.computeMedianSeconds}});
+    }
+  }
+  return rows;
 }
 
 }  // namespace
@@ -114,6 +136,7 @@ std::string reportDataJson(const RunReportData& data) {
   json object = {{"title", data.title},
                  {"status", status},
                  {"metrics", metricsColumns(data.history)},
+                 {"stragglers", stragglerRows(data.history)},
                  {"timelines", timelines(data)},
                  {"layout", layoutMap(data.layout, data.stages)},
                  {"config", data.configToml}};

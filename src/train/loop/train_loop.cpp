@@ -28,6 +28,7 @@
 #include "strata/util/json.h"
 #include "strata/util/progress_text.h"
 #include "train/loop/checkpoint_saves.h"
+#include "train/loop/stragglers.h"
 
 namespace strata::train {
 namespace {
@@ -109,8 +110,8 @@ std::vector<StageLayers> stageLayers(const pipeline::Pipeline& pipeline) {
 RunReportData reportOfRun(const Trainer& trainer) {
   const TrainConfig& c = trainer.config();
   RunReportData report;
-  report.title =
-      "GPT of " + std::to_string(trainer.parameterCount()) + " parameters, " + c.train.outDir;
+  report.title = c.model.architecture + " model of " + std::to_string(trainer.parameterCount()) +
+                 " parameters, " + c.train.outDir;
   report.schedule = c.parallel.schedule;
   report.stepsPlanned = c.train.steps;
   report.layout = trainer.layout();
@@ -219,6 +220,9 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
   double stepSeconds = 0;
   int64_t stepsRun = 0, skippedInARow = 0;
   LossSpikeDetector spikes(c.train.spikeZscore);
+  std::optional<StragglerWatch> stragglers;
+  if (c.train.stragglerEvery > 0)
+    stragglers.emplace(trainer.world().comm(), c.train.stragglerFactor);
   CheckpointSaves saves(trainer, leader, log);
   bool rolledBackSinceSave = false;  // for a spike: at most one rollback per checkpoint
   auto forgetStepsAfter = [&](int64_t kept) {
@@ -252,6 +256,17 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
     m.lr = step.lr;
     m.gradNorm = step.gradNorm;
     m.bubble = step.bubble;
+    if (stragglers && step.step % c.train.stragglerEvery == 0) {
+      StragglerWatch::Comparison compared = stragglers->compare(step.computeSeconds);
+      m.computeMedianSeconds = compared.medianSeconds;
+      m.stragglers = compared.stragglers;
+      for (const Straggler& slow : m.stragglers) {
+        if (leader)
+          log << stragglerLine(step.step, slow, compared.medianSeconds, trainer.world().size(),
+                               c.train.stragglerFactor)
+              << std::endl;
+      }
+    }
     m.tokensPerSecond = tokensPerStep * static_cast<double>(stepsRun) / stepSeconds;
     m.skippedSteps = skippedBefore + summary.skippedSteps;
     m.mfu = modelFlopsUtilization(flopsPerToken, m.tokensPerSecond, summary.peakFlopsPerWorker,

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <set>
+#include <thread>
 
 #include "strata/data_parallel/data_parallel.h"
 #include "strata/data_parallel/flat_optimizer.h"
@@ -32,6 +33,17 @@
 namespace strata::train {
 
 namespace {
+
+// STRATA_DEBUG_SLOW_RANK's rehearsal of a straggler (process_env.h): the
+// layers' forwards of this rank wait before they run, through `inner` when
+// the layout already wraps them.
+pipeline::LayerCall slowedDown(pipeline::LayerCall inner, const ProcessEnv& env) {
+  auto delay = std::chrono::duration<double>(env.debugSlowSeconds);
+  return [inner, delay](int layer, const std::function<at::Tensor()>& run) {
+    std::this_thread::sleep_for(delay);
+    return inner ? inner(layer, run) : run();
+  };
+}
 
 bool contains(const std::set<c10::TensorImpl*>& set, const at::Tensor& t) {
   return set.count(t.unsafeGetTensorImpl()) > 0;
@@ -248,6 +260,8 @@ void Trainer::buildModel() {
       return state->fullySharded ? state->fullySharded->forwardLayer(layer, run) : run();
     };
   }
+  const ProcessEnv& env = world_->env();
+  if (env.debugSlowRank == env.rank) options.layerCall = slowedDown(options.layerCall, env);
   s.lossFn = [model = s.model](const at::Tensor& output, const at::Tensor& target) {
     return models::modelOutputLoss(model, output, target);
   };
@@ -448,6 +462,8 @@ StepReport Trainer::step() {
       pipeline::measuredBubbleFractions(events, s.layout.degree(Dim::kPipeline));
   int ppRank = s.groups.coord.pp;
   report.bubble = ppRank < static_cast<int>(bubbles.size()) ? bubbles[ppRank] : 0;
+  for (const pipeline::TraceEvent& e : events)
+    if (!e.isWait) report.computeSeconds += e.end - e.start;
   return report;
 }
 

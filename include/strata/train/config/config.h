@@ -111,6 +111,11 @@ struct OptimConfig {
   std::string device = "cpu";
   int64_t threads = 1;  // intra-op threads per worker
   int64_t logEvery = 10;
+  // Every this many steps the ranks compare their compute time (forward and
+  // backward, without waits); a rank above stragglerFactor x the median is
+  // named in the log, metrics.jsonl and the report. 0 turns it off.
+  int64_t stragglerEvery = 50;
+  double stragglerFactor = 1.5;
   int64_t evalEvery = 100;  // 0: only at the end
   int64_t evalBatches = 4;
   std::string outDir = "runs/gpt";  // metrics, loss curve, timeline
@@ -124,7 +129,8 @@ struct DataConfig {
   // PREFIX.idx), read through a memory map; excludes `files`. Empty: none.
   std::string prepared;
   // makeTokenizer()'s spec (strata/train/data/tokenizer.h): "byte", a
-  // directory of GPT-2 BPE files, or a SentencePiece .model file.
+  // directory of GPT-2 BPE files, a SentencePiece .model file, or a Hugging
+  // Face tokenizer.json (a file, or a directory holding one).
   std::string tokenizer = "byte";
   int64_t corpusBytes = 1000000;
   int64_t corpusSeed = 7;

@@ -12,10 +12,19 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace strata::train {
 
 constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
+
+// A rank whose compute time in a step exceeded train.straggler_factor x the
+// median over the ranks (stragglers.h).
+struct Straggler {
+  int rank = 0;
+  std::string host;
+  double computeSeconds = 0;
+};
 
 struct StepMetrics {
   int64_t step = 0;
@@ -29,6 +38,10 @@ struct StepMetrics {
   double peakCudaMemoryBytes = kNotMeasured;  // CUDA allocator, largest rank (GPU runs)
   double bubble = kNotMeasured;               // pipeline idle share, 0..1
   int64_t skippedSteps = 0;                   // steps skipped for a non-finite loss or norm so far
+  // On the steps the ranks compared their compute (train.straggler_every):
+  // the median over the ranks, and the ranks above the factor.
+  double computeMedianSeconds = kNotMeasured;
+  std::vector<Straggler> stragglers;
 };
 
 // {"step":10,"loss":2.5,"val_loss":null,"lr":0.001,...}

@@ -72,6 +72,9 @@ struct StepReport {
   double gradNorm = 0;  // global, before clipping
   double seconds = 0;   // wall time of the step
   double bubble = 0;    // this rank's measured pipeline idle share
+  // This rank's forward and backward work in the step, without the waits for
+  // its pipeline peers (the trace's compute events).
+  double computeSeconds = 0;
   // The loss or the gradient norm was not finite, on every rank alike (both
   // are agreed across the job), so the optimizer did not step: parameters and
   // optimizer state are unchanged; the step and its data still count.
