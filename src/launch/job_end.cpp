@@ -151,6 +151,15 @@ void announceRestart(c10d::Store& round, const NodeClaim& self, const NodeEnd& f
           [&] { putJson(round, endKey(self.nodeRank), endOf(self, failure, true)); });
 }
 
+std::string restartingNode(c10d::Store& round, const NodeMap& nodes, int64_t self) {
+  for (int64_t rank : nodes.nodeRanks) {
+    if (rank == self || !round.check({endKey(rank)})) continue;
+    json end = takeJson(round, endKey(rank));
+    if (end.value("restarting", false)) return end.value("node", "node " + std::to_string(rank));
+  }
+  return "";
+}
+
 int jobEndedWith(c10d::Store& control) {
   if (!control.check({kJobEnded})) return -1;
   std::vector<uint8_t> text = control.get(kJobEnded);

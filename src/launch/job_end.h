@@ -55,6 +55,11 @@ std::optional<int> agreeOnJobEnd(c10d::Store& round, c10d::Store& control, const
 // Does not wait; throws PeerError when the store is lost.
 void announceRestart(c10d::Store& round, const NodeClaim& self, const NodeEnd& failure);
 
+// "node 2 (host c, pid 42)" when a node of the round other than `self`
+// announced a restart, else "". One check per node on the store; throws what
+// the store throws.
+std::string restartingNode(c10d::Store& round, const NodeMap& nodes, int64_t self);
+
 // The job's exit code once node 0 has marked it ended on `control`; -1 while
 // it runs.
 int jobEndedWith(c10d::Store& control);

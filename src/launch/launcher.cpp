@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -156,21 +157,32 @@ std::string describeFailure(const WorkerGroup& group, const std::vector<int>& fa
   return out.str();
 }
 
-enum class Outcome { kSuccess, kWorkerFailed, kSignalled };
+// kPeerNodeFailed: another node's workers failed and it restarts the job
+// (job_end.h's announceRestart); this node's workers were stopped to join it.
+enum class Outcome { kSuccess, kWorkerFailed, kPeerNodeFailed, kSignalled };
 
 struct AttemptResult {
   Outcome outcome = Outcome::kSuccess;
   std::string report;  // describeFailure() after a worker failed
-  std::string cause;   // failureCause() after a worker failed
+  std::string cause;   // failureCause() after a worker failed, or the restarting node
 };
 
+// How often a multi-node launcher asks whether another node restarts the job.
+constexpr std::chrono::seconds kPeerPoll{1};
+
 // Runs one attempt to its end. Every wait in here is bounded: pump() by its
-// argument, the stop by kStopGrace, then SIGKILL.
-AttemptResult superviseAttempt(WorkerGroup& group) {
+// argument, the stop by kStopGrace, then SIGKILL. `restartingNode` (empty
+// on one node) names another node that announced a restart, or returns "":
+// a worker of this node that hangs instead of failing (stopped, or stuck
+// outside communication) would otherwise keep this node in a round the
+// others have left.
+AttemptResult superviseAttempt(WorkerGroup& group,
+                               const std::function<std::string()>& restartingNode) {
   AttemptResult result;
   using Clock = std::chrono::steady_clock;
   std::vector<int> failures;
   std::optional<Clock::time_point> stopAt, killAt;
+  Clock::time_point nextPoll = Clock::now() + kPeerPoll;
   int forwarded = 0;
   while (group.anyRunning()) {
     for (int i : group.pump(std::chrono::milliseconds(50))) {
@@ -183,6 +195,17 @@ AttemptResult superviseAttempt(WorkerGroup& group) {
       group.signalAll(forwarded);
       killAt = Clock::now() + kStopGrace;
     }
+    if (restartingNode && !stopAt && !killAt && Clock::now() >= nextPoll) {
+      nextPoll = Clock::now() + kPeerPoll;
+      std::string node = restartingNode();
+      if (!node.empty()) {
+        result.outcome = Outcome::kPeerNodeFailed;
+        result.cause = node + " failed and restarts the job";
+        result.report = "strata launch: " + result.cause + "; this node's workers stop to join it";
+        group.signalAll(SIGTERM);
+        killAt = Clock::now() + kStopGrace;
+      }
+    }
     bool settled = stopAt && (Clock::now() >= *stopAt || failures.size() == group.workers().size());
     if (settled && !killAt) {
       result.report = describeFailure(group, failures);
@@ -193,6 +216,8 @@ AttemptResult superviseAttempt(WorkerGroup& group) {
   }
   if (gReceivedSignal) {
     result.outcome = Outcome::kSignalled;
+  } else if (result.outcome == Outcome::kPeerNodeFailed) {
+    return result;
   } else if (!failures.empty()) {
     result.outcome = Outcome::kWorkerFailed;
     if (result.report.empty()) result.report = describeFailure(group, failures);
@@ -317,6 +342,28 @@ void printRound(const LaunchOptions& o, const NodeMap& nodes, const Attempt& att
   std::cerr << std::endl;
 }
 
+// superviseAttempt's question to the store in a multi-node job: which other
+// node of the round announced a restart. A store that cannot be asked (node
+// 0 gone) answers nothing: the workers then fail by themselves.
+std::function<std::string()> peerRestartWatch(const LaunchOptions& o, const JobStore& job,
+                                              const NodeMap& nodes, const Attempt& attempt,
+                                              std::chrono::milliseconds timeout) {
+  if (o.nnodes == 1) return nullptr;
+  c10::intrusive_ptr<c10d::Store> round;
+  try {
+    round = roundScope(o, job, attempt.number, timeout);
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+  return [round, nodes, self = o.nodeRank]() -> std::string {
+    try {
+      return restartingNode(*round, nodes, self);
+    } catch (const std::exception&) {
+      return "";
+    }
+  };
+}
+
 // How the attempt ends for this launcher: the exit code, or nullopt to run
 // the next round. A multi-node job passes the exit barrier (job_end.h): node
 // 0 keeps the store until every node has ended, and every launcher exits
@@ -324,7 +371,7 @@ void printRound(const LaunchOptions& o, const NodeMap& nodes, const Attempt& att
 std::optional<int> endOfAttempt(const LaunchOptions& o, const JobStore& job, const NodeMap& nodes,
                                 const Attempt& attempt, const AttemptResult& result,
                                 std::chrono::milliseconds timeout) {
-  bool failed = result.outcome == Outcome::kWorkerFailed;
+  bool failed = result.outcome != Outcome::kSuccess;
   bool restartsLeft = attempt.number < o.maxRestarts;
   std::optional<int> code;
   if (failed && restartsLeft) {
@@ -400,7 +447,7 @@ int runRounds(const LaunchOptions& options, OrphanGuard* guard, const std::strin
     AttemptResult result;
     {
       WorkerGroup group(workerSpecs(options, *nodes, attempt), *guard);
-      result = superviseAttempt(group);
+      result = superviseAttempt(group, peerRestartWatch(options, job, *nodes, attempt, timeout));
     }
     if (result.outcome == Outcome::kSignalled) {
       std::cerr << "strata launch: stopped all workers after signal " << gReceivedSignal
@@ -411,6 +458,8 @@ int runRounds(const LaunchOptions& options, OrphanGuard* guard, const std::strin
     if (result.outcome == Outcome::kWorkerFailed) {
       std::cerr << result.report << std::endl;
       printFlightDiagnosis(attempt);
+    } else if (result.outcome == Outcome::kPeerNodeFailed) {
+      std::cerr << result.report << std::endl;
     }
     std::optional<int> code;
     try {

@@ -37,6 +37,8 @@ int main(int argc, char** argv) {
   }
   if (mode == "sigkill" && misbehave) raise(SIGKILL);
   if (mode == "stall" && misbehave) raise(SIGSTOP);
+  // Stalls in the first attempt only, so a restarted job can finish.
+  if (mode == "stall-once" && misbehave && world->env().restartAttempt == 0) raise(SIGSTOP);
   if (mode == "attempt") {
     std::cout << "attempt " << world->env().restartAttempt << std::endl;
     if (world->env().restartAttempt == 0 && misbehave) return 1;

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -34,9 +35,10 @@ struct NodeFlags {
   int nproc = 2;
   int nnodes = 2;
   std::vector<std::string> extra;
-  std::string nodes = "";                 // --nnodes as given, when not nnodes
-  std::string mode = "ok";                // the launch worker's behaviour
-  std::vector<std::string> command = {};  // a worker command instead of the launch worker
+  std::string nodes = "";                       // --nnodes as given, when not nnodes
+  std::string mode = "ok";                      // the launch worker's behaviour
+  std::vector<std::string> command = {};        // a worker command instead of the launch worker
+  std::map<std::string, std::string> env = {};  // for the launcher and its workers
 };
 
 std::unique_ptr<ChildProcess> startNode(std::vector<std::string> prefix, const NodeFlags& node,
@@ -49,6 +51,7 @@ std::unique_ptr<ChildProcess> startNode(std::vector<std::string> prefix, const N
                     "--node-rank", std::to_string(node.nodeRank), "--master-addr", addr,
                     "--master-port", std::to_string(port), "--timeout", "20"});
   spec.argv.insert(spec.argv.end(), node.extra.begin(), node.extra.end());
+  spec.setEnv = node.env;
   spec.argv.push_back("--");
   if (node.command.empty()) {
     spec.argv.insert(spec.argv.end(), {LAUNCH_WORKER, node.mode});
@@ -155,6 +158,30 @@ TEST(MultiNode, AFailureOnOneNodeIsEveryLaunchersExitStatus) {
                                  "code 3"),
             std::string::npos)
       << first->output();
+}
+
+// Node 0's worker stalls (stopped) instead of failing: node 1's workers time
+// out and it restarts the job. Node 0's launcher sees the restart announced
+// in the store, stops its stalled worker and joins the next round, where
+// the job finishes; without that, node 1 would wait for a round node 0 never
+// opens.
+TEST(MultiNode, AStalledNodeJoinsTheRestartAnotherNodeAnnounced) {
+  testing::ReservedPort reserved;
+  int port = reserved.number();
+  std::vector<std::string> flags = {"--max-restarts", "1", "--timeout", "5"};
+  std::map<std::string, std::string> env = {{"FAIL_RANK", "0"}};
+  NodeFlags node0{0, 1, 2, flags, "", "stall-once", {}, env};
+  NodeFlags node1{1, 1, 2, flags, "", "stall-once", {}, env};
+  auto first = startNode({}, node0, "127.0.0.1", port);
+  auto second = startNode({}, node1, "127.0.0.1", port);
+  bool ok = false;
+  std::string output = finish(*first, *second, &ok);
+  EXPECT_TRUE(ok) << output;
+  EXPECT_NE(
+      first->output().find("failed and restarts the job; this node's workers stop to join it"),
+      std::string::npos)
+      << first->output();
+  EXPECT_NE(output.find("[rank 1] sum 2"), std::string::npos) << output;
 }
 
 // An elastic job of three one-worker nodes (--nnodes 2:3): node 2 is killed
