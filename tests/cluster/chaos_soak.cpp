@@ -54,7 +54,9 @@ std::vector<std::string> trainCommand(const SoakOptions& o, const std::string& d
   if (elastic) {
     command.insert(command.end(),
                    {"--elastic-policy", "dp", "--resume", "--checkpoint-dir", dir + "/checkpoints",
-                    "--checkpoint-every", std::to_string(o.checkpointEvery)});
+                    "--checkpoint-every", std::to_string(o.checkpointEvery),
+                    // the newest three: the tmpfs holds them however long the soak
+                    "--keep-checkpoints", "3"});
   }
   return command;
 }
@@ -232,14 +234,15 @@ class Soak {
 
   int lastLogged() const { return lastStep(nodes_[0]->output(), 0); }
 
-  // The end of what node `node`'s launcher printed, without its workers' lines.
+  // The end of what node `node`'s launcher printed (with the failed workers'
+  // last stderr lines it quotes), without the workers' own lines.
   std::string tailOf(int node) const {
     std::istringstream lines(nodes_[node]->output());
     std::vector<std::string> kept;
     for (std::string line; std::getline(lines, line);)
-      if (line.rfind("[rank", 0) != 0 && line.rfind("  |", 0) != 0) kept.push_back(line);
+      if (line.rfind("[rank", 0) != 0) kept.push_back(line);
     std::string text = "node " + std::to_string(node) + "'s launcher, last lines:";
-    for (size_t i = kept.size() > 12 ? kept.size() - 12 : 0; i < kept.size(); ++i)
+    for (size_t i = kept.size() > 40 ? kept.size() - 40 : 0; i < kept.size(); ++i)
       text += "\n  " + kept[i];
     return text;
   }
