@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <regex>
@@ -17,6 +18,7 @@
 #include <thread>
 
 #include "child_process.h"
+#include "metrics_file.h"
 #include "rehearsal_cluster.h"
 #include "strata/util/random.h"
 
@@ -59,17 +61,6 @@ std::vector<std::string> trainCommand(const SoakOptions& o, const std::string& d
                     "--keep-checkpoints", "3"});
   }
   return command;
-}
-
-std::vector<double> lossesIn(const std::string& metricsPath) {
-  std::ifstream in(metricsPath);
-  std::vector<double> losses;
-  std::regex loss("\"loss\":([-0-9.e+]+)");
-  for (std::string line; std::getline(in, line);) {
-    std::smatch match;
-    if (std::regex_search(line, match, loss)) losses.push_back(std::stod(match[1]));
-  }
-  return losses;
 }
 
 // The highest step rank 0 logged in `text` from `from` on; 0 when none.
@@ -173,7 +164,7 @@ class Soak {
     ChildProcess job(spec);
     std::optional<ExitStatus> status = job.waitForExit(after(std::chrono::seconds(300)));
     if (!status || !status->success()) note("the uninterrupted run failed:\n" + job.output());
-    return lossesIn(dir_ + "/reference/out/metrics.jsonl");
+    return lossesInMetrics(dir_ + "/reference/out/metrics.jsonl");
   }
 
   void startNode(int node) {
@@ -223,7 +214,10 @@ class Soak {
     for (int node = 0; node < kNodes; ++node) {
       std::optional<ExitStatus> status = nodes_[node]->waitForExit(Clock::now());
       if (!status) continue;
-      if (node == 0) return false;
+      if (node == 0) {
+        note("node 0's launcher exited with " + status->describe());
+        return false;
+      }
       if (lastLogged() >= steps_) continue;  // the job ends: its launchers exit
       note("node " + std::to_string(node) + "'s launcher exited with " + status->describe() +
            "; a replacement starts");
@@ -287,17 +281,19 @@ class Soak {
     if (fault.kind != FaultKind::kFillDisk) fault.node = targetOf(fault);
     note(std::string(faultName(fault.kind)) + " on node " + std::to_string(fault.node) +
          " at step " + std::to_string(step));
+    pid_t worker = workerOf(nodes_[fault.node]->pid(), o_.strataBinary);
     switch (fault.kind) {
       case FaultKind::kKillWorker:
-        kill(workerOf(nodes_[fault.node]->pid(), o_.strataBinary), SIGKILL);
+        if (worker > 0) kill(worker, SIGKILL);  // never kill(-1): that is every process
         break;
       case FaultKind::kKillNode:
         kill(nodes_[fault.node]->pid(), SIGKILL);
         break;
       case FaultKind::kStopWorker:
-        kill(workerOf(nodes_[fault.node]->pid(), o_.strataBinary), SIGSTOP);
+        if (worker > 0) kill(worker, SIGSTOP);
         break;
       case FaultKind::kFillDisk:
+        if (!mounted_) note("fill-disk: no tmpfs could be mounted");
         fillDisk();
         break;
       case FaultKind::kCutLink:
@@ -306,8 +302,9 @@ class Soak {
     }
     // Every fault fails the round: the job restarts, resumes from its latest
     // checkpoint and trains past the step it had reached.
-    size_t restart = awaitRestart(offset);
-    if (fault.kind == FaultKind::kFillDisk) fs::remove(dir_ + "/checkpoints/filler");
+    bool fill = fault.kind == FaultKind::kFillDisk;
+    size_t restart = awaitRestart(offset, fill ? [this] { fillDisk(); } : std::function<void()>());
+    if (fill) freeDisk();
     if (fault.kind == FaultKind::kCutLink) {
       waitWhilePumping(std::max(0.0, o_.timeoutSeconds + 3 - secondsSince(start)));
       cluster_.setLinkUp(fault.node, true);
@@ -316,13 +313,16 @@ class Soak {
     report_.faults.push_back({fault, step, recovered ? secondsSince(start) : -1});
   }
 
-  // Where node 0's launcher says it restarts the workers, after `offset`.
-  size_t awaitRestart(size_t offset) {
+  // Where node 0's launcher says it restarts the workers, after `offset`;
+  // `meanwhile` runs at every poll.
+  size_t awaitRestart(size_t offset, const std::function<void()>& meanwhile) {
     Deadline deadline = after(kRecoveryLimit);
     size_t at = std::string::npos;
     while ((at = nodes_[0]->output().find("restarting all workers", offset)) == std::string::npos &&
-           Clock::now() < deadline && pump())
+           Clock::now() < deadline && pump()) {
+      if (meanwhile) meanwhile();
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
     if (at == std::string::npos) note("node 0 never restarted the workers after the fault");
     return at;
   }
@@ -333,23 +333,29 @@ class Soak {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 
-  // Leaves less room than a checkpoint needs, so the next save fails.
+  // Leaves less room than a checkpoint needs, so the next save fails. Called
+  // again while the soak waits for that failure: pruning old checkpoints
+  // frees room that must be taken up too.
   void fillDisk() {
-    if (!mounted_) {
-      note("fill-disk: no tmpfs could be mounted");
-      return;
-    }
+    if (!mounted_) return;
     struct statvfs disk {};
     statvfs((dir_ + "/checkpoints").c_str(), &disk);
     uint64_t free = static_cast<uint64_t>(disk.f_bavail) * disk.f_frsize;
-    uint64_t keep = 64 * 1024;
-    std::ofstream out(dir_ + "/checkpoints/filler", std::ios::binary);
+    constexpr uint64_t kKeep = 64 * 1024;
+    if (free <= 2 * kKeep) return;
+    std::ofstream out(dir_ + "/checkpoints/filler-" + std::to_string(fillers_++), std::ios::binary);
     std::string block(1 << 20, 'x');
-    for (uint64_t written = 0; written + keep < free;) {
-      uint64_t n = std::min<uint64_t>(block.size(), free - keep - written);
+    for (uint64_t written = 0; written + kKeep < free;) {
+      uint64_t n = std::min<uint64_t>(block.size(), free - kKeep - written);
       out.write(block.data(), static_cast<std::streamsize>(n));
       written += n;
     }
+  }
+
+  void freeDisk() {
+    for (int i = 0; i < fillers_; ++i)
+      fs::remove(dir_ + "/checkpoints/filler-" + std::to_string(i));
+    fillers_ = 0;
   }
 
   void finish() {
@@ -382,7 +388,7 @@ class Soak {
     while (!processesMentioning(dir_).empty() && Clock::now() < reaped)
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     report_.leftOver = processesMentioning(dir_);
-    report_.losses = lossesIn(dir_ + "/out/metrics.jsonl");
+    report_.losses = lossesInMetrics(dir_ + "/out/metrics.jsonl");
     compareLosses();
     std::string output;
     std::optional<ExitStatus> verified =
@@ -409,6 +415,7 @@ class Soak {
   RehearsalCluster cluster_;
   std::string dir_;
   bool mounted_ = false;
+  int fillers_ = 0;
   int steps_ = 0;
   std::vector<std::unique_ptr<ChildProcess>> nodes_, retired_;
 };

@@ -14,9 +14,9 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <regex>
 
 #include "child_process.h"
+#include "metrics_file.h"
 #include "multiprocess.h"
 
 namespace strata {
@@ -24,6 +24,7 @@ namespace {
 
 using testing::after;
 using testing::ChildProcess;
+using testing::lossesInMetrics;
 
 constexpr int kSteps = 60;
 constexpr int kCheckpointEvery = 5;
@@ -55,18 +56,6 @@ std::unique_ptr<ChildProcess> startLauncher(std::vector<std::string> launchFlags
   return std::make_unique<ChildProcess>(spec);
 }
 
-// The loss of every step in a metrics.jsonl, in order.
-std::vector<double> lossesIn(const std::string& metricsPath) {
-  std::ifstream in(metricsPath);
-  std::vector<double> losses;
-  std::regex loss("\"loss\":([-0-9.e+]+)");
-  for (std::string line; std::getline(in, line);) {
-    std::smatch match;
-    if (std::regex_search(line, match, loss)) losses.push_back(std::stod(match[1]));
-  }
-  return losses;
-}
-
 std::string freshDir(const std::string& name) {
   std::string dir = std::filesystem::temp_directory_path() /
                     ("strata-elastic-" + std::to_string(getpid()) + "-" + name);
@@ -79,7 +68,7 @@ std::vector<double> uninterruptedLosses() {
   auto job = startLauncher({"--nproc-per-node", "3", "--timeout", "30"}, trainCommand(dir));
   std::optional<ExitStatus> status = job->waitForExit(after(kJobLimit));
   EXPECT_TRUE(status && status->success()) << job->output();
-  std::vector<double> losses = lossesIn(dir + "/out/metrics.jsonl");
+  std::vector<double> losses = lossesInMetrics(dir + "/out/metrics.jsonl");
   std::filesystem::remove_all(dir);
   return losses;
 }
@@ -122,7 +111,7 @@ TEST(ElasticTraining, JobLosingANodeResumesOnTheRestAndContinuesTheUninterrupted
       << out;
   EXPECT_NE(out.find("resumed at step "), std::string::npos) << out;
 
-  std::vector<double> losses = lossesIn(dir + "/out/metrics.jsonl");
+  std::vector<double> losses = lossesInMetrics(dir + "/out/metrics.jsonl");
   ASSERT_EQ(losses.size(), expected.size()) << "metrics.jsonl repeats or lacks steps";
   for (size_t step = 0; step < losses.size(); ++step) {
     EXPECT_NEAR(losses[step], expected[step], 1e-5 * std::abs(expected[step]))

@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "metrics_file.h"
 #include "strata/runtime/world.h"
 #include "strata/train/checkpoint/checkpoint.h"
 #include "strata/train/loop/train_loop.h"
@@ -21,6 +21,7 @@ namespace strata::train::testing {
 namespace {
 
 namespace fs = std::filesystem;
+using strata::testing::lossesInMetrics;
 using strata::testing::RankContext;
 
 constexpr int kSavedAt = 3;
@@ -115,14 +116,6 @@ std::string readText(const std::string& path) {
   return text.str();
 }
 
-std::vector<double> lossesOf(const std::string& metricsPath) {
-  std::ifstream in(metricsPath);
-  std::vector<double> losses;
-  for (std::string line; std::getline(in, line);)
-    losses.push_back(nlohmann::json::parse(line).at("loss").get<double>());
-  return losses;
-}
-
 // A whole run with saves every 2 steps, synchronous and asynchronous: the
 // same losses, the same checkpoints byte for byte (metadata.toml records
 // every shard's SHA-256), the older ones pruned after newer ones complete.
@@ -155,8 +148,8 @@ void expectTheSameCheckpointsInTheBackground(int zero) {
   EXPECT_NE(log.find("the checkpoint of step 2 is complete (written in the background during"),
             std::string::npos)
       << log;
-  EXPECT_EQ(lossesOf(configs[true].train.outDir + "/metrics.jsonl"),
-            lossesOf(configs[false].train.outDir + "/metrics.jsonl"));
+  EXPECT_EQ(lossesInMetrics(configs[true].train.outDir + "/metrics.jsonl"),
+            lossesInMetrics(configs[false].train.outDir + "/metrics.jsonl"));
   for (int64_t step : {4, 6}) {
     CheckpointInfo sync = readCheckpointInfo(stepDirectory(configs[false].checkpoint.dir, step));
     CheckpointInfo async = readCheckpointInfo(stepDirectory(configs[true].checkpoint.dir, step));
