@@ -192,7 +192,7 @@ TEST(Launcher, RestartsTheWholeGroupAndWorkersSeeTheAttempt) {
   EXPECT_TRUE(contains(r.output, "[rank 1] sum 2")) << r.output;
 }
 
-// Each failed attempt is torn down within about 5 s of the failure (README)
+// Each failed attempt is torn down within about 5 s of the failure (docs/cli.md)
 // and the launcher gives up right after the last one, naming the cause.
 // Three attempts with start-ups on a loaded machine stay well inside 90 s.
 TEST(Launcher, GivesUpWhenRestartsRunOutNamingTheFailedRank) {

@@ -1,4 +1,4 @@
-// A fresh job token (see "The job token" in README.md): 32 random bytes from
+// A fresh job token (see "The job token" in docs/cli.md): 32 random bytes from
 // the kernel's generator, as 64 hexadecimal digits.
 //
 // Blocks only until the kernel's generator is seeded (once, at boot).
