@@ -43,10 +43,10 @@ target_include_directories(
 target_compile_definitions(strata_lib PUBLIC USE_C10D_GLOO)
 # strata/util/json.h declares nlohmann types, strata/util/cli_flags.h CLI11
 # ones. toml++ (Debian ships it
-# compiled), OpenSSL's libcrypto and ICU (the GPT-2 and tokenizer.json
+# compiled), OpenSSL's libcrypto, libcurl (the etcd rendezvous) and ICU (the GPT-2 and tokenizer.json
 # tokenizers) are used inside, but a static library leaves their linking to
 # its user.
 target_link_libraries(
   strata_lib PUBLIC ${TORCH_LIBRARIES} nlohmann_json::nlohmann_json CLI11::CLI11
                     tomlplusplus::tomlplusplus ICU::i18n ICU::uc
-                    OpenSSL::Crypto Threads::Threads ${CMAKE_DL_LIBS} rt)
+                    OpenSSL::Crypto CURL::libcurl Threads::Threads ${CMAKE_DL_LIBS} rt)

@@ -14,6 +14,8 @@ packages=(
   libicu-dev libsentencepiece-dev
   # `strata k8s` prints YAML with yaml-cpp (the CLI only, not the library).
   libyaml-cpp-dev
+  # `--rdzv-backend etcd` talks to etcd's HTTP/JSON gateway through libcurl.
+  libcurl4-openssl-dev
 )
 # What the tests need besides.
 test_packages=(
@@ -31,6 +33,8 @@ test_packages=(
   bible-kjv
   # A plain PyTorch job under strata launch (LaunchPyTorch.*); the benchmarks' peer too.
   python3-torch
+  # The etcd rendezvous tests (EtcdStore.*, LaunchEtcd.*) start a real etcd server.
+  etcd-server
 )
 # The Kubernetes schema tests (K8sSchema.*) run a pinned npm package on
 # Node.js 18 or later. A Node.js installed otherwise is used as it is

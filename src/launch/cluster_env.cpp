@@ -84,14 +84,8 @@ ClusterEnvironment readClusterEnvironment(const EnvironmentLookup& lookup) {
   env.maxRestarts = integer(lookup, "PET_MAX_RESTARTS", 0, kMaxCount);
   env.masterAddr = setValue(lookup, "PET_MASTER_ADDR");
   env.masterPort = integer(lookup, "PET_MASTER_PORT", 1, kMaxPort);
-  if (std::optional<std::string> endpoint = setValue(lookup, "PET_RDZV_ENDPOINT")) {
-    auto parsed = parseEndpoint(*endpoint);
-    if (!parsed) {
-      throw ConfigError("PET_RDZV_ENDPOINT must be HOST:PORT, got '" + *endpoint + "'");
-    }
-    env.masterAddr = parsed->first;
-    env.masterPort = parsed->second;
-  }
+  env.rdzvBackend = setValue(lookup, "PET_RDZV_BACKEND");
+  env.rdzvEndpoint = setValue(lookup, "PET_RDZV_ENDPOINT");
   return env;
 }
 

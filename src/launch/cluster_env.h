@@ -4,7 +4,8 @@
 // - Kubeflow's PyTorchJob (torchrun's own names with a PET_ prefix):
 //   PET_NPROC_PER_NODE, PET_NNODES ("N" or an elastic "MIN:MAX"), PET_NODE_RANK,
 //   PET_MASTER_ADDR, PET_MASTER_PORT, PET_RDZV_ENDPOINT (HOST:PORT, preferred
-//   over the two before), PET_MAX_RESTARTS;
+//   over the two before; etcd's endpoints under the etcd backend),
+//   PET_RDZV_BACKEND, PET_MAX_RESTARTS;
 // - a Kubernetes Indexed Job: JOB_COMPLETION_INDEX as the node rank, plus
 //   STRATA_NODE_RANK_OFFSET when a job of several replica groups (nodes of
 //   different sizes) runs one Indexed Job per group.
@@ -24,6 +25,8 @@ namespace strata {
 struct ClusterEnvironment {
   std::optional<int64_t> nprocPerNode, nnodes, minNodes, nodeRank, masterPort, maxRestarts;
   std::optional<std::string> masterAddr;
+  // As set: what they mean depends on the backend (launch_flags.cpp reads them).
+  std::optional<std::string> rdzvBackend, rdzvEndpoint;
 };
 
 using EnvironmentLookup = std::function<std::optional<std::string>(const std::string&)>;

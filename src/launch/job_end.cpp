@@ -30,8 +30,8 @@ std::string nodeList(const std::vector<int64_t>& ranks) {
   return text;
 }
 
-// Node 0: every node's end, or the names of those that never posted one.
-json collectEnds(c10d::Store& round, const NodeClaim& self, const NodeMap& nodes,
+// The decider(s): every node's end, or the names of those that never posted one.
+json collectEnds(c10d::Store& round, const NodeClaim& self, const NodeMap& nodes, Deciders deciders,
                  std::chrono::milliseconds timeout) {
   WaitProgress progress(timeout);
   for (;;) {
@@ -52,7 +52,9 @@ json collectEnds(c10d::Store& round, const NodeClaim& self, const NodeMap& nodes
                     describeDuration(timeout) + " (their launchers may have died)"}}};
     }
     progress.report(self.describe() + " has finished and waits for node(s) " + nodeList(missing) +
-                    " to finish before it closes the job's rendezvous store");
+                    (deciders == Deciders::kNodeZero
+                         ? " to finish before it closes the job's rendezvous store"
+                         : " to finish"));
     std::this_thread::sleep_for(kPollInterval);
   }
   json verdict{{"restart", false}, {"exit", 0}, {"failed", json::array()}};
@@ -100,7 +102,7 @@ auto onStore(const NodeClaim& self, const char* doing, Step&& step) {
   try {
     return step();
   } catch (const Error&) {
-    throw;
+    throw;  // the etcd store's own errors say what was lost
   } catch (const c10::Error& e) {
     throw PeerError("lost the job's rendezvous store (node 0's launcher) while " + self.describe() +
                     " " + doing + ": " + e.what_without_backtrace());
@@ -108,6 +110,11 @@ auto onStore(const NodeClaim& self, const char* doing, Step&& step) {
     throw PeerError("lost the job's rendezvous store (node 0's launcher) while " + self.describe() +
                     " " + doing + ": " + e.what());
   }
+}
+
+void markJobEnded(c10d::Store& control, int code) {
+  std::string text = std::to_string(code);
+  control.compareSet(kJobEnded, {}, std::vector<uint8_t>(text.begin(), text.end()));
 }
 
 json endOf(const NodeClaim& self, const NodeEnd& end, bool restarting) {
@@ -120,18 +127,22 @@ json endOf(const NodeClaim& self, const NodeEnd& end, bool restarting) {
 }  // namespace
 
 std::optional<int> agreeOnJobEnd(c10d::Store& round, c10d::Store& control, const NodeClaim& self,
-                                 const NodeMap& nodes, const NodeEnd& own,
+                                 const NodeMap& nodes, const NodeEnd& own, Deciders deciders,
                                  std::chrono::milliseconds timeout) {
   json verdict = onStore(self, "waited for the other nodes to finish", [&] {
     putJson(round, endKey(self.nodeRank), endOf(self, own, false));
+    if (deciders == Deciders::kEveryLauncher) {
+      json decided = collectEnds(round, self, nodes, deciders, timeout);
+      if (!decided.at("restart").get<bool>()) markJobEnded(control, decided.at("exit"));
+      return decided;
+    }
     if (self.nodeRank != 0) return awaitVerdict(round, self, timeout);
-    json decided = collectEnds(round, self, nodes, timeout);
+    json decided = collectEnds(round, self, nodes, deciders, timeout);
     putJson(round, kVerdict, decided);
     // After a restart verdict this launcher serves the next round: no need
     // to wait for the readers.
     if (decided.at("restart").get<bool>()) return decided;
-    std::string code = std::to_string(decided.at("exit").get<int>());
-    control.set(kJobEnded, std::vector<uint8_t>(code.begin(), code.end()));
+    markJobEnded(control, decided.at("exit"));
     awaitVerdictRead(round, nodes, timeout);
     return decided;
   });

@@ -11,6 +11,10 @@
 // and stays up until each launcher has read it. Every launcher then exits
 // with the verdict's code, so each one's exit status reflects the whole job.
 //
+// Under Deciders::kEveryLauncher (etcd: the store outlives every launcher)
+// no launcher is special: each waits for every node's end and computes the
+// same verdict itself, and none lingers for readers.
+//
 // A node whose workers failed while restarts remain does not wait: it posts
 // that it restarts (announceRestart) and goes on to the next round, and the
 // verdict then tells the launchers waiting here to restart with it, so a
@@ -48,7 +52,7 @@ struct NodeEnd {
 // job's late nodes). Returns the exit code this launcher should exit with,
 // or nullopt when a node restarts and this launcher must join the next round.
 std::optional<int> agreeOnJobEnd(c10d::Store& round, c10d::Store& control, const NodeClaim& self,
-                                 const NodeMap& nodes, const NodeEnd& own,
+                                 const NodeMap& nodes, const NodeEnd& own, Deciders deciders,
                                  std::chrono::milliseconds timeout);
 
 // Posts that this node failed and restarts its workers in the next round.
@@ -60,8 +64,8 @@ void announceRestart(c10d::Store& round, const NodeClaim& self, const NodeEnd& f
 // the store throws.
 std::string restartingNode(c10d::Store& round, const NodeMap& nodes, int64_t self);
 
-// The job's exit code once node 0 has marked it ended on `control`; -1 while
-// it runs.
+// The job's exit code once a launcher has marked it ended on `control`; -1
+// while it runs.
 int jobEndedWith(c10d::Store& control);
 
 }  // namespace strata

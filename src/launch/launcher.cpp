@@ -10,6 +10,8 @@
 #include <sstream>
 #include <thread>
 
+#include "cluster_env.h"
+#include "etcd_store.h"
 #include "job_end.h"
 #include "node_agreement.h"
 #include "strata/error.h"
@@ -50,10 +52,23 @@ struct Attempt {
   }
 };
 
+// Where the round's workers find their store: node 0's launcher's at
+// --master-addr and the attempt's port, or under etcd the one the round's
+// first node serves.
+std::pair<std::string, int> workersStore(const LaunchOptions& o, const NodeMap& nodes,
+                                         const Attempt& attempt) {
+  if (nodes.storeAddress.empty()) return {o.masterAddr, attempt.port};
+  std::optional<std::pair<std::string, int64_t>> at = parseEndpoint(nodes.storeAddress);
+  if (!at)
+    throw ProtocolError("the round's store address '" + nodes.storeAddress + "' is not HOST:PORT");
+  return {at->first, static_cast<int>(at->second)};
+}
+
 std::vector<WorkerSpec> workerSpecs(const LaunchOptions& o, const NodeMap& nodes,
                                     const Attempt& attempt) {
   std::vector<WorkerSpec> specs;
   int node = nodes.positionOf(o.nodeRank);
+  auto [storeHost, storePort] = workersStore(o, nodes, attempt);
   for (int local = 0; local < o.nprocPerNode; ++local) {
     WorkerSpec spec;
     spec.localRank = local;
@@ -69,8 +84,8 @@ std::vector<WorkerSpec> workerSpecs(const LaunchOptions& o, const NodeMap& nodes
         {"GROUP_RANK", std::to_string(node)},
         {"GROUP_WORLD_SIZE", std::to_string(nodes.sizes.size())},
         {"STRATA_NODE_SIZES", nodes.text()},
-        {"MASTER_ADDR", o.masterAddr},
-        {"MASTER_PORT", std::to_string(attempt.port)},
+        {"MASTER_ADDR", storeHost},
+        {"MASTER_PORT", std::to_string(storePort)},
         {"STRATA_TIMEOUT", timeout.str()},
         {"STRATA_RESTART_ATTEMPT", std::to_string(attempt.number)},
         {"TORCHELASTIC_RESTART_COUNT", std::to_string(attempt.number)},
@@ -254,22 +269,63 @@ void printFlightDiagnosis(const Attempt& attempt) {
   }
 }
 
-// The rendezvous store: node 0 serves it (its launcher keeps it up for the
-// workers); the others connect. `control` holds the number of the round
-// under way ("round"), which node 0 sets as each round opens.
+// The rendezvous store. Static backend: node 0 serves it (its launcher keeps
+// it up for the workers); the others connect. Etcd: the launchers' keys live
+// in etcd, and each launcher serves a store of its own for the workers (the
+// round's first node's is the round's). `control` holds the number of the
+// round under way ("round"), raised as each round opens.
 struct JobStore {
-  c10::intrusive_ptr<c10d::TCPStore> store;
+  c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::Store> control;
+  Deciders deciders = Deciders::kNodeZero;
+  c10::intrusive_ptr<c10d::TCPStore> workers;  // etcd: the workers' store this node serves
+  std::string workersAddress;                  // etcd: its "HOST:PORT"
 };
 
 const char kRoundKey[] = "round";
 
+std::string hostPort(const std::string& host, int port) {
+  bool v6 = host.find(':') != std::string::npos;
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+// "etcd at 10.0.0.5:2379 (run id job-7)" or "10.0.0.1:29500".
+std::string rendezvousText(const LaunchOptions& o, int port) {
+  if (o.rdzvBackend == RendezvousBackend::kStatic) return hostPort(o.masterAddr, port);
+  std::string endpoints;
+  for (const std::string& e : o.etcdEndpoints) endpoints += (endpoints.empty() ? "" : ",") + e;
+  return "etcd at " + endpoints + " (run id " + o.runId + ")";
+}
+
+JobStore openEtcdStore(const LaunchOptions& o, std::chrono::milliseconds timeout) {
+  JobStore job;
+  auto etcd = c10::make_intrusive<EtcdStore>(o.etcdEndpoints, o.runId, timeout);
+  publishFingerprintOnce(*etcd, o.jobToken);
+  job.deciders = Deciders::kEveryLauncher;
+  std::string host = o.localAddr.empty() ? etcd->localAddress() : o.localAddr;
+  job.store = etcd;
+  job.control = jobScope(job.store, o.jobToken, "launchers", timeout);
+  int ended = jobEndedWith(*job.control);
+  if (ended >= 0) {
+    throw ConfigError("the job with --rdzv-id " + o.runId + " in etcd at " + etcd->endpointsText() +
+                      " has already ended (exit code " + std::to_string(ended) +
+                      "); give a new job its own --rdzv-id (the ended job's keys expire " +
+                      describeDuration(EtcdStore::kLeaseTtl) + " after its last launcher exits)");
+  }
+  job.workers = serveStore(host, static_cast<int>(o.masterPort), o.jobToken, timeout);
+  job.workersAddress = hostPort(host, job.workers->getPort());
+  return job;
+}
+
 // Sets attempt->port to the port served.
 JobStore openStore(const LaunchOptions& o, std::chrono::milliseconds timeout, Attempt* attempt) {
+  if (o.rdzvBackend == RendezvousBackend::kEtcd) return openEtcdStore(o, timeout);
   JobStore job;
   if (o.nodeRank == 0) {
-    job.store = serveStore(o.masterAddr, attempt->port, o.jobToken, timeout);
-    attempt->port = job.store->getPort();
+    c10::intrusive_ptr<c10d::TCPStore> served =
+        serveStore(o.masterAddr, attempt->port, o.jobToken, timeout);
+    attempt->port = served->getPort();
+    job.store = served;
   } else {
     job.store = connectStore(o.masterAddr, attempt->port, timeout);
   }
@@ -283,9 +339,19 @@ int64_t roundUnderWay(c10d::Store& control) {
   return std::stoll(std::string(text.begin(), text.end()));
 }
 
+// Raises the round under way to `round`, never lowers it: under etcd any
+// launcher opens a round, and one still leaving an earlier round must not
+// undo a later one.
 void openRound(c10d::Store& control, int64_t round) {
   std::string text = std::to_string(round);
-  control.set(kRoundKey, std::vector<uint8_t>(text.begin(), text.end()));
+  std::vector<uint8_t> desired(text.begin(), text.end());
+  for (;;) {
+    std::vector<uint8_t> expected;
+    if (control.check({kRoundKey})) expected = control.get(kRoundKey);
+    if (!expected.empty() && std::stoll(std::string(expected.begin(), expected.end())) >= round)
+      return;
+    if (control.compareSet(kRoundKey, expected, desired) == desired) return;
+  }
 }
 
 // An elastic job's round closed without this node: it waits, logging now and
@@ -312,9 +378,9 @@ std::optional<int64_t> awaitNextRound(c10d::Store& control, int64_t round, const
 // token or flags that disagree is refused once, at once, and by name, instead
 // of each worker failing alone, restarts being spent on it, and the other
 // nodes' workers waiting for it until they time out.
-NodeClaim claimOf(const LaunchOptions& o) {
+NodeClaim claimOf(const LaunchOptions& o, const JobStore& job) {
   return {o.nodeRank,      o.nnodes,   o.nprocPerNode, o.maxRestarts,
-          o.fewestNodes(), hostName(), getpid()};
+          o.fewestNodes(), hostName(), getpid(),       job.workersAddress};
 }
 
 c10::intrusive_ptr<c10d::Store> roundScope(const LaunchOptions& o, const JobStore& job,
@@ -324,9 +390,10 @@ c10::intrusive_ptr<c10d::Store> roundScope(const LaunchOptions& o, const JobStor
 
 std::optional<NodeMap> joinRound(const LaunchOptions& o, const JobStore& job, int64_t round,
                                  std::chrono::milliseconds timeout) {
-  if (o.nodeRank == 0) openRound(*job.control, round);
+  if (o.nodeRank == 0 || job.deciders == Deciders::kEveryLauncher) openRound(*job.control, round);
   std::chrono::milliseconds joinWait(static_cast<int64_t>(o.joinWaitSeconds * 1000));
-  return agreeOnNodes(roundScope(o, job, round, timeout), claimOf(o), joinWait, timeout);
+  return agreeOnNodes(roundScope(o, job, round, timeout), claimOf(o, job), job.deciders, joinWait,
+                      timeout);
 }
 
 void printRound(const LaunchOptions& o, const NodeMap& nodes, const Attempt& attempt) {
@@ -337,7 +404,8 @@ void printRound(const LaunchOptions& o, const NodeMap& nodes, const Attempt& att
             << ") of " << nodes.sizes.size();
   if (o.elastic()) std::cerr << " (elastic " << o.minNodes << ":" << o.nnodes << ")";
   std::cerr << " (workers per node " << nodes.text() << ", world size " << nodes.worldSize()
-            << "), rendezvous at " << o.masterAddr << ":" << attempt.port;
+            << "), rendezvous at " << rendezvousText(o, attempt.port);
+  if (!nodes.storeAddress.empty()) std::cerr << ", workers' store at " << nodes.storeAddress;
   if (attempt.number > 0) std::cerr << ", round " << attempt.number;
   std::cerr << std::endl;
 }
@@ -376,14 +444,16 @@ std::optional<int> endOfAttempt(const LaunchOptions& o, const JobStore& job, con
   std::optional<int> code;
   if (failed && restartsLeft) {
     if (o.nnodes > 1)
-      announceRestart(*roundScope(o, job, attempt.number, timeout), claimOf(o), {1, result.cause});
+      announceRestart(*roundScope(o, job, attempt.number, timeout), claimOf(o, job),
+                      {1, result.cause});
     return std::nullopt;
   }
   if (o.nnodes == 1) {
     code = failed ? 1 : 0;
   } else {
-    code = agreeOnJobEnd(*roundScope(o, job, attempt.number, timeout), *job.control, claimOf(o),
-                         nodes, {failed ? 1 : 0, result.cause}, timeout);
+    code =
+        agreeOnJobEnd(*roundScope(o, job, attempt.number, timeout), *job.control, claimOf(o, job),
+                      nodes, {failed ? 1 : 0, result.cause}, job.deciders, timeout);
     if (!code && restartsLeft) return std::nullopt;  // another node restarts; so does this one
     if (!code) code = 1;
   }
@@ -403,9 +473,9 @@ int runRounds(const LaunchOptions& options, OrphanGuard* guard, const std::strin
   std::string who = "node " + std::to_string(options.nodeRank);
   auto storeLost = [&](const char* doing, const std::string& what) {
     std::cerr << "strata launch: " << who << " (" << hostName()
-              << ") lost the job's rendezvous store at " << options.masterAddr << ":"
-              << attempt.port << " (node 0's launcher) while it " << doing << ": " << what
-              << std::endl;
+              << ") lost the job's rendezvous store at " << rendezvousText(options, attempt.port)
+              << (options.rdzvBackend == RendezvousBackend::kStatic ? " (node 0's launcher)" : "")
+              << " while it " << doing << ": " << what << std::endl;
     return 2;
   };
   try {
@@ -413,8 +483,8 @@ int runRounds(const LaunchOptions& options, OrphanGuard* guard, const std::strin
     // A node started late (a replacement) joins the round under way.
     attempt.number = static_cast<int>(roundUnderWay(*job.control));
   } catch (const Error& e) {
-    std::cerr << "strata launch: " << who << " cannot join the job at " << options.masterAddr << ":"
-              << attempt.port << ": " << e.what() << std::endl;
+    std::cerr << "strata launch: " << who << " cannot join the job at "
+              << rendezvousText(options, attempt.port) << ": " << e.what() << std::endl;
     return 2;
   }
   for (;;) {
@@ -435,8 +505,8 @@ int runRounds(const LaunchOptions& options, OrphanGuard* guard, const std::strin
         nodes = joinRound(options, job, attempt.number, timeout);
       }
     } catch (const Error& e) {
-      std::cerr << "strata launch: " << who << " cannot join the job at " << options.masterAddr
-                << ":" << attempt.port << ": " << e.what() << std::endl;
+      std::cerr << "strata launch: " << who << " cannot join the job at "
+                << rendezvousText(options, attempt.port) << ": " << e.what() << std::endl;
       return 2;
     } catch (const c10::Error& e) {
       return storeLost("joined a round of the job", e.what_without_backtrace());

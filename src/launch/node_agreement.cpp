@@ -34,7 +34,8 @@ json toJson(const NodeClaim& c) {
           {"max_restarts", c.maxRestarts},
           {"min_nodes", c.minNodes},
           {"host", c.host},
-          {"pid", c.pid}};
+          {"pid", c.pid},
+          {"store", c.storeAddress}};
 }
 
 NodeClaim claimFrom(const json& j) {
@@ -46,10 +47,12 @@ NodeClaim claimFrom(const json& j) {
   c.minNodes = j.at("min_nodes");
   c.host = j.at("host");
   c.pid = j.at("pid");
+  c.storeAddress = j.value("store", "");
   return c;
 }
 
-// The first thing `claim` disagrees on with the job as node 0 and the claims
+// The first thing `claim` disagrees on with the job as `node0` (node 0's
+// claim, or the first claim when every launcher decides) and the claims
 // before it define it; empty when it fits.
 std::string disagreement(const NodeClaim& node0, const std::map<int64_t, NodeClaim>& held,
                          const NodeClaim& claim) {
@@ -87,26 +90,35 @@ json admitted(const std::map<int64_t, NodeClaim>& held, const json& accepted) {
     ranks.push_back(rank);
     holders.push_back(claim.describe());
   }
-  return json{
-      {"sizes", sizes}, {"node_ranks", ranks}, {"accepted", accepted}, {"holders", holders}};
+  return json{{"sizes", sizes},
+              {"node_ranks", ranks},
+              {"accepted", accepted},
+              {"holders", holders},
+              {"store", held.begin()->second.storeAddress}};
 }
 
-// Node 0: reads claims in arrival order until every node rank is held (or, in
-// an elastic job, enough are and joinWait has passed) or one disagrees;
-// returns the decision.
-json decide(c10d::Store& store, const NodeClaim& self, std::chrono::milliseconds joinWait,
-            std::chrono::milliseconds timeout) {
+// The decider: reads claims in arrival order until every node rank is held
+// (or, in an elastic job, enough are and joinWait has passed) or one
+// disagrees; returns the decision. Under kEveryLauncher it returns the
+// decision another launcher published first as soon as there is one.
+json decide(c10d::Store& store, const NodeClaim& self, Deciders deciders,
+            std::chrono::milliseconds joinWait, std::chrono::milliseconds timeout) {
+  bool everyone = deciders == Deciders::kEveryLauncher;
+  std::optional<NodeClaim> reference;  // whose flags the others must match
+  if (!everyone) reference = self;
   std::map<int64_t, NodeClaim> held;
   json accepted = json::array();
   int64_t read = 0;
   WaitProgress progress(timeout);
   std::optional<Clock::time_point> enoughSince;  // elastic: when MIN nodes had joined
   for (;;) {
+    if (everyone && store.check({kDecision})) return takeJson(store, kDecision);
     int64_t count = store.add(kClaimCount, 0);
     for (; read < count; ++read) {
       store.wait({claimKey(read + 1)}, timeout);
       NodeClaim claim = claimFrom(takeJson(store, claimKey(read + 1)));
-      std::string problem = disagreement(self, held, claim);
+      if (!reference) reference = claim;
+      std::string problem = disagreement(*reference, held, claim);
       if (!problem.empty()) return json{{"error", problem}};
       held[claim.nodeRank] = claim;
       accepted.push_back(read + 1);
@@ -178,7 +190,18 @@ std::optional<NodeMap> mapFrom(const json& decision, const NodeClaim& self, int6
   NodeMap map;
   for (const json& size : decision.at("sizes")) map.sizes.push_back(size.get<int>());
   for (const json& rank : decision.at("node_ranks")) map.nodeRanks.push_back(rank.get<int64_t>());
+  map.storeAddress = decision.value("store", "");
   return map;
+}
+
+// kEveryLauncher: each launcher decides, and the first decision written is
+// the round's.
+json decideWithTheOthers(c10d::Store& store, const NodeClaim& self,
+                         std::chrono::milliseconds joinWait, std::chrono::milliseconds timeout) {
+  std::string mine = decide(store, self, Deciders::kEveryLauncher, joinWait, timeout).dump();
+  std::vector<uint8_t> first =
+      store.compareSet(kDecision, {}, std::vector<uint8_t>(mine.begin(), mine.end()));
+  return json::parse(first.begin(), first.end());
 }
 
 }  // namespace
@@ -209,17 +232,21 @@ std::string NodeMap::text() const {
 }
 
 std::optional<NodeMap> agreeOnNodes(const c10::intrusive_ptr<c10d::Store>& scope,
-                                    const NodeClaim& self, std::chrono::milliseconds joinWait,
+                                    const NodeClaim& self, Deciders deciders,
+                                    std::chrono::milliseconds joinWait,
                                     std::chrono::milliseconds timeout) {
-  if (self.nnodes == 1) return NodeMap{{static_cast<int>(self.nprocPerNode)}, {0}};
+  if (self.nnodes == 1)
+    return NodeMap{{static_cast<int>(self.nprocPerNode)}, {0}, self.storeAddress};
   c10d::Store& store = *scope;
   json decision;
   int64_t number = 0;
   try {
     number = store.add(kClaimCount, 1);
     putJson(store, claimKey(number), toJson(self));
-    if (self.nodeRank == 0) {
-      decision = decide(store, self, joinWait, timeout);
+    if (deciders == Deciders::kEveryLauncher) {
+      decision = decideWithTheOthers(store, self, joinWait, timeout);
+    } else if (self.nodeRank == 0) {
+      decision = decide(store, self, deciders, joinWait, timeout);
       putJson(store, kDecision, decision);
       if (decision.contains("error")) awaitAcknowledgements(store);
     } else {

@@ -3,7 +3,10 @@
 //
 // Every launcher posts a claim (its --node-rank, --nnodes, --nproc-per-node,
 // --max-restarts, host and pid) to the rendezvous store. Node 0's launcher
-// reads the claims as they arrive and decides once: either every node rank in
+// (Deciders::kNodeZero: it serves the store) or, when the store outlives
+// every launcher (etcd), each launcher alike (Deciders::kEveryLauncher: the
+// first decision written wins, and the first claim stands where node 0's
+// does below) reads the claims as they arrive and decides once: either every node rank in
 // [0, nnodes) is claimed by exactly one launcher and the launchers agree on
 // what they must share, and it publishes each node's worker count, so global
 // ranks are given in node order (node 0's workers first) and nodes may differ
@@ -45,6 +48,9 @@ struct NodeClaim {
   int64_t minNodes = 1;  // equal to nnodes unless the job is elastic
   std::string host;      // gethostname() of the launcher
   int64_t pid = 0;
+  // "HOST:PORT" of the workers' store this launcher serves (etcd); empty
+  // when node 0's launcher serves the one store.
+  std::string storeAddress;
 
   // "node 1 (host b, pid 42)"
   std::string describe() const;
@@ -55,6 +61,9 @@ struct NodeClaim {
 struct NodeMap {
   std::vector<int> sizes;
   std::vector<int64_t> nodeRanks;
+  // The round's workers' store: the storeAddress of its first node; empty
+  // under the static backend.
+  std::string storeAddress;
 
   int worldSize() const;
   int firstRankOf(int node) const;
@@ -64,11 +73,14 @@ struct NodeMap {
   std::string text() const;
 };
 
-// `scope`: the round's launcher keys (rendezvous.h's jobScope). The launcher
-// whose claim has nodeRank 0 (it serves the store) decides; everyone calls it
-// once per round. nullopt: an elastic round closed without this launcher.
+enum class Deciders { kNodeZero, kEveryLauncher };
+
+// `scope`: the round's launcher keys (rendezvous.h's jobScope). Everyone
+// calls it once per round. nullopt: an elastic round closed without this
+// launcher.
 std::optional<NodeMap> agreeOnNodes(const c10::intrusive_ptr<c10d::Store>& scope,
-                                    const NodeClaim& self, std::chrono::milliseconds joinWait,
+                                    const NodeClaim& self, Deciders deciders,
+                                    std::chrono::milliseconds joinWait,
                                     std::chrono::milliseconds timeout);
 
 }  // namespace strata

@@ -97,11 +97,17 @@ c10::intrusive_ptr<c10d::TCPStore> connectStore(const std::string& host, int por
   }
 }
 
-c10::intrusive_ptr<c10d::Store> jobScope(const c10::intrusive_ptr<c10d::TCPStore>& store,
+c10::intrusive_ptr<c10d::Store> jobScope(const c10::intrusive_ptr<c10d::Store>& store,
                                          const std::string& token, const std::string& scope,
                                          std::chrono::milliseconds timeout) {
   checkTokenFingerprint(*store, token, timeout);
   return c10::make_intrusive<c10d::PrefixStore>(jobPrefixOf(token) + "/" + scope, store);
+}
+
+void publishFingerprintOnce(c10d::Store& store, const std::string& token) {
+  std::string fingerprint = fingerprintOf(token);
+  store.compareSet(kFingerprintKey, {},
+                   std::vector<uint8_t>(fingerprint.begin(), fingerprint.end()));
 }
 
 c10::intrusive_ptr<c10d::Store> rendezvous(const ProcessEnv& env, const Timeouts& timeouts) {

@@ -32,9 +32,16 @@ class LaunchFlags {
   // given) or a cluster variable, with its text, when it is malformed.
   LaunchOptions options() const;
 
+  // --rdzv-backend and --rdzv-endpoint as given: what the endpoint means
+  // depends on the backend, so both are read after the parse.
+  struct Rendezvous {
+    std::string backend, endpoint;
+  };
+
  private:
   const CLI::App& command_;
   LaunchOptions given_;
+  Rendezvous rendezvous_;
 };
 
 }  // namespace strata

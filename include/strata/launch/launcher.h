@@ -30,6 +30,12 @@
 
 namespace strata {
 
+// Where the launchers meet (--rdzv-backend). kStatic ("c10d", "static"):
+// node 0's launcher serves a TCPStore at --master-addr:--master-port, so node
+// 0 must stay up. kEtcd ("etcd", "etcd-v2"): the launchers meet in an etcd
+// cluster at --rdzv-endpoint, and the job survives the loss of any node.
+enum class RendezvousBackend { kStatic, kEtcd };
+
 struct LaunchOptions {
   int64_t nprocPerNode = 1;
   int64_t nnodes = 1;    // the most nodes (--nnodes N or MIN:MAX)
@@ -39,6 +45,11 @@ struct LaunchOptions {
   int64_t nodeRank = 0;
   std::string masterAddr = "127.0.0.1";
   int64_t masterPort = 0;  // 0: pick a free port (single node only)
+  RendezvousBackend rdzvBackend = RendezvousBackend::kStatic;
+  std::vector<std::string> etcdEndpoints;  // kEtcd: "HOST:PORT" each
+  // kEtcd: the address this node's workers' store is served at, for the
+  // other nodes; empty: the local address of this host's connection to etcd.
+  std::string localAddr;
   int64_t maxRestarts = 0;
   double timeoutSeconds = 300;  // exported to workers as STRATA_TIMEOUT
   std::string jobToken;         // exported as STRATA_JOB_TOKEN; default from the environment

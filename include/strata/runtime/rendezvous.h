@@ -44,9 +44,15 @@ c10::intrusive_ptr<c10d::TCPStore> connectStore(const std::string& host, int por
 // fingerprint shows it serves the job of `token`. Blocks at most `timeout`
 // for the fingerprint; throws TimeoutError when it never appears and
 // ConfigError when the token does not match.
-c10::intrusive_ptr<c10d::Store> jobScope(const c10::intrusive_ptr<c10d::TCPStore>& store,
+c10::intrusive_ptr<c10d::Store> jobScope(const c10::intrusive_ptr<c10d::Store>& store,
                                          const std::string& token, const std::string& scope,
                                          std::chrono::milliseconds timeout);
+
+// On a store no process serves (the launchers' etcd): publishes the token's
+// fingerprint unless one is there, so the first launcher's token is the
+// job's and jobScope refuses a launcher whose token differs. Blocks and
+// throws as the store's compareSet does.
+void publishFingerprintOnce(c10d::Store& store, const std::string& token);
 
 // Connects (or, on rank 0 without a launcher, serves), checks the token and
 // returns a store scoped to this job and restart attempt. Blocks and throws
