@@ -112,11 +112,6 @@ auto onStore(const NodeClaim& self, const char* doing, Step&& step) {
   }
 }
 
-void markJobEnded(c10d::Store& control, int code) {
-  std::string text = std::to_string(code);
-  control.compareSet(kJobEnded, {}, std::vector<uint8_t>(text.begin(), text.end()));
-}
-
 json endOf(const NodeClaim& self, const NodeEnd& end, bool restarting) {
   return {{"exit", end.exitCode},
           {"cause", end.cause},
@@ -169,6 +164,11 @@ std::string restartingNode(c10d::Store& round, const NodeMap& nodes, int64_t sel
     if (end.value("restarting", false)) return end.value("node", "node " + std::to_string(rank));
   }
   return "";
+}
+
+void markJobEnded(c10d::Store& control, int code) {
+  std::string text = std::to_string(code);
+  control.compareSet(kJobEnded, {}, std::vector<uint8_t>(text.begin(), text.end()));
 }
 
 int jobEndedWith(c10d::Store& control) {

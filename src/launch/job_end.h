@@ -64,6 +64,10 @@ void announceRestart(c10d::Store& round, const NodeClaim& self, const NodeEnd& f
 // the store throws.
 std::string restartingNode(c10d::Store& round, const NodeMap& nodes, int64_t self);
 
+// Marks the job ended with `code` on `control`, unless a launcher already
+// did (the first mark stands). Throws what the store throws.
+void markJobEnded(c10d::Store& control, int code);
+
 // The job's exit code once a launcher has marked it ended on `control`; -1
 // while it runs.
 int jobEndedWith(c10d::Store& control);

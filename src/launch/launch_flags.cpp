@@ -49,7 +49,7 @@ std::optional<std::vector<std::string>> etcdEndpointsIn(const std::string& text)
   std::vector<std::string> endpoints;
   for (std::string item : splitEndpoints(text)) {
     if (item.rfind("http://", 0) == 0) item = item.substr(7);
-    if (!parseEndpoint(item)) return std::nullopt;
+    if (item.find("://") != std::string::npos || !parseEndpoint(item)) return std::nullopt;
     endpoints.push_back(item);
   }
   if (endpoints.empty()) return std::nullopt;

@@ -450,6 +450,8 @@ std::optional<int> endOfAttempt(const LaunchOptions& o, const JobStore& job, con
   }
   if (o.nnodes == 1) {
     code = failed ? 1 : 0;
+    // Under etcd the job's keys outlive it: a later job with its run id is told it ended.
+    if (job.deciders == Deciders::kEveryLauncher) markJobEnded(*job.control, *code);
   } else {
     code =
         agreeOnJobEnd(*roundScope(o, job, attempt.number, timeout), *job.control, claimOf(o, job),

@@ -207,5 +207,30 @@ TEST(LaunchFlags, MalformedClusterVariablesAreNamed) {
             "PET_RDZV_ENDPOINT must be HOST:PORT, got 'nohost'");
 }
 
+TEST(LaunchFlags, TheEtcdBackendTakesEtcdsEndpoints) {
+  for (const char* name : {"etcd", "etcd-v2"}) {
+    LaunchOptions o = parseLaunch({"--nnodes", "3", "--rdzv-backend", name, "--rdzv-endpoint",
+                                   "10.0.0.5:2379,http://10.0.0.6:2379", "--", "w"});
+    EXPECT_EQ(o.rdzvBackend, RendezvousBackend::kEtcd) << name;
+    EXPECT_EQ(o.etcdEndpoints, (std::vector<std::string>{"10.0.0.5:2379", "10.0.0.6:2379"}));
+  }
+  EXPECT_EQ(parseLaunch({"--rdzv-backend", "static", "--", "w"}).rdzvBackend,
+            RendezvousBackend::kStatic);
+  EXPECT_NE(errorOf({"--rdzv-backend", "etcd", "--nnodes", "2", "--", "w"})
+                .find("--rdzv-backend etcd needs --rdzv-endpoint"),
+            std::string::npos);
+  EXPECT_NE(errorOf({"--rdzv-backend", "zookeeper", "--", "w"})
+                .find("--rdzv-backend expects c10d, static, etcd or etcd-v2, got 'zookeeper'"),
+            std::string::npos);
+  EXPECT_NE(errorOf({"--rdzv-backend", "etcd", "--rdzv-endpoint", "https://e:2379", "--", "w"})
+                .find("--rdzv-endpoint expects etcd's client endpoints"),
+            std::string::npos);
+  ClusterVariables pet(
+      {{"PET_RDZV_BACKEND", "etcd"}, {"PET_RDZV_ENDPOINT", "etcd-0:2379,etcd-1:2379"}});
+  LaunchOptions fromKubeflow = parseLaunch({"--nnodes", "2", "--", "w"});
+  EXPECT_EQ(fromKubeflow.rdzvBackend, RendezvousBackend::kEtcd);
+  EXPECT_EQ(fromKubeflow.etcdEndpoints.size(), 2u);
+}
+
 }  // namespace
 }  // namespace strata
