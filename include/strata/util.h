@@ -5,6 +5,7 @@
 
 #include "strata/util/cli_flags.h"
 #include "strata/util/command_line.h"
+#include "strata/util/endpoint.h"
 #include "strata/util/json.h"
 #include "strata/util/log.h"
 #include "strata/util/parse_number.h"

@@ -49,7 +49,15 @@ void addPlacementFlags(CLI::App& command, K8sFlags& f) {
   K8sOptions& o = f.options;
   addTextFlag(command, "--namespace", &o.namespaceName,
               "namespace of every object (unset: kubectl's current one)");
-  addIntFlag(command, "--port", &o.port, "rendezvous port of node 0", 1, 65535);
+  addIntFlag(command, "--port", &o.port,
+             "rendezvous port of node 0 (etcd: of each pod's workers' store)", 1, 65535);
+  addTextFlag(command, "--rdzv-backend", &o.rdzvBackend,
+              "c10d (pod 0 serves the rendezvous) or etcd (the pods meet in etcd as peers, so "
+              "the job survives the loss of any pod)");
+  addTextFlag(command, "--rdzv-endpoint", &o.rdzvEndpoint,
+              "etcd: its client endpoints HOST:PORT[,HOST:PORT...] as the pods reach them");
+  addTextFlag(command, "--rdzv-id", &o.runId,
+              "etcd: the job's key (unset: NAME-<8 random hex digits>, fresh on every run)");
   addTextFlag(command, "--shm-size", &o.shmSize, "memory-backed /dev/shm of a pod");
   addTextFlag(command, "--cpu", &o.cpuPerWorker,
               "CPUs per worker, requested and limited (e.g. 4 or 500m; unset: none)");
@@ -83,6 +91,10 @@ deploy::K8sJob jobOf(const K8sFlags& f) {
   job.configPath = f.configPath;
   job.configText = readConfigText(f.configPath);
   job.jobToken = deploy::generateJobToken();
+  // A run id that ended is refused by etcd until its keys expire, so each
+  // printed job gets its own; drawn apart from the token, which stays secret.
+  if (job.options.rdzvBackend == "etcd" && job.options.runId.empty())
+    job.options.runId = job.options.name + "-" + deploy::generateJobToken().substr(0, 8);
   return job;
 }
 

@@ -5,6 +5,7 @@
 
 #include "quantity.h"
 #include "strata/error.h"
+#include "strata/util/endpoint.h"
 #include "strata/util/parse_number.h"
 
 namespace strata::deploy {
@@ -77,6 +78,29 @@ void checkQuantities(const K8sOptions& o) {
   if (o.checkpointClaim.empty()) checkPositiveQuantity("--checkpoint-size", o.checkpointSize);
 }
 
+// etcd's endpoints and key are checked here, so a typo fails `strata k8s`
+// rather than every pod of the job.
+void checkRendezvous(const K8sOptions& o) {
+  if (o.rdzvBackend != "c10d" && o.rdzvBackend != "etcd")
+    throw ConfigError("--rdzv-backend must be c10d or etcd, got '" + o.rdzvBackend + "'");
+  if (o.rdzvBackend == "c10d") {
+    if (!o.rdzvEndpoint.empty())
+      throw ConfigError("--rdzv-endpoint '" + o.rdzvEndpoint +
+                        "' names etcd's endpoints, but --rdzv-backend is c10d, where pod 0 "
+                        "serves the rendezvous; add --rdzv-backend etcd");
+    return;
+  }
+  if (o.rdzvEndpoint.empty())
+    throw ConfigError(
+        "--rdzv-backend etcd needs --rdzv-endpoint: etcd's client endpoints "
+        "HOST:PORT[,HOST:PORT...] as the pods reach them (e.g. etcd.etcd.svc:2379)");
+  if (!etcdEndpointsIn(o.rdzvEndpoint))
+    throw ConfigError("--rdzv-endpoint '" + o.rdzvEndpoint +
+                      "' is not etcd's client endpoints HOST:PORT[,HOST:PORT...] (plain http)");
+  if (o.runId.empty() || o.runId.find_first_of(" /\t\n") != std::string::npos)
+    throw ConfigError("--rdzv-id '" + o.runId + "' must be a non-empty name without spaces or '/'");
+}
+
 // A PyTorchJob has one pod template for its Master and one for all Workers.
 void checkPyTorchJobCounts(const std::vector<int64_t>& counts) {
   for (size_t node = 2; node < counts.size(); ++node) {
@@ -128,6 +152,7 @@ void checkK8sOptions(const K8sOptions& options) {
     throw ConfigError("--image is required: the container image that holds the strata command");
   checkNames(options);
   checkQuantities(options);
+  checkRendezvous(options);
   if (options.flavor == K8sFlavor::kPyTorchJob) checkPyTorchJobCounts(options.workersPerNode);
 }
 

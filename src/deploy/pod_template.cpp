@@ -23,8 +23,15 @@ std::vector<std::string> launchCommand(const K8sOptions& o, const PodShape& shap
                                       "--nnodes",         to_string(o.workersPerNode.size()),
                                       "--nproc-per-node", to_string(shape.workers)};
   if (shape.nodeRank) command.insert(command.end(), {"--node-rank", to_string(*shape.nodeRank)});
-  command.insert(command.end(), {"--rdzv-endpoint", shape.masterAddress + ":" + to_string(o.port),
-                                 "--max-restarts", to_string(o.maxRestarts), "--"});
+  if (o.rdzvBackend == "etcd") {
+    // The pod's workers' store listens on the port the container declares.
+    command.insert(command.end(), {"--rdzv-backend", "etcd", "--rdzv-endpoint", o.rdzvEndpoint,
+                                   "--rdzv-id", o.runId, "--master-port", to_string(o.port)});
+  } else {
+    command.insert(command.end(),
+                   {"--rdzv-endpoint", shape.masterAddress + ":" + to_string(o.port)});
+  }
+  command.insert(command.end(), {"--max-restarts", to_string(o.maxRestarts), "--"});
   std::vector<std::string> train = trainCommand(o);
   command.insert(command.end(), train.begin(), train.end());
   return command;

@@ -61,17 +61,6 @@ std::optional<std::pair<int64_t, int64_t>> parseNodeRange(const std::string& tex
   return std::make_pair(*min, *max);
 }
 
-std::optional<std::pair<std::string, int64_t>> parseEndpoint(const std::string& text) {
-  size_t colon = text.rfind(':');
-  if (colon == std::string::npos) return std::nullopt;
-  std::string host = text.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  std::optional<int64_t> port = parseInteger(text.substr(colon + 1));
-  if (host.empty() || !port || *port < 0 || *port > kMaxPort) return std::nullopt;
-  return std::make_pair(host, *port);
-}
-
 ClusterEnvironment readClusterEnvironment(const EnvironmentLookup& lookup) {
   constexpr int64_t kMaxCount = 1 << 20;
   ClusterEnvironment env;

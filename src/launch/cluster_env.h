@@ -37,7 +37,4 @@ ClusterEnvironment readClusterEnvironment(const EnvironmentLookup& lookup);
 // otherwise.
 std::optional<std::pair<int64_t, int64_t>> parseNodeRange(const std::string& text);
 
-// "HOST:PORT" or "[IPV6]:PORT" with PORT in [0, 65535]; nullopt otherwise.
-std::optional<std::pair<std::string, int64_t>> parseEndpoint(const std::string& text);
-
 }  // namespace strata

@@ -6,9 +6,9 @@
 #include <sstream>
 #include <thread>
 
-#include "cluster_env.h"
 #include "strata/error.h"
 #include "strata/runtime/timeouts.h"
+#include "strata/util/endpoint.h"
 
 namespace strata {
 namespace {
@@ -42,16 +42,6 @@ std::chrono::milliseconds until(EtcdHttp::Clock::time_point deadline) {
 }
 
 }  // namespace
-
-std::vector<std::string> splitEndpoints(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    item.erase(std::remove_if(item.begin(), item.end(), ::isspace), item.end());
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
 
 EtcdHttp::EtcdHttp(const std::vector<std::string>& endpoints) {
   if (endpoints.empty()) throw ConfigError("no etcd endpoint given");

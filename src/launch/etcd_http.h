@@ -50,7 +50,4 @@ class EtcdHttp {
   std::string localAddress_;
 };
 
-// "a:1,b:2" -> {"a:1", "b:2"}, blanks dropped.
-std::vector<std::string> splitEndpoints(const std::string& text);
-
 }  // namespace strata

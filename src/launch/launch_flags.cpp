@@ -7,9 +7,9 @@
 #include <utility>
 
 #include "cluster_env.h"
-#include "etcd_http.h"
 #include "strata/runtime/timeouts.h"
 #include "strata/util/cli_flags.h"
+#include "strata/util/endpoint.h"
 
 namespace strata {
 namespace {
@@ -42,18 +42,6 @@ std::optional<RendezvousBackend> backendNamed(const std::string& name) {
   if (name == "c10d" || name == "static") return RendezvousBackend::kStatic;
   if (name == "etcd" || name == "etcd-v2") return RendezvousBackend::kEtcd;
   return std::nullopt;
-}
-
-// "a:1,http://b:2" -> {"a:1", "b:2"}; nullopt when an entry is not HOST:PORT.
-std::optional<std::vector<std::string>> etcdEndpointsIn(const std::string& text) {
-  std::vector<std::string> endpoints;
-  for (std::string item : splitEndpoints(text)) {
-    if (item.rfind("http://", 0) == 0) item = item.substr(7);
-    if (item.find("://") != std::string::npos || !parseEndpoint(item)) return std::nullopt;
-    endpoints.push_back(item);
-  }
-  if (endpoints.empty()) return std::nullopt;
-  return endpoints;
 }
 
 // --nnodes N, or MIN:MAX for an elastic job.

@@ -14,28 +14,15 @@
 #include "etcd_store.h"
 #include "job_end.h"
 #include "node_agreement.h"
+#include "stop_signal.h"
 #include "strata/error.h"
 #include "strata/runtime/flight_recorder.h"
 #include "strata/runtime/rendezvous.h"
+#include "strata/util/endpoint.h"
 #include "worker_group.h"
 
 namespace strata {
 namespace {
-
-// The one piece of process-wide state: the signal a handler saw, read by the
-// supervision loop. Signal handlers can do nothing richer.
-volatile sig_atomic_t gReceivedSignal = 0;
-
-void onSignal(int signal) { gReceivedSignal = signal; }
-
-void installSignalHandlers() {
-  struct sigaction action {};
-  action.sa_handler = onSignal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-}
 
 // When one worker fails, its peers usually fail moments later because of it
 // (connection reset, timeout). The launcher waits this long before stopping
@@ -205,8 +192,8 @@ AttemptResult superviseAttempt(WorkerGroup& group,
       failures.push_back(i);
       if (!stopAt) stopAt = Clock::now() + kFailureSettle;
     }
-    if (gReceivedSignal && forwarded != gReceivedSignal) {
-      forwarded = gReceivedSignal;
+    if (stopSignal() && forwarded != stopSignal()) {
+      forwarded = stopSignal();
       group.signalAll(forwarded);
       killAt = Clock::now() + kStopGrace;
     }
@@ -229,7 +216,7 @@ AttemptResult superviseAttempt(WorkerGroup& group,
     }
     if (killAt && Clock::now() >= *killAt) group.killAll();
   }
-  if (gReceivedSignal) {
+  if (stopSignal()) {
     result.outcome = Outcome::kSignalled;
   } else if (result.outcome == Outcome::kPeerNodeFailed) {
     return result;
@@ -361,6 +348,7 @@ std::optional<int64_t> awaitNextRound(c10d::Store& control, int64_t round, const
   constexpr std::chrono::seconds kReport{30};
   auto nextReport = std::chrono::steady_clock::now() + kReport;
   for (;;) {
+    throwIfStopSignalled();
     if (jobEndedWith(control) >= 0) return std::nullopt;
     int64_t now = roundUnderWay(control);
     if (now > round) return now;
@@ -480,6 +468,11 @@ int runRounds(const LaunchOptions& options, OrphanGuard* guard, const std::strin
               << " while it " << doing << ": " << what << std::endl;
     return 2;
   };
+  auto stopped = [&](const char* doing, int signal) {
+    std::cerr << "strata launch: " << who << " stopped by signal " << signal << " while it "
+              << doing << std::endl;
+    return 128 + signal;
+  };
   try {
     job = openStore(options, timeout, &attempt);
     // A node started late (a replacement) joins the round under way.
@@ -506,6 +499,8 @@ int runRounds(const LaunchOptions& options, OrphanGuard* guard, const std::strin
         attempt.number = static_cast<int>(*next);
         nodes = joinRound(options, job, attempt.number, timeout);
       }
+    } catch (const StopSignalled& e) {
+      return stopped("joined a round of the job", e.signal());
     } catch (const Error& e) {
       std::cerr << "strata launch: " << who << " cannot join the job at "
                 << rendezvousText(options, attempt.port) << ": " << e.what() << std::endl;
@@ -522,10 +517,9 @@ int runRounds(const LaunchOptions& options, OrphanGuard* guard, const std::strin
       result = superviseAttempt(group, peerRestartWatch(options, job, *nodes, attempt, timeout));
     }
     if (result.outcome == Outcome::kSignalled) {
-      std::cerr << "strata launch: stopped all workers after signal " << gReceivedSignal
-                << std::endl;
+      std::cerr << "strata launch: stopped all workers after signal " << stopSignal() << std::endl;
       printFlightDiagnosis(attempt);
-      return 128 + gReceivedSignal;
+      return 128 + stopSignal();
     }
     if (result.outcome == Outcome::kWorkerFailed) {
       std::cerr << result.report << std::endl;
@@ -536,6 +530,8 @@ int runRounds(const LaunchOptions& options, OrphanGuard* guard, const std::strin
     std::optional<int> code;
     try {
       code = endOfAttempt(options, job, *nodes, attempt, result, timeout);
+    } catch (const StopSignalled& e) {
+      return stopped("waited for the other nodes to finish", e.signal());
     } catch (const Error& e) {
       std::cerr << "strata launch: " << e.what() << std::endl;
       return 1;
@@ -553,7 +549,7 @@ int runRounds(const LaunchOptions& options, OrphanGuard* guard, const std::strin
 }  // namespace
 
 int runLauncher(const LaunchOptions& options) {
-  installSignalHandlers();
+  installStopHandlers();
   // Forked before the store's threads and sockets exist, so it holds none of them.
   OrphanGuard guard;
   std::string flightBase = flightBaseOf(options);

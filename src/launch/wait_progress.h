@@ -1,10 +1,14 @@
 // A launcher's bounded wait for other launchers: its deadline, and a line
-// now and then that says what it waits for, so a wait is never silent.
+// now and then that says what it waits for, so a wait is never silent. A
+// wait polls, calling report() on every pass, which throws StopSignalled
+// (stop_signal.h) once the launcher got SIGINT or SIGTERM: no wait outlasts
+// a request to stop.
 #pragma once
 
 #include <chrono>
 #include <string>
 
+#include "stop_signal.h"
 #include "strata/runtime/timeouts.h"
 #include "strata/util/log.h"
 
@@ -19,7 +23,9 @@ class WaitProgress {
       : start_(Clock::now()), deadline_(start_ + timeout), timeout_(timeout) {}
   bool expired() const { return Clock::now() >= deadline_; }
   // Logs `what` at most once per kReportInterval, and not in the first one.
+  // Throws StopSignalled when the launcher was asked to stop.
   void report(const std::string& what) {
+    throwIfStopSignalled();
     Clock::time_point now = Clock::now();
     if (now < nextReport_) return;
     nextReport_ = now + kReportInterval;

@@ -12,12 +12,14 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <regex>
 #include <sstream>
 #include <thread>
 
 #include "child_process.h"
+#include "etcd_server.h"
 #include "metrics_file.h"
 #include "rehearsal_cluster.h"
 #include "strata/util/random.h"
@@ -28,15 +30,21 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kNodes = 3;
+constexpr int kNodes = 3;     // training nodes; under etcd, node kNodes runs etcd
 constexpr int kPort = 29611;  // each node has its own network namespace: no clash
 constexpr std::chrono::seconds kRecoveryLimit{150};
+constexpr const char* kRestartLine = "restarting all workers";
+// Part of the line a launcher prints as it starts its workers in a round.
+constexpr const char* kRoundStartLine = ", rendezvous at ";
 
-RehearsalOptions threeNodes() {
+RehearsalOptions rehearsalOf(const SoakOptions& o) {
   RehearsalOptions options;
-  options.nodes = kNodes;
+  options.nodes = o.etcd ? kNodes + 1 : kNodes;
   return options;
 }
+
+// Where each launcher's output stood at a moment: a fault's start.
+using OutputMarks = std::map<const ChildProcess*, size_t>;
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -76,7 +84,7 @@ int lastStep(const std::string& text, size_t from) {
 
 // The round of the last start a launcher printed ("..., round 3"; none: 0).
 int lastRound(const std::string& output) {
-  static const std::regex start(R"(rendezvous at [^,\n]+(, round (\d+))?\n)");
+  static const std::regex start(R"(rendezvous at [^\n]*?(, round (\d+))?\n)");
   int round = -1;
   for (auto it = std::sregex_iterator(output.begin(), output.end(), start);
        it != std::sregex_iterator(); ++it)
@@ -128,13 +136,18 @@ pid_t workerOf(pid_t launcher, const std::string& strata) {
 
 class Soak {
  public:
-  Soak(const SoakOptions& o, SoakReport& report) : o_(o), report_(report), cluster_(threeNodes()) {
+  Soak(const SoakOptions& o, SoakReport& report)
+      : o_(o), report_(report), cluster_(rehearsalOf(o)) {
     dir_ = (fs::temp_directory_path() / ("strata-soak-" + std::to_string(getpid()))).string();
     fs::remove_all(dir_);
     fs::create_directories(dir_ + "/checkpoints");
     std::string mount = "mount -t tmpfs -o size=64m strata-soak " + dir_ + "/checkpoints";
     mounted_ = std::system(mount.c_str()) == 0;
-    steps_ = 16 + static_cast<int>(o.faults.size()) * (o.stepsBetweenFaults + 6);
+    // Each fault comes stepsBetweenFaults after the furthest step reached,
+    // and the soak sees steps a poll late: this tiny job trains tens of steps
+    // a second, so a fault lands up to a dozen steps beyond. Enough steps
+    // that the last fault still finds the job training.
+    steps_ = 16 + static_cast<int>(o.faults.size()) * (o.stepsBetweenFaults + 18);
   }
   ~Soak() {
     for (auto& node : nodes_) node.reset();
@@ -145,6 +158,11 @@ class Soak {
 
   void run() {
     report_.uninterrupted = uninterrupted();
+    if (o_.etcd) {
+      etcd_ = std::make_unique<EtcdServer>(
+          EtcdPlace{cluster_.commandPrefix(kNodes), cluster_.address(kNodes)});
+      note("etcd runs on node " + std::to_string(kNodes) + " at " + etcd_->endpoint());
+    }
     for (int node = 0; node < kNodes; ++node) startNode(node);
     for (const Fault& fault : o_.faults) {
       if (!awaitSteps(lastLogged() + o_.stepsBetweenFaults)) return;
@@ -170,26 +188,19 @@ class Soak {
   void startNode(int node) {
     SpawnSpec spec;
     spec.argv = cluster_.commandPrefix(node);
-    std::vector<std::string> launch = {o_.strataBinary,
-                                       "launch",
-                                       "--nproc-per-node",
-                                       "1",
-                                       "--nnodes",
-                                       "2:3",
-                                       "--node-rank",
-                                       std::to_string(node),
-                                       "--master-addr",
-                                       cluster_.address(0),
-                                       "--master-port",
-                                       std::to_string(kPort),
-                                       "--max-restarts",
-                                       "100",
-                                       "--join-wait",
-                                       "2",
-                                       "--timeout",
-                                       timeoutText(),
-                                       "--"};
+    std::vector<std::string> launch = {
+        o_.strataBinary, "launch", "--nproc-per-node", "1",
+        "--nnodes",      "2:3",    "--node-rank",      std::to_string(node)};
     spec.argv.insert(spec.argv.end(), launch.begin(), launch.end());
+    std::vector<std::string> rendezvous = {"--master-addr", cluster_.address(0), "--master-port",
+                                           std::to_string(kPort)};
+    if (o_.etcd)
+      rendezvous = {"--rdzv-backend",  "etcd",      "--rdzv-endpoint",
+                    etcd_->endpoint(), "--rdzv-id", "soak"};
+    spec.argv.insert(spec.argv.end(), rendezvous.begin(), rendezvous.end());
+    std::vector<std::string> restarts = {"--max-restarts", "100",         "--join-wait", "2",
+                                         "--timeout",      timeoutText(), "--"};
+    spec.argv.insert(spec.argv.end(), restarts.begin(), restarts.end());
     std::vector<std::string> train = trainCommand(o_, dir_, steps_, true);
     spec.argv.insert(spec.argv.end(), train.begin(), train.end());
     if (nodes_.size() <= static_cast<size_t>(node)) nodes_.resize(node + 1);
@@ -205,16 +216,19 @@ class Soak {
     return text.str();
   }
 
-  // Reads what every launcher printed; restarts a node other than 0 whose
-  // launcher exited (a replacement node; a launcher that lost the store for
-  // longer than --timeout, during a cut link, exits too) while the job has
-  // steps left to train. False when node 0's launcher exited.
+  // Node 0 serves the store under c10d: the job ends with its launcher.
+  bool servesTheStore(int node) const { return !o_.etcd && node == 0; }
+
+  // Reads what every launcher printed; restarts a node whose launcher exited
+  // (a replacement node; a launcher that lost the store for longer than
+  // --timeout, during a cut link, exits too) while the job has steps left to
+  // train. False when the launcher serving the store (c10d's node 0) exited.
   bool pump() {
     for (auto& old : retired_) old->waitForExit(Clock::now());
     for (int node = 0; node < kNodes; ++node) {
       std::optional<ExitStatus> status = nodes_[node]->waitForExit(Clock::now());
       if (!status) continue;
-      if (node == 0) {
+      if (servesTheStore(node)) {
         note("node 0's launcher exited with " + status->describe());
         return false;
       }
@@ -226,7 +240,40 @@ class Soak {
     return true;
   }
 
-  int lastLogged() const { return lastStep(nodes_[0]->output(), 0); }
+  // Every launcher of the soak, the replaced ones too.
+  std::vector<const ChildProcess*> launchers() const {
+    std::vector<const ChildProcess*> all;
+    for (const auto& old : retired_) all.push_back(old.get());
+    for (const auto& node : nodes_) all.push_back(node.get());
+    return all;
+  }
+
+  OutputMarks marks() const {
+    OutputMarks at;
+    for (const ChildProcess* launcher : launchers()) at[launcher] = launcher->output().size();
+    return at;
+  }
+
+  // Where `launcher` started its workers in a round after `marks` (a
+  // restart, or a round it joined after waiting outside the last one); npos
+  // when it has not. A launcher started after the marks (a replacement) runs
+  // only new rounds.
+  static size_t newRoundIn(const ChildProcess* launcher, const OutputMarks& marks) {
+    auto mark = marks.find(launcher);
+    if (mark == marks.end()) return 0;
+    return launcher->output().find(kRoundStartLine, mark->second);
+  }
+
+  // The highest step rank 0 logged, wherever it ran: with `since`, only
+  // lines a launcher printed in a round it started after those marks.
+  int lastLogged(const OutputMarks* since = nullptr) const {
+    int last = 0;
+    for (const ChildProcess* launcher : launchers()) {
+      size_t from = since ? newRoundIn(launcher, *since) : 0;
+      if (from != std::string::npos) last = std::max(last, lastStep(launcher->output(), from));
+    }
+    return last;
+  }
 
   // The end of what node `node`'s launcher printed (with the failed workers'
   // last stderr lines it quotes), without the workers' own lines.
@@ -241,10 +288,10 @@ class Soak {
     return text;
   }
 
-  // Waits until rank 0 has logged `step` (after output offset `from`).
-  bool awaitSteps(int step, size_t from = 0) {
+  // Waits until rank 0 has logged `step` (with `since`: after a restart).
+  bool awaitSteps(int step, const OutputMarks* since = nullptr) {
     Deadline deadline = after(kRecoveryLimit);
-    while (lastStep(nodes_[0]->output(), from) < step) {
+    while (lastLogged(since) < step) {
       if (!pump()) {
         note("node 0's launcher ended before step " + std::to_string(step) + ":\n" +
              nodes_[0]->output());
@@ -267,7 +314,8 @@ class Soak {
   // replacement waiting for the next round runs none), else another that
   // does, node 0 only where the fault may hit it.
   int targetOf(const Fault& fault) const {
-    bool sparesNodeZero = fault.kind == FaultKind::kKillNode || fault.kind == FaultKind::kCutLink;
+    bool sparesNodeZero =
+        !o_.etcd && (fault.kind == FaultKind::kKillNode || fault.kind == FaultKind::kCutLink);
     if (hasWorker(fault.node)) return fault.node;
     for (int node = kNodes - 1; node >= (sparesNodeZero ? 1 : 0); --node)
       if (hasWorker(node)) return node;
@@ -276,7 +324,7 @@ class Soak {
 
   void inject(Fault fault) {
     int step = lastLogged();
-    size_t offset = nodes_[0]->output().size();
+    OutputMarks before = marks();
     auto start = Clock::now();
     if (fault.kind != FaultKind::kFillDisk) fault.node = targetOf(fault);
     note(std::string(faultName(fault.kind)) + " on node " + std::to_string(fault.node) +
@@ -303,28 +351,33 @@ class Soak {
     // Every fault fails the round: the job restarts, resumes from its latest
     // checkpoint and trains past the step it had reached.
     bool fill = fault.kind == FaultKind::kFillDisk;
-    size_t restart = awaitRestart(offset, fill ? [this] { fillDisk(); } : std::function<void()>());
+    bool restarted = awaitRestart(before, fill ? [this] { fillDisk(); } : std::function<void()>());
     if (fill) freeDisk();
     if (fault.kind == FaultKind::kCutLink) {
       waitWhilePumping(std::max(0.0, o_.timeoutSeconds + 3 - secondsSince(start)));
       cluster_.setLinkUp(fault.node, true);
     }
-    bool recovered = restart != std::string::npos && awaitSteps(step + 1, restart);
+    bool recovered = restarted && awaitSteps(step + 1, &before);
     report_.faults.push_back({fault, step, recovered ? secondsSince(start) : -1});
   }
 
-  // Where node 0's launcher says it restarts the workers, after `offset`;
-  // `meanwhile` runs at every poll.
-  size_t awaitRestart(size_t offset, const std::function<void()>& meanwhile) {
+  bool restartedSince(const OutputMarks& before) const {
+    for (const auto& [launcher, offset] : before)
+      if (launcher->output().find(kRestartLine, offset) != std::string::npos) return true;
+    return false;
+  }
+
+  // Until a launcher that ran before the fault says it restarts the workers;
+  // `meanwhile` runs at every poll. False when none did.
+  bool awaitRestart(const OutputMarks& before, const std::function<void()>& meanwhile) {
     Deadline deadline = after(kRecoveryLimit);
-    size_t at = std::string::npos;
-    while ((at = nodes_[0]->output().find("restarting all workers", offset)) == std::string::npos &&
-           Clock::now() < deadline && pump()) {
+    while (!restartedSince(before) && Clock::now() < deadline && pump()) {
       if (meanwhile) meanwhile();
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    if (at == std::string::npos) note("node 0 never restarted the workers after the fault");
-    return at;
+    bool restarted = restartedSince(before);
+    if (!restarted) note("no launcher restarted the workers after the fault");
+    return restarted;
   }
 
   void waitWhilePumping(double seconds) {
@@ -358,20 +411,31 @@ class Soak {
     fillers_ = 0;
   }
 
+  bool allExited() const {
+    for (const auto& node : nodes_)
+      if (!node->waitForExit(Clock::now())) return false;
+    return true;
+  }
+
   void finish() {
     Deadline deadline = after(kRecoveryLimit);
-    while (pump() && Clock::now() < deadline)
+    while (!allExited() && pump() && Clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    std::optional<ExitStatus> status = nodes_[0]->waitForExit(deadline);
-    report_.finished = status && status->success();
-    // The launchers of the job's last round must end well; one that lost the
-    // store during a fault and exited outside that round was its casualty.
-    int round = lastRound(nodes_[0]->output());
-    for (int node = 1; node < kNodes; ++node) {
+    // The launchers of the job's last round must end well (c10d's node 0
+    // serves every round); one that lost the store during a fault and exited
+    // outside that round was its casualty.
+    int round = 0;
+    for (const auto& node : nodes_) round = std::max(round, lastRound(node->output()));
+    int succeeded = 0;
+    report_.finished = true;
+    for (int node = 0; node < kNodes; ++node) {
       std::optional<ExitStatus> other = nodes_[node]->waitForExit(deadline);
       bool inLastRound = lastRound(nodes_[node]->output()) == round;
-      if (other && other->success()) continue;
-      if (other && !inLastRound) {
+      if (other && other->success()) {
+        ++succeeded;
+        continue;
+      }
+      if (other && !inLastRound && !servesTheStore(node)) {
         note("node " + std::to_string(node) + "'s launcher exited with " + other->describe() +
              " outside the last round (a fault's casualty)");
         continue;
@@ -381,7 +445,7 @@ class Soak {
            "'s last launcher: " + (other ? other->describe() : std::string("still running")) +
            "\n" + nodes_[node]->output());
     }
-    if (!report_.finished) note("node 0:\n" + nodes_[0]->output());
+    if (succeeded == 0) report_.finished = false;
     for (auto& old : retired_) old->waitForExit(deadline);
     // Workers die with their launchers; give the kernel a moment to reap.
     Deadline reaped = after(std::chrono::seconds(10));
@@ -418,6 +482,7 @@ class Soak {
   int fillers_ = 0;
   int steps_ = 0;
   std::vector<std::unique_ptr<ChildProcess>> nodes_, retired_;
+  std::unique_ptr<EtcdServer> etcd_;
 };
 
 }  // namespace
@@ -438,7 +503,7 @@ const char* faultName(FaultKind kind) {
   return "unknown fault";
 }
 
-std::vector<Fault> faultPlan(int count, uint64_t seed) {
+std::vector<Fault> faultPlan(int count, uint64_t seed, bool nodeZeroMayFail) {
   const FaultKind kinds[] = {FaultKind::kKillWorker, FaultKind::kKillNode, FaultKind::kStopWorker,
                              FaultKind::kFillDisk, FaultKind::kCutLink};
   util::SplitMix64 random(seed);
@@ -448,7 +513,8 @@ std::vector<Fault> faultPlan(int count, uint64_t seed) {
     for (int64_t k : order) {
       if (static_cast<int>(plan.size()) == count) break;
       FaultKind kind = kinds[k];
-      bool sparesNodeZero = kind == FaultKind::kKillNode || kind == FaultKind::kCutLink;
+      bool sparesNodeZero =
+          !nodeZeroMayFail && (kind == FaultKind::kKillNode || kind == FaultKind::kCutLink);
       int node = sparesNodeZero ? 1 + static_cast<int>(random.below(kNodes - 1))
                                 : static_cast<int>(random.below(kNodes));
       plan.push_back({kind, node});
@@ -482,8 +548,12 @@ SoakReport runChaosSoak(const SoakOptions& options) {
     report.log = "no rehearsal here: " + why;
     return report;
   }
-  Soak soak(options, report);
-  soak.run();
+  try {
+    Soak soak(options, report);
+    soak.run();
+  } catch (const std::exception& e) {  // the rehearsal or etcd could not be set up
+    report.log += std::string("the soak could not run: ") + e.what() + "\n";
+  }
   return report;
 }
 

@@ -12,13 +12,14 @@
 //                 fails, then freed
 //   cut-link      a node's link taken down past the timeout, then up again
 //
-// Node 0 serves the rendezvous store, so it is never killed nor cut off; its
-// worker is fair game. After each fault the soak waits until the job has
-// trained past the step it had reached, and records how long that took (the
-// time the fault cost). At the end it checks that the job finished, that
-// every step's loss equals an uninterrupted run's (within 1e-5 relative: the
-// layout moves between dp 3 and dp 2), that no process of the soak is left,
-// and that the latest complete checkpoint verifies.
+// Under the c10d backend node 0 serves the rendezvous store, so it is never
+// killed nor cut off (its worker is fair game). Under etcd (SoakOptions::etcd)
+// a fourth rehearsed node runs etcd and the three training nodes are peers:
+// any of them, node 0 included, may be killed or cut off. After each fault the soak waits until the
+// job has trained past the step it had reached, and records how long that took (the time the fault
+// cost). At the end it checks that the job finished, that every step's loss equals an uninterrupted
+// run's (within 1e-5 relative: the layout moves between dp 3 and dp 2), that no process of the soak
+// is left, and that the latest complete checkpoint verifies.
 //
 // Needs root and iproute2 (the rehearsal) and tmpfs mounts (fill-disk).
 #pragma once
@@ -40,12 +41,14 @@ struct Fault {
 };
 
 // `count` faults drawn from `seed`: every kind in turn, shuffled, each on a
-// node it may hit (kill-node and cut-link spare node 0).
-std::vector<Fault> faultPlan(int count, uint64_t seed);
+// node it may hit (kill-node and cut-link spare node 0 unless
+// `nodeZeroMayFail`, as under etcd).
+std::vector<Fault> faultPlan(int count, uint64_t seed, bool nodeZeroMayFail = false);
 
 struct SoakOptions {
   std::string strataBinary;
   std::vector<Fault> faults;
+  bool etcd = false;          // the launchers meet in etcd (--rdzv-backend etcd), not at node 0
   double timeoutSeconds = 8;  // the workers' communication timeout (--timeout)
   int stepsBetweenFaults = 6;
   int checkpointEvery = 4;

@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -120,6 +121,36 @@ TEST_F(K8sCommand, FlagsReachTheManifests) {
   EXPECT_EQ(deploy::named(pod["volumes"], "run")["persistentVolumeClaim"]["claimName"], "ckpt");
 }
 
+// Under etcd every pod meets the others in etcd; each run of the command
+// gets a fresh run id (an ended one is refused until its keys expire).
+TEST_F(K8sCommand, EtcdPodsMeetInEtcdUnderAFreshRunId) {
+  std::vector<std::string> a = args("2", "4");
+  a.insert(a.end(), {"--name", "big", "--rdzv-backend", "etcd", "--rdzv-endpoint",
+                     "etcd-0.etcd:2379,etcd-1.etcd:2379", "--output", "json"});
+  std::vector<std::string> runIds;
+  for (int run = 0; run < 2; ++run) {
+    Outcome outcome = k8s(a);
+    ASSERT_EQ(outcome.code, 0) << outcome.err;
+    ordered_json job = ordered_json::parse(outcome.out)["items"].back();
+    std::vector<std::string> command =
+        job["spec"]["template"]["spec"]["containers"][0]["command"].get<std::vector<std::string>>();
+    auto after = [&](const std::string& flag) {
+      auto at = std::find(command.begin(), command.end(), flag);
+      return at == command.end() || at + 1 == command.end() ? std::string() : *(at + 1);
+    };
+    EXPECT_EQ(after("--rdzv-backend"), "etcd");
+    EXPECT_EQ(after("--rdzv-endpoint"), "etcd-0.etcd:2379,etcd-1.etcd:2379");
+    runIds.push_back(after("--rdzv-id"));
+    EXPECT_EQ(runIds.back().rfind("big-", 0), 0u) << runIds.back();
+    EXPECT_EQ(runIds.back().size(), 12u) << runIds.back();
+  }
+  EXPECT_NE(runIds[0], runIds[1]);
+  a.insert(a.end(), {"--rdzv-id", "mine"});
+  Outcome chosen = k8s(a);
+  ASSERT_EQ(chosen.code, 0) << chosen.err;
+  EXPECT_NE(chosen.out.find("\"mine\""), std::string::npos);
+}
+
 TEST_F(K8sCommand, NotesThatCheckpointsOnlyAtTheEndMeanARestartStartsOver) {
   std::string text = deploy::configText(2, 2, 2);
   write(text.substr(0, text.find("[checkpoint]")));
@@ -142,6 +173,13 @@ TEST_F(K8sCommand, BadInputExitsWithCodeTwoNamingTheValues) {
       {{"--flavor", "pytorchjob"}, "3", "4,3,1", "gives the Workers 3,1"},
       {{"--flavor", "slurm"}, "2", "4", "--flavor must be job or pytorchjob, got 'slurm'"},
       {{"--output", "xml"}, "2", "4", "--output must be yaml or json, got 'xml'"},
+      {{"--rdzv-backend", "zk"}, "2", "4", "--rdzv-backend must be c10d or etcd, got 'zk'"},
+      {{"--rdzv-backend", "etcd"}, "2", "4", "--rdzv-backend etcd needs --rdzv-endpoint"},
+      {{"--rdzv-backend", "etcd", "--rdzv-endpoint", "etcd"},
+       "2",
+       "4",
+       "--rdzv-endpoint 'etcd' is not etcd's client endpoints"},
+      {{"--rdzv-endpoint", "etcd:2379"}, "2", "4", "but --rdzv-backend is c10d"},
       {{"--config", "/no/such.toml"}, "2", "4", "'/no/such.toml' cannot be opened"}};
   for (const Case& c : cases) {
     std::vector<std::string> a = args(c.nodes, c.workers);

@@ -86,6 +86,34 @@ TEST(K8sManifests, PodLaunchesItsWorkersOverTheMountedConfigAndResumesFromTheCla
   EXPECT_EQ(named(container["env"], "STRATA_NODE_RANK_OFFSET")["value"], "0");
 }
 
+TEST(K8sManifests, UnderEtcdEveryPodIsAPeerAndNamesNoMaster) {
+  for (K8sFlavor flavor : {K8sFlavor::kIndexedJob, K8sFlavor::kPyTorchJob}) {
+    K8sJob job = jobOf({4, 4}, configText(2, 2, 2));
+    job.options.flavor = flavor;
+    job.options.rdzvBackend = "etcd";
+    job.options.rdzvEndpoint = "etcd.infra:2379";
+    job.options.runId = "gpt-1a2b3c4d";
+    job.options.port = 31000;
+    std::vector<ordered_json> manifests = build(job);
+    ordered_json workload = manifests.back();
+    ordered_json pod = flavor == K8sFlavor::kIndexedJob
+                           ? workload["spec"]["template"]
+                           : workload["spec"]["pytorchReplicaSpecs"]["Worker"]["template"];
+    std::vector<std::string> command = commandOf(onlyContainer(pod));
+    std::vector<std::string> head(command.begin() + 6, command.begin() + 14);
+    if (flavor == K8sFlavor::kIndexedJob) {
+      EXPECT_EQ(head, (std::vector<std::string>{"--rdzv-backend", "etcd", "--rdzv-endpoint",
+                                                "etcd.infra:2379", "--rdzv-id", "gpt-1a2b3c4d",
+                                                "--master-port", "31000"}))
+          << workload.dump();
+    }
+    std::string text = workload.dump();
+    EXPECT_NE(text.find("\"--rdzv-backend\",\"etcd\""), std::string::npos) << text;
+    EXPECT_EQ(text.find("-0.gpt:"), std::string::npos) << text;
+    EXPECT_EQ(text.find("master-0:"), std::string::npos) << text;
+  }
+}
+
 TEST(K8sManifests, JobTokenComesFromTheSecretAndAppearsNowhereElse) {
   std::vector<ordered_json> manifests = build(jobOf({4, 4}, configText(2, 2, 2)));
   ordered_json secret = ofKind(manifests, "Secret").at(0);

@@ -95,6 +95,11 @@ case $scenario in
       --storage-class nfs --checkpoint-size 1Ti ;;
   UnevenPyTorchJob)
     validate --flavor pytorchjob --nodes 3 --workers-per-node 4,2,2 --cpu 500m --port 23456 ;;
+  EtcdRendezvous)
+    validate --nodes 3 --workers-per-node 4,2,2 --rdzv-backend etcd \
+      --rdzv-endpoint etcd-0.etcd:2379,etcd-1.etcd:2379 --rdzv-id run-6
+    validate --flavor pytorchjob --nodes 2 --workers-per-node 4 --rdzv-backend etcd \
+      --rdzv-endpoint etcd.infra.svc:2379 --rdzv-id run-7 ;;
   RefusesBrokenManifests)
     refuses_broken_manifests ;;
   *)

@@ -270,6 +270,26 @@ TEST(MultiNode, ElasticJobTakesALateNodeInAtTheNextRound) {
   EXPECT_EQ(nodes[2]->output().find("round 0 world"), std::string::npos) << nodes[2]->output();
 }
 
+// A launcher asked to stop while it waits for the other nodes leaves at
+// once, saying so, rather than when its wait times out (--timeout 20).
+TEST(MultiNode, ALauncherWaitingForTheOtherNodesStopsAtOnceOnSigterm) {
+  testing::ReservedPort reserved;
+  auto alone = startNode({}, NodeFlags{0, 1, 2, {}}, "127.0.0.1", reserved.number());
+  ASSERT_TRUE(alone->waitForOutput(
+      [](const std::string& out) {
+        return out.find("waiting for node(s) 1 of 2") != std::string::npos;
+      },
+      after(kJobLimit)))
+      << alone->output();
+  kill(alone->pid(), SIGTERM);
+  std::optional<ExitStatus> status = alone->waitForExit(after(std::chrono::seconds(8)));
+  ASSERT_TRUE(status) << "still waiting 8 s after SIGTERM:\n" << alone->output();
+  EXPECT_EQ(status->code, 128 + SIGTERM) << alone->output();
+  EXPECT_NE(alone->output().find("node 0 stopped by signal 15 while it joined a round of the job"),
+            std::string::npos)
+      << alone->output();
+}
+
 // Launchers that disagree on what they must share are refused before any
 // worker starts, both of them, naming both sides. 30 s: the refusal comes
 // when node 0 reads the second claim, far before --timeout (20 s) ends.

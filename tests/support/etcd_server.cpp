@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 namespace strata::testing {
 namespace {
@@ -19,9 +20,11 @@ namespace {
 // etcd starts in about a second; a loaded 2-core machine may take several.
 constexpr std::chrono::seconds kStartLimit{30};
 
-std::string url(int port) { return "http://127.0.0.1:" + std::to_string(port); }
+std::string url(const std::string& host, int port) {
+  return "http://" + host + ":" + std::to_string(port);
+}
 
-bool accepts(int port) {
+bool acceptsOnLoopback(int port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -32,28 +35,46 @@ bool accepts(int port) {
   return ok;
 }
 
+// Connects from inside the place (bash's /dev/tcp behind the prefix).
+bool acceptsThrough(const std::vector<std::string>& prefix, const std::string& host, int port) {
+  std::vector<std::string> argv = prefix;
+  argv.insert(
+      argv.end(),
+      {"bash", "-c", "exec 3<>/dev/tcp/" + host + "/" + std::to_string(port) + " 2>/dev/null"});
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    dup2(null, STDOUT_FILENO);
+    dup2(null, STDERR_FILENO);
+    std::vector<char*> args;
+    for (std::string& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 }  // namespace
 
-EtcdServer::EtcdServer() {
+bool EtcdServer::accepts() const {
+  if (place_.commandPrefix.empty()) return acceptsOnLoopback(client_.number());
+  return acceptsThrough(place_.commandPrefix, place_.host, client_.number());
+}
+
+EtcdServer::EtcdServer(EtcdPlace place) : place_(std::move(place)) {
   char folder[] = "/tmp/strata-etcd-XXXXXX";
   if (!mkdtemp(folder)) throw std::runtime_error("cannot make a folder for etcd");
   dataDir_ = folder;
-  std::string peer = url(peer_.number());
-  std::vector<std::string> argv = {"etcd",
-                                   "--name",
-                                   "test",
-                                   "--data-dir",
-                                   dataDir_,
-                                   "--listen-client-urls",
-                                   url(client_.number()),
-                                   "--advertise-client-urls",
-                                   url(client_.number()),
-                                   "--listen-peer-urls",
-                                   peer,
-                                   "--initial-advertise-peer-urls",
-                                   peer,
-                                   "--initial-cluster",
-                                   "test=" + peer};
+  std::string peer = url(place_.host, peer_.number());
+  std::string client = url(place_.host, client_.number());
+  std::vector<std::string> argv = place_.commandPrefix;
+  argv.insert(argv.end(),
+              {"etcd", "--name", "test", "--data-dir", dataDir_, "--listen-client-urls", client,
+               "--advertise-client-urls", client, "--listen-peer-urls", peer,
+               "--initial-advertise-peer-urls", peer, "--initial-cluster", "test=" + peer});
   std::string log = dataDir_ + "/etcd.log";
   pid_ = fork();
   if (pid_ == 0) {
@@ -63,11 +84,11 @@ EtcdServer::EtcdServer() {
     std::vector<char*> args;
     for (std::string& a : argv) args.push_back(a.data());
     args.push_back(nullptr);
-    execvp("etcd", args.data());
+    execvp(args[0], args.data());
     _exit(127);
   }
   auto deadline = std::chrono::steady_clock::now() + kStartLimit;
-  while (!accepts(client_.number())) {
+  while (!accepts()) {
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
@@ -95,6 +116,8 @@ void EtcdServer::stop() {
   pid_ = -1;
 }
 
-std::string EtcdServer::endpoint() const { return "127.0.0.1:" + std::to_string(client_.number()); }
+std::string EtcdServer::endpoint() const {
+  return place_.host + ":" + std::to_string(client_.number());
+}
 
 }  // namespace strata::testing

@@ -27,8 +27,15 @@ struct K8sOptions {
   std::vector<int64_t> workersPerNode;  // one count per node, in node order
   int64_t gpusPerWorker = 0;
   K8sFlavor flavor = K8sFlavor::kIndexedJob;
-  int64_t maxRestarts = 0;      // launcher restarts, and pod failures the job survives
-  int64_t port = 29500;         // node 0's rendezvous port
+  int64_t maxRestarts = 0;  // launcher restarts, and pod failures the job survives
+  int64_t port = 29500;     // node 0's rendezvous port (etcd: each pod's workers' store)
+  // "c10d": node 0's pod serves the rendezvous, so the job needs it to live.
+  // "etcd": the launchers meet in etcd at `rdzvEndpoint` (client endpoints
+  // HOST:PORT[,HOST:PORT...]) under the key `runId`, each a peer, so the
+  // job survives the loss of any pod, pod 0 included.
+  std::string rdzvBackend = "c10d";
+  std::string rdzvEndpoint;
+  std::string runId;            // etcd: empty means strata k8s makes a fresh one
   std::string shmSize = "8Gi";  // memory-backed /dev/shm of a pod
   std::string cpuPerWorker;     // Kubernetes quantities; empty: none requested
   std::string memoryPerWorker;
@@ -42,8 +49,10 @@ struct K8sOptions {
 std::vector<int64_t> workersPerNodeList(int64_t nodes, const std::string& text);
 
 // Refuses options no cluster could run: no nodes, a count below 1, no image,
-// a malformed quantity, name or port, and for kPyTorchJob worker counts that
-// are not one count for the Master and one for every Worker.
+// a malformed quantity, name or port, a rendezvous backend other than c10d
+// or etcd, etcd without its endpoints (or endpoints without etcd), and for
+// kPyTorchJob worker counts that are not one count for the Master and one
+// for every Worker.
 void checkK8sOptions(const K8sOptions& options);
 
 // Workers of all nodes together.
