@@ -1,6 +1,7 @@
 // All of Strata's public headers.
 #pragma once
 
+#include "strata/context_parallel.h"
 #include "strata/data_parallel.h"
 #include "strata/deploy.h"
 #include "strata/error.h"

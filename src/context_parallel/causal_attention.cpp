@@ -6,7 +6,7 @@
 
 #include "runtime/torch_compat.h"
 
-namespace strata::tensor_parallel::detail {
+namespace strata::context_parallel::detail {
 
 at::Tensor causalProbabilities(const at::Tensor& q, const at::Tensor& k) {
   int64_t s = q.size(2);
@@ -24,4 +24,4 @@ at::Tensor causalAttention(const at::Tensor& q, const at::Tensor& k, const at::T
 #endif
 }
 
-}  // namespace strata::tensor_parallel::detail
+}  // namespace strata::context_parallel::detail

@@ -9,7 +9,7 @@
 
 #include <ATen/core/Tensor.h>
 
-namespace strata::tensor_parallel::detail {
+namespace strata::context_parallel::detail {
 
 // [b, heads, s, s]
 at::Tensor causalProbabilities(const at::Tensor& q, const at::Tensor& k);
@@ -18,4 +18,4 @@ at::Tensor causalProbabilities(const at::Tensor& q, const at::Tensor& k);
 // flash attention on CUDA), which never materialises the [s, s] scores.
 at::Tensor causalAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
 
-}  // namespace strata::tensor_parallel::detail
+}  // namespace strata::context_parallel::detail

@@ -2,7 +2,7 @@
 
 #include <torch/torch.h>
 
-#include "causal_attention.h"
+#include "context_parallel/causal_attention.h"
 #include "strata/error.h"
 #include "strata/tensor_parallel/comm_ops.h"
 #include "strata/tensor_parallel/rotary.h"
@@ -96,7 +96,8 @@ at::Tensor ParallelGroupedQueryAttentionImpl::forward(const at::Tensor& x) {
   int64_t group = localHeads_ / kvHeads;
   key = key.repeat_interleave(group, 1);  // [b, H/p, s, d]
   value = value.repeat_interleave(group, 1);
-  at::Tensor heads = detail::causalAttention(query, key, value);  // [b, H/p, s, d]
+  at::Tensor heads =
+      context_parallel::detail::causalAttention(query, key, value);  // [b, H/p, s, d]
   return o(heads.permute({2, 0, 1, 3}).reshape({s, b, localHeads_ * headDim_}));
 }
 

@@ -2,8 +2,8 @@
 
 #include <torch/torch.h>
 
-#include "causal_attention.h"
 #include "collectives.h"
+#include "context_parallel/causal_attention.h"
 #include "strata/error.h"
 
 namespace strata::tensor_parallel {
@@ -57,8 +57,9 @@ at::Tensor ParallelSelfAttentionImpl::attend(const at::Tensor& q, const at::Tens
   // The fused kernel (causalAttention) draws no masks of its own here; with
   // dropout, Strata's seeded masks (reproducible across tp degrees) apply to
   // the probabilities themselves.
-  if (!is_training() || dropout_.p() == 0.0) return detail::causalAttention(q, k, v);
-  at::Tensor probs = detail::causalProbabilities(q, k);  // [b, H/p, s, s]
+  if (!is_training() || dropout_.p() == 0.0)
+    return context_parallel::detail::causalAttention(q, k, v);
+  at::Tensor probs = context_parallel::detail::causalProbabilities(q, k);  // [b, H/p, s, s]
   probs = dropout_.unitSharded(probs, 1, firstHead_, is_training());
   return at::matmul(probs, v);
 }

@@ -1,0 +1,51 @@
+// Softmax attention of one block of queries against one block of keys, in
+// the pieces ring attention assembles: each block's output comes with its
+// rows' log-sum-exp, so blocks merge exactly (online softmax), and backward
+// recomputes a block's probabilities from the merged log-sum-exp instead of
+// keeping them.
+//
+// For q [b, H, m, d] and k, v [b, H, n, d] (kv heads already repeated for
+// their query heads), scale = 1 / sqrt(d):
+//   S = q k^T scale (positions above the diagonal -inf when causal, m == n)
+//   lse = log sum_j exp(S_ij),  P = exp(S - lse),  out = P v
+// and with dout, the final lse and D = rowsum(dout * out):
+//   dv = P^T dout,  dS = P * (dout v^T - D),  dq = dS k scale,  dk = dS^T q scale
+//
+// Scores, log-sum-exps and accumulators are float32 whatever the inputs'
+// type. Pure tensor arithmetic: nothing blocks or communicates.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+namespace strata::context_parallel::detail {
+
+struct BlockOutput {
+  at::Tensor out;  // [b, H, m, d] float32
+  at::Tensor lse;  // [b, H, m] float32
+};
+
+BlockOutput blockForward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                         bool causal);
+
+// Folds a block into running (out, lse) rows: out, lse are updated in place.
+void mergeBlock(at::Tensor& out, at::Tensor& lse, const BlockOutput& block);
+
+struct BlockGradients {
+  at::Tensor dq;  // [b, H, m, d] float32
+  at::Tensor dk;  // [b, H, n, d] float32
+  at::Tensor dv;  // [b, H, n, d] float32
+};
+
+// lse and delta: [b, H, m], the final log-sum-exp and rowsum(dout * out).
+BlockGradients blockBackward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                             bool causal, const at::Tensor& dout, const at::Tensor& lse,
+                             const at::Tensor& delta);
+
+// k or v [b, K, n, d] -> [b, H, n, d]: each kv head repeated for the group
+// of H / K consecutive query heads that reads it.
+at::Tensor repeatKvHeads(const at::Tensor& kv, int64_t heads);
+
+// The adjoint of repeatKvHeads: [b, H, n, d] -> [b, K, n, d], summing each group.
+at::Tensor foldKvHeads(const at::Tensor& grad, int64_t kvHeads);
+
+}  // namespace strata::context_parallel::detail

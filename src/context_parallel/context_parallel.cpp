@@ -1,0 +1,48 @@
+#include "strata/context_parallel/context_parallel.h"
+
+#include <torch/torch.h>
+
+#include "block_attention.h"
+#include "context_parallel/causal_attention.h"
+#include "strata/context_parallel/all_to_all_attention.h"
+#include "strata/context_parallel/ring_attention.h"
+#include "strata/context_parallel/sequence_layout.h"
+#include "strata/error.h"
+
+namespace strata::context_parallel {
+
+CpAlgorithm parseCpAlgorithm(const std::string& name) {
+  if (name == "ring") return CpAlgorithm::kRing;
+  if (name == "all-to-all") return CpAlgorithm::kAllToAll;
+  throw ConfigError("cp_algorithm must be ring or all-to-all, got '" + name + "'");
+}
+
+const char* cpAlgorithmName(CpAlgorithm algorithm) {
+  return algorithm == CpAlgorithm::kRing ? "ring" : "all-to-all";
+}
+
+at::Tensor localPositions(int64_t localTokens, const Communicator& cp, at::Device device) {
+  std::vector<int64_t> positions =
+      context_parallel::localPositions(localTokens * cp.size(), cp.rank(), cp.size());
+  return at::tensor(positions, at::TensorOptions().dtype(at::kLong)).to(device);
+}
+
+at::Tensor localTokens(const at::Tensor& sequences, const Communicator& cp) {
+  if (cp.size() == 1) return sequences;
+  checkSequenceLength(sequences.size(1), cp.size());
+  at::Tensor positions = localPositions(sequences.size(1) / cp.size(), cp, sequences.device());
+  return sequences.index_select(1, positions);
+}
+
+at::Tensor causalAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                           const ContextParallel* cp) {
+  if (cp && cp->comm->size() > 1) {
+    if (cp->algorithm == CpAlgorithm::kAllToAll) return allToAllAttention(q, k, v, *cp->comm);
+    return ringAttention(q, k, v, *cp->comm);
+  }
+  int64_t heads = q.size(1);
+  return detail::causalAttention(q, detail::repeatKvHeads(k, heads),
+                                 detail::repeatKvHeads(v, heads));
+}
+
+}  // namespace strata::context_parallel

@@ -1,0 +1,148 @@
+#include "strata/context_parallel/ring_attention.h"
+
+#include <torch/torch.h>
+
+#include <optional>
+#include <vector>
+
+#include "block_attention.h"
+#include "context_parallel/causal_attention.h"
+#include "ring_exchange.h"
+
+namespace strata::context_parallel {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// Tags of the two kinds of message; each is FIFO per peer.
+constexpr int kKeysValuesTag = 1;
+constexpr int kGradientTag = 2;
+
+// Which part of a kv block the local queries meet, by the block's owner
+// (sequence_layout.h): this rank's own block causally; an earlier rank's
+// first chunk with every local query; a later rank's whole block with the
+// local second chunk only. Every other chunk pair lies in the future.
+struct BlockPart {
+  bool causal = false;
+  int64_t firstRow = 0, rows = 0;  // local queries
+  int64_t firstKey = 0, keys = 0;  // the block's keys
+};
+
+BlockPart partOf(int owner, int rank, int64_t s) {
+  int64_t half = s / 2;
+  if (owner == rank) return {true, 0, s, 0, s};
+  if (owner < rank) return {false, 0, s, 0, half};
+  return {false, half, half, 0, s};
+}
+
+void rememberGroup(AutogradContext* ctx, Communicator& cp) {
+  ctx->saved_data["cp"] = static_cast<int64_t>(reinterpret_cast<intptr_t>(&cp));
+}
+
+Communicator& groupOf(AutogradContext* ctx) {
+  return *reinterpret_cast<Communicator*>(static_cast<intptr_t>(ctx->saved_data["cp"].toInt()));
+}
+
+struct RingAttentionFunction : torch::autograd::Function<RingAttentionFunction> {
+  // q [b, H, s, d], k and v [b, K, s, d] -> [b, H, s, d]
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k,
+                            const at::Tensor& v, Communicator* cp) {
+    rememberGroup(ctx, *cp);
+    int size = cp->size(), rank = cp->rank();
+    int64_t heads = q.size(1), s = q.size(2);
+    at::Tensor block = at::stack({k, v}).contiguous();  // [2, b, K, s, d]: what travels
+    at::Tensor out = at::zeros(q.sizes(), q.options().dtype(at::kFloat));        // [b, H, s, d]
+    at::Tensor lse = at::full({q.size(0), heads, s}, -INFINITY, out.options());  // [b, H, s]
+    for (int step = 0; step < size; ++step) {
+      at::Tensor arriving;
+      std::optional<detail::RingHop> hop;
+      if (step + 1 < size) {
+        arriving = at::empty_like(block);
+        hop.emplace(*cp, block, arriving, kKeysValuesTag);
+      }
+      BlockPart part = partOf((rank - step + size) % size, rank, s);
+      at::Tensor keys = detail::repeatKvHeads(block[0], heads).narrow(2, part.firstKey, part.keys);
+      at::Tensor values =
+          detail::repeatKvHeads(block[1], heads).narrow(2, part.firstKey, part.keys);
+      at::Tensor rowsOut = out.narrow(2, part.firstRow, part.rows);
+      at::Tensor rowsLse = lse.narrow(2, part.firstRow, part.rows);
+      detail::mergeBlock(
+          rowsOut, rowsLse,
+          detail::blockForward(q.narrow(2, part.firstRow, part.rows), keys, values, part.causal));
+      if (hop) {
+        hop->wait();
+        block = arriving;
+      }
+    }
+    at::Tensor result = out.to(q.scalar_type());
+    ctx->save_for_backward({q, k, v, result, lse});
+    return result;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    Communicator& cp = groupOf(ctx);
+    variable_list saved = ctx->get_saved_variables();
+    const at::Tensor &q = saved[0], &k = saved[1], &v = saved[2], &out = saved[3], &lse = saved[4];
+    at::Tensor dout = grads[0].contiguous();
+    int size = cp.size(), rank = cp.rank();
+    int64_t heads = q.size(1), kvHeads = k.size(1), s = q.size(2);
+    at::Tensor delta = (dout.to(at::kFloat) * out.to(at::kFloat)).sum(-1);  // [b, H, s]
+    at::Tensor dq = at::zeros(q.sizes(), q.options().dtype(at::kFloat));
+    at::Tensor block = at::stack({k, v}).contiguous();  // [2, b, K, s, d]
+    // Sent gradients stay alive until their sends are done.
+    std::vector<std::pair<at::Tensor, WorkHandle>> sent;
+    for (int step = 0; step < size; ++step) {
+      at::Tensor arriving, partial;
+      std::optional<detail::RingHop> hop;
+      WorkHandle partialRecv;
+      if (step + 1 < size) {
+        arriving = at::empty_like(block);
+        hop.emplace(cp, block, arriving, kKeysValuesTag);
+      }
+      at::Tensor gradient = at::zeros(block.sizes(), block.options().dtype(at::kFloat));
+      if (step > 0) {  // what the ranks before added to this block's gradient
+        partial = at::empty_like(gradient);
+        partialRecv = cp.recvAsync(partial, detail::previousRank(cp), kGradientTag);
+      }
+      BlockPart part = partOf((rank - step + size) % size, rank, s);
+      at::Tensor keys = detail::repeatKvHeads(block[0], heads).narrow(2, part.firstKey, part.keys);
+      at::Tensor values =
+          detail::repeatKvHeads(block[1], heads).narrow(2, part.firstKey, part.keys);
+      detail::BlockGradients g = detail::blockBackward(
+          q.narrow(2, part.firstRow, part.rows), keys, values, part.causal,
+          dout.narrow(2, part.firstRow, part.rows), lse.narrow(2, part.firstRow, part.rows),
+          delta.narrow(2, part.firstRow, part.rows));
+      dq.narrow(2, part.firstRow, part.rows).add_(g.dq);
+      gradient[0].narrow(2, part.firstKey, part.keys).add_(detail::foldKvHeads(g.dk, kvHeads));
+      gradient[1].narrow(2, part.firstKey, part.keys).add_(detail::foldKvHeads(g.dv, kvHeads));
+      if (partialRecv) {
+        partialRecv->wait();
+        gradient.add_(partial);
+      }
+      // On to the next rank; after the last step that is the block's owner.
+      sent.emplace_back(gradient, cp.sendAsync(gradient, detail::nextRank(cp), kGradientTag));
+      if (hop) {
+        hop->wait();
+        block = arriving;
+      }
+    }
+    at::Tensor own = at::empty(block.sizes(), block.options().dtype(at::kFloat));
+    cp.recvAsync(own, detail::previousRank(cp), kGradientTag)->wait();
+    for (auto& [tensor, work] : sent) work->wait();
+    return {dq.to(q.scalar_type()), own[0].to(k.scalar_type()), own[1].to(v.scalar_type()),
+            at::Tensor()};
+  }
+};
+
+}  // namespace
+
+at::Tensor ringAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                         Communicator& cp) {
+  if (cp.size() == 1)
+    return detail::causalAttention(q, detail::repeatKvHeads(k, q.size(1)),
+                                   detail::repeatKvHeads(v, q.size(1)));
+  return RingAttentionFunction::apply(q, k, v, &cp);
+}
+
+}  // namespace strata::context_parallel

@@ -1,0 +1,108 @@
+// Ring and all-to-all attention in real processes, each rank holding its
+// load-balanced tokens, against plain causal attention over the whole
+// sequence written here: outputs and the gradients of q, k and v (each
+// rank's own positions of the whole-sequence gradients), at cp 2, 3 and 4,
+// with multi-head and grouped-query heads and chunks of 1 and 3 tokens.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "multiprocess.h"
+#include "strata/context_parallel/all_to_all_attention.h"
+#include "strata/context_parallel/context_parallel.h"
+#include "strata/context_parallel/ring_attention.h"
+#include "strata/error.h"
+#include "strata/runtime/world.h"
+
+namespace strata::context_parallel {
+namespace {
+
+using strata::testing::RankContext;
+using strata::testing::runInProcesses;
+
+struct Case {
+  int64_t heads = 4, kvHeads = 4, chunk = 1;
+};
+
+// softmax(q k^T / sqrt(d), the future masked) v over the whole sequence,
+// each kv head read by its group of consecutive query heads.
+at::Tensor fullCausalAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  int64_t group = q.size(1) / k.size(1), s = q.size(2);
+  at::Tensor keys = k.repeat_interleave(group, 1), values = v.repeat_interleave(group, 1);
+  at::Tensor scores = q.matmul(keys.transpose(-2, -1)) / std::sqrt(double(q.size(3)));
+  at::Tensor future = torch::ones({s, s}, torch::kBool).triu(1);
+  return torch::softmax(scores.masked_fill(future, -INFINITY), -1).matmul(values);
+}
+
+void expectClose(const at::Tensor& got, const at::Tensor& expected, const std::string& what) {
+  double err = (got - expected).abs().max().item<double>();
+  double scale = expected.abs().max().item<double>();
+  EXPECT_LE(err, 1e-5 * (1 + scale)) << what << ": largest difference " << err;
+}
+
+// One case on this rank: its tokens through `attend`, the whole sequence
+// through the reference, the same loss weights on both.
+void checkCase(const Case& c, Communicator& cp, CpAlgorithm algorithm) {
+  int64_t batch = 2, dim = 4, seqLen = 2 * cp.size() * c.chunk;
+  torch::manual_seed(static_cast<uint64_t>(100 * c.heads + 10 * c.kvHeads + c.chunk));
+  at::Tensor q = torch::randn({batch, c.heads, seqLen, dim});
+  at::Tensor k = torch::randn({batch, c.kvHeads, seqLen, dim});
+  at::Tensor v = torch::randn({batch, c.kvHeads, seqLen, dim});
+  at::Tensor weights = torch::randn({batch, c.heads, seqLen, dim});
+
+  std::vector<at::Tensor> whole = {q.clone().requires_grad_(), k.clone().requires_grad_(),
+                                   v.clone().requires_grad_()};
+  at::Tensor expected = fullCausalAttention(whole[0], whole[1], whole[2]);
+  (expected * weights).sum().backward();
+
+  at::Tensor mine = localPositions(seqLen / cp.size(), cp, at::kCPU);
+  std::vector<at::Tensor> local;
+  for (const at::Tensor& t : {q, k, v}) local.push_back(t.index_select(2, mine).requires_grad_());
+  at::Tensor got = algorithm == CpAlgorithm::kRing
+                       ? ringAttention(local[0], local[1], local[2], cp)
+                       : allToAllAttention(local[0], local[1], local[2], cp);
+  (got * weights.index_select(2, mine)).sum().backward();
+
+  std::string name = std::string(cpAlgorithmName(algorithm)) + " cp " + std::to_string(cp.size()) +
+                     " heads " + std::to_string(c.heads) + "/" + std::to_string(c.kvHeads) +
+                     " chunk " + std::to_string(c.chunk);
+  expectClose(got, expected.index_select(2, mine), name + " output");
+  const char* names[] = {"dq", "dk", "dv"};
+  for (int i = 0; i < 3; ++i)
+    expectClose(local[i].grad(), whole[i].grad().index_select(2, mine), name + " " + names[i]);
+}
+
+void checkCases(CpAlgorithm algorithm, const std::vector<Case>& cases) {
+  std::shared_ptr<World> world = World::init();
+  std::shared_ptr<Communicator> cp = world->worldComm();
+  for (const Case& c : cases) checkCase(c, *cp, algorithm);
+  if (::testing::Test::HasFailure()) throw Error("a case differs from full attention");
+}
+
+TEST(ContextParallelAttention, RingEqualsFullAttention) {
+  std::vector<Case> cases = {{4, 4, 1}, {4, 2, 3}, {4, 1, 1}};
+  for (int cp : {2, 3, 4})
+    runInProcesses(cp, [&](const RankContext&) { checkCases(CpAlgorithm::kRing, cases); });
+}
+
+TEST(ContextParallelAttention, AllToAllEqualsFullAttention) {
+  runInProcesses(2, [](const RankContext&) {
+    checkCases(CpAlgorithm::kAllToAll, {{4, 4, 1}, {4, 2, 3}});
+  });
+  runInProcesses(3, [](const RankContext&) { checkCases(CpAlgorithm::kAllToAll, {{6, 3, 1}}); });
+  runInProcesses(4, [](const RankContext&) { checkCases(CpAlgorithm::kAllToAll, {{8, 4, 3}}); });
+}
+
+TEST(ContextParallelAttention, AllToAllRefusesHeadsCpDoesNotDivide) {
+  try {
+    checkAllToAllHeads(4, 2, 4);
+    FAIL() << "kv heads 2 at cp 4 accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("4 query heads and 2 kv heads"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace strata::context_parallel
