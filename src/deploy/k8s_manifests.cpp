@@ -46,10 +46,10 @@ std::vector<std::string> placementProblems(const K8sJob& job, const train::Train
   const train::ParallelConfig& p = config.parallel;
   std::vector<int> sizes(job.options.workersPerNode.begin(), job.options.workersPerNode.end());
   try {
-    checkTensorParallelInsideNodes(
-        ParallelLayout(static_cast<int>(worldSize(job.options)),
-                       {static_cast<int>(p.pp), static_cast<int>(p.dp), 1, static_cast<int>(p.tp)}),
-        sizes);
+    checkTensorParallelInsideNodes(ParallelLayout(static_cast<int>(worldSize(job.options)),
+                                                  {static_cast<int>(p.pp), static_cast<int>(p.dp),
+                                                   static_cast<int>(p.cp), static_cast<int>(p.tp)}),
+                                   sizes);
   } catch (const ConfigError& e) {
     return {e.what()};
   }

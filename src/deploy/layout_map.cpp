@@ -16,12 +16,11 @@ ParallelLayout layoutOver(const train::ParallelConfig& parallel, int64_t worldSi
   auto asInt = [](int64_t value) {
     return static_cast<int>(std::min<int64_t>(value, std::numeric_limits<int>::max()));
   };
-  std::string factors = "pp " + std::to_string(parallel.pp) + " x dp " +
-                        std::to_string(parallel.dp) + " x tp " + std::to_string(parallel.tp);
-  if (worldSize != parallel.pp * parallel.dp * parallel.tp)
-    throw ConfigError("world size " + std::to_string(worldSize) + " != " + factors);
-  return ParallelLayout(asInt(worldSize),
-                        {asInt(parallel.pp), asInt(parallel.dp), /*cp=*/1, asInt(parallel.tp)});
+  if (worldSize != parallel.pp * parallel.dp * parallel.cp * parallel.tp)
+    throw ConfigError("world size " + std::to_string(worldSize) +
+                      " != " + train::layoutText(parallel));
+  return ParallelLayout(asInt(worldSize), {asInt(parallel.pp), asInt(parallel.dp),
+                                           asInt(parallel.cp), asInt(parallel.tp)});
 }
 
 ordered_json nodeEntries(const std::vector<int64_t>& workersPerNode) {
@@ -40,7 +39,7 @@ ordered_json rankEntries(const ParallelLayout& layout, const std::vector<int64_t
   for (size_t node = 0; node < workersPerNode.size(); ++node) {
     for (int64_t local = 0; local < workersPerNode[node]; ++local, ++rank) {
       Coord coord = layout.coordOf(rank);
-      ranks.push_back({node, coord.pp, coord.dp, coord.tp});
+      ranks.push_back({node, coord.pp, coord.dp, coord.cp, coord.tp});
     }
   }
   return ranks;
@@ -55,9 +54,10 @@ ordered_json layoutMap(const train::ParallelConfig& parallel,
   return {{"world_size", worldSize},
           {"pp", parallel.pp},
           {"dp", parallel.dp},
+          {"cp", parallel.cp},
           {"tp", parallel.tp},
           {"nodes", nodeEntries(workersPerNode)},
-          {"columns", {"node", "pp", "dp", "tp"}},
+          {"columns", {"node", "pp", "dp", "cp", "tp"}},
           {"ranks", rankEntries(layout, workersPerNode)}};
 }
 

@@ -2,7 +2,7 @@
 
 #include <torch/torch.h>
 
-#include "context_parallel/causal_attention.h"
+#include "strata/context_parallel/all_to_all_attention.h"
 #include "strata/error.h"
 #include "strata/tensor_parallel/comm_ops.h"
 #include "strata/tensor_parallel/rotary.h"
@@ -31,6 +31,10 @@ void checkGroupedQueryAttention(const GroupedQueryAttentionOptions& o, int tp) {
   if (o.kvHeads % tp != 0 && tp % o.kvHeads != 0)
     throw ConfigError("kv_heads " + n(o.kvHeads) + " can be neither split over tp " + n(tp) +
                       " (tp does not divide it) nor replicated evenly (it does not divide tp)");
+  const context_parallel::ContextParallel* cp = o.contextParallel.get();
+  if (cp && cp->algorithm == context_parallel::CpAlgorithm::kAllToAll)
+    context_parallel::checkAllToAllHeads(o.heads / tp, o.kvHeads % tp == 0 ? o.kvHeads / tp : 1,
+                                         cp->comm->size());
 }
 
 KvProjectionImpl::KvProjectionImpl(const GroupedQueryAttentionOptions& o, const InitOptions& init,
@@ -57,7 +61,8 @@ ParallelGroupedQueryAttentionImpl::ParallelGroupedQueryAttentionImpl(
       headDim_(options.hidden / options.heads),
       ropeTheta_(options.ropeTheta),
       sequenceParallel_(options.sequenceParallel),
-      tp_(tp) {
+      tp_(tp),
+      cp_(options.contextParallel) {
   ColumnParallelLinearOptions query;
   query.inFeatures = options.hidden;
   query.outFeatures = options.heads * headDim_;
@@ -87,17 +92,19 @@ at::Tensor ParallelGroupedQueryAttentionImpl::forward(const at::Tensor& x) {
   at::Tensor query = headsFirst(q->forwardEntered(entered), localHeads_);  // [b, H/p, s, d]
   at::Tensor key = headsFirst(k->forwardEntered(entered), kvHeads);        // [b, kv, s, d]
   at::Tensor value = headsFirst(v->forwardEntered(entered), kvHeads);      // [b, kv, s, d]
-  // The whole sequence is here (gathered under sequence parallel), so
-  // positions are 0 .. s-1.
-  RotaryTables tables = rotaryTables(s, headDim_, ropeTheta_, query);
+  // This rank's whole share of the sequence is here (gathered under
+  // sequence parallel): positions 0 .. s-1, or under context parallelism
+  // the cp rank's positions.
+  RotaryTables tables =
+      cp_ ? rotaryTablesAt(context_parallel::localPositions(s, *cp_->comm, query.device()),
+                           headDim_, ropeTheta_, query)
+          : rotaryTables(s, headDim_, ropeTheta_, query);
   query = applyRotary(query, tables);
   key = applyRotary(key, tables);
-  // Each kv head serves the group of consecutive query heads that read it.
-  int64_t group = localHeads_ / kvHeads;
-  key = key.repeat_interleave(group, 1);  // [b, H/p, s, d]
-  value = value.repeat_interleave(group, 1);
+  // Each kv head serves the group of consecutive query heads that read it:
+  // the attention repeats them (after any cp exchange, which moves them once).
   at::Tensor heads =
-      context_parallel::detail::causalAttention(query, key, value);  // [b, H/p, s, d]
+      context_parallel::causalAttention(query, key, value, cp_.get());  // [b, H/p, s, d]
   return o(heads.permute({2, 0, 1, 3}).reshape({s, b, localHeads_ * headDim_}));
 }
 

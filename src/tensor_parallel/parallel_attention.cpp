@@ -4,6 +4,7 @@
 
 #include "collectives.h"
 #include "context_parallel/causal_attention.h"
+#include "strata/context_parallel/all_to_all_attention.h"
 #include "strata/error.h"
 
 namespace strata::tensor_parallel {
@@ -17,6 +18,16 @@ void checkSizes(const ParallelSelfAttentionOptions& options, const Communicator&
   }
   detail::requireDivisible(options.heads, "ParallelSelfAttention number of heads", tp);
   detail::requireDivisible(options.hidden, "ParallelSelfAttention hidden size", tp);
+  const context_parallel::ContextParallel* cp = options.contextParallel.get();
+  if (!cp || cp->comm->size() == 1) return;
+  if (options.attentionDropout > 0)
+    throw ConfigError("attention dropout " + std::to_string(options.attentionDropout) +
+                      " under context parallelism: its masks would not be those of the whole "
+                      "sequence; set dropout to 0 with cp > 1");
+  if (cp->algorithm == context_parallel::CpAlgorithm::kAllToAll) {
+    int64_t heads = options.heads / tp.size();
+    context_parallel::checkAllToAllHeads(heads, heads, cp->comm->size());
+  }
 }
 
 }  // namespace
@@ -26,7 +37,8 @@ ParallelSelfAttentionImpl::ParallelSelfAttentionImpl(const ParallelSelfAttention
     : localHeads_((checkSizes(options, *tp), options.heads / tp->size())),
       headDim_(options.hidden / options.heads),
       firstHead_(localHeads_ * tp->rank()),
-      dropout_(options.attentionDropout, deriveSeed(options.init.seed, 2)) {
+      dropout_(options.attentionDropout, deriveSeed(options.init.seed, 2)),
+      cp_(options.contextParallel) {
   register_buffer("dropout_calls", dropout_.callCounter());
   ColumnParallelLinearOptions fused;
   fused.inFeatures = options.hidden;
@@ -58,7 +70,7 @@ at::Tensor ParallelSelfAttentionImpl::attend(const at::Tensor& q, const at::Tens
   // dropout, Strata's seeded masks (reproducible across tp degrees) apply to
   // the probabilities themselves.
   if (!is_training() || dropout_.p() == 0.0)
-    return context_parallel::detail::causalAttention(q, k, v);
+    return context_parallel::causalAttention(q, k, v, cp_.get());
   at::Tensor probs = context_parallel::detail::causalProbabilities(q, k);  // [b, H/p, s, s]
   probs = dropout_.unitSharded(probs, 1, firstHead_, is_training());
   return at::matmul(probs, v);

@@ -8,6 +8,12 @@ namespace strata::tensor_parallel {
 
 RotaryTables rotaryTables(int64_t s, int64_t headDim, double theta, const at::Tensor& like,
                           int64_t firstPosition) {
+  at::Tensor positions = at::arange(firstPosition, firstPosition + s, at::kLong);  // [s]
+  return rotaryTablesAt(positions, headDim, theta, like);
+}
+
+RotaryTables rotaryTablesAt(const at::Tensor& positionIds, int64_t headDim, double theta,
+                            const at::Tensor& like) {
   if (headDim % 2 != 0)
     throw ConfigError("rotary embeddings need an even head dimension, got " +
                       std::to_string(headDim));
@@ -15,10 +21,10 @@ RotaryTables rotaryTables(int64_t s, int64_t headDim, double theta, const at::Te
   // In float64, then rounded once: positions of long contexts times the
   // fastest frequency need more than float32's 24 bits to stay exact.
   at::Tensor exponent = at::arange(0, headDim, 2, float64) / static_cast<double>(headDim);
-  at::Tensor inverseFrequency = at::pow(theta, -exponent);                       // [d/2]
-  at::Tensor positions = at::arange(firstPosition, firstPosition + s, float64);  // [s]
-  at::Tensor angles = at::outer(positions, inverseFrequency);                    // [s, d/2]
-  at::Tensor both = at::cat({angles, angles}, -1);                               // [s, d]
+  at::Tensor inverseFrequency = at::pow(theta, -exponent);       // [d/2]
+  at::Tensor positions = positionIds.to(at::kCPU, at::kDouble);  // [s]
+  at::Tensor angles = at::outer(positions, inverseFrequency);    // [s, d/2]
+  at::Tensor both = at::cat({angles, angles}, -1);               // [s, d]
   auto out = like.options();
   return {both.cos().to(out), both.sin().to(out)};
 }

@@ -2,10 +2,26 @@
 
 #include <torch/torch.h>
 
+#include "strata/error.h"
+
 namespace strata::tensor_parallel {
+namespace {
+
+// Before any member is built, so every rank throws alike.
+const ParallelTransformerBlockOptions& checked(const ParallelTransformerBlockOptions& options) {
+  const context_parallel::ContextParallel* cp = options.contextParallel.get();
+  if (cp && cp->comm->size() > 1 && options.hiddenDropout > 0)
+    throw ConfigError("dropout " + std::to_string(options.hiddenDropout) +
+                      " under context parallelism: its masks would not be those of the whole "
+                      "sequence; set dropout to 0 with cp > 1");
+  return options;
+}
+
+}  // namespace
+
 ParallelTransformerBlockImpl::ParallelTransformerBlockImpl(
     const ParallelTransformerBlockOptions& options, std::shared_ptr<Communicator> tp)
-    : sequenceParallel_(options.sequenceParallel),
+    : sequenceParallel_(checked(options).sequenceParallel),
       tp_(tp),
       attentionResidualDropout_(options.hiddenDropout, deriveSeed(options.init.seed, 2)),
       mlpResidualDropout_(options.hiddenDropout, deriveSeed(options.init.seed, 3)) {
@@ -17,6 +33,7 @@ ParallelTransformerBlockImpl::ParallelTransformerBlockImpl(
   attn.sequenceParallel = options.sequenceParallel;
   attn.attentionDropout = options.attentionDropout;
   attn.init = deriveInit(options.init, 0);
+  attn.contextParallel = options.contextParallel;
   ParallelMLPOptions ff;
   ff.hidden = options.hidden;
   ff.ffn = options.ffn;

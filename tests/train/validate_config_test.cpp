@@ -37,6 +37,30 @@ TEST(ValidateConfig, WorldSizeMustBeTheProduct) {
   expectInvalid(valid3d(), 6, {"world size 6 != pp 2 x dp 2 x tp 2"});
 }
 
+// Context parallelism: in the product, two chunks of every sequence per cp
+// rank, sequence parallel over each rank's share, no dropout, and for the
+// all-to-all whole heads and kv heads of each tp rank per cp rank.
+TEST(ValidateConfig, ContextParallelSplitsSequencesAndHeads) {
+  TrainConfig c = valid3d();
+  c.parallel.cp = 2;
+  EXPECT_NO_THROW(validateConfig(c, 16));
+  expectInvalid(c, 8, {"world size 8 != pp 2 x dp 2 x cp 2 x tp 2 = 16"});
+  c.train.seqLen = 100;
+  c.parallel.sequenceParallel = true;
+  c.model.dropout = 0.1;
+  c.parallel.cpAlgorithm = "tree";
+  expectInvalid(c, 16,
+                {"train.seq_len 100 is not divisible by 2 x cp = 4",
+                 "train.seq_len 100 / cp 2 is not divisible by tp 2", "model.dropout 0.1 with cp 2",
+                 "parallel.cp_algorithm must be ring or all-to-all"});
+  TrainConfig a2a = valid3d();
+  a2a.parallel.cp = 4;
+  a2a.parallel.cpAlgorithm = "all-to-all";
+  expectInvalid(a2a, 32, {"each tp rank has 2 query heads and 2 kv heads; cp must divide both"});
+  a2a.parallel.cpAlgorithm = "ring";
+  EXPECT_NO_THROW(validateConfig(a2a, 32));
+}
+
 TEST(ValidateConfig, LayersMustFillEveryStage) {
   TrainConfig c = valid3d();
   c.model.layers = 1;

@@ -157,7 +157,8 @@ void expectRunMatchesReference(const std::string& dir, int processes, const Trai
 }
 
 void expectEqualsReference(const std::string& name, const TrainConfig& config) {
-  int processes = static_cast<int>(config.parallel.pp * config.parallel.dp * config.parallel.tp);
+  const ParallelConfig& p = config.parallel;
+  int processes = static_cast<int>(p.pp * p.dp * p.cp * p.tp);
   std::string dir = sharedDir(name);
   strata::testing::runInProcesses(
       processes,

@@ -24,13 +24,15 @@ struct Layout {
   int pp = 1, dp = 1, tp = 1, zero = 0;
   int virtualStages = 1;                  // above 1: the interleaved 1F1B schedule
   std::vector<int64_t> stageLayers = {};  // empty: the even cut
-  int processes() const { return pp * dp * tp; }
+  int cp = 1;
+  int processes() const { return pp * dp * cp * tp; }
 };
 
 TrainConfig at(TrainConfig config, Layout layout) {
   config.parallel.pp = layout.pp;
   config.parallel.dp = layout.dp;
   config.parallel.tp = layout.tp;
+  config.parallel.cp = layout.cp;
   config.parallel.zero = layout.zero;
   config.parallel.virtualStages = layout.virtualStages;
   config.parallel.stageLayers = layout.stageLayers;
@@ -174,6 +176,23 @@ TEST(TrainerReshard, LlamaPp2Tp2ToDp2Zero1) {
 
 TEST(TrainerReshard, LlamaReplicatedKvTp2ToPp2) {
   expectResumeAcrossLayouts("reshard-llama-replicated", tinyLlamaConfig(1), {1, 1, 2}, {2, 1, 1});
+}
+
+// Context parallelism: the cp ranks hold the same parameters, so a
+// checkpoint saved at cp 2 resumes whole sequences at cp 1, and at cp 4.
+TEST(TrainerReshard, Cp2ToOneProcess) {
+  expectResumeAcrossLayouts("reshard-cp2-1", tinyConfig(), {1, 1, 1, 0, 1, {}, 2}, {});
+}
+
+TEST(TrainerReshard, LlamaCp2ToCp4) {
+  expectResumeAcrossLayouts("reshard-cp2-4", tinyLlamaConfig(2), {1, 1, 1, 0, 1, {}, 2},
+                            {1, 1, 1, 0, 1, {}, 4});
+}
+
+// ZeRO-1's moments sharded over the four replicas of dp 2 x cp 2, resumed
+// unsharded in a pipeline of two stages.
+TEST(TrainerReshard, Dp2Cp2Zero1ToPp2) {
+  expectResumeAcrossLayouts("reshard-dp2cp2-zero", tinyConfig(), {1, 2, 1, 1, 1, {}, 2}, {2, 1, 1});
 }
 
 TEST(TrainerReshard, OfflineConvertPp2Tp2ToTp4) {

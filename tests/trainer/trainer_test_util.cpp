@@ -152,7 +152,7 @@ std::string trainAndExportTo(const std::string& dir, TrainConfig config, int64_t
   config.checkpoint.dir = dir + "/ckpt";
   const ParallelConfig& p = config.parallel;
   strata::testing::runInProcesses(
-      static_cast<int>(p.pp * p.dp * p.tp),
+      static_cast<int>(p.pp * p.dp * p.cp * p.tp),
       [&](const strata::testing::RankContext&) {
         Trainer trainer(config, World::init());
         trainSteps(trainer, 3);

@@ -72,7 +72,9 @@ void checkGpt(const GptConfig& config, int tp);
 int64_t gptMatmulParameters(const GptConfig& config);
 
 // Builds layers + 2 modules: the embedding, the blocks, the head.
-torch::nn::Sequential buildGpt(const GptConfig& config, std::shared_ptr<Communicator> tp);
+torch::nn::Sequential buildGpt(
+    const GptConfig& config, std::shared_ptr<Communicator> tp,
+    std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr);
 
 // The GPT config of a family-neutral spec (gpt2: GPT-2's tanh GELU).
 GptConfig gptConfigOf(const ModelSpec& spec);

@@ -68,6 +68,8 @@ int64_t llamaParameterCount(const LlamaConfig& config);
 int64_t llamaMatmulParameters(const LlamaConfig& config);
 
 // layers + 2 modules: the embedding, the blocks, the head.
-torch::nn::Sequential buildLlama(const LlamaConfig& config, std::shared_ptr<Communicator> tp);
+torch::nn::Sequential buildLlama(
+    const LlamaConfig& config, std::shared_ptr<Communicator> tp,
+    std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr);
 
 }  // namespace strata::models

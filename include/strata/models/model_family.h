@@ -3,12 +3,13 @@
 //
 //   const ModelFamily& family = modelFamily(spec.architecture);
 //   family.check(spec, tp->size());                 // ConfigError naming the values
-//   torch::nn::Sequential model = family.build(spec, tp);
+//   torch::nn::Sequential model = family.build(spec, tp);       // or (spec, tp, cp)
 //   at::Tensor loss = modelOutputLoss(model, model->forward(ids), targets);
 //
 // Every family builds its model as a list of layers a pipeline can cut at
 // block boundaries, [embedding, block x layers, head], with activations
-// [s, b, hidden] between layers ([s/tp, b, hidden] under sequence parallel),
+// [s, b, hidden] between layers ([s/tp, b, hidden] under sequence parallel;
+// under context parallelism s is the cp rank's share of every sequence),
 // the same head (logits split over tp by vocabulary) and the same names for
 // the tied weight, so the pipeline, data parallelism, ZeRO, checkpoints and
 // resharding treat every family alike. Each rank builds every layer from the
@@ -32,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "strata/context_parallel/context_parallel.h"
 #include "strata/models/hugging_face.h"
 #include "strata/runtime/communicator.h"
 
@@ -73,8 +75,11 @@ class ModelFamily {
   // before any communication.
   virtual void check(const ModelSpec& spec, int tp) const = 0;
   // layers + 2 modules: the embedding, the blocks, the head (check() first).
-  virtual torch::nn::Sequential build(const ModelSpec& spec,
-                                      std::shared_ptr<Communicator> tp) const = 0;
+  // With `cp`, every sequence is split over its group: each rank is given
+  // its tokens (context_parallel::localTokens) and attention sees them whole.
+  virtual torch::nn::Sequential build(
+      const ModelSpec& spec, std::shared_ptr<Communicator> tp,
+      std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr) const = 0;
   // Parameters of the whole (unsharded) model, the tied weight once.
   virtual int64_t parameterCount(const ModelSpec& spec) const = 0;
   // The weights that take part in matrix products per token: every

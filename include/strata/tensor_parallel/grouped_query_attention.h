@@ -19,10 +19,17 @@
 // Any other (K, p) is refused. The input is entered once for q, k and v
 // (all-gathered once under sequence parallel).
 //
+// Under context parallelism (options.contextParallel) the s tokens are this
+// cp rank's share of every sequence: they are rotated by their global
+// positions, and attention sees the whole sequence through the cp group
+// (context_parallel.h), with the kv heads unrepeated on the wire.
+//
 // Input/output [s, b, hidden], or [s/p, b, hidden] under sequence parallel.
 // The constructor throws ConfigError naming the values (hidden not divisible
 // by heads, an odd head dimension, K not dividing H, H not divisible by p,
-// K and p neither dividing the other); forward blocks in the tp collectives.
+// K and p neither dividing the other, and under all-to-all context
+// parallelism a cp that does not divide the heads and kv heads of a tp
+// rank); forward blocks in the tp and cp communication.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -31,6 +38,7 @@
 
 #include <memory>
 
+#include "strata/context_parallel/context_parallel.h"
 #include "strata/tensor_parallel/column_parallel_linear.h"
 #include "strata/tensor_parallel/row_parallel_linear.h"
 
@@ -43,6 +51,8 @@ struct GroupedQueryAttentionOptions {
   double ropeTheta = 10000.0;
   bool sequenceParallel = false;
   InitOptions init;  // q, k, v, o: sub-streams 0-3
+  // Each sequence split over this cp group; nullptr: whole sequences here.
+  std::shared_ptr<const context_parallel::ContextParallel> contextParallel = nullptr;
 };
 
 // Throws ConfigError naming the values when `options` cannot be built over
@@ -95,6 +105,7 @@ class ParallelGroupedQueryAttentionImpl : public torch::nn::Module {
   double ropeTheta_;
   bool sequenceParallel_;
   std::shared_ptr<Communicator> tp_;
+  std::shared_ptr<const context_parallel::ContextParallel> cp_;
 };
 TORCH_MODULE(ParallelGroupedQueryAttention);
 

@@ -7,9 +7,16 @@
 //   O_h = dropout(softmax(Q_h K_h^T / sqrt(d) + causal mask)) V_h,
 // and the output projection is row-parallel over the concatenated heads.
 //
+// Under context parallelism (options.contextParallel) the s tokens are this
+// cp rank's share of every sequence, and attention sees the whole sequence
+// through the cp group (context_parallel.h); attention dropout is refused
+// there, since its masks would not be those of the whole sequence.
+//
 // Input/output [s, b, hidden], or [s/p, b, hidden] under sequence parallel.
 // The constructor throws ConfigError when hidden is not divisible by heads,
-// or heads or hidden by tp; forward blocks in the tp collectives.
+// or heads or hidden by tp, for attention dropout under context
+// parallelism, and under all-to-all context parallelism when cp does not
+// divide a tp rank's heads; forward blocks in the tp and cp communication.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -18,6 +25,7 @@
 
 #include <memory>
 
+#include "strata/context_parallel/context_parallel.h"
 #include "strata/tensor_parallel/column_parallel_linear.h"
 #include "strata/tensor_parallel/dropout.h"
 #include "strata/tensor_parallel/row_parallel_linear.h"
@@ -30,6 +38,8 @@ struct ParallelSelfAttentionOptions {
   bool sequenceParallel = false;
   double attentionDropout = 0.0;  // on the probabilities, masks per global head
   InitOptions init;               // qkv, proj, dropout: sub-streams 0, 1, 2
+  // Each sequence split over this cp group; nullptr: whole sequences here.
+  std::shared_ptr<const context_parallel::ContextParallel> contextParallel = nullptr;
 };
 
 class ParallelSelfAttentionImpl : public torch::nn::Module {
@@ -50,6 +60,7 @@ class ParallelSelfAttentionImpl : public torch::nn::Module {
   int64_t headDim_;
   int64_t firstHead_;
   SeededDropout dropout_;
+  std::shared_ptr<const context_parallel::ContextParallel> cp_;
 };
 TORCH_MODULE(ParallelSelfAttention);
 

@@ -31,9 +31,14 @@ struct RotaryTables {
 };
 
 // The tables for positions firstPosition .. firstPosition + s - 1, computed
-// in float32 and returned in `like`'s type and device.
+// in float64 and returned in `like`'s type and device.
 RotaryTables rotaryTables(int64_t s, int64_t headDim, double theta, const at::Tensor& like,
                           int64_t firstPosition = 0);
+
+// The tables for the given positions [s] (int64, in any order): a
+// context-parallel rank's tokens are not one contiguous run.
+RotaryTables rotaryTablesAt(const at::Tensor& positions, int64_t headDim, double theta,
+                            const at::Tensor& like);
 
 // x [b, heads, s, d] rotated by the tables' rows: same shape and type.
 at::Tensor applyRotary(const at::Tensor& x, const RotaryTables& tables);

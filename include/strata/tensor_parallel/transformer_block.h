@@ -10,8 +10,13 @@
 // micro-batches (the trainer relies on this to give data-parallel replicas
 // the masks of a single process).
 //
+// Under context parallelism (options.contextParallel) x holds this cp
+// rank's tokens of every sequence; dropout is refused there (its masks would
+// not be those of the whole sequence).
+//
 // The constructor throws ConfigError for sizes not divisible as the
-// sublayers require; forward blocks in the tp collectives.
+// sublayers require, and for dropout under context parallelism; forward
+// blocks in the tp and cp communication.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -37,6 +42,8 @@ struct ParallelTransformerBlockOptions {
   InitOptions init;  // attention, mlp, attention / mlp residual dropout: sub-streams 0-3
   // Last, so that brace initialisations of the fields above stay valid.
   bool geluTanh = false;  // the MLP's GELU: GPT-2's tanh approximation
+  // Each sequence split over this cp group; nullptr: whole sequences here.
+  std::shared_ptr<const context_parallel::ContextParallel> contextParallel = nullptr;
 };
 
 class ParallelTransformerBlockImpl : public torch::nn::Module {

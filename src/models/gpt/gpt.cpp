@@ -25,12 +25,15 @@ tp::InitOptions initFor(const GptConfig& c, uint64_t stream) {
   return init;
 }
 
-// Token plus learned position embeddings, then dropout.
+// Token plus learned position embeddings, then dropout. Under context
+// parallelism each cp rank's tokens take the rows of their global positions.
 class GptEmbeddingImpl : public torch::nn::Module, public tp::ShardedModule {
  public:
-  GptEmbeddingImpl(const GptConfig& c, std::shared_ptr<Communicator> tpComm)
+  GptEmbeddingImpl(const GptConfig& c, std::shared_ptr<Communicator> tpComm,
+                   std::shared_ptr<const context_parallel::ContextParallel> cp)
       : config_(c),
         tp_(std::move(tpComm)),
+        cp_(std::move(cp)),
         dropout_(c.dropout, tp::deriveSeed(c.seed, kEmbeddingDropout)) {
     register_buffer("dropout_calls", dropout_.callCounter());
     tp::VocabParallelEmbeddingOptions options;
@@ -47,21 +50,22 @@ class GptEmbeddingImpl : public torch::nn::Module, public tp::ShardedModule {
   // ids [b, s] -> [s, b, hidden], or [s/tp, b, hidden] under sequence parallel.
   at::Tensor forward(const at::Tensor& ids) {
     int64_t s = ids.size(1);
-    if (s > config_.context) {
-      throw ConfigError("sequence length " + std::to_string(s) + " exceeds the model's context " +
-                        std::to_string(config_.context));
+    int64_t sequence = cp_ ? s * cp_->comm->size() : s;
+    if (sequence > config_.context) {
+      throw ConfigError("sequence length " + std::to_string(sequence) +
+                        " exceeds the model's context " + std::to_string(config_.context));
     }
     at::Tensor x = tokens->forward(ids.t().contiguous());  // [s or s/tp, b, hidden]
     int64_t rows = x.size(0);
     if (!config_.sequenceParallel) {
-      x = x + positions.narrow(0, 0, rows).unsqueeze(1);
+      x = x + positionRows(positions, s, ids.device()).unsqueeze(1);
       return dropout_.replicated(x, is_training());
     }
     // Each rank adds the positions of its own rows, so each holds a part of
     // the replicated table's gradient; copyToTensorRegion sums the parts
     // over tp in backward.
     at::Tensor table = tp::copyToTensorRegion(positions, *tp_);  // [context, hidden]
-    x = x + table.narrow(0, tp_->rank() * rows, rows).unsqueeze(1);
+    x = x + positionRows(table, s, ids.device()).narrow(0, tp_->rank() * rows, rows).unsqueeze(1);
     return dropout_.sequenceSharded(x, is_training(), *tp_);
   }
 
@@ -71,8 +75,16 @@ class GptEmbeddingImpl : public torch::nn::Module, public tp::ShardedModule {
   at::Tensor positions;  // [context, hidden], replicated
 
  private:
+  // The table's rows of this rank's s tokens: 0 .. s-1, or under context
+  // parallelism the cp rank's global positions. [s, hidden]
+  at::Tensor positionRows(const at::Tensor& table, int64_t s, at::Device device) const {
+    if (!cp_) return table.narrow(0, 0, s);
+    return table.index_select(0, context_parallel::localPositions(s, *cp_->comm, device));
+  }
+
   GptConfig config_;
   std::shared_ptr<Communicator> tp_;
+  std::shared_ptr<const context_parallel::ContextParallel> cp_;
   tp::SeededDropout dropout_;
 };
 TORCH_MODULE(GptEmbedding);
@@ -111,10 +123,11 @@ int64_t gptMatmulParameters(const GptConfig& c) {
   return c.layers * (4 * c.hidden * c.hidden + 2 * c.hidden * c.ffn) + c.hidden * c.vocab;
 }
 
-torch::nn::Sequential buildGpt(const GptConfig& c, std::shared_ptr<Communicator> tpComm) {
+torch::nn::Sequential buildGpt(const GptConfig& c, std::shared_ptr<Communicator> tpComm,
+                               std::shared_ptr<const context_parallel::ContextParallel> cp) {
   checkGpt(c, tpComm->size());
   torch::nn::Sequential model;
-  GptEmbedding embedding(c, tpComm);
+  GptEmbedding embedding(c, tpComm, cp);
   model->push_back("embedding", embedding);
   for (int64_t i = 0; i < c.layers; ++i) {
     tp::ParallelTransformerBlockOptions options;
@@ -126,6 +139,7 @@ torch::nn::Sequential buildGpt(const GptConfig& c, std::shared_ptr<Communicator>
     options.attentionDropout = c.dropout;
     options.geluTanh = c.geluTanh;
     options.init = initFor(c, blockStream(i));
+    options.contextParallel = cp;
     model->push_back("block" + std::to_string(i), tp::ParallelTransformerBlock(options, tpComm));
   }
   tp::VocabParallelEmbedding tiedTo{nullptr};

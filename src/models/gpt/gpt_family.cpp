@@ -8,9 +8,10 @@ namespace strata::models {
 
 void GptFamily::check(const ModelSpec& spec, int tp) const { checkGpt(gptConfigOf(spec), tp); }
 
-torch::nn::Sequential GptFamily::build(const ModelSpec& spec,
-                                       std::shared_ptr<Communicator> tp) const {
-  return buildGpt(gptConfigOf(spec), std::move(tp));
+torch::nn::Sequential GptFamily::build(
+    const ModelSpec& spec, std::shared_ptr<Communicator> tp,
+    std::shared_ptr<const context_parallel::ContextParallel> cp) const {
+  return buildGpt(gptConfigOf(spec), std::move(tp), std::move(cp));
 }
 
 int64_t GptFamily::parameterCount(const ModelSpec& spec) const {

@@ -40,8 +40,9 @@ tp::GroupedQueryAttentionOptions attentionOptions(const LlamaConfig& c) {
 // Token embedding only: positions enter through RoPE inside attention.
 class LlamaEmbeddingImpl : public torch::nn::Module {
  public:
-  LlamaEmbeddingImpl(const LlamaConfig& c, std::shared_ptr<Communicator> tpComm)
-      : context_(c.context) {
+  // `cpSize`: the ranks each sequence is split over (its length is theirs together).
+  LlamaEmbeddingImpl(const LlamaConfig& c, std::shared_ptr<Communicator> tpComm, int cpSize)
+      : context_(c.context), cpSize_(cpSize) {
     tp::VocabParallelEmbeddingOptions options;
     options.vocab = c.vocab;
     options.hidden = c.hidden;
@@ -52,9 +53,9 @@ class LlamaEmbeddingImpl : public torch::nn::Module {
 
   // ids [b, s] -> [s, b, hidden], or [s/tp, b, hidden] under sequence parallel.
   at::Tensor forward(const at::Tensor& ids) {
-    if (ids.size(1) > context_)
-      throw ConfigError("sequence length " + n(ids.size(1)) + " exceeds the model's context " +
-                        n(context_));
+    if (ids.size(1) * cpSize_ > context_)
+      throw ConfigError("sequence length " + n(ids.size(1) * cpSize_) +
+                        " exceeds the model's context " + n(context_));
     return tokens->forward(ids.t().contiguous());
   }
 
@@ -62,16 +63,19 @@ class LlamaEmbeddingImpl : public torch::nn::Module {
 
  private:
   int64_t context_;
+  int cpSize_;
 };
 TORCH_MODULE(LlamaEmbedding);
 
 // Pre-norm residual block: h = x + attention(norm(x)); y = h + mlp(norm(h)).
 class LlamaBlockImpl : public torch::nn::Module {
  public:
-  LlamaBlockImpl(const LlamaConfig& c, int64_t index, std::shared_ptr<Communicator> tpComm) {
+  LlamaBlockImpl(const LlamaConfig& c, int64_t index, std::shared_ptr<Communicator> tpComm,
+                 std::shared_ptr<const context_parallel::ContextParallel> cp) {
     tp::InitOptions init = initFor(c, blockStream(index));
     tp::GroupedQueryAttentionOptions a = attentionOptions(c);
     a.init = tp::deriveInit(init, 0);
+    a.contextParallel = std::move(cp);
     tp::SwiGluMlpOptions m;
     m.hidden = c.hidden;
     m.ffn = c.ffn;
@@ -144,13 +148,14 @@ int64_t llamaMatmulParameters(const LlamaConfig& c) {
          c.hidden * c.vocab;
 }
 
-torch::nn::Sequential buildLlama(const LlamaConfig& c, std::shared_ptr<Communicator> tpComm) {
+torch::nn::Sequential buildLlama(const LlamaConfig& c, std::shared_ptr<Communicator> tpComm,
+                                 std::shared_ptr<const context_parallel::ContextParallel> cp) {
   checkLlama(c, tpComm->size());
   torch::nn::Sequential model;
-  LlamaEmbedding embedding(c, tpComm);
+  LlamaEmbedding embedding(c, tpComm, cp ? cp->comm->size() : 1);
   model->push_back("embedding", embedding);
   for (int64_t i = 0; i < c.layers; ++i)
-    model->push_back("block" + std::to_string(i), LlamaBlock(c, i, tpComm));
+    model->push_back("block" + std::to_string(i), LlamaBlock(c, i, tpComm, cp));
   DecoderHeadOptions head;
   head.hidden = c.hidden;
   head.vocab = c.vocab;

@@ -13,9 +13,10 @@ void LlamaFamily::check(const ModelSpec& spec, int tp) const {
   checkLlama(llamaConfigOf(spec), tp);
 }
 
-torch::nn::Sequential LlamaFamily::build(const ModelSpec& spec,
-                                         std::shared_ptr<Communicator> tp) const {
-  return buildLlama(llamaConfigOf(spec), std::move(tp));
+torch::nn::Sequential LlamaFamily::build(
+    const ModelSpec& spec, std::shared_ptr<Communicator> tp,
+    std::shared_ptr<const context_parallel::ContextParallel> cp) const {
+  return buildLlama(llamaConfigOf(spec), std::move(tp), std::move(cp));
 }
 
 int64_t LlamaFamily::parameterCount(const ModelSpec& spec) const {

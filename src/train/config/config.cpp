@@ -7,6 +7,12 @@ int64_t TrainConfig::microBatches() const {
   return perMicroBatchStep > 0 ? train.globalBatch / perMicroBatchStep : 0;
 }
 
+std::string layoutText(const ParallelConfig& p) {
+  std::string text = "pp " + std::to_string(p.pp) + " x dp " + std::to_string(p.dp);
+  if (p.cp != 1) text += " x cp " + std::to_string(p.cp);
+  return text + " x tp " + std::to_string(p.tp);
+}
+
 bool defaultTiedEmbeddings(const std::string& architecture) {
   // Llama-family checkpoints mostly have a head of their own (Llama 2 and 3
   // 8B and up, Mistral); GPT-2's head is its token embedding.
@@ -48,8 +54,15 @@ const std::vector<ConfigOption>& configOptions() {
        +[](C& c) -> int64_t& { return c.parallel.pp; }},
       {"parallel", "dp", "dp", "data-parallel degree",
        +[](C& c) -> int64_t& { return c.parallel.dp; }},
+      {"parallel", "cp", "cp",
+       "context-parallel degree: each sequence split over cp ranks (seq_len divisible by 2 x cp)",
+       +[](C& c) -> int64_t& { return c.parallel.cp; }},
       {"parallel", "tp", "tp", "tensor-parallel degree",
        +[](C& c) -> int64_t& { return c.parallel.tp; }},
+      {"parallel", "cp_algorithm", "cp-algorithm",
+       "how attention sees the whole sequence under cp: ring, or all-to-all (cp divides each tp "
+       "rank's heads and kv heads)",
+       +[](C& c) -> std::string& { return c.parallel.cpAlgorithm; }},
       {"parallel", "schedule", "schedule",
        "pipeline schedule: gpipe, 1f1b, interleaved-1f1b, zb-h1",
        +[](C& c) -> std::string& { return c.parallel.schedule; }},

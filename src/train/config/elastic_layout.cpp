@@ -3,30 +3,23 @@
 #include "strata/error.h"
 
 namespace strata::train {
-namespace {
-
-std::string describe(const ParallelConfig& p) {
-  return "pp " + std::to_string(p.pp) + " x dp " + std::to_string(p.dp) + " x tp " +
-         std::to_string(p.tp);
-}
-
-}  // namespace
 
 FittedLayout fitLayoutToWorld(const TrainConfig& config, int worldSize) {
   const ParallelConfig& p = config.parallel;
   FittedLayout fitted{config, ""};
-  int64_t configured = p.pp * p.dp * p.tp;
-  if (p.elastic == "off" || configured == worldSize || p.pp < 1 || p.tp < 1) return fitted;
+  int64_t configured = p.pp * p.dp * p.cp * p.tp;
+  if (p.elastic == "off" || configured == worldSize || p.pp < 1 || p.cp < 1 || p.tp < 1)
+    return fitted;
   if (p.elastic != "dp") {
     throw ConfigError("parallel.elastic must be off or dp, got '" + p.elastic + "'");
   }
-  int64_t modelRanks = p.pp * p.tp;
+  int64_t modelRanks = p.pp * p.cp * p.tp;
   int64_t micro = config.train.microBatch;
   std::string why = "the job has " + std::to_string(worldSize) + " ranks, the configuration " +
-                    describe(p) + " needs " + std::to_string(configured);
+                    layoutText(p) + " needs " + std::to_string(configured);
   if (worldSize % modelRanks != 0) {
     throw ConfigError(why + ", and elastic policy dp cannot fit it: " + std::to_string(worldSize) +
-                      " ranks are not a multiple of pp x tp = " + std::to_string(modelRanks));
+                      " ranks are not a multiple of pp x cp x tp = " + std::to_string(modelRanks));
   }
   int64_t dp = worldSize / modelRanks;
   if (micro < 1 || config.train.globalBatch % (micro * dp) != 0) {
@@ -36,7 +29,7 @@ FittedLayout fitLayoutToWorld(const TrainConfig& config, int worldSize) {
                       std::to_string(dp));
   }
   fitted.config.parallel.dp = dp;
-  fitted.note = "elastic: " + why + "; running " + describe(fitted.config.parallel) +
+  fitted.note = "elastic: " + why + "; running " + layoutText(fitted.config.parallel) +
                 " (policy dp), the global batch of " + std::to_string(config.train.globalBatch) +
                 " kept as " + std::to_string(config.train.globalBatch / (micro * dp)) +
                 " micro-batches of " + std::to_string(micro) + " per replica";

@@ -46,6 +46,7 @@ void checkRanges(const TrainConfig& c, Problems& p) {
   atLeast("model.context", c.model.context, 1);
   atLeast("parallel.pp", c.parallel.pp, 1);
   atLeast("parallel.dp", c.parallel.dp, 1);
+  atLeast("parallel.cp", c.parallel.cp, 1);
   atLeast("parallel.tp", c.parallel.tp, 1);
   atLeast("parallel.virtual_stages", c.parallel.virtualStages, 1);
   p.check(c.parallel.zero >= 0 && c.parallel.zero <= 3,
@@ -140,9 +141,9 @@ void checkLlamaModel(const TrainConfig& c, Problems& p) {
 
 void checkLayout(const TrainConfig& c, int worldSize, Problems& p) {
   const ParallelConfig& l = c.parallel;
-  p.check(worldSize == l.pp * l.dp * l.tp, "world size " + to_string(worldSize) + " != pp " +
-                                               to_string(l.pp) + " x dp " + to_string(l.dp) +
-                                               " x tp " + to_string(l.tp));
+  p.check(worldSize == l.pp * l.dp * l.cp * l.tp, "world size " + to_string(worldSize) +
+                                                      " != " + layoutText(l) + " = " +
+                                                      to_string(l.pp * l.dp * l.cp * l.tp));
   int64_t stages = l.pp * l.virtualStages;
   std::string stageText = l.virtualStages == 1
                               ? "pp " + to_string(l.pp)
@@ -183,6 +184,37 @@ void checkBatch(const TrainConfig& c, Problems& p) {
   p.check(c.data.tokenizer != "byte" || c.model.vocab >= kByteVocabSize,
           "model.vocab " + to_string(c.model.vocab) + " is smaller than the byte tokeniser's " +
               to_string(kByteVocabSize) + " tokens");
+}
+
+// Context parallelism: two chunks of every sequence per cp rank, sequence
+// parallel splitting each rank's share again over tp, no dropout (its masks
+// would not be the whole sequence's), and under all-to-all whole heads and
+// kv heads of each tp rank for every cp rank.
+void checkContextParallel(const TrainConfig& c, Problems& p) {
+  const ParallelConfig& l = c.parallel;
+  p.check(l.cpAlgorithm == "ring" || l.cpAlgorithm == "all-to-all",
+          "parallel.cp_algorithm must be ring or all-to-all, got '" + l.cpAlgorithm + "'");
+  if (l.cp == 1) return;
+  int64_t seqLen = c.train.seqLen;
+  p.check(seqLen % (2 * l.cp) == 0,
+          "train.seq_len " + to_string(seqLen) +
+              " is not divisible by 2 x cp = " + to_string(2 * l.cp) +
+              " (context parallelism gives each cp rank two equal chunks of every sequence)");
+  p.check(!l.sequenceParallel || (seqLen / l.cp) % l.tp == 0,
+          "train.seq_len " + to_string(seqLen) + " / cp " + to_string(l.cp) +
+              " is not divisible by tp " + to_string(l.tp) +
+              " (parallel.sequence_parallel splits each cp rank's tokens)");
+  p.check(c.model.dropout == 0, "model.dropout " + number(c.model.dropout) + " with cp " +
+                                    to_string(l.cp) +
+                                    ": dropout masks would not be the whole sequence's; set "
+                                    "model.dropout = 0 under context parallelism");
+  if (l.cpAlgorithm != "all-to-all") return;
+  int64_t kv = c.model.kvHeads > 0 ? c.model.kvHeads : c.model.heads;
+  int64_t heads = c.model.heads / l.tp, kvPerRank = kv % l.tp == 0 ? kv / l.tp : 1;
+  p.check(heads % l.cp == 0 && kvPerRank % l.cp == 0,
+          "parallel.cp_algorithm all-to-all gives each of the cp " + to_string(l.cp) +
+              " ranks whole heads, but each tp rank has " + to_string(heads) + " query heads and " +
+              to_string(kvPerRank) + " kv heads; cp must divide both (or use cp_algorithm ring)");
 }
 
 bool knownSchedule(const std::string& name) {
@@ -266,6 +298,7 @@ std::vector<std::string> configProblems(const TrainConfig& config, int worldSize
   if (sizesUsable) {
     checkLayout(config, worldSize, problems);
     checkBatch(config, problems);
+    checkContextParallel(config, problems);
   }
   if (problems.empty()) checkScheduleFits(config, problems);
   return problems.take();

@@ -120,12 +120,14 @@ RunReportData reportOfRun(const Trainer& trainer) {
   return report;
 }
 
-// "pp 2 ranks over gloo, dp alone, tp 2 ranks over gloo+shm": the transport
+// "pp 2 ranks over gloo, dp alone, tp 2 ranks over gloo+shm" (and cp when
+// above 1): the transport
 // each of this rank's groups took (shared memory only where every member
 // shares this host; Gloo between hosts; NCCL on GPUs).
 std::string groupTransports(const ParallelGroups& groups) {
   std::string text;
-  for (Dim dim : {Dim::kPipeline, Dim::kData, Dim::kTensor}) {
+  for (Dim dim : kAllDims) {
+    if (dim == Dim::kContext && groups.cp->size() == 1) continue;  // shown only in use
     const Communicator& group = groups.of(dim);
     text += std::string(text.empty() ? "" : ", ") + dimName(dim) + " ";
     text += group.size() == 1 ? std::string("alone")

@@ -69,10 +69,10 @@ void buildZero(Trainer::State& s, const std::vector<data_parallel::NamedTensor>&
     data_parallel::DataParallelOptions options;
     if (stage == 2 && g != kTied)
       options.reduction = data_parallel::GradientReduction::kReduceScatter;
-    s.replicas.push_back(
-        std::make_unique<data_parallel::DataParallel>(groups[g], *s.groups.dp, options));
+    s.replicaSets.push_back(
+        std::make_unique<data_parallel::DataParallel>(groups[g], *s.replicas, options));
     s.zero.push_back(std::make_unique<data_parallel::ZeroOptimizer>(
-        *s.replicas.back(), std::make_unique<data_parallel::FlatAdamW>(adam)));
+        *s.replicaSets.back(), std::make_unique<data_parallel::FlatAdamW>(adam)));
   }
 }
 
@@ -84,7 +84,7 @@ GradientTerms gradientTerms(const Trainer::State& s) {
   for (const NormTerm& term : s.normTerms)
     if (term.countHere) counted.insert(term.parameter.unsafeGetTensorImpl());
   GradientTerms gradients;
-  for (const auto& replicas : s.replicas) {
+  for (const auto& replicas : s.replicaSets) {
     if (replicas->options().reduction != data_parallel::GradientReduction::kReduceScatter) continue;
     const data_parallel::BucketLayout& layout = replicas->layout();
     const std::vector<at::Tensor>& params = replicas->parameters();
@@ -108,7 +108,7 @@ GradientTerms gradientTerms(const Trainer::State& s) {
 }
 
 void setRequireSync(Trainer::State& s, bool on) {
-  for (auto& replicas : s.replicas) replicas->setRequireSync(on);
+  for (auto& replicas : s.replicaSets) replicas->setRequireSync(on);
   if (s.fullySharded) s.fullySharded->replicas().setRequireSync(on);
 }
 
@@ -159,8 +159,9 @@ void setBalancedPartition(pipeline::PipelineOptions& options, const Trainer::Sta
                           const TrainConfig& config) {
   int64_t count = config.train.microBatch * config.train.seqLen;
   at::Tensor ids = torch::arange(count + 1, torch::kLong).remainder(config.model.vocab);
-  at::Tensor input = ids.narrow(0, 0, count).view({config.train.microBatch, -1});
-  at::Tensor target = ids.narrow(0, 1, count).view({config.train.microBatch, -1}).to(s.device);
+  at::Tensor input = s.localTokens(ids.narrow(0, 0, count).view({config.train.microBatch, -1}));
+  at::Tensor target =
+      s.localTokens(ids.narrow(0, 1, count).view({config.train.microBatch, -1})).to(s.device);
   options.autoPartition = true;
   options.profileInput = input;
   options.profile.warmup = 3;
@@ -231,10 +232,11 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
   torch::manual_seed(static_cast<uint64_t>(config_.train.seed));
 
   const ParallelConfig& p = config_.parallel;
-  ParallelLayout layout(
-      world_->size(), {static_cast<int>(p.pp), static_cast<int>(p.dp), 1, static_cast<int>(p.tp)});
+  ParallelLayout layout(world_->size(), {static_cast<int>(p.pp), static_cast<int>(p.dp),
+                                         static_cast<int>(p.cp), static_cast<int>(p.tp)});
   checkTensorParallelInsideNodes(layout, world_->env().nodeSizes);
   state_ = std::make_unique<State>(layout, world_->parallelGroups(layout), device);
+  joinReplicas();
   buildModel();
   std::vector<data_parallel::NamedTensor> named = collectOwnParameters();
   linkTiedWeight();
@@ -242,11 +244,33 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
   openData(data);
 }
 
+// Under context parallelism the ranks of one dp x cp plane (same pp stage
+// and tp slice) hold the same parameters and average their gradients
+// together; its group is ordered by (dp, cp), as the layout orders ranks.
+void Trainer::joinReplicas() {
+  State& s = *state_;
+  int cp = s.layout.degree(Dim::kContext);
+  if (cp == 1) {
+    s.replicas = s.groups.dp;
+    return;
+  }
+  std::vector<int> ranks;
+  for (int dp : s.layout.groupRanks(Dim::kData, world_->rank())) {
+    for (int member : s.layout.groupRanks(Dim::kContext, dp)) ranks.push_back(member);
+  }
+  const Coord& c = s.groups.coord;
+  s.replicas = world_->newGroup(
+      "dpcp[pp=" + std::to_string(c.pp) + ",tp=" + std::to_string(c.tp) + "]", ranks);
+  auto algorithm = context_parallel::parseCpAlgorithm(config_.parallel.cpAlgorithm);
+  s.contextParallel = std::make_shared<context_parallel::ContextParallel>(
+      context_parallel::ContextParallel{s.groups.cp, algorithm});
+}
+
 void Trainer::buildModel() {
   State& s = *state_;
   const ParallelConfig& p = config_.parallel;
   s.spec = trainingModelSpecOf(config_);
-  s.model = models::modelFamily(s.spec.architecture).build(s.spec, s.groups.tp);
+  s.model = models::modelFamily(s.spec.architecture).build(s.spec, s.groups.tp, s.contextParallel);
   pipeline::PipelineOptions options;
   options.schedule = p.schedule;
   options.microbatches = static_cast<int>(config_.microBatches());
@@ -319,9 +343,10 @@ void Trainer::linkTiedWeight() {
   Coord first = s.groups.coord, last = s.groups.coord;
   first.pp = 0;
   last.pp = pp - 1;
-  s.tiedGroup = world_->newGroup(
-      "tied[dp=" + std::to_string(first.dp) + ",tp=" + std::to_string(first.tp) + "]",
-      {s.layout.rankOf(first), s.layout.rankOf(last)});
+  s.tiedGroup =
+      world_->newGroup("tied[dp=" + std::to_string(first.dp) + ",cp=" + std::to_string(first.cp) +
+                           ",tp=" + std::to_string(first.tp) + "]",
+                       {s.layout.rankOf(first), s.layout.rankOf(last)});
 }
 
 void Trainer::buildOptimizer(const std::vector<data_parallel::NamedTensor>& named) {
@@ -330,15 +355,15 @@ void Trainer::buildOptimizer(const std::vector<data_parallel::NamedTensor>& name
   if (zero == 3) {
     s.fullySharded = std::make_unique<FullyShardedTraining>(
         s.pipeline->stages(), named, s.tiedWeight, config_.train,
-        config_.parallel.reshardAfterForward, *s.groups.dp);
+        config_.parallel.reshardAfterForward, *s.replicas);
     s.gradients = s.fullySharded->gradientTerms(s.normTerms);
     return;
   }
   if (zero > 0) {
     buildZero(s, named, config_.train, zero);
   } else {
-    if (s.layout.degree(Dim::kData) > 1) {
-      s.replicas.push_back(std::make_unique<data_parallel::DataParallel>(named, *s.groups.dp));
+    if (s.replicas->size() > 1) {
+      s.replicaSets.push_back(std::make_unique<data_parallel::DataParallel>(named, *s.replicas));
     }
     s.optimizer = makeAdamW(s.parameters, config_.train);
   }
@@ -380,7 +405,7 @@ double Trainer::runBatch(const Batch& batch) {
   AccumulateOnly accumulate(s);
   pipeline::StepHooks hooks;
   hooks.beforeLastWeightGradients = [&s] { setRequireSync(s, true); };
-  return s.pipeline->step(batch.input, batch.target, s.lossFn, hooks);
+  return s.pipeline->step(s.localTokens(batch.input), s.localTokens(batch.target), s.lossFn, hooks);
 }
 
 // Data parallelism first: its buckets, the tied weight's among them, may be
@@ -388,7 +413,7 @@ double Trainer::runBatch(const Batch& batch) {
 // Both reductions are sums, so their order does not change the result.
 void Trainer::syncGradients() {
   State& s = *state_;
-  for (auto& replicas : s.replicas) replicas->finishGradientSync();
+  for (auto& replicas : s.replicaSets) replicas->finishGradientSync();
   if (s.fullySharded) {
     s.fullySharded->replicas().finishGradientSync();
     // Both stages shard the tied weight alike (a unit of its own).
@@ -424,10 +449,10 @@ void Trainer::zeroGradients() {
   State& s = *state_;
   if (s.fullySharded) {
     s.fullySharded->replicas().zeroGrad();
-  } else if (s.replicas.empty()) {
+  } else if (s.replicaSets.empty()) {
     s.optimizer->zero_grad();
   } else {
-    for (auto& replicas : s.replicas) replicas->zeroGrad();
+    for (auto& replicas : s.replicaSets) replicas->zeroGrad();
   }
 }
 
@@ -446,11 +471,12 @@ StepReport Trainer::step() {
   double localLoss = runBatch(s.trainData->next());
   syncGradients();
   report.gradNorm =
-      clipGradNorm(s.gradients, config_.train.gradClip, {*s.groups.dp, *s.groups.tp, *s.groups.pp});
-  // The pipeline returns the loss on every pp rank; averaged over dp it is
-  // the same everywhere, as the norm is, so every rank decides alike.
+      clipGradNorm(s.gradients, config_.train.gradClip, {*s.replicas, *s.groups.tp, *s.groups.pp});
+  // The pipeline returns the loss on every pp rank; averaged over dp (and
+  // cp: each cp rank's loss is the mean over as many tokens) it is the same
+  // everywhere, as the norm is, so every rank decides alike.
   at::Tensor loss = torch::full({1}, localLoss, torch::kDouble);
-  s.groups.dp->allReduce(loss, ReduceOp::kAvg);
+  s.replicas->allReduce(loss, ReduceOp::kAvg);
   report.loss = loss.item<double>();
   report.skipped = !std::isfinite(report.loss) || !std::isfinite(report.gradNorm);
   if (!report.skipped) optimizerStep();
@@ -475,11 +501,11 @@ double Trainer::evaluate(int64_t batches) {
   PrecisionGuard precision(config_.train.precision, s.device.type());
   for (int64_t i = 0; i < batches; ++i) {
     Batch batch = s.validationData->next();
-    sum += s.pipeline->evaluate(batch.input, batch.target, s.lossFn);
+    sum += s.pipeline->evaluate(s.localTokens(batch.input), s.localTokens(batch.target), s.lossFn);
   }
   if (s.fullySharded) s.fullySharded->replicas().reshard();
   at::Tensor loss = torch::full({1}, sum / static_cast<double>(batches), torch::kDouble);
-  s.groups.dp->allReduce(loss, ReduceOp::kAvg);
+  s.replicas->allReduce(loss, ReduceOp::kAvg);
   return loss.item<double>();
 }
 

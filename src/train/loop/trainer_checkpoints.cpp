@@ -59,7 +59,7 @@ RankState Trainer::rankState() const {
   for (const ParameterShard& shard : s.shards) owned.emplace_back(shard.name, shard.tensor);
   rank.parameters = indexParameters(*s.model, owned, s.groups.coord, s.layout.degree(Dim::kTensor));
   rank.tpRank = s.groups.coord.tp;
-  rank.dpRank = s.groups.coord.dp;
+  rank.dpRank = s.replicas->rank();  // among the replicas of these parameters: dp x cp
   return rank;
 }
 

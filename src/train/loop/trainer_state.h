@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "strata/context_parallel/context_parallel.h"
 #include "strata/data_parallel/data_parallel.h"
 #include "strata/data_parallel/zero_optimizer.h"
 #include "strata/pipeline/pipeline.h"
@@ -23,6 +24,12 @@ struct Trainer::State {
 
   ParallelLayout layout;
   ParallelGroups groups;
+  // The ranks holding the same parameters, which average their gradients:
+  // dp, or under context parallelism dp x cp (whose ranks see different
+  // tokens of the same sequences).
+  std::shared_ptr<Communicator> replicas;
+  // The cp group and algorithm the attention uses; nullptr without cp.
+  std::shared_ptr<const context_parallel::ContextParallel> contextParallel;
   at::Device device;  // this rank's stages, parameters and optimizer state
   models::ModelSpec spec;
   torch::nn::Sequential model;
@@ -33,15 +40,22 @@ struct Trainer::State {
   GradientTerms gradients;                  // what clipping measures (ZeRO-2: chunks)
   std::shared_ptr<Communicator> tiedGroup;  // first and last stage, when they share a weight
   at::Tensor tiedWeight;
-  // Gradient averaging over dp: one replica set, or under ZeRO-1 two (weights
-  // that decay and those that do not, each with its own sharded AdamW).
-  std::vector<std::unique_ptr<data_parallel::DataParallel>> replicas;
+  // Gradient averaging over `replicas`: one replica set, or under ZeRO-1
+  // two (weights that decay and those that do not, each with its own
+  // sharded AdamW).
+  std::vector<std::unique_ptr<data_parallel::DataParallel>> replicaSets;
   std::vector<std::unique_ptr<data_parallel::ZeroOptimizer>> zero;
   std::unique_ptr<torch::optim::AdamW> optimizer;      // without ZeRO
   std::unique_ptr<FullyShardedTraining> fullySharded;  // ZeRO-3, instead of replicas
   std::unique_ptr<BatchReader> trainData;
   std::unique_ptr<BatchReader> validationData;
   pipeline::LossFn lossFn;
+
+  // Token ids or targets [b, S] -> this rank's [b, S / cp] (all of them without cp).
+  at::Tensor localTokens(const at::Tensor& sequences) const {
+    return contextParallel ? context_parallel::localTokens(sequences, *contextParallel->comm)
+                           : sequences;
+  }
 };
 
 }  // namespace strata::train

@@ -95,6 +95,9 @@ struct RankState {
   bool fullySharded = false;
   std::vector<IndexedParameter> parameters = {};  // this rank's, each once
   int tpRank = 0;
+  // Among the ranks that hold the same parameters (dp, or dp x cp under
+  // context parallelism): replica 0 indexes the parameters, every replica
+  // its ZeRO chunks.
   int dpRank = 0;
 };
 

@@ -45,10 +45,23 @@ constexpr const char* kLlamaArchitecture = "llama";
 // model.tied_embeddings when the architecture is named without it.
 bool defaultTiedEmbeddings(const std::string& architecture);
 
+struct ParallelConfig;
+// "pp 2 x dp 2 x tp 2", with "x cp N" after dp when cp is above 1 (as
+// ParallelLayout::describe writes it).
+std::string layoutText(const ParallelConfig& parallel);
+
 struct ParallelConfig {
   int64_t pp = 1;
   int64_t dp = 1;
+  // Context parallel: every sequence split over cp ranks in load-balanced
+  // chunks (context_parallel/sequence_layout.h); the cp ranks hold the same
+  // parameters and average their gradients with dp.
+  int64_t cp = 1;
   int64_t tp = 1;
+  // How attention sees the whole sequence under cp: "ring" (keys and values
+  // passed around the group) or "all-to-all" (Ulysses: heads traded for
+  // tokens; cp must divide each tp rank's heads and kv heads).
+  std::string cpAlgorithm = "ring";
   std::string schedule = "1f1b";
   int64_t virtualStages = 1;  // model chunks per pipeline rank (interleaved-1f1b)
   // How the trainer cuts the model's layers (the embedding, each block, the

@@ -4,8 +4,8 @@
 // Policy `parallel.elastic` (`--elastic-policy`):
 //   "off" (default): the layout is what the configuration says; a world of
 //     another size is a ConfigError, as ever.
-//   "dp": keep tp and pp, give data parallelism whatever the world allows
-//     (dp = world / (pp x tp)), and keep the global batch by changing the
+//   "dp": keep pp, cp and tp, give data parallelism whatever the world
+//     allows (dp = world / (pp x cp x tp)), and keep the global batch by changing the
 //     micro-batches per replica (global batch / (micro_batch x dp)).
 // Nothing blocks; a world the policy cannot fit throws ConfigError naming the
 // world size and every factor.

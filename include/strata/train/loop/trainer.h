@@ -133,6 +133,7 @@ class Trainer {
 
  private:
   // The constructor's steps, in order.
+  void joinReplicas();
   void buildModel();
   std::vector<data_parallel::NamedTensor> collectOwnParameters();
   void linkTiedWeight();
