@@ -55,7 +55,7 @@ using testing::RehearsalCluster;
 constexpr double kLinkGbps = 1.0;
 constexpr int kRounds = 3;
 constexpr int kWorkersPerNode = 2;
-const char kLayoutArgument[] = "2,1,2,1f1b";  // pp, dp, tp, schedule of the train task
+const char kLayoutArgument[] = "2,1,2,1f1b,1,ring";  // pp, dp, tp, schedule, cp, cp algorithm
 
 struct Placement {
   const char* layout;       // the planner's text form

@@ -1,7 +1,8 @@
 // Planner calibration on this machine: the planner's predicted step time
-// against the measured one for six layouts of a GPT that `strata train` runs
-// (1 process; dp2; tp2; pp2 with GPipe, 1F1B and ZB-H1), at most two
-// processes because this machine has two cores.
+// against the measured one for eight layouts of a GPT that `strata train`
+// runs (1 process; dp2; tp2; pp2 with GPipe, 1F1B and ZB-H1; cp2 with ring
+// and with all-to-all attention), at most two processes because this
+// machine has two cores.
 //
 // One set of machine constants, measured in this same run, feeds every
 // prediction; nothing is fitted per layout:
@@ -56,7 +57,9 @@ using bench::Values;
 struct CalibrationLayout {
   int pp, dp, tp;
   const char* schedule;
-  int processes() const { return pp * dp * tp; }
+  int cp = 1;
+  plan::CpAlgorithm cpAlgorithm = plan::CpAlgorithm::kRing;
+  int processes() const { return pp * dp * cp * tp; }
 };
 
 // Each measurement is repeated in this many rounds, interleaved, and the
@@ -64,8 +67,14 @@ struct CalibrationLayout {
 constexpr int kRounds = 3;
 
 const CalibrationLayout kLayouts[] = {
-    {1, 1, 1, "1f1b"},  {1, 2, 1, "1f1b"}, {1, 1, 2, "1f1b"},
-    {2, 1, 1, "gpipe"}, {2, 1, 1, "1f1b"}, {2, 1, 1, "zb-h1"},
+    {1, 1, 1, "1f1b"},
+    {1, 2, 1, "1f1b"},
+    {1, 1, 2, "1f1b"},
+    {2, 1, 1, "gpipe"},
+    {2, 1, 1, "1f1b"},
+    {2, 1, 1, "zb-h1"},
+    {1, 1, 1, "1f1b", 2, plan::CpAlgorithm::kRing},
+    {1, 1, 1, "1f1b", 2, plan::CpAlgorithm::kAllToAll},
 };
 
 std::string fixed(double value, int digits) {
@@ -109,6 +118,8 @@ plan::Layout planLayout(const CalibrationLayout& c) {
   l.pp = c.pp;
   l.dp = c.dp;
   l.tp = c.tp;
+  l.cp = c.cp;
+  l.cpAlgorithm = c.cpAlgorithm;
   l.microBatch = static_cast<int>(bench::calibrationConfig(1, 1, 1, "1f1b").train.microBatch);
   l.schedule = c.schedule;
   return l;
@@ -138,7 +149,8 @@ Measurements measureAll(char** argv, const std::string& dir) {
     for (size_t i = 0; i < std::size(kLayouts); ++i) {
       const CalibrationLayout& c = kLayouts[i];
       std::string spec = std::to_string(c.pp) + "," + std::to_string(c.dp) + "," +
-                         std::to_string(c.tp) + "," + c.schedule;
+                         std::to_string(c.tp) + "," + c.schedule + "," + std::to_string(c.cp) +
+                         "," + plan::cpAlgorithmName(c.cpAlgorithm);
       steps[i].push_back(bench::runTask(argv, dir, "train", c.processes(), spec));
     }
   }

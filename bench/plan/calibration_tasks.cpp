@@ -274,17 +274,24 @@ void crowdTask(const std::string& dir) {
   if (world->rank() == 0) writeValues(dir + "/crowd.txt", values);
 }
 
-// "pp,dp,tp,schedule": the median step time of the Trainer on that layout.
+// "pp,dp,tp,schedule,cp,cp_algorithm": the median step time of the Trainer
+// on that layout.
 void trainTask(const std::string& dir, const std::string& layout) {
   std::istringstream in(layout);
-  std::string pp, dp, tp, schedule;
+  std::string pp, dp, tp, schedule, cp, algorithm;
   bool complete = std::getline(in, pp, ',') && std::getline(in, dp, ',') &&
-                  std::getline(in, tp, ',') && std::getline(in, schedule);
-  std::optional<int> ppDegree = parseInt(pp), dpDegree = parseInt(dp), tpDegree = parseInt(tp);
-  if (!complete || !ppDegree || !dpDegree || !tpDegree)
-    throw std::runtime_error("calibration: bad layout '" + layout + "', want pp,dp,tp,schedule");
+                  std::getline(in, tp, ',') && std::getline(in, schedule, ',') &&
+                  std::getline(in, cp, ',') && std::getline(in, algorithm);
+  std::optional<int> ppDegree = parseInt(pp), dpDegree = parseInt(dp), tpDegree = parseInt(tp),
+                     cpDegree = parseInt(cp);
+  if (!complete || !ppDegree || !dpDegree || !tpDegree || !cpDegree)
+    throw std::runtime_error("calibration: bad layout '" + layout +
+                             "', want pp,dp,tp,schedule,cp,cp_algorithm");
   auto world = World::init();
-  train::Trainer trainer(calibrationConfig(*ppDegree, *dpDegree, *tpDegree, schedule), world);
+  train::TrainConfig config = calibrationConfig(*ppDegree, *dpDegree, *tpDegree, schedule);
+  config.parallel.cp = *cpDegree;
+  config.parallel.cpAlgorithm = algorithm;
+  train::Trainer trainer(config, world);
   for (int i = 0; i < kWarmupSteps; ++i) trainer.step();
   std::vector<double> seconds;
   for (int i = 0; i < kTimedSteps; ++i) seconds.push_back(trainer.step().seconds);

@@ -2,7 +2,7 @@
 // process does. The parent (bench_planner_calibration.cpp) picks a task with
 // STRATA_CALIBRATION_TASK, names the folder for results with
 // STRATA_CALIBRATION_DIR and, for training, the layout with
-// STRATA_CALIBRATION_LAYOUT ("pp,dp,tp,schedule"). Rank 0 writes the task's
+// STRATA_CALIBRATION_LAYOUT ("pp,dp,tp,schedule,cp,cp_algorithm"). Rank 0 writes the task's
 // results as `key = value` lines to DIR/TASK.txt. Every task blocks for the
 // time it measures; a missing variable or a bad layout throws
 // std::runtime_error naming it; communication failures throw the runtime's

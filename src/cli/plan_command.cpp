@@ -28,7 +28,7 @@ struct PlanOptions {
   std::string model = "gpt2-small", cluster = "cpu-local", clusterFile, profile, config, layout;
   std::string architecture;  // "": the model's own
   std::optional<int64_t> layers, hidden, heads, ffn, vocab, seqLen, kvHeads, globalBatch;
-  int64_t nodes = 0, top = 5;
+  int64_t nodes = 0, top = 5, maxCp = 0;
   double tokens = 0, efficiency = 0;
   bool explain = false, json = false, allowCrossNodeTp = false, evenStages = false;
 };
@@ -76,9 +76,15 @@ void addFlags(CLI::App& command, PlanOptions& o) {
                      "--config's, else 8", 1, kIntMax);
   addRealFlag(command, "--tokens", &o.tokens, "tokens to train on, for days to train (e.g. 300e9)");
   addIntFlag(command, "--top", &o.top, "layouts to print", 1);
+  addIntFlag(command, "--max-cp", &o.maxCp,
+             "the largest context-parallel degree the search tries (1: none; 0: any that "
+             "divides the devices and splits the sequence)",
+             0, kIntMax);
   addTextFlag(command, "--layout", &o.layout,
-              "predict this one layout, e.g. pp8,tp8,dp24,mb1,1f1b,zero1,recompute,sp "
-              "(dp defaults to what the devices leave), or 'config' for --config's");
+              "predict this one layout, e.g. pp8,tp8,dp24,mb1,1f1b,zero1,recompute,sp, or "
+              "tp8,cp4,zero3,recompute,sp for context parallelism (cp4: every sequence over 4 "
+              "ranks, by ring attention; cp-a2a: by all-to-all) (dp defaults to what the devices "
+              "leave), or 'config' for --config's");
   addRealFlag(command, "--efficiency", &o.efficiency,
               "achieved fraction of peak FLOP/s (0: the cluster's calibrated value)");
   addSwitch(command, "allow-cross-node-tp", &o.allowCrossNodeTp, "let tp groups span nodes");
@@ -124,7 +130,8 @@ plan::Layout fixedLayout(const PlanOptions& o, const PlannedJob& planned) {
   plan::Layout layout = plan::parseLayout(o.layout);
   bool dpGiven = ("," + o.layout).find(",dp") != std::string::npos;
   if (!dpGiven)
-    layout.dp = std::max(1, planned.job.cluster.totalDevices() / (layout.pp * layout.tp));
+    layout.dp =
+        std::max(1, planned.job.cluster.totalDevices() / (layout.pp * layout.tp * layout.cp));
   return layout;
 }
 
@@ -153,15 +160,24 @@ void printJson(std::ostream& out, int rank, const Estimate& e) {
       {"recompute_s", jsonNumber(e.time.recompute)},
       {"bubble_s", jsonNumber(e.time.bubble)},
       {"tp_comm_s", jsonNumber(e.time.tpComm)},
+      {"cp_comm_s", jsonNumber(e.time.cpComm)},
       {"dp_exposed_s", jsonNumber(e.time.dpExposed)},
       {"optimizer_s", jsonNumber(e.time.optimizer)}};
   out << dumpJson(line) << "\n";
 }
 
-void printRow(std::ostream& out, int rank, const Estimate& e) {
-  char line[256];
-  std::snprintf(line, sizeof line, "%3d  %-46s %10.2f %11.0f %8.1f %6.1f%% %9.1f %9.1f\n", rank,
-                plan::toString(e.layout).c_str(), e.samplesPerSecond, e.tokensPerSecond,
+// The layout column: 46 characters, wider when a layout's text is longer
+// (context parallelism adds `,cp8,cp-a2a`).
+int layoutWidth(const std::vector<Estimate>& best) {
+  size_t width = 46;
+  for (const Estimate& e : best) width = std::max(width, plan::toString(e.layout).size());
+  return static_cast<int>(width);
+}
+
+void printRow(std::ostream& out, int rank, const Estimate& e, int width) {
+  char line[320];
+  std::snprintf(line, sizeof line, "%3d  %-*s %10.2f %11.0f %8.1f %6.1f%% %9.1f %9.1f\n", rank,
+                width, plan::toString(e.layout).c_str(), e.samplesPerSecond, e.tokensPerSecond,
                 e.modelFlopsPerDevice / 1e12, 100 * e.mfu, gib(e.memory.total()), e.daysToTrain);
   out << line;
 }
@@ -179,6 +195,7 @@ void printExplain(std::ostream& out, const Estimate& e, const plan::TrainingJob&
   part("recompute          ", t.recompute);
   part("pipeline bubble    ", t.bubble);
   part("tp communication   ", t.tpComm);
+  if (e.layout.cp > 1) part("cp communication   ", t.cpComm);
   part("dp comm (exposed)  ", t.dpExposed);
   part("optimizer step     ", t.optimizer);
   out << "  memory per device: parameters " << fmt("%.2f", gib(e.memory.parameters))
@@ -188,6 +205,11 @@ void printExplain(std::ostream& out, const Estimate& e, const plan::TrainingJob&
       << " stage-micro-batches); total " << fmt("%.2f", gib(e.memory.total())) << " of "
       << fmt("%.0f", gib(job.cluster.device.memoryBytes)) << " GiB"
       << (e.fitsMemory ? "" : "  -- DOES NOT FIT") << "\n";
+  if (e.layout.cp > 1)
+    out << "  context parallel: cp " << e.layout.cp << " by "
+        << plan::cpAlgorithmName(e.layout.cpAlgorithm) << " attention, each rank holding "
+        << job.model.seqLen / e.layout.cp << " of every sequence's " << job.model.seqLen
+        << " tokens; gradients averaged over dp " << e.layout.dp << " x cp " << e.layout.cp << "\n";
   out << "  hardware FLOP/s per device (counting recompute): "
       << fmt("%.1f TFLOP/s\n", e.hardwareFlopsPerDevice / 1e12);
 }
@@ -199,9 +221,13 @@ void printReport(std::ostream& out, const PlanOptions& o, const plan::TrainingJo
     return;
   }
   out << header;
-  out << "  #  layout                                          samples/s    tokens/s  TFLOP/s"
-         "    MFU  mem GiB      days\n";
-  for (size_t i = 0; i < best.size(); ++i) printRow(out, static_cast<int>(i) + 1, best[i]);
+  int width = layoutWidth(best);
+  char columns[320];
+  std::snprintf(columns, sizeof columns,
+                "%3s  %-*s  samples/s    tokens/s  TFLOP/s    MFU  mem GiB      days\n", "#", width,
+                "layout");
+  out << columns;
+  for (size_t i = 0; i < best.size(); ++i) printRow(out, static_cast<int>(i) + 1, best[i], width);
   if (o.explain && !best.empty()) printExplain(out, best.front(), job);
 }
 
@@ -244,6 +270,7 @@ int run(const PlanOptions& o, bool modelGiven, std::ostream& out) {
   }
   plan::SearchOptions options;
   options.top = static_cast<int>(o.top);
+  if (o.maxCp > 0) options.maxContextParallel = static_cast<int>(o.maxCp);
   plan::SearchResult result = plan::searchLayouts(job, options);
   std::string header = describe(job) + std::to_string(result.considered) + " layouts considered, " +
                        std::to_string(result.valid) + " valid, " + std::to_string(result.fitting) +
@@ -258,9 +285,10 @@ Subcommand addPlanCommand(CLI::App& strata, std::ostream& out, std::ostream& err
   CLI::App* command = strata.add_subcommand(
       "plan", "choose a parallel layout for a model on a cluster and predict time to train");
   command->footer(
-      "Chooses the parallel layout (pp x tp x dp, schedule, micro-batch, ZeRO, recompute) of a\n"
-      "GPT or Llama model on a cluster and predicts its throughput, memory per device and days\n"
-      "to train.\n"
+      "Chooses the parallel layout (pp x tp x cp x dp, schedule, micro-batch, ZeRO, recompute)\n"
+      "of a GPT or Llama model on a cluster and predicts its throughput, memory per device and\n"
+      "days to train. cp (context parallelism) splits every sequence over cp ranks, for\n"
+      "sequences too long for one device's memory.\n"
       "The model is --model's preset, --config's (a strata train config: its [model],\n"
       "train.seq_len, global batch and precision; --layout config predicts its [parallel]\n"
       "layout and micro-batch) or --profile's. --layers, --hidden, --heads, --ffn, --vocab and\n"

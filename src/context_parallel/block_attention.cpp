@@ -2,30 +2,53 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace strata::context_parallel::detail {
 namespace {
 
+// Scores, probabilities and their gradients exist a tile of query rows at a
+// time, each at most this many float32 elements ([b, H, rows, n]), so a
+// block's transient memory stays bounded however long the sequence: a
+// rank's memory grows with its tokens, not with their square.
+constexpr int64_t kTileElements = int64_t{1} << 20;
+
 double scaleOf(const at::Tensor& q) { return 1.0 / std::sqrt(static_cast<double>(q.size(-1))); }
 
-// [b, H, m, n] float32 scores, the future masked when causal.
-at::Tensor scores(const at::Tensor& q, const at::Tensor& k, bool causal) {
+int64_t rowsPerTile(const at::Tensor& q, const at::Tensor& k) {
+  int64_t perRow = q.size(0) * q.size(1) * k.size(2);
+  return std::max<int64_t>(1, kTileElements / std::max<int64_t>(1, perRow));
+}
+
+// [b, H, m, n] float32 scores of query rows first .. first + m - 1 of the
+// block; when causal, keys after a row's own position are masked.
+at::Tensor scores(const at::Tensor& q, const at::Tensor& k, bool causal, int64_t first) {
   at::Tensor s = at::matmul(q, k.transpose(-2, -1)).to(at::kFloat) * scaleOf(q);
   if (!causal) return s;
-  at::Tensor future =
-      at::ones({q.size(2), k.size(2)}, q.options().dtype(at::kBool)).triu(1);  // [m, n]
-  return s.masked_fill(future, -INFINITY);
+  auto options = q.options().dtype(at::kLong);
+  at::Tensor rows = at::arange(first, first + q.size(2), options).unsqueeze(1);  // [m, 1]
+  at::Tensor cols = at::arange(k.size(2), options).unsqueeze(0);                 // [1, n]
+  return s.masked_fill(cols > rows, -INFINITY);
 }
 
 }  // namespace
 
 BlockOutput blockForward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                          bool causal) {
-  at::Tensor s = scores(q, k, causal);            // [b, H, m, n]
-  at::Tensor lse = at::logsumexp(s, -1);          // [b, H, m]
-  at::Tensor p = at::exp(s - lse.unsqueeze(-1));  // [b, H, m, n]
-  return {at::matmul(p, v.to(at::kFloat)), lse};  // [b, H, m, d]
+  int64_t m = q.size(2), tile = rowsPerTile(q, k);
+  at::Tensor values = v.to(at::kFloat);
+  at::Tensor out = at::empty({q.size(0), q.size(1), m, v.size(3)}, q.options().dtype(at::kFloat));
+  at::Tensor lse = at::empty({q.size(0), q.size(1), m}, out.options());
+  for (int64_t first = 0; first < m; first += tile) {
+    int64_t rows = std::min(tile, m - first);
+    at::Tensor s = scores(q.narrow(2, first, rows), k, causal, first);  // [b, H, rows, n]
+    at::Tensor rowLse = at::logsumexp(s, -1);                           // [b, H, rows]
+    at::Tensor p = at::exp(s - rowLse.unsqueeze(-1));
+    out.narrow(2, first, rows).copy_(at::matmul(p, values));  // [b, H, rows, d]
+    lse.narrow(2, first, rows).copy_(rowLse);
+  }
+  return {out, lse};
 }
 
 void mergeBlock(at::Tensor& out, at::Tensor& lse, const BlockOutput& block) {
@@ -39,13 +62,23 @@ BlockGradients blockBackward(const at::Tensor& q, const at::Tensor& k, const at:
                              bool causal, const at::Tensor& dout, const at::Tensor& lse,
                              const at::Tensor& delta) {
   double scale = scaleOf(q);
-  at::Tensor p = at::exp(scores(q, k, causal) - lse.unsqueeze(-1));         // [b, H, m, n]
-  at::Tensor gradOut = dout.to(at::kFloat);                                 // [b, H, m, d]
-  at::Tensor dv = at::matmul(p.transpose(-2, -1), gradOut);                 // [b, H, n, d]
-  at::Tensor dp = at::matmul(gradOut, v.to(at::kFloat).transpose(-2, -1));  // [b, H, m, n]
-  at::Tensor ds = p * (dp - delta.unsqueeze(-1));
-  at::Tensor dq = at::matmul(ds, k.to(at::kFloat)) * scale;                    // [b, H, m, d]
-  at::Tensor dk = at::matmul(ds.transpose(-2, -1), q.to(at::kFloat)) * scale;  // [b, H, n, d]
+  int64_t m = q.size(2), tile = rowsPerTile(q, k);
+  at::Tensor keys = k.to(at::kFloat), values = v.to(at::kFloat);
+  at::Tensor dq = at::empty(q.sizes(), q.options().dtype(at::kFloat));  // [b, H, m, d]
+  at::Tensor dk = at::zeros(k.sizes(), dq.options());                   // [b, H, n, d]
+  at::Tensor dv = at::zeros(v.sizes(), dq.options());
+  for (int64_t first = 0; first < m; first += tile) {
+    int64_t rows = std::min(tile, m - first);
+    at::Tensor query = q.narrow(2, first, rows);
+    at::Tensor p = at::exp(scores(query, k, causal, first) -
+                           lse.narrow(2, first, rows).unsqueeze(-1));  // [b, H, rows, n]
+    at::Tensor gradOut = dout.narrow(2, first, rows).to(at::kFloat);   // [b, H, rows, d]
+    dv.add_(at::matmul(p.transpose(-2, -1), gradOut));                 // [b, H, n, d]
+    at::Tensor dp = at::matmul(gradOut, values.transpose(-2, -1));     // [b, H, rows, n]
+    at::Tensor ds = p * (dp - delta.narrow(2, first, rows).unsqueeze(-1));
+    dq.narrow(2, first, rows).copy_(at::matmul(ds, keys) * scale);
+    dk.add_(at::matmul(ds.transpose(-2, -1), query.to(at::kFloat)) * scale);
+  }
   return {dq, dk, dv};
 }
 

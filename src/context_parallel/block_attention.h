@@ -12,7 +12,9 @@
 //   dv = P^T dout,  dS = P * (dout v^T - D),  dq = dS k scale,  dk = dS^T q scale
 //
 // Scores, log-sum-exps and accumulators are float32 whatever the inputs'
-// type. Pure tensor arithmetic: nothing blocks or communicates.
+// type. The score-sized tensors exist one tile of query rows at a time
+// (block_attention.cpp), so a block's transient memory is bounded. Pure
+// tensor arithmetic: nothing blocks or communicates.
 #pragma once
 
 #include <ATen/core/Tensor.h>

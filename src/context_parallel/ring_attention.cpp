@@ -1,7 +1,9 @@
 #include "strata/context_parallel/ring_attention.h"
 
+#include <time.h>
 #include <torch/torch.h>
 
+#include <chrono>
 #include <optional>
 #include <vector>
 
@@ -36,19 +38,51 @@ BlockPart partOf(int owner, int rank, int64_t s) {
   return {false, half, half, 0, s};
 }
 
-void rememberGroup(AutogradContext* ctx, Communicator& cp) {
+// The group and the timing travel to backward inside the context as
+// addresses: autograd contexts hold only IValues. The caller keeps both alive.
+void remember(AutogradContext* ctx, Communicator& cp, RingTiming* timing) {
   ctx->saved_data["cp"] = static_cast<int64_t>(reinterpret_cast<intptr_t>(&cp));
+  ctx->saved_data["timing"] = static_cast<int64_t>(reinterpret_cast<intptr_t>(timing));
 }
 
 Communicator& groupOf(AutogradContext* ctx) {
   return *reinterpret_cast<Communicator*>(static_cast<intptr_t>(ctx->saved_data["cp"].toInt()));
 }
 
+RingTiming* timingOf(AutogradContext* ctx) {
+  return reinterpret_cast<RingTiming*>(static_cast<intptr_t>(ctx->saved_data["timing"].toInt()));
+}
+
+double threadCpuSeconds() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
+// Adds the seconds `work` takes to `*seconds` when timing.
+template <typename Work>
+void timed(RingTiming* timing, double RingTiming::*seconds, Work&& work) {
+  if (!timing) return work();
+  auto start = std::chrono::steady_clock::now();
+  work();
+  timing->*seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Block compute, by the clock and by this thread's CPU time.
+template <typename Work>
+void timedCompute(RingTiming* timing, Work&& work) {
+  if (!timing) return work();
+  double cpu = threadCpuSeconds();
+  timed(timing, &RingTiming::computeSeconds, work);
+  timing->computeCpuSeconds += threadCpuSeconds() - cpu;
+}
+
 struct RingAttentionFunction : torch::autograd::Function<RingAttentionFunction> {
   // q [b, H, s, d], k and v [b, K, s, d] -> [b, H, s, d]
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k,
-                            const at::Tensor& v, Communicator* cp) {
-    rememberGroup(ctx, *cp);
+                            const at::Tensor& v, Communicator* cp, RingTiming* timing) {
+    remember(ctx, *cp, timing);
     int size = cp->size(), rank = cp->rank();
     int64_t heads = q.size(1), s = q.size(2);
     at::Tensor block = at::stack({k, v}).contiguous();  // [2, b, K, s, d]: what travels
@@ -67,11 +101,14 @@ struct RingAttentionFunction : torch::autograd::Function<RingAttentionFunction> 
           detail::repeatKvHeads(block[1], heads).narrow(2, part.firstKey, part.keys);
       at::Tensor rowsOut = out.narrow(2, part.firstRow, part.rows);
       at::Tensor rowsLse = lse.narrow(2, part.firstRow, part.rows);
-      detail::mergeBlock(
-          rowsOut, rowsLse,
-          detail::blockForward(q.narrow(2, part.firstRow, part.rows), keys, values, part.causal));
+      timedCompute(timing, [&] {
+        detail::mergeBlock(
+            rowsOut, rowsLse,
+            detail::blockForward(q.narrow(2, part.firstRow, part.rows), keys, values, part.causal));
+      });
       if (hop) {
-        hop->wait();
+        timed(timing, &RingTiming::hopWaitSeconds, [&] { hop->wait(); });
+        if (timing) ++timing->hops;
         block = arriving;
       }
     }
@@ -82,6 +119,7 @@ struct RingAttentionFunction : torch::autograd::Function<RingAttentionFunction> 
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     Communicator& cp = groupOf(ctx);
+    RingTiming* timing = timingOf(ctx);
     variable_list saved = ctx->get_saved_variables();
     const at::Tensor &q = saved[0], &k = saved[1], &v = saved[2], &out = saved[3], &lse = saved[4];
     at::Tensor dout = grads[0].contiguous();
@@ -109,40 +147,44 @@ struct RingAttentionFunction : torch::autograd::Function<RingAttentionFunction> 
       at::Tensor keys = detail::repeatKvHeads(block[0], heads).narrow(2, part.firstKey, part.keys);
       at::Tensor values =
           detail::repeatKvHeads(block[1], heads).narrow(2, part.firstKey, part.keys);
-      detail::BlockGradients g = detail::blockBackward(
-          q.narrow(2, part.firstRow, part.rows), keys, values, part.causal,
-          dout.narrow(2, part.firstRow, part.rows), lse.narrow(2, part.firstRow, part.rows),
-          delta.narrow(2, part.firstRow, part.rows));
-      dq.narrow(2, part.firstRow, part.rows).add_(g.dq);
-      gradient[0].narrow(2, part.firstKey, part.keys).add_(detail::foldKvHeads(g.dk, kvHeads));
-      gradient[1].narrow(2, part.firstKey, part.keys).add_(detail::foldKvHeads(g.dv, kvHeads));
+      timedCompute(timing, [&] {
+        detail::BlockGradients g = detail::blockBackward(
+            q.narrow(2, part.firstRow, part.rows), keys, values, part.causal,
+            dout.narrow(2, part.firstRow, part.rows), lse.narrow(2, part.firstRow, part.rows),
+            delta.narrow(2, part.firstRow, part.rows));
+        dq.narrow(2, part.firstRow, part.rows).add_(g.dq);
+        gradient[0].narrow(2, part.firstKey, part.keys).add_(detail::foldKvHeads(g.dk, kvHeads));
+        gradient[1].narrow(2, part.firstKey, part.keys).add_(detail::foldKvHeads(g.dv, kvHeads));
+      });
       if (partialRecv) {
-        partialRecv->wait();
+        timed(timing, &RingTiming::gradientWaitSeconds, [&] { partialRecv->wait(); });
         gradient.add_(partial);
       }
       // On to the next rank; after the last step that is the block's owner.
       sent.emplace_back(gradient, cp.sendAsync(gradient, detail::nextRank(cp), kGradientTag));
       if (hop) {
-        hop->wait();
+        timed(timing, &RingTiming::hopWaitSeconds, [&] { hop->wait(); });
+        if (timing) ++timing->hops;
         block = arriving;
       }
     }
     at::Tensor own = at::empty(block.sizes(), block.options().dtype(at::kFloat));
-    cp.recvAsync(own, detail::previousRank(cp), kGradientTag)->wait();
+    WorkHandle ownRecv = cp.recvAsync(own, detail::previousRank(cp), kGradientTag);
+    timed(timing, &RingTiming::gradientWaitSeconds, [&] { ownRecv->wait(); });
     for (auto& [tensor, work] : sent) work->wait();
     return {dq.to(q.scalar_type()), own[0].to(k.scalar_type()), own[1].to(v.scalar_type()),
-            at::Tensor()};
+            at::Tensor(), at::Tensor()};
   }
 };
 
 }  // namespace
 
 at::Tensor ringAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                         Communicator& cp) {
+                         Communicator& cp, RingTiming* timing) {
   if (cp.size() == 1)
     return detail::causalAttention(q, detail::repeatKvHeads(k, q.size(1)),
                                    detail::repeatKvHeads(v, q.size(1)));
-  return RingAttentionFunction::apply(q, k, v, &cp);
+  return RingAttentionFunction::apply(q, k, v, &cp, timing);
 }
 
 }  // namespace strata::context_parallel

@@ -29,17 +29,41 @@ std::string checkSchedule(const Layout& l, int microBatches) {
   return "";
 }
 
+// The trainer's context-parallel rules (train/config/validate_config.cpp,
+// context_parallel/): two equal chunks of every sequence per cp rank,
+// sequence parallel splitting each rank's tokens again over tp, and under
+// all-to-all whole heads and kv heads of each tp rank for every cp rank.
+std::string checkContextParallel(const ModelDesc& m, const Layout& l) {
+  if (l.cp == 1) return "";
+  if (m.seqLen % (2 * l.cp) != 0)
+    return "seq " + str(m.seqLen) + " is not divisible by 2 x cp " + str(l.cp) + " = " +
+           str(2 * l.cp) +
+           " (context parallelism gives each cp rank two equal chunks of every sequence)";
+  if (l.sequenceParallel && (m.seqLen / l.cp) % l.tp != 0)
+    return "seq " + str(m.seqLen) + " / cp " + str(l.cp) + " = " + str(m.seqLen / l.cp) +
+           " tokens a cp rank are not divisible by tp " + str(l.tp) +
+           " (sequence parallel splits each cp rank's tokens)";
+  if (l.cpAlgorithm != CpAlgorithm::kAllToAll) return "";
+  int heads = m.heads / l.tp, kvHeads = kvReplicated(m, l.tp) ? 1 : m.keyValueHeads() / l.tp;
+  if (heads % l.cp != 0 || kvHeads % l.cp != 0)
+    return "cp-a2a gives each of the cp " + str(l.cp) +
+           " ranks whole heads, but each tp rank (tp " + str(l.tp) + ") has " + str(heads) +
+           " query heads and " + str(kvHeads) +
+           " kv heads; cp must divide both (or use the ring, cp-ring)";
+  return "";
+}
+
 }  // namespace
 
 std::string checkLayout(const TrainingJob& job, const Layout& l) {
   const ModelDesc& m = job.model;
   const Cluster& c = job.cluster;
-  if (l.pp < 1 || l.tp < 1 || l.dp < 1 || l.virtualStages < 1 || l.microBatch < 1)
-    return "pp, tp, dp, v and mb must all be at least 1 in " + toString(l);
+  if (l.pp < 1 || l.tp < 1 || l.dp < 1 || l.cp < 1 || l.virtualStages < 1 || l.microBatch < 1)
+    return "pp, tp, dp, cp, v and mb must all be at least 1 in " + toString(l);
   if (l.devices() != c.totalDevices())
-    return "pp " + str(l.pp) + " x tp " + str(l.tp) + " x dp " + str(l.dp) + " = " +
-           str(l.devices()) + " devices, but the cluster has " + str(c.nodes) + " nodes x " +
-           str(c.devicesPerNode) + " = " + str(c.totalDevices());
+    return "pp " + str(l.pp) + " x tp " + str(l.tp) + (l.cp > 1 ? " x cp " + str(l.cp) : "") +
+           " x dp " + str(l.dp) + " = " + str(l.devices()) + " devices, but the cluster has " +
+           str(c.nodes) + " nodes x " + str(c.devicesPerNode) + " = " + str(c.totalDevices());
   int stages = l.pp * l.virtualStages;
   if (m.layers < stages)
     return str(m.layers) + " layers cannot fill pp " + str(l.pp) + " x v " + str(l.virtualStages) +
@@ -56,6 +80,7 @@ std::string checkLayout(const TrainingJob& job, const Layout& l) {
   if (kvHeads % l.tp != 0 && l.tp % kvHeads != 0)
     return "tp " + str(l.tp) + " neither divides the " + str(kvHeads) +
            " kv heads nor is a multiple of them";
+  if (std::string why = checkContextParallel(m, l); !why.empty()) return why;
   if (l.tp > c.devicesPerNode && !job.allowCrossNodeTp)
     return "tp " + str(l.tp) + " exceeds the " + str(c.devicesPerNode) +
            " devices of a node (tensor parallelism needs the intra-node link)";

@@ -1,6 +1,8 @@
 #include "strata/plan/comm.h"
 
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <optional>
 
 namespace strata::plan {
@@ -21,20 +23,29 @@ double reduceScatterSeconds(double bytes, int ranks, const Link& link) {
   return allGatherSeconds(bytes, ranks, link);
 }
 
+double allToAllSeconds(double bytes, int ranks, const Link& link) {
+  return allGatherSeconds(bytes, ranks, link);  // the same (p-1)/p out, in p-1 messages
+}
+
 double pointToPointSeconds(double bytes, const Link& link) {
   return link.transferSeconds(bytes) + link.latency;
 }
 
 double syncWaitSeconds(double computeSeconds, int ranks, const ComputeNoise& noise) {
   if (ranks <= 1) return 0;
-  return noise.deviationSeconds(computeSeconds) * expectedMaximumOfNormals(ranks);
+  // Noiseless devices (every preset's) wait for nothing: skip the integral,
+  // which the search would otherwise evaluate for every layer of every layout.
+  double deviation = noise.deviationSeconds(computeSeconds);
+  if (deviation == 0) return 0;
+  return deviation * expectedMaximumOfNormals(ranks);
 }
+
+namespace {
 
 // The integral of x * p * phi(x) * Phi(x)^(p-1) over x, the density of the
 // maximum of p standard normals times x, by the midpoint rule on [-10, 10]
 // (what lies beyond is negligible for any p a cluster has).
-double expectedMaximumOfNormals(int count) {
-  if (count <= 1) return 0;
+double integrateMaximumOfNormals(int count) {
   constexpr double kLow = -10, kHigh = 10;
   constexpr int kSteps = 4000;
   const double step = (kHigh - kLow) / kSteps;
@@ -47,6 +58,20 @@ double expectedMaximumOfNormals(int count) {
     sum += x * count * density * std::pow(below, count - 1);
   }
   return sum * step;
+}
+
+}  // namespace
+
+// Each count's integral once: a search asks for the same few group sizes
+// again and again.
+double expectedMaximumOfNormals(int count) {
+  if (count <= 1) return 0;
+  static std::mutex mutex;
+  static std::map<int, double> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = known.find(count);
+  if (it == known.end()) it = known.emplace(count, integrateMaximumOfNormals(count)).first;
+  return it->second;
 }
 
 namespace {

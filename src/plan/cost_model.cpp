@@ -47,22 +47,24 @@ double bucketedSeconds(double bytes, const GradientBuckets& buckets,
   return seconds;
 }
 
-// Data-parallel traffic left on the critical path (see cost_model.h).
+// Data-parallel traffic left on the critical path (see cost_model.h), over
+// the dp x cp ranks that hold the same parameters.
 double exposedDataParallel(const TrainingJob& job, const Layout& l, const StagePlan& plan, int rank,
                            int microBatches) {
-  if (l.dp == 1) return 0;
-  const Link& link = groupLink(job.cluster, l.dpStride(), l.dp);
+  int replicas = l.replicas();
+  if (replicas == 1) return 0;
+  const Link& link = groupLink(job.cluster, l.replicaStride(), replicas);
   double params = plan.rankParams[rank];
   double grads = params * job.precision.gradBytes;
   double weights = params * job.precision.weightBytes;
   auto [perMicroBatch, backward] = rankMicroBatchSeconds(plan, rank, l.pp);
   // The step's last gradient bucket leaves only when the slowest replica has
   // finished its backward: a wait no overlap hides.
-  double wait = syncWaitSeconds(microBatches * perMicroBatch, l.dp, job.cluster.device.noise);
+  double wait = syncWaitSeconds(microBatches * perMicroBatch, replicas, job.cluster.device.noise);
   if (l.zeroStage >= 3) {
     // The gradients reduce-scatter once per step, behind the last backward.
-    double reduce = std::max(0.0, reduceScatterSeconds(grads, l.dp, link) - backward);
-    double gather = allGatherSeconds(weights, l.dp, link);
+    double reduce = std::max(0.0, reduceScatterSeconds(grads, replicas, link) - backward);
+    double gather = allGatherSeconds(weights, replicas, link);
     // Kept gathered, the weights are gathered once per step, prefetched
     // behind the first micro-batch's forward.
     if (!l.reshardAfterForward)
@@ -72,7 +74,7 @@ double exposedDataParallel(const TrainingJob& job, const Layout& l, const StageP
     return microBatches * std::max(0.0, 2 * gather - perMicroBatch) + reduce + wait;
   }
   auto bucketed = [&](double bytes, double (*collective)(double, int, const Link&)) {
-    return bucketedSeconds(bytes, job.buckets, collective, l.dp, link);
+    return bucketedSeconds(bytes, job.buckets, collective, replicas, link);
   };
   double traffic = l.zeroStage == 0 ? bucketed(grads, allReduceSeconds)
                                     : bucketed(grads, reduceScatterSeconds) +
@@ -102,16 +104,46 @@ void addFullyShardedExtras(const TrainingJob& job, const Layout& l, double rankP
 MemoryBreakdown rankMemory(const TrainingJob& job, const Layout& l, const StagePlan& plan, int rank,
                            int stash) {
   const ModelDesc& m = job.model;
-  MemoryBreakdown mem = modelStateBytes(plan.rankParams[rank], l.dp, l.zeroStage, job.precision);
+  MemoryBreakdown mem =
+      modelStateBytes(plan.rankParams[rank], l.replicas(), l.zeroStage, job.precision);
   if (l.zeroStage >= 3) addFullyShardedExtras(job, l, plan.rankParams[rank], mem);
-  double perLayer = stashedActivationBytes(m, l.microBatch, l.tp, l.sequenceParallel, l.recompute);
+  double perLayer = stashedActivationBytes(m, l.microBatch, l.tp, l.sequenceParallel, l.recompute,
+                                           l.cp, l.cpAlgorithm);
   mem.activations = stash * plan.rankMaxLayers[rank] * perLayer;
   if (l.recompute)
-    mem.activations += workingActivationBytes(m, l.microBatch, l.tp, l.sequenceParallel);
-  // The last stage also holds one micro-batch's fp32 logits for the loss.
+    mem.activations +=
+        workingActivationBytes(m, l.microBatch, l.tp, l.sequenceParallel, l.cp, l.cpAlgorithm);
+  // What ring attention's backward holds while one layer runs (its own
+  // block's scores above all).
+  mem.activations += transientAttentionBytes(m, l.microBatch, l.tp, l.cp, l.cpAlgorithm);
+  // The last stage also holds one micro-batch's fp32 logits for the loss, of
+  // the rank's S/cp tokens.
   if (rank == (static_cast<int>(plan.stages.size()) - 1) % l.pp)
-    mem.activations += 4.0 * l.microBatch * m.seqLen * m.vocab / l.tp;
+    mem.activations += 4.0 * l.microBatch * m.seqLen * m.vocab / l.tp / l.cp;
   return mem;
+}
+
+// What the step adds after the pipeline: the data-parallel traffic the
+// slowest-syncing rank leaves exposed, and the optimizer step.
+double maxExposedDataParallel(const TrainingJob& job, const Layout& l, const StagePlan& plan,
+                              int microBatches) {
+  double exposed = 0;
+  for (int r = 0; r < l.pp; ++r)
+    exposed = std::max(exposed, exposedDataParallel(job, l, plan, r, microBatches));
+  return exposed;
+}
+
+double optimizerSeconds(const TrainingJob& job, const Layout& l, const StagePlan& plan) {
+  double ownedParams = *std::max_element(plan.rankParams.begin(), plan.rankParams.end()) /
+                       (l.zeroStage >= 1 ? l.replicas() : 1);
+  return ownedParams * kOptimizerBytesPerParam / job.cluster.device.memoryBandwidth;
+}
+
+schedule::CostModel simulatorCosts(const StagePlan& plan) {
+  schedule::CostModel costs;
+  for (const StageTime& stage : plan.stages) costs.perStage.push_back(stage.costs);
+  costs.latency = plan.p2pSeconds;
+  return costs;
 }
 
 void fillBreakdown(Estimate& e, const StagePlan& plan, const PipelineTiming& timing, int rank) {
@@ -121,6 +153,7 @@ void fillBreakdown(Estimate& e, const StagePlan& plan, const PipelineTiming& tim
     e.time.recompute += e.microBatches * plan.stages[s].recompute;
     if (timing.splitBackward) e.time.recompute += e.microBatches * plan.stages[s].rewalk;
     e.time.tpComm += e.microBatches * plan.stages[s].tpComm;
+    e.time.cpComm += e.microBatches * plan.stages[s].cpComm;
   }
   e.time.bubble = timing.makespan - timing.busy[rank];
 }
@@ -148,10 +181,7 @@ schedule::Schedule buildSchedule(const Layout& l, int microBatches) {
 }
 
 PipelineTiming timePipeline(const schedule::Schedule& pipeline, const StagePlan& plan) {
-  schedule::CostModel costs;
-  for (const StageTime& stage : plan.stages) costs.perStage.push_back(stage.costs);
-  costs.latency = plan.p2pSeconds;
-  schedule::SimulationResult sim = schedule::simulate(pipeline, costs);
+  schedule::SimulationResult sim = schedule::simulate(pipeline, simulatorCosts(plan));
   PipelineTiming timing;
   timing.makespan = sim.makespan;
   for (int r = 0; r < pipeline.ranks() && !timing.splitBackward; ++r)
@@ -179,7 +209,7 @@ MemoryBreakdown peakRankMemory(const TrainingJob& job, const Layout& layout, con
 
 double largestModelStateBytes(const TrainingJob& job, const Layout& l, const StagePlan& plan) {
   double params = *std::max_element(plan.rankParams.begin(), plan.rankParams.end());
-  return modelStateBytes(params, l.dp, l.zeroStage, job.precision).total();
+  return modelStateBytes(params, l.replicas(), l.zeroStage, job.precision).total();
 }
 
 bool fitsDevice(const TrainingJob& job, double bytes) {
@@ -194,17 +224,29 @@ Estimate estimateFrom(const TrainingJob& job, const Layout& layout, const StageP
   int busiest = static_cast<int>(std::max_element(timing.busy.begin(), timing.busy.end()) -
                                  timing.busy.begin());
   fillBreakdown(e, plan, timing, busiest);
-  for (int r = 0; r < layout.pp; ++r)
-    e.time.dpExposed =
-        std::max(e.time.dpExposed, exposedDataParallel(job, layout, plan, r, e.microBatches));
+  e.time.dpExposed = maxExposedDataParallel(job, layout, plan, e.microBatches);
   e.memory = peakRankMemory(job, layout, plan, timing.stash, &e.peakStash);
-  double ownedParams = *std::max_element(plan.rankParams.begin(), plan.rankParams.end()) /
-                       (layout.zeroStage >= 1 ? layout.dp : 1);
-  e.time.optimizer = ownedParams * kOptimizerBytesPerParam / job.cluster.device.memoryBandwidth;
+  e.time.optimizer = optimizerSeconds(job, layout, plan);
   e.iterationSeconds = timing.makespan + e.time.dpExposed + e.time.optimizer;
   e.fitsMemory = fitsDevice(job, e.memory.total());
   fillThroughput(e, job);
   return e;
+}
+
+double iterationLowerBound(const TrainingJob& job, const Layout& layout, const StagePlan& plan,
+                           const schedule::Schedule& pipeline) {
+  // Each rank runs its actions one after another, so the makespan is at
+  // least every rank's busy time, the sum of its actions' costs.
+  schedule::CostModel costs = simulatorCosts(plan);
+  double busiest = 0;
+  for (int r = 0; r < pipeline.ranks(); ++r) {
+    double busy = 0;
+    for (const schedule::Action& action : pipeline.actions(r)) busy += costs.costOf(action);
+    busiest = std::max(busiest, busy);
+  }
+  int microBatches = layout.microBatches(job.globalBatch);
+  return busiest + maxExposedDataParallel(job, layout, plan, microBatches) +
+         optimizerSeconds(job, layout, plan);
 }
 
 Estimate evaluateLayout(const TrainingJob& job, const Layout& layout) {

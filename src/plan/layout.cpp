@@ -37,6 +37,11 @@ void applyItem(Layout& layout, const std::string& item) {
     layout.tp = value;
   } else if (numberAfter(item, "dp", &value)) {
     layout.dp = value;
+  } else if (numberAfter(item, "cp", &value)) {
+    layout.cp = value;
+  } else if (item == "cp-ring" || item == "cp-a2a") {
+    layout.cpAlgorithm = item == "cp-a2a" ? CpAlgorithm::kAllToAll : CpAlgorithm::kRing;
+    return;
   } else if (numberAfter(item, "mb", &value)) {
     layout.microBatch = value;
   } else if (numberAfter(item, "v", &value)) {
@@ -64,13 +69,17 @@ void applyItem(Layout& layout, const std::string& item) {
       }
     }
     throw PlanError("layout item '" + item +
-                    "' is not one of ppN, tpN, dpN, mbN, vN, zero0..zero3, recompute, sp, "
-                    "pp-inner, no-reshard, gpipe, 1f1b, interleaved-1f1b, zb-h1");
+                    "' is not one of ppN, tpN, dpN, cpN, cp-ring, cp-a2a, mbN, vN, zero0..zero3, "
+                    "recompute, sp, pp-inner, no-reshard, gpipe, 1f1b, interleaved-1f1b, zb-h1");
   }
   if (value < 1) throw PlanError("layout item '" + item + "' must be at least 1");
 }
 
 }  // namespace
+
+const char* cpAlgorithmName(CpAlgorithm algorithm) {
+  return algorithm == CpAlgorithm::kAllToAll ? "all-to-all" : "ring";
+}
 
 Layout parseLayout(const std::string& text) {
   Layout layout;
@@ -84,8 +93,12 @@ Layout parseLayout(const std::string& text) {
 
 std::string toString(const Layout& layout) {
   std::ostringstream out;
-  out << "pp" << layout.pp << ",tp" << layout.tp << ",dp" << layout.dp << ",mb" << layout.microBatch
-      << ",v" << layout.virtualStages << "," << layout.schedule << ",zero" << layout.zeroStage;
+  out << "pp" << layout.pp << ",tp" << layout.tp << ",dp" << layout.dp;
+  // Only what differs from no context parallelism, so that cp = 1 reads as before.
+  if (layout.cp != 1) out << ",cp" << layout.cp;
+  if (layout.cpAlgorithm == CpAlgorithm::kAllToAll) out << ",cp-a2a";
+  out << ",mb" << layout.microBatch << ",v" << layout.virtualStages << "," << layout.schedule
+      << ",zero" << layout.zeroStage;
   if (layout.recompute) out << ",recompute";
   if (layout.sequenceParallel) out << ",sp";
   if (layout.ppInner) out << ",pp-inner";

@@ -1,5 +1,7 @@
 #include "strata/plan/memory.h"
 
+#include <algorithm>
+
 namespace strata::plan {
 
 MemoryBreakdown modelStateBytes(double params, int dp, int zeroStage, const Precision& precision) {
@@ -48,19 +50,102 @@ double llamaActivationBytes(const ModelDesc& m, double microBatch, int tp, bool 
   return s * b * ((sequenceParallel ? replicated / t : replicated) + split + softmax);
 }
 
+// Bytes of one fp32 entry of a ring block's scores while blockBackward runs:
+// the probabilities, their gradient, the scores' gradient and the temporary
+// between them (block_attention.cpp), 4 bytes each.
+constexpr double kRingBlockScoreBytes = 16;
+// block_attention.cpp computes a block's scores a tile of query rows at a
+// time, each tile of [b, heads/tp, rows, keys] at most this many entries
+// (but one query row whatever its length).
+constexpr double kRingTileElements = 1 << 20;
+
+// The tokens of every sequence a context-parallel rank holds (checkLayout
+// makes S / cp whole).
+double rankTokens(const ModelDesc& m, int cp) { return double(m.seqLen) / cp; }
+
+// Bytes the whole-sequence path keeps per entry of the scores [b, a/t, s, s]:
+// GPT's probabilities, dropout mask and dropped-out probabilities
+// (Korthikanti's 5as/h), llama's probabilities.
+double scoreEntryBytes(const ModelDesc& m) { return m.family == Family::kLlama ? 2 : 5; }
+
+// A GPT layer on one of cp > 1 ranks under ring attention, s = S/cp tokens
+// (memory.h): Korthikanti's token-wise terms as at cp = 1 (the hidden
+// dropout masks too, counted whatever the rate as at cp = 1, although the
+// trainer refuses dropout under cp), and instead of the s x s terms the
+// ring's own copy of its output and its fp32 log-sum-exp.
+double gptRingBytes(const ModelDesc& m, double microBatch, int tp, bool sequenceParallel, int cp) {
+  double s = rankTokens(m, cp), b = microBatch, h = m.hidden, a = m.heads, t = tp;
+  double tokenwise = sequenceParallel ? 34 / t : 10 + 24 / t;
+  double ring = 2 / t               // the output the ring saves, besides the projection's copy
+                + 4 * a / (h * t);  // the log-sum-exp, one fp32 per head and token
+  return s * b * h * (tokenwise + ring);
+}
+
+// A llama layer on one of cp > 1 ranks under ring attention: llamaActivationBytes's
+// terms for s = S/cp tokens, but K and V as the ring keeps them and no probabilities.
+double llamaRingBytes(const ModelDesc& m, double microBatch, int tp, bool sequenceParallel,
+                      int cp) {
+  double s = rankTokens(m, cp), b = microBatch, h = m.hidden, f = m.ffn, a = m.heads, t = tp;
+  double c = kvColumnsPerRank(m, tp);
+  double replicated = 8 * h;       // the two RMSNorms' inputs and outputs
+  double attention = 2 * h / t     // rotated Q, saved by the ring
+                     + 4 * c       // rotated K and V, unrepeated: only kv heads travel and stay
+                     + 2 * h / t   // the ring's output
+                     + 2 * h / t   // the o projection's input
+                     + 4 * a / t;  // the fp32 log-sum-exp
+  double mlp = 8 * f / t;          // gate, SiLU, up and product
+  return s * b * ((sequenceParallel ? replicated / t : replicated) + attention + mlp);
+}
+
 }  // namespace
 
-double workingActivationBytes(const ModelDesc& m, double microBatch, int tp,
-                              bool sequenceParallel) {
-  if (m.family == Family::kLlama) return llamaActivationBytes(m, microBatch, tp, sequenceParallel);
+double workingActivationBytes(const ModelDesc& m, double microBatch, int tp, bool sequenceParallel,
+                              int cp, CpAlgorithm algorithm) {
+  bool llama = m.family == Family::kLlama;
+  // All-to-all runs the whole-sequence path on a/(t cp) heads: the same
+  // tensors as cp = 1, a cp-th of each.
+  if (cp > 1 && algorithm == CpAlgorithm::kAllToAll)
+    return workingActivationBytes(m, microBatch, tp, sequenceParallel) / cp;
+  if (cp > 1)
+    return llama ? llamaRingBytes(m, microBatch, tp, sequenceParallel, cp)
+                 : gptRingBytes(m, microBatch, tp, sequenceParallel, cp);
+  if (llama) return llamaActivationBytes(m, microBatch, tp, sequenceParallel);
   return gptActivationBytes(m, microBatch, tp, sequenceParallel);
 }
 
+double scoreActivationBytes(const ModelDesc& m, double microBatch, int tp) {
+  double s = m.seqLen;
+  return scoreEntryBytes(m) * microBatch * (double(m.heads) / tp) * s * s;
+}
+
 double stashedActivationBytes(const ModelDesc& m, double microBatch, int tp, bool sequenceParallel,
-                              bool recompute) {
-  if (!recompute) return workingActivationBytes(m, microBatch, tp, sequenceParallel);
-  double input = 2.0 * m.seqLen * microBatch * m.hidden;
+                              bool recompute, int cp, CpAlgorithm algorithm) {
+  if (!recompute) return workingActivationBytes(m, microBatch, tp, sequenceParallel, cp, algorithm);
+  double input = 2.0 * m.seqLen * microBatch * m.hidden / cp;  // the rank's S/cp tokens
   return sequenceParallel ? input / tp : input;
+}
+
+double transientAttentionBytes(const ModelDesc& m, double microBatch, int tp, int cp,
+                               CpAlgorithm algorithm) {
+  if (cp == 1 || algorithm != CpAlgorithm::kRing) return 0;
+  double s = rankTokens(m, cp), b = microBatch, h = m.hidden, a = m.heads, t = tp;
+  double c = kvColumnsPerRank(m, tp);
+  // Ring attention's backward (ring_attention.cpp) at its peak, inside the
+  // blockBackward of the rank's own block, [b, a/t, s, s] a tile of rows
+  // at a time: its scores,
+  double block = b * (a / t) * s * s, row = b * (a / t) * s;
+  double scores = kRingBlockScoreBytes * std::min(block, std::max(row, kRingTileElements));
+  // and, a token of the rank,
+  double perToken = 4 * h / t     // the fp32 dq accumulator
+                    + 4 * h / t   // the block's keys and values expanded to the query heads
+                    + 8 * h / t   // the output's gradient and dv, fp32
+                    + 8 * c       // the k/v block computed on and the one arriving
+                    + 16 * c      // its fp32 gradient and the partial one received
+                    + 4 * a / t;  // the fp32 delta, one a head
+  // Every step's fp32 k/v gradient sent on stays alive until the backward
+  // ends: cp of them, 8c a token of the rank each.
+  double sent = cp * 8 * c;
+  return scores + s * b * (perToken + sent);
 }
 
 }  // namespace strata::plan

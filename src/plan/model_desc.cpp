@@ -182,6 +182,10 @@ double kvProjectionParameters(const ModelDesc& m) { return 2.0 * m.hidden * m.kv
 
 bool kvReplicated(const ModelDesc& m, int tp) { return m.keyValueHeads() % tp != 0; }
 
+double kvColumnsPerRank(const ModelDesc& m, int tp) {
+  return kvReplicated(m, tp) ? m.headDim() : m.kvWidth() / tp;
+}
+
 double kvReplicaParameters(const ModelDesc& m, int tp) {
   return kvReplicated(m, tp) ? kvProjectionParameters(m) * (1 - 1.0 / tp) : 0;
 }

@@ -45,22 +45,40 @@ std::vector<Layout> variants(const Layout& base, const SearchOptions& o) {
   return out;
 }
 
+// The context-parallel degrees and algorithms to try with `devices` left
+// for cp x dp: cp 1, and every cp > 1 up to the options' that divides them
+// and splits the sequence into 2 cp equal chunks (the other rules are
+// checkLayout's), by ring and by all-to-all.
+std::vector<std::pair<int, CpAlgorithm>> contextSplits(const TrainingJob& job, int devices,
+                                                       const SearchOptions& o) {
+  std::vector<std::pair<int, CpAlgorithm>> out = {{1, CpAlgorithm::kRing}};
+  for (int cp : divisors(devices)) {
+    if (cp == 1 || cp > o.maxContextParallel || job.model.seqLen % (2 * cp) != 0) continue;
+    for (CpAlgorithm algorithm : {CpAlgorithm::kRing, CpAlgorithm::kAllToAll})
+      out.push_back({cp, algorithm});
+  }
+  return out;
+}
+
 std::vector<Layout> candidates(const TrainingJob& job, const SearchOptions& o) {
   std::vector<Layout> out;
   int devices = job.cluster.totalDevices();
   for (int pp : divisors(devices))
-    for (int tp : divisors(devices / pp)) {
-      Layout base;
-      base.pp = pp;
-      base.tp = tp;
-      base.dp = devices / (pp * tp);
-      for (const Layout& l : variants(base, o)) out.push_back(l);
-      // The other placement differs only when both pp and tp have groups to
-      // place and there are nodes to place them on.
-      if (pp == 1 || tp == 1 || job.cluster.nodes == 1) continue;
-      base.ppInner = true;
-      for (const Layout& l : variants(base, o)) out.push_back(l);
-    }
+    for (int tp : divisors(devices / pp))
+      for (auto [cp, algorithm] : contextSplits(job, devices / (pp * tp), o)) {
+        Layout base;
+        base.pp = pp;
+        base.tp = tp;
+        base.cp = cp;
+        base.cpAlgorithm = algorithm;
+        base.dp = devices / (pp * tp * cp);
+        for (const Layout& l : variants(base, o)) out.push_back(l);
+        // The other placement differs only when both pp and tp have groups to
+        // place and there are nodes to place them on.
+        if (pp == 1 || tp == 1 || job.cluster.nodes == 1) continue;
+        base.ppInner = true;
+        for (const Layout& l : variants(base, o)) out.push_back(l);
+      }
   return out;
 }
 
@@ -92,13 +110,29 @@ struct RuleCount {
   throw PlanError(msg.str());
 }
 
+// A generated schedule and its per-rank peak stash, which depend only on
+// the schedule's name, pp, micro-batches and v: shared by every layout alike
+// in those (tp, cp, dp, ZeRO, recompute...).
+struct Pipeline {
+  schedule::Schedule schedule;
+  std::vector<int> stash;
+};
+
+// The slack the pruning below leaves for rounding: the simulator adds the
+// same costs in another order than iterationLowerBound does.
+constexpr double kBoundSlack = 1e-9;
+
 // Evaluates the valid candidates. Shortcuts that cannot change the answer:
 // a layout whose model state alone overflows the device is not simulated;
-// the ZeRO variants of one pipeline share one simulation; and recompute is
-// skipped when the same layout fits without it (recompute only adds time).
+// the ZeRO variants of one pipeline share one simulation; recompute is
+// skipped when the same layout fits without it (recompute only adds time);
+// and a layout that fits but whose throughput bound (iterationLowerBound)
+// is below that of `top` distinct pipelines already found is counted as
+// fitting without being simulated: it can rank neither in the top nor above
+// its own pipeline's best ZeRO variant there.
 class Evaluator {
  public:
-  explicit Evaluator(const TrainingJob& job) : job_(job) {}
+  Evaluator(const TrainingJob& job, int top) : job_(job), top_(top) {}
 
   void consider(const Layout& layout) {
     Layout twin = layout;
@@ -114,31 +148,72 @@ class Evaluator {
     key.zeroStage = 0;
     auto cached = timings_.find(toString(key));
     if (cached == timings_.end()) {
-      schedule::Schedule pipeline = buildSchedule(layout, layout.microBatches(job_.globalBatch));
-      MemoryBreakdown memory =
-          peakRankMemory(job_, layout, plan, schedule::peakStash(pipeline).perRank);
+      const Pipeline& pipeline = pipelineOf(layout);
+      MemoryBreakdown memory = peakRankMemory(job_, layout, plan, pipeline.stash);
       if (!fitsDevice(job_, memory.total())) {
         noteOverflow(memory.total(), layout);
         return;
       }
-      cached = timings_.emplace(toString(key), timePipeline(pipeline, plan)).first;
+      if (outOfTop(layout, plan, pipeline)) {
+        noteFit(layout);
+        ++unsimulatedFits_;
+        return;
+      }
+      cached = timings_.emplace(toString(key), timePipeline(pipeline.schedule, plan)).first;
     }
     Estimate e = estimateFrom(job_, layout, plan, cached->second);
     if (!e.fitsMemory) {
       noteOverflow(e.memory.total(), layout);
       return;
     }
-    if (!layout.recompute) fitWithoutRecompute_.insert(toString(layout));
+    noteFit(layout);
+    rank(toString(key), e.samplesPerSecond);
     fitting_.push_back(e);
   }
 
   std::vector<Estimate>& fitting() { return fitting_; }
+  int fittingCount() const { return static_cast<int>(fitting_.size()) + unsimulatedFits_; }
 
   void noteOverflow(double bytes, const Layout& layout) {
     if (bytes < leanest_ || (bytes == leanest_ && toString(layout) < leanestLayout_)) {
       leanest_ = bytes;
       leanestLayout_ = toString(layout);
     }
+  }
+
+  const Pipeline& pipelineOf(const Layout& l) {
+    int microBatches = l.microBatches(job_.globalBatch);
+    std::string name = l.schedule + "," + std::to_string(l.pp) + "," +
+                       std::to_string(microBatches) + "," + std::to_string(l.virtualStages);
+    auto it = pipelines_.find(name);
+    if (it != pipelines_.end()) return it->second;
+    schedule::Schedule generated = buildSchedule(l, microBatches);
+    std::vector<int> stash = schedule::peakStash(generated).perRank;
+    return pipelines_.emplace(name, Pipeline{std::move(generated), std::move(stash)}).first->second;
+  }
+
+  void noteFit(const Layout& layout) {
+    if (!layout.recompute) fitWithoutRecompute_.insert(toString(layout));
+  }
+
+  // Keeps each pipeline's best samples/s, all of them in `ranked_` too.
+  void rank(const std::string& key, double samplesPerSecond) {
+    auto [it, fresh] = bestByPipeline_.emplace(key, samplesPerSecond);
+    if (!fresh) {
+      if (samplesPerSecond <= it->second) return;
+      ranked_.erase(ranked_.find(it->second));
+      it->second = samplesPerSecond;
+    }
+    ranked_.insert(samplesPerSecond);
+  }
+
+  // Whether even `layout`'s throughput bound falls short of the top-th best
+  // pipeline's, by more than rounding.
+  bool outOfTop(const Layout& layout, const StagePlan& plan, const Pipeline& pipeline) const {
+    if (top_ < 1 || static_cast<int>(ranked_.size()) < top_) return false;
+    double threshold = *std::prev(ranked_.end(), top_);
+    double bound = iterationLowerBound(job_, layout, plan, pipeline.schedule) * (1 - kBoundSlack);
+    return bound > 0 && job_.globalBatch / bound < threshold;
   }
 
   [[noreturn]] void failNoFit() const {
@@ -159,7 +234,12 @@ class Evaluator {
  private:
   static constexpr double kUsableFraction = 0.9;  // as cost_model.h states
   const TrainingJob& job_;
+  int top_;
+  std::map<std::string, Pipeline> pipelines_;
   std::map<std::string, PipelineTiming> timings_;
+  std::map<std::string, double> bestByPipeline_;  // samples/s of each simulated pipeline's best
+  std::multiset<double> ranked_;                  // the values of bestByPipeline_
+  int unsimulatedFits_ = 0;
   std::set<std::string> fitWithoutRecompute_;
   std::vector<Estimate> fitting_;
   double leanest_ = std::numeric_limits<double>::infinity();  // least memory of a simulated layout
@@ -186,6 +266,7 @@ bool ranksBefore(const Estimate& a, const Estimate& b) {
   if (a.samplesPerSecond != b.samplesPerSecond) return a.samplesPerSecond > b.samplesPerSecond;
   if (a.layout.pp != b.layout.pp) return a.layout.pp < b.layout.pp;
   if (a.layout.tp != b.layout.tp) return a.layout.tp < b.layout.tp;
+  if (a.layout.cp != b.layout.cp) return a.layout.cp < b.layout.cp;
   return toString(a.layout) < toString(b.layout);
 }
 
@@ -193,7 +274,7 @@ SearchResult searchLayouts(const TrainingJob& job, const SearchOptions& options)
   job.model.validate();
   SearchResult result;
   std::map<std::string, RuleCount> rules;
-  Evaluator evaluator(job);
+  Evaluator evaluator(job, options.top);
   for (const Layout& layout : candidates(job, options)) {
     ++result.considered;
     if (std::string why = checkLayout(job, layout); !why.empty()) {
@@ -207,7 +288,7 @@ SearchResult searchLayouts(const TrainingJob& job, const SearchOptions& options)
   if (result.valid == 0) failNoValid(job, rules, result.considered);
   std::vector<Estimate>& fitting = evaluator.fitting();
   if (fitting.empty()) evaluator.failNoFit();
-  result.fitting = static_cast<int>(fitting.size());
+  result.fitting = evaluator.fittingCount();
   std::sort(fitting.begin(), fitting.end(), ranksBefore);
   result.best = distinctPipelines(fitting, options.top);
   return result;

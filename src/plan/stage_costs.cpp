@@ -1,6 +1,7 @@
 #include "stage_costs.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "strata/plan/comm.h"
 #include "strata/plan/errors.h"
@@ -24,6 +25,12 @@ struct LayerTime {
   double tpWaitForward = 0;
   double tpWaitBackward = 0;
   double tpWeightGradComm = 0;
+  // Context parallelism's traffic that each direction leaves exposed, and
+  // its waits for the cp group's slowest rank (see withContextParallel).
+  double cpForward = 0;
+  double cpBackward = 0;
+  double cpWaitForward = 0;
+  double cpWaitBackward = 0;
 };
 
 // Forward and backward compute of the work a stage does besides its layers
@@ -33,9 +40,12 @@ struct EndWork {
   double backward = 0;
 };
 
+// The tokens of each sequence a rank holds: S / cp (checkLayout makes it whole).
+double rankTokens(const ModelDesc& m, const Layout& l) { return double(m.seqLen / l.cp); }
+
 double tpAllReducePair(const TrainingJob& job, const Layout& l, double valueBytes) {
   const ModelDesc& m = job.model;
-  double activationBytes = valueBytes * l.microBatch * m.seqLen * m.hidden;
+  double activationBytes = valueBytes * l.microBatch * rankTokens(m, l) * m.hidden;
   const Link& link = groupLink(job.cluster, l.tpStride(), l.tp);
   return 2 * allReduceSeconds(activationBytes, l.tp, link);
 }
@@ -66,19 +76,107 @@ LayerTime withTpCollectives(double forward, double backward, double valueBytes,
   return layer;
 }
 
+// Ring attention's traffic left exposed in one layer, {forward, backward}
+// (ring_attention.h). Forward: cp steps, each computing one block while the
+// next block (`hop`) travels one hop; a hop longer than its block shows its
+// excess, cp - 1 times. Backward: the blocks travel again, cp - 1 hops, and
+// each block's fp32 key/value gradient (`gradientHop`) follows one step
+// behind it, cp hops back to its owner: step 0 hides a block's hop, steps 1
+// to cp - 2 a block's and a gradient's (one link, so their times add), the
+// last step a gradient's; the last gradient's hop home comes after the last
+// block, with nothing left to hide behind.
+std::pair<double, double> ringExposedSeconds(double hop, double gradientHop, double blockForward,
+                                             double blockBackward, int cp) {
+  double forward = (cp - 1) * std::max(0.0, hop - blockForward);
+  double backward = std::max(0.0, hop - blockBackward) +
+                    (cp - 2) * std::max(0.0, hop + gradientHop - blockBackward) +
+                    std::max(0.0, gradientHop - blockBackward) + gradientHop;
+  return {forward, backward};
+}
+
+// One direction's four all-to-alls (all_to_all_attention.h): q and the
+// output, b*s*h/t values each, and k and v unrepeated, b*s*c each; backward
+// sends their gradients, the same sizes, the other way.
+double allToAllsSeconds(const TrainingJob& job, const Layout& l, double valueBytes,
+                        const Link& link) {
+  const ModelDesc& m = job.model;
+  double tokens = l.microBatch * rankTokens(m, l);
+  double queries = valueBytes * tokens * m.hidden / l.tp;
+  double keys = valueBytes * tokens * kvColumnsPerRank(m, l.tp);
+  return 2 * allToAllSeconds(queries, l.cp, link) + 2 * allToAllSeconds(keys, l.cp, link);
+}
+
+// Adds context parallelism to a layer whose attention products (scores and
+// weighted sum) take `attentionForward` of its forward. The cp group's
+// exchanges are the trainer's point-to-point sends, so they take the p2p path
+// of the link the group crosses. Ring: every hop of k and v (2*b*s*c values,
+// s = S/cp) hides behind one block, a 1/cp share of the attention; backward
+// recomputes each block's scores (one more product of the two, half the
+// forward's) and its gradients travel in fp32 (ringExposedSeconds).
+// All-to-all: four exchanges each way, on the critical path. Either way the
+// group synchronises entering and leaving attention, each after about half
+// the direction's compute, and waits for its slowest rank there, as tp does.
+LayerTime withContextParallel(LayerTime layer, double attentionForward, double valueBytes,
+                              const TrainingJob& job, const Layout& l) {
+  if (l.cp == 1) return layer;
+  const ModelDesc& m = job.model;
+  const Link& link = groupPointToPointLink(job.cluster, l.cpStride(), l.cp);
+  if (l.cpAlgorithm == CpAlgorithm::kAllToAll) {
+    layer.cpForward = layer.cpBackward = allToAllsSeconds(job, l, valueBytes, link);
+  } else {
+    double recompute = attentionForward / 2;
+    layer.backward += recompute;
+    double kvValues = 2 * l.microBatch * rankTokens(m, l) * kvColumnsPerRank(m, l.tp);
+    double hop = pointToPointSeconds(valueBytes * kvValues, link);
+    double gradientHop = pointToPointSeconds(4 * kvValues, link);
+    double blockForward = attentionForward / l.cp;
+    double blockBackward = (2 * attentionForward + recompute) / l.cp;
+    std::tie(layer.cpForward, layer.cpBackward) =
+        ringExposedSeconds(hop, gradientHop, blockForward, blockBackward, l.cp);
+  }
+  const ComputeNoise& noise = job.cluster.device.noise;
+  layer.cpWaitForward = 2 * syncWaitSeconds(layer.forward / 2, l.cp, noise);
+  layer.cpWaitBackward = 2 * syncWaitSeconds(layer.backward / 2, l.cp, noise);
+  return layer;
+}
+
+// The share of a layer's forward FLOPs in its attention products, 4*b*S^2*h
+// of layerForwardFlops (model_desc.h): what a measured block spends there.
+double attentionShare(const ModelDesc& m) {
+  double s = m.seqLen;
+  return 4 * s * s * m.hidden / layerForwardFlops(m, 1);
+}
+
+// The element-wise bytes of ring attention's block scores, which it computes
+// but does not keep: the rank's 1/cp share of the layer's score matrices,
+// priced per entry as the whole-sequence path's kept ones are
+// (scoreActivationBytes), so that the ring's softmax costs what cp = 1's does.
+double ringScoreBytes(const ModelDesc& m, const Layout& l) {
+  if (l.cp == 1 || l.cpAlgorithm != CpAlgorithm::kRing) return 0;
+  return scoreActivationBytes(m, l.microBatch, l.tp) / l.cp;
+}
+
 // From FLOPs: the matmuls at peak x efficiency, a backward of twice the
-// forward's FLOPs.
+// forward's FLOPs. Under cp a rank computes 1/cp of everything: its S/cp
+// tokens' projections and MLP, and a 1/cp share of the attention products
+// (counted, as at cp = 1, over the whole square of scores).
 LayerTime layerFromFlops(const TrainingJob& job, const Layout& l) {
   const ModelDesc& m = job.model;
   const DeviceSpec& device = job.cluster.device;
-  double flops = tpRankLayerForwardFlops(m, l.microBatch, l.tp);
-  double matmul = flops / job.cluster.achievedFlops(job.dtype);
+  double flops = tpRankLayerForwardFlops(m, l.microBatch, l.tp) / l.cp;
+  double achieved = job.cluster.achievedFlops(job.dtype);
+  double matmul = flops / achieved;
   // The element-wise work between the matmuls (norms, softmax, GeLU or SiLU,
   // dropout, residual adds) is bound by memory bandwidth: it writes, and the
   // next op reads, each activation the layer keeps for its backward once.
-  double traffic = 2 * workingActivationBytes(m, l.microBatch, l.tp, l.sequenceParallel);
+  double kept =
+      workingActivationBytes(m, l.microBatch, l.tp, l.sequenceParallel, l.cp, l.cpAlgorithm);
+  double traffic = 2 * (kept + ringScoreBytes(m, l));
   double forward = matmul + traffic / device.memoryBandwidth;
-  return withTpCollectives(forward, 2 * forward, 2, job, l);
+  double s = m.seqLen;
+  double attention = 4 * l.microBatch * s * s * m.hidden / l.tp / l.cp / achieved;
+  return withContextParallel(withTpCollectives(forward, 2 * forward, 2, job, l), attention, 2, job,
+                             l);
 }
 
 // How much a measured time stretches under `l` before tensor parallelism
@@ -141,16 +239,25 @@ StageTime stageTime(double layers, const LayerTime& layer, const EndWork& ends, 
   double forwardComm = layers * (layer.tpComm + layer.tpWaitForward);
   double transfers = layers * layer.tpComm, backwardWait = layers * layer.tpWaitBackward;
   double weightGrads = layers * layer.tpWeightGradComm;
+  // Context parallelism's exposed traffic sits inside attention: the
+  // forward's in F (and again in full recompute's forward), the backward's
+  // on the way to the input gradients, in B or I.
+  double cpForward = layers * (layer.cpForward + layer.cpWaitForward);
+  double cpBackward = layers * (layer.cpBackward + layer.cpWaitBackward);
   double redo = recompute ? layers * layer.forward : 0;
   double redoComm = recompute ? forwardComm : 0;
+  double redoCp = recompute ? cpForward : 0;
   t.compute = forward + backward;
   t.recompute = redo;
   t.tpComm = forwardComm + transfers + backwardWait + weightGrads + redoComm;
+  t.cpComm = cpForward + cpBackward + redoCp;
   t.rewalk = backward / 2;
-  t.costs.forward = forward + forwardComm;
-  t.costs.backwardInput = backward / 2 + transfers + backwardWait / 2 + redo + redoComm;
+  t.costs.forward = forward + forwardComm + cpForward;
+  t.costs.backwardInput =
+      backward / 2 + transfers + backwardWait / 2 + redo + redoComm + cpBackward + redoCp;
   t.costs.backwardWeight = backward + weightGrads;
-  t.costs.backward = backward + transfers + backwardWait + weightGrads + redo + redoComm;
+  t.costs.backward =
+      backward + transfers + backwardWait + weightGrads + redo + redoComm + cpBackward + redoCp;
   return t;
 }
 
@@ -161,21 +268,25 @@ struct LayoutWork {
   EndWork head;
 };
 
+// Under cp every measured time divides by cp as FLOPs do (layerFromFlops):
+// the rank's S/cp tokens, and a 1/cp share of the attention products, which
+// take attentionShare of the measured block.
 LayoutWork layoutWork(const TrainingJob& job, const Layout& l) {
   if (!job.profile) {
-    double logits =
-        logitsForwardFlops(job.model, l.microBatch) / l.tp / job.cluster.achievedFlops(job.dtype);
+    double logits = logitsForwardFlops(job.model, l.microBatch) / l.tp / l.cp /
+                    job.cluster.achievedFlops(job.dtype);
     return {layerFromFlops(job, l), {}, {logits, 2 * logits}};
   }
   const MeasuredProfile& p = *job.profile;
   requireSameModel(job.model, p.model);
   double stretch = profileStretch(job, p, l);
   EndWork block = {
-      p.block.forward * stretch * blockShare(p.block.forward, p.blockTp2.forward, l.tp),
-      p.block.backward * stretch * blockShare(p.block.backward, p.blockTp2.backward, l.tp)};
-  LayerTime layer =
-      withTpCollectives(block.forward, block.backward, activationValueBytes(p), job, l);
-  return {layer, scaled(p.embedding, stretch / l.tp), scaled(p.head, stretch / l.tp)};
+      p.block.forward * stretch * blockShare(p.block.forward, p.blockTp2.forward, l.tp) / l.cp,
+      p.block.backward * stretch * blockShare(p.block.backward, p.blockTp2.backward, l.tp) / l.cp};
+  double valueBytes = activationValueBytes(p);
+  LayerTime layer = withTpCollectives(block.forward, block.backward, valueBytes, job, l);
+  layer = withContextParallel(layer, attentionShare(job.model) * block.forward, valueBytes, job, l);
+  return {layer, scaled(p.embedding, stretch / l.tp / l.cp), scaled(p.head, stretch / l.tp / l.cp)};
 }
 
 // Layers per stage: equal when they divide, otherwise the balanced
@@ -220,7 +331,7 @@ StagePlan planStages(const TrainingJob& job, const Layout& l) {
     plan.rankMaxLayers[s % l.pp] = std::max(plan.rankMaxLayers[s % l.pp], counts[s]);
   }
   double valueBytes = job.profile ? activationValueBytes(*job.profile) : 2;
-  double handOffBytes = valueBytes * l.microBatch * m.seqLen * m.hidden / l.tp;
+  double handOffBytes = valueBytes * l.microBatch * rankTokens(m, l) * m.hidden / l.tp;
   plan.p2pSeconds = l.pp > 1
                         ? pointToPointSeconds(
                               handOffBytes, groupPointToPointLink(job.cluster, l.ppStride(), l.pp))

@@ -14,13 +14,14 @@ struct StageTime {
   double compute = 0;          // forward + backward FLOPs
   double recompute = 0;        // the extra forward of full recompute
   double tpComm = 0;           // tensor-parallel collectives
+  double cpComm = 0;           // context-parallel traffic not hidden, and its waits
   double rewalk = 0;           // what W repeats of I when a schedule splits B (see stageTime)
   schedule::StageCosts costs;  // what the simulator sees
 };
 
 struct StagePlan {
   std::vector<StageTime> stages;   // pp * v stages, stage s on rank s % pp
-  std::vector<double> rankParams;  // parameters per rank (already / tp)
+  std::vector<double> rankParams;  // parameters per rank (already / tp; cp ranks hold them all)
   std::vector<int> rankMaxLayers;  // the most layers any stage of the rank holds
   double p2pSeconds = 0;           // one activation hand-off between ranks
 };
@@ -44,6 +45,12 @@ Estimate estimateFrom(const TrainingJob& job, const Layout& layout, const StageP
 // (from the simulator, or from schedule::peakStash without timing it).
 MemoryBreakdown peakRankMemory(const TrainingJob& job, const Layout& layout, const StagePlan& plan,
                                const std::vector<int>& stash, int* peakStash = nullptr);
+// At most estimateFrom's iterationSeconds, without simulating the pipeline:
+// the busiest rank's compute, the exposed data-parallel traffic and the
+// optimizer step (no bubble). The search skips the simulation of a layout
+// this bound already ranks out of its top.
+double iterationLowerBound(const TrainingJob& job, const Layout& layout, const StagePlan& plan,
+                           const schedule::Schedule& pipeline);
 // The largest model state (parameters, gradients, optimizer) of any rank: a
 // lower bound of its memory that needs no schedule.
 double largestModelStateBytes(const TrainingJob& job, const Layout& layout, const StagePlan& plan);

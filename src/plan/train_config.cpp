@@ -54,6 +54,13 @@ Family architecture(const TomlEntry& entry) {
   wrongValue(entry, known);
 }
 
+CpAlgorithm cpAlgorithm(const TomlEntry& entry) {
+  std::string name = stringOf(entry);
+  if (name == "ring") return CpAlgorithm::kRing;
+  if (name == "all-to-all") return CpAlgorithm::kAllToAll;
+  wrongValue(entry, "\"ring\" or \"all-to-all\"");
+}
+
 Dtype precision(const TomlEntry& entry) {
   std::string name = stringOf(entry);
   if (name == "fp32") return Dtype::Fp32;
@@ -80,6 +87,8 @@ const std::map<std::string, Setter>& setters() {
       {"parallel.pp", [](R& r, const E& e) { r.layout.pp = positive(e); }},
       {"parallel.dp", [](R& r, const E& e) { r.layout.dp = positive(e); }},
       {"parallel.tp", [](R& r, const E& e) { r.layout.tp = positive(e); }},
+      {"parallel.cp", [](R& r, const E& e) { r.layout.cp = positive(e); }},
+      {"parallel.cp_algorithm", [](R& r, const E& e) { r.layout.cpAlgorithm = cpAlgorithm(e); }},
       {"parallel.schedule", [](R& r, const E& e) { r.layout.schedule = stringOf(e); }},
       {"parallel.virtual_stages", [](R& r, const E& e) { r.layout.virtualStages = positive(e); }},
       {"parallel.zero", [](R& r, const E& e) { r.layout.zeroStage = zeroStage(e); }},

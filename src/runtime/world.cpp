@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <map>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "c10d_communicator.h"
@@ -17,6 +18,9 @@ namespace strata {
 
 struct World::StoreHolder {
   c10::intrusive_ptr<c10d::Store> store;
+  // How many groups of each name this rank has made: a name made again (a
+  // second Trainer over the same layout) gets its own keys in the store.
+  std::map<std::string, int> madeByName;
 };
 
 namespace {
@@ -95,7 +99,10 @@ std::shared_ptr<Communicator> World::newGroup(const std::string& name,
                 ": it is not a member");
   }
   GroupSpec spec;
-  spec.name = name;
+  // Every member makes its groups in the same order, so the n-th group of
+  // one name is the same group on each of them.
+  int made = store_->madeByName[name]++;
+  spec.name = made == 0 ? name : name + "#" + std::to_string(made + 1);
   spec.globalRanks = globalRanks;
   spec.rank = static_cast<int>(self - globalRanks.begin());
   spec.options.timeout = timeouts_.collective;

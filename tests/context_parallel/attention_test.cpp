@@ -86,6 +86,13 @@ TEST(ContextParallelAttention, RingEqualsFullAttention) {
     runInProcesses(cp, [&](const RankContext&) { checkCases(CpAlgorithm::kRing, cases); });
 }
 
+// Blocks of 2048 x 2048 scores are computed a tile of query rows at a
+// time (block_attention.cpp bounds each tile to 2^20 elements): the tiles
+// of the own, causal block and of the full blocks must join exactly.
+TEST(ContextParallelAttention, RingTilesLongBlocks) {
+  runInProcesses(2, [](const RankContext&) { checkCases(CpAlgorithm::kRing, {{1, 1, 1024}}); });
+}
+
 TEST(ContextParallelAttention, AllToAllEqualsFullAttention) {
   runInProcesses(2, [](const RankContext&) {
     checkCases(CpAlgorithm::kAllToAll, {{4, 4, 1}, {4, 2, 3}});

@@ -4,32 +4,12 @@
 
 #include <cmath>
 
+#include "round_job.h"
 #include "strata/plan/comm.h"
 #include "strata/plan/errors.h"
 
 namespace strata::plan {
 namespace {
-
-// A cluster with round numbers, so that times can be checked by hand.
-Cluster roundCluster(int nodes, int devicesPerNode) {
-  Cluster c;
-  c.name = "round";
-  c.nodes = nodes;
-  c.devicesPerNode = devicesPerNode;
-  c.device = {"dev", 1e12, 1e12, 1e12, 1e18, 0.5, {}};  // memory bandwidth ~ free
-  c.intraNode = {1e11, 0};
-  c.interNode = {1e10, 0};
-  return c;
-}
-
-TrainingJob roundJob(int nodes, int devicesPerNode, int batch) {
-  TrainingJob job;
-  // Vocabulary 8: the logits are negligible, all stages cost the same.
-  job.model = {"toy", 8, 1024, 16, 4096, 8, 1024};
-  job.cluster = roundCluster(nodes, devicesPerNode);
-  job.globalBatch = batch;
-  return job;
-}
 
 TEST(CostModel, SingleDeviceTimeIsFlopsOverAchievedRate) {
   TrainingJob job = roundJob(1, 1, 4);

@@ -266,13 +266,46 @@ TEST(PlanCommand, LlamaInputThatMakesNoModelOrLayoutIsRefusedByName) {
           "tp 4 neither divides the 6 kv heads nor is a multiple of them");
 }
 
+// Llama 3 8B on 131072-token sequences over eight DGX H100s: no layout
+// without context parallelism fits (tests/plan/context_parallel_test.cpp).
+const std::vector<std::string> kLongLlama = {
+    "--model",       "llama3-8b", "--seq-len", "131072",         "--cluster",
+    "dgx-h100-80gb", "--nodes",   "8",         "--global-batch", "8"};
+
+TEST(PlanCommand, ALongSequenceIsPlannedWithContextParallelism) {
+  Outcome r = plan(with(kLongLlama, {"--top", "3", "--explain"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string line, first;
+  while (std::getline(lines, line) && first.empty())
+    if (line.rfind("  1  ", 0) == 0) first = line;
+  EXPECT_NE(first.find(",cp"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cp communication"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("context parallel: cp "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("of every sequence's 131072 tokens"), std::string::npos) << r.out;
+  // A cp layout given by hand: dp takes what tp x cp leave of the 64 devices.
+  Outcome fixed = plan(with(kLongLlama, {"--layout", "tp8,cp4,cp-a2a,recompute,sp", "--json"}));
+  ASSERT_EQ(fixed.code, 2) << fixed.out;  // 4 query heads a tp rank but 1 kv head
+  EXPECT_NE(fixed.err.find("cp-a2a gives each of the cp 4 ranks whole heads"), std::string::npos)
+      << fixed.err;
+  // Without context parallelism nothing fits.
+  Outcome noCp = plan(with(kLongLlama, {"--max-cp", "1"}));
+  EXPECT_EQ(noCp.code, 2) << noCp.out;
+  EXPECT_NE(noCp.err.find("cluster too small"), std::string::npos) << noCp.err;
+  Outcome ring = plan(with(kLongLlama, {"--layout", "tp8,cp4,zero1,recompute,sp", "--json"}));
+  ASSERT_EQ(ring.code, 0) << ring.err;
+  nlohmann::json estimate = nlohmann::json::parse(ring.out);
+  EXPECT_EQ(estimate.at("layout"), "pp1,tp8,dp2,cp4,mb1,v1,1f1b,zero1,recompute,sp");
+  EXPECT_GT(estimate.at("cp_comm_s").get<double>(), 0);
+}
+
 TEST(PlanCommand, HelpListsTheFlags) {
   Outcome r = plan({"--help"});
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("--global-batch"), std::string::npos);
   EXPECT_NE(r.out.find("--layout"), std::string::npos);
   for (const char* flag : {"--config", "--layers", "--hidden", "--heads", "--ffn", "--vocab",
-                           "--architecture", "--kv-heads"})
+                           "--architecture", "--kv-heads", "--max-cp"})
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
 }
 

@@ -60,6 +60,22 @@ TEST(TrainConfig, KeysLeftOutTakeStrataTrainsDefaults) {
   EXPECT_EQ(run.dtype, Dtype::Fp32);
 }
 
+TEST(TrainConfig, ReadsContextParallelism) {
+  ConfiguredRun run = parseTrainConfigText(
+      "[parallel]\ntp = 2\ncp = 4\ncp_algorithm = \"all-to-all\"\n[train]\nseq_len = 256\n",
+      "run.toml");
+  EXPECT_EQ(run.layout.cp, 4);
+  EXPECT_EQ(run.layout.cpAlgorithm, CpAlgorithm::kAllToAll);
+  EXPECT_EQ(toString(run.layout), "pp1,tp2,dp1,cp4,cp-a2a,mb4,v1,1f1b,zero0");
+  EXPECT_EQ(parseTrainConfigText("parallel.cp_algorithm = \"ring\"\n", "a").layout.cpAlgorithm,
+            CpAlgorithm::kRing);
+  EXPECT_EQ(errorOf("[parallel]\ncp_algorithm = \"mesh\"\n"),
+            "run.toml:2: parallel.cp_algorithm expects \"ring\" or \"all-to-all\", got string "
+            "\"mesh\"");
+  EXPECT_EQ(errorOf("[parallel]\ncp = 0\n"),
+            "run.toml:2: parallel.cp expects a whole number from 1 to 2147483647, got integer 0");
+}
+
 TEST(TrainConfig, DottedKeysAndInlineTablesReadAlike) {
   ConfiguredRun dotted = parseTrainConfigText("model.layers = 6\ntrain.seq_len = 64\n", "a");
   ConfiguredRun inline_ =

@@ -35,23 +35,30 @@ bool acceptsOnLoopback(int port) {
   return ok;
 }
 
-// Connects from inside the place (bash's /dev/tcp behind the prefix).
-bool acceptsThrough(const std::vector<std::string>& prefix, const std::string& host, int port) {
-  std::vector<std::string> argv = prefix;
-  argv.insert(
-      argv.end(),
-      {"bash", "-c", "exec 3<>/dev/tcp/" + host + "/" + std::to_string(port) + " 2>/dev/null"});
+// Forks and runs argv with stdout and stderr into `output` (created or
+// truncated); the child's pid.
+pid_t spawnInto(std::vector<std::string> argv, const std::string& output) {
   pid_t pid = fork();
   if (pid == 0) {
-    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    dup2(null, STDOUT_FILENO);
-    dup2(null, STDERR_FILENO);
+    int out = open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    dup2(out, STDOUT_FILENO);
+    dup2(out, STDERR_FILENO);
     std::vector<char*> args;
     for (std::string& a : argv) args.push_back(a.data());
     args.push_back(nullptr);
     execvp(args[0], args.data());
     _exit(127);
   }
+  return pid;
+}
+
+// Connects from inside the place (bash's /dev/tcp behind the prefix).
+bool acceptsThrough(const std::vector<std::string>& prefix, const std::string& host, int port) {
+  std::vector<std::string> argv = prefix;
+  argv.insert(
+      argv.end(),
+      {"bash", "-c", "exec 3<>/dev/tcp/" + host + "/" + std::to_string(port) + " 2>/dev/null"});
+  pid_t pid = spawnInto(argv, "/dev/null");
   int status = 0;
   waitpid(pid, &status, 0);
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -76,17 +83,7 @@ EtcdServer::EtcdServer(EtcdPlace place) : place_(std::move(place)) {
                "--advertise-client-urls", client, "--listen-peer-urls", peer,
                "--initial-advertise-peer-urls", peer, "--initial-cluster", "test=" + peer});
   std::string log = dataDir_ + "/etcd.log";
-  pid_ = fork();
-  if (pid_ == 0) {
-    int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    dup2(out, STDOUT_FILENO);
-    dup2(out, STDERR_FILENO);
-    std::vector<char*> args;
-    for (std::string& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
-    _exit(127);
-  }
+  pid_ = spawnInto(argv, log);
   auto deadline = std::chrono::steady_clock::now() + kStartLimit;
   while (!accepts()) {
     int status = 0;

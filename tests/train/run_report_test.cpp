@@ -147,7 +147,7 @@ TEST(RunReport, ResumedHistoryStopsAtTheResumeStepAndSkipsBrokenLines) {
 }
 
 // A straggler survives metrics.jsonl and reaches the page's data as a row.
-TEST(RunReport, StragglersGoThroughTheMetricsFileIntoRows) {
+TEST(RunReport, StragglersAndEveryRanksComputeGoThroughTheMetricsFile) {
   fs::path dir = freshDir("strata_run_report_stragglers");
   std::string path = (dir / "metrics.jsonl").string();
   {
@@ -156,11 +156,13 @@ TEST(RunReport, StragglersGoThroughTheMetricsFileIntoRows) {
     StepMetrics compared = stepWithLoss(2, 4.5);
     compared.computeMedianSeconds = 0.125;
     compared.stragglers = {{3, "node-b", 0.5}};
+    compared.rankComputeSeconds = {0.125, 0.12, 0.13, 0.5};
     writer.write(compared);
+    writer.write(stepWithLoss(3, 4.4));
   }
   RunReportData data = sampleReport();
-  data.history = readMetricsHistory(path, 2);
-  ASSERT_EQ(data.history.size(), 2u);
+  data.history = readMetricsHistory(path, 3);
+  ASSERT_EQ(data.history.size(), 3u);
   ASSERT_EQ(data.history[1].stragglers.size(), 1u);
   EXPECT_EQ(data.history[1].stragglers[0].host, "node-b");
   json rows = json::parse(reportDataJson(data)).at("stragglers");
@@ -169,6 +171,9 @@ TEST(RunReport, StragglersGoThroughTheMetricsFileIntoRows) {
       rows[0],
       (json{
           {"step", 2}, {"rank", 3}, {"host", "node-b"}, {"compute_s", 0.5}, {"median_s", 0.125}}));
+  // Every rank's compute at the last comparison, for the layout map.
+  EXPECT_EQ(json::parse(reportDataJson(data)).at("rank_compute"),
+            (json{{"step", 2}, {"seconds", {0.125, 0.12, 0.13, 0.5}}}));
   fs::remove_all(dir);
 }
 

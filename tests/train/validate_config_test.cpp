@@ -45,13 +45,13 @@ TEST(ValidateConfig, ContextParallelSplitsSequencesAndHeads) {
   c.parallel.cp = 2;
   EXPECT_NO_THROW(validateConfig(c, 16));
   expectInvalid(c, 8, {"world size 8 != pp 2 x dp 2 x cp 2 x tp 2 = 16"});
-  c.train.seqLen = 100;
+  c.train.seqLen = 102;
   c.parallel.sequenceParallel = true;
   c.model.dropout = 0.1;
   c.parallel.cpAlgorithm = "tree";
   expectInvalid(c, 16,
-                {"train.seq_len 100 is not divisible by 2 x cp = 4",
-                 "train.seq_len 100 / cp 2 is not divisible by tp 2", "model.dropout 0.1 with cp 2",
+                {"train.seq_len 102 is not divisible by 2 x cp = 4",
+                 "train.seq_len 102 / cp 2 is not divisible by tp 2", "model.dropout 0.1 with cp 2",
                  "parallel.cp_algorithm must be ring or all-to-all"});
   TrainConfig a2a = valid3d();
   a2a.parallel.cp = 4;

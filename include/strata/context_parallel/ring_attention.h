@@ -32,7 +32,22 @@
 
 namespace strata::context_parallel {
 
+// Where a rank's time in ring attention went, forward and backward together:
+// computing blocks; waiting for key/value hops still in flight once its
+// block was done (the transfer time not hidden behind compute); and in
+// backward waiting for the key/value gradients the previous rank adds to
+// (which also waits for that rank's compute). For benchmarks; the object
+// must outlive backward.
+struct RingTiming {
+  double computeSeconds = 0;
+  double computeCpuSeconds =
+      0;  // the same by the thread's CPU clock: the work, not the wait for a core
+  double hopWaitSeconds = 0;
+  double gradientWaitSeconds = 0;
+  int64_t hops = 0;  // key/value hops waited for (forward and backward)
+};
+
 at::Tensor ringAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                         Communicator& cp);
+                         Communicator& cp, RingTiming* timing = nullptr);
 
 }  // namespace strata::context_parallel

@@ -7,6 +7,7 @@
 //   all-reduce      2(p-1)/p * n/beta + 2(p-1) alpha
 //   all-gather      (p-1)/p * n/beta + (p-1) alpha
 //   reduce-scatter  (p-1)/p * n/beta + (p-1) alpha
+//   all-to-all      (p-1)/p * n/beta + (p-1) alpha
 //   point-to-point  n/beta + alpha
 // n / beta is the link's transferSeconds(n), whose rate may fall past a
 // message size (cluster.h). A group of one rank costs nothing. Nothing here
@@ -28,6 +29,9 @@ namespace strata::plan {
 double allReduceSeconds(double bytes, int ranks, const Link& link);
 double allGatherSeconds(double bytes, int ranks, const Link& link);
 double reduceScatterSeconds(double bytes, int ranks, const Link& link);
+// Every rank sends each of the p - 1 others its 1/p of `bytes` (and keeps its
+// own): one message a peer, (p-1)/p of the tensor out of each rank.
+double allToAllSeconds(double bytes, int ranks, const Link& link);
 double pointToPointSeconds(double bytes, const Link& link);
 double syncWaitSeconds(double computeSeconds, int ranks, const ComputeNoise& noise);
 

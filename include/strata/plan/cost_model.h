@@ -36,6 +36,26 @@
 // optimizer step streams 32 bytes per optimizer-owned parameter through
 // device memory.
 //
+// Context parallelism (Layout::cp > 1; strata/context_parallel/) gives each
+// rank S/cp tokens of every sequence: every per-layer and end-stage compute
+// above, the tensor-parallel collectives, the hand-offs and the logits divide
+// by cp, the attention products too (the planner counts them over the whole
+// square of scores at every cp; the trainer's ring skips the masked halves of
+// other ranks' blocks). Ring attention's backward recomputes each block's
+// scores: half the attention products' forward more. Its k and v (2*b*(S/cp)*c
+// values, c the kv columns of a tp rank, model_desc.h) travel cp - 1 hops
+// forward and again backward, where each block's fp32 gradient follows it,
+// cp hops home; a hop hides behind one block's compute (1/cp of the rank's
+// attention), and only what is longer is exposed. All-to-all attention's
+// four exchanges a direction (q and the output of b*(S/cp)*h/tp values, k
+// and v of b*(S/cp)*c) are on the critical path. The cp group's transfers take
+// the point-to-point path of the link it crosses (comm.h's
+// groupPointToPointLink, Layout::cpStride() apart), and it waits for its
+// slowest rank twice a direction, entering and leaving attention. The ring's
+// element-wise work over its block scores is priced as cp = 1's over its
+// kept scores, a cp-th of it. The dp x cp ranks that hold the same
+// parameters all-reduce (or ZeRO-shard) together. Memory: memory.h.
+//
 // With a measured profile (measured_profile.h) the layers' compute comes from
 // it instead of from FLOPs: the measured forward and backward of a block, the
 // embedding (first stage) and the head with its loss (last stage), scaled
@@ -88,18 +108,24 @@ struct TrainingJob {
 // layer per stage (and layers divisible by pp * v if evenStages), heads and ffn by tp, the kv
 // heads by tp or tp by them, the global batch by
 // mb * dp, the schedule's own rules (interleaved needs v > 1 and micro-batches a multiple of pp),
-// tp within a node unless allowed.
+// tp within a node unless allowed; and under cp > 1 what the trainer refuses: a
+// sequence length not divisible by 2 * cp, with sequence parallel S/cp not
+// divisible by tp, and all-to-all where cp does not divide each tp rank's
+// heads and kv heads.
 std::string checkLayout(const TrainingJob& job, const Layout& layout);
 
 struct TimeBreakdown {
-  double compute = 0;    // forward + backward FLOPs of the busiest rank
+  double compute = 0;    // forward + backward FLOPs of the busiest rank (ring's score redo too)
   double recompute = 0;  // the extra forward of full recompute, and W's re-walk (stage_costs)
   double tpComm = 0;     // tensor-parallel collectives, on the critical path
+  double cpComm = 0;     // context-parallel traffic not hidden behind attention, and its waits
   double bubble = 0;     // pipeline idle time incl. point-to-point waits
   double dpExposed = 0;  // data-parallel (and ZeRO) traffic not hidden
   double optimizer = 0;
-  double total() const { return compute + recompute + tpComm + bubble + dpExposed + optimizer; }
-  double exposedComm() const { return tpComm + dpExposed; }
+  double total() const {
+    return compute + recompute + tpComm + cpComm + bubble + dpExposed + optimizer;
+  }
+  double exposedComm() const { return tpComm + cpComm + dpExposed; }
 };
 
 struct Estimate {

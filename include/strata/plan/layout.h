@@ -1,28 +1,50 @@
 // One way to run a model on a cluster: the parallel degrees and the knobs that
 // change time and memory but not the maths.
 //
-// Ranks are placed tp fastest-varying, then dp, then pp:
-//   rank = t + tp * (d + dp * p)
+// Ranks are placed as the trainer places them (strata/runtime/layout.h): tp
+// fastest-varying, then cp, then dp, then pp:
+//   rank = t + tp * (c + cp * (d + dp * p))
 // so a tensor-parallel group is `tp` consecutive devices (inside one node when
-// tp divides the devices per node), data-parallel peers are `tp` apart and
-// pipeline neighbours `tp * dp` apart. The other placement the planner knows,
-// `pp-inner`, turns the order around (pp fastest, then dp, then tp):
-//   rank = p + pp * (d + dp * t)
+// tp divides the devices per node), context-parallel peers are `tp` apart
+// (inside a node while tp * cp fits one), data-parallel peers `tp * cp` apart
+// and pipeline neighbours `tp * cp * dp` apart. The other placement the
+// planner knows, `pp-inner`, turns the order around (pp fastest, then dp,
+// then cp, then tp):
+//   rank = p + pp * (d + dp * (c + cp * t))
 // so pipeline neighbours share a node and tensor-parallel groups spread over
 // nodes; it exists to be compared (bench_placement) and is only searched with
-// allowCrossNodeTp. parseLayout() reads the text form
-// `pp8,tp8,dp24,mb1,v1,1f1b,zero3,recompute,sp,pp-inner,no-reshard` (any order, omitted
-// items take the defaults below) and throws PlanError naming the bad item.
+// allowCrossNodeTp. Either way the dp x cp ranks that hold the same
+// parameters (replicas()) are adjacent in the order, one group of dp * cp
+// ranks replicaStride() apart.
+//
+// Context parallelism (cp) splits every sequence over cp ranks
+// (strata/context_parallel/context_parallel.h); its attention runs as a ring
+// (keys and values travel around the group) or all-to-all (Ulysses: heads
+// traded for tokens and back).
+//
+// parseLayout() reads the text form
+// `pp8,tp8,dp24,cp2,cp-a2a,mb1,v1,1f1b,zero3,recompute,sp,pp-inner,no-reshard`
+// (any order, omitted items take the defaults below; `cp-ring` names the
+// default algorithm) and throws PlanError naming the bad item. toString()
+// writes every degree but cp, which it writes only above 1, and the
+// algorithm only when it is all-to-all, so a cp = 1 layout reads as it did
+// before context parallelism.
 #pragma once
 
 #include <string>
 
 namespace strata::plan {
 
+// How attention sees the whole sequence under cp > 1, as the trainer's
+// parallel.cp_algorithm ("ring", "all-to-all") names it.
+enum class CpAlgorithm { kRing, kAllToAll };
+
 struct Layout {
   int pp = 1;
   int tp = 1;
   int dp = 1;
+  int cp = 1;  // context parallel: ranks each sequence is split over
+  CpAlgorithm cpAlgorithm = CpAlgorithm::kRing;
   int virtualStages = 1;  // model chunks per pipeline rank (interleaved schedules)
   int microBatch = 1;     // sequences per micro-batch
   std::string schedule = "1f1b";
@@ -34,15 +56,26 @@ struct Layout {
   // backward; off (`no-reshard`), a rank's layers stay gathered for the step.
   bool reshardAfterForward = true;
 
-  int devices() const { return pp * tp * dp; }
+  int devices() const { return pp * tp * cp * dp; }
   // Distance in ranks between neighbours of a group, by placement.
-  int tpStride() const { return ppInner ? pp * dp : 1; }
-  int dpStride() const { return ppInner ? pp : tp; }
-  int ppStride() const { return ppInner ? 1 : tp * dp; }
-  // Micro-batches per pipeline per iteration: B / (mb * dp). The caller checks
-  // divisibility (see checkLayout in search.h).
+  int tpStride() const { return ppInner ? pp * dp * cp : 1; }
+  int cpStride() const { return ppInner ? pp * dp : tp; }
+  int dpStride() const { return ppInner ? pp : tp * cp; }
+  int ppStride() const { return ppInner ? 1 : tp * cp * dp; }
+  // The ranks that hold the same parameters: dp replicas of cp ranks each,
+  // which average their gradients (and shard ZeRO's state) together.
+  int replicas() const { return dp * cp; }
+  // Their neighbours' distance: cp runs inside dp by default, dp inside cp
+  // under pp-inner, so the dp x cp group is one run of ranks either way.
+  int replicaStride() const { return ppInner ? dpStride() : cpStride(); }
+  // Micro-batches per pipeline per iteration: B / (mb * dp); cp ranks share
+  // their sequences instead of taking more. The caller checks divisibility
+  // (see checkLayout in cost_model.h).
   int microBatches(int globalBatch) const { return globalBatch / (microBatch * dp); }
 };
+
+// "ring" or "all-to-all", as the trainer's parallel.cp_algorithm.
+const char* cpAlgorithmName(CpAlgorithm algorithm);
 
 Layout parseLayout(const std::string& text);
 std::string toString(const Layout& layout);

@@ -89,6 +89,9 @@ double kvProjectionParameters(const ModelDesc& m);
 // their gradients are all-reduced over tp. Only llama's GQA can; a GPT's tp
 // divides its heads.
 bool kvReplicated(const ModelDesc& m, int tp);
+// The k and v columns (output features of each projection) a tp rank
+// computes: kv / tp, or one kv head's d when they are replicated.
+double kvColumnsPerRank(const ModelDesc& m, int tp);
 // Parameters of one layer a tp rank holds beyond its 1/tp share: the
 // replicated k and v projections' other (1 - 1/tp), else 0.
 double kvReplicaParameters(const ModelDesc& m, int tp);

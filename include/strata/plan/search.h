@@ -1,10 +1,11 @@
-// The search over layouts: every pp x tp x dp that uses all devices, with
-// virtual stages, micro-batch size, schedule, ZeRO stage and recompute, kept
-// when it passes checkLayout() and fits in device memory, ranked by
-// throughput.
+// The search over layouts: every pp x tp x cp x dp that uses all devices
+// (context parallelism, cp > 1, where 2 cp divides the sequence, by ring and
+// by all-to-all attention), with virtual stages, micro-batch size, schedule,
+// ZeRO stage and recompute, kept when it passes checkLayout() and fits in
+// device memory, ranked by throughput.
 //
 // Ranking is deterministic: samples/s descending, then fewer pipeline stages,
-// then smaller tp, then the layout's text form. Layouts that differ only in
+// then smaller tp, then smaller cp, then the layout's text form. Layouts that differ only in
 // ZeRO stage are listed once (the best-ranked); recompute is not tried where
 // the same layout fits without it, since it only adds time. Sequence parallelism is
 // switched on whenever tp > 1 (same traffic, less memory). searchLayouts()
@@ -27,6 +28,7 @@ struct SearchOptions {
   std::vector<int> virtualStages = {2, 3, 4};  // tried with interleaved-1f1b
   std::vector<int> zeroStages = {0, 1, 2, 3};
   std::vector<bool> recompute = {false, true};
+  int maxContextParallel = 1 << 30;  // the largest cp tried; 1: no context parallelism
 };
 
 struct SearchResult {

@@ -10,8 +10,9 @@
 //               architecture ("strata", "gpt2" or "llama"), kv_heads (0: as
 //               many as heads)
 //   [train]     seq_len, global_batch, micro_batch, precision ("fp32" or "bf16")
-//   [parallel]  pp, dp, tp, schedule, virtual_stages, zero (0 to 3),
-//               sequence_parallel, checkpoint_activations, reshard_after_forward
+//   [parallel]  pp, dp, tp, cp, cp_algorithm ("ring" or "all-to-all"),
+//               schedule, virtual_stages, zero (0 to 3), sequence_parallel,
+//               checkpoint_activations, reshard_after_forward
 // A key the file leaves out takes strata train's default; tied_embeddings's
 // is the architecture's (false for llama, true otherwise). The other keys
 // (model.context, model.dropout, model.rope_theta, model.rms_norm_eps, the

@@ -26,6 +26,11 @@ std::string toJsonLine(const StepMetrics& m) {
   for (const Straggler& s : m.stragglers)
     line["stragglers"].push_back(
         {{"rank", s.rank}, {"host", s.host}, {"compute_s", jsonNumber(s.computeSeconds)}});
+  if (!m.rankComputeSeconds.empty()) {
+    line["rank_compute_s"] = nlohmann::ordered_json::array();
+    for (double seconds : m.rankComputeSeconds)
+      line["rank_compute_s"].push_back(jsonNumber(seconds));
+  }
   return dumpJson(line);
 }
 

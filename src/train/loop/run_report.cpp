@@ -107,7 +107,19 @@ StepMetrics metricsFromJson(const json& line) {
       m.stragglers.push_back(
           {s.value("rank", 0), s.value("host", std::string()), s.value("compute_s", kNotMeasured)});
   }
+  auto ranks = line.find("rank_compute_s");
+  if (ranks != line.end() && ranks->is_array())
+    for (const json& seconds : *ranks)
+      m.rankComputeSeconds.push_back(seconds.is_number() ? seconds.get<double>() : kNotMeasured);
   return m;
+}
+
+// Every rank's compute at the run's last comparison; empty when none was made.
+json lastRankCompute(const std::vector<StepMetrics>& history) {
+  for (auto m = history.rbegin(); m != history.rend(); ++m)
+    if (!m->rankComputeSeconds.empty())
+      return {{"step", m->step}, {"seconds", m->rankComputeSeconds}};
+  return json::object();
 }
 
 // Every straggler of the run, in step order, with the median it was above.
@@ -137,6 +149,7 @@ std::string reportDataJson(const RunReportData& data) {
                  {"status", status},
                  {"metrics", metricsColumns(data.history)},
                  {"stragglers", stragglerRows(data.history)},
+                 {"rank_compute", lastRankCompute(data.history)},
                  {"timelines", timelines(data)},
                  {"layout", layoutMap(data.layout, data.stages)},
                  {"config", data.configToml}};

@@ -45,6 +45,7 @@ StragglerWatch::Comparison StragglerWatch::compare(double computeSeconds) {
   world_.allGather(all, torch::full({1}, computeSeconds, torch::kDouble));
   std::vector<double> seconds(all.data_ptr<double>(), all.data_ptr<double>() + world_.size());
   Comparison result;
+  result.seconds = seconds;
   result.medianSeconds = medianOf(seconds);
   if (result.medianSeconds <= 0) return result;  // nothing traced: nothing to compare
   for (int r = 0; r < world_.size(); ++r) {

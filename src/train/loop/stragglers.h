@@ -25,6 +25,7 @@ class StragglerWatch {
   struct Comparison {
     double medianSeconds = 0;
     std::vector<Straggler> stragglers;  // ascending rank
+    std::vector<double> seconds;        // every rank's, by global rank
   };
   // Every rank's compute of this step against the median; the same result
   // on every rank (collective).

@@ -262,6 +262,7 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
       StragglerWatch::Comparison compared = stragglers->compare(step.computeSeconds);
       m.computeMedianSeconds = compared.medianSeconds;
       m.stragglers = compared.stragglers;
+      m.rankComputeSeconds = compared.seconds;
       for (const Straggler& slow : m.stragglers) {
         if (leader)
           log << stragglerLine(step.step, slow, compared.medianSeconds, trainer.world().size(),

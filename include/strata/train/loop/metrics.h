@@ -39,9 +39,11 @@ struct StepMetrics {
   double bubble = kNotMeasured;               // pipeline idle share, 0..1
   int64_t skippedSteps = 0;                   // steps skipped for a non-finite loss or norm so far
   // On the steps the ranks compared their compute (train.straggler_every):
-  // the median over the ranks, and the ranks above the factor.
+  // the median over the ranks, the ranks above the factor, and every rank's
+  // compute by global rank (the report shows the balance across the layout).
   double computeMedianSeconds = kNotMeasured;
   std::vector<Straggler> stragglers;
+  std::vector<double> rankComputeSeconds;
 };
 
 // {"step":10,"loss":2.5,"val_loss":null,"lr":0.001,...}
