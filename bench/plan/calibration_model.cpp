@@ -62,6 +62,7 @@ plan::MeasuredProfile makeProfile(const Values& profile, double concurrentSlowdo
   p.block = layer("block");
   p.head = layer("head");
   p.blockTp2 = layer("block_tp2");
+  p.blockHalf = layer("block_half");
   p.concurrentSlowdown = std::max(1.0, concurrentSlowdown);
   return p;
 }

@@ -161,6 +161,10 @@ void profileTask(const std::string& dir) {
   std::vector<pipeline::LayerProfile> profile = medianProfile(model, ids);
   auto [blockForward, blockBackward] = medianBlock(profile);
   auto [shardForward, shardBackward] = medianBlock(medianProfile(tpShardModel(c), ids));
+  // Half the sequences: what of a block's time does not shrink with its
+  // tokens (a cp rank's micro-batch holds S/cp of each sequence).
+  at::Tensor half = ids.narrow(0, 0, std::max<int64_t>(1, ids.size(0) / 2));
+  auto [halfForward, halfBackward] = medianBlock(medianProfile(model, half));
   auto microBatch = [&] { microBatchStep(model, ids); };
   double microBatchAlone = medianSeconds(microBatch, kMicroBatchRuns);
   at::Tensor output = model->forward(ids).detach();  // [s, b, hidden]
@@ -172,6 +176,8 @@ void profileTask(const std::string& dir) {
                {"block_backward_s", blockBackward},
                {"block_tp2_forward_s", shardForward},
                {"block_tp2_backward_s", shardBackward},
+               {"block_half_forward_s", halfForward},
+               {"block_half_backward_s", halfBackward},
                {"head_forward_s", profile.back().forwardSeconds + lossForward},
                {"head_backward_s", profile.back().backwardSeconds + lossBackward},
                {"optimizer_step_s", optimizerStepSeconds(uniqueParameters(*model))},

@@ -47,6 +47,10 @@ const std::map<std::string, NumericKey>& numericKeys() {
        {[](MeasuredProfile& p, double v) { setMs(p.blockTp2.forward, v); }, false, false}},
       {"block_tp2_backward_ms",
        {[](MeasuredProfile& p, double v) { setMs(p.blockTp2.backward, v); }, false, false}},
+      {"block_half_forward_ms",
+       {[](MeasuredProfile& p, double v) { setMs(p.blockHalf.forward, v); }, false, false}},
+      {"block_half_backward_ms",
+       {[](MeasuredProfile& p, double v) { setMs(p.blockHalf.backward, v); }, false, false}},
   };
   return keys;
 }
@@ -79,8 +83,12 @@ void requireAll(const std::set<std::string>& seen, const std::string& source) {
       missing += (missing.empty() ? "" : ", ") + entry.first;
   if (!seen.count("precision")) missing += (missing.empty() ? "" : ", ") + std::string("precision");
   if (!missing.empty()) throw PlanError(source + ": missing profile keys: " + missing);
-  if (seen.count("block_tp2_forward_ms") != seen.count("block_tp2_backward_ms"))
-    throw PlanError(source + ": block_tp2_forward_ms and block_tp2_backward_ms come together");
+  for (const char* pair : {"block_tp2", "block_half"}) {
+    std::string forward = std::string(pair) + "_forward_ms",
+                backward = std::string(pair) + "_backward_ms";
+    if (seen.count(forward) != seen.count(backward))
+      throw PlanError(source + ": " + forward + " and " + backward + " come together");
+  }
 }
 
 double ms(double seconds) { return seconds * 1e3; }
@@ -136,6 +144,10 @@ std::string formatProfile(const MeasuredProfile& p) {
   if (p.blockTp2.forward > 0) {
     pairs.emplace_back("block_tp2_forward_ms", ms(p.blockTp2.forward));
     pairs.emplace_back("block_tp2_backward_ms", ms(p.blockTp2.backward));
+  }
+  if (p.blockHalf.forward > 0) {
+    pairs.emplace_back("block_half_forward_ms", ms(p.blockHalf.forward));
+    pairs.emplace_back("block_half_backward_ms", ms(p.blockHalf.backward));
   }
   return util::tomlTable("", pairs);
 }

@@ -179,16 +179,29 @@ LayerTime layerFromFlops(const TrainingJob& job, const Layout& l) {
                              l);
 }
 
-// How much a measured time stretches under `l` before tensor parallelism
-// divides it: linear in the micro-batch size, and slowed by sharing the node.
-// With k of the node's n devices busy, the slowdown grows linearly from 1
-// (k = 1) to the measured all-busy factor (k = n):
-//   stretch = (b / b_profiled) * (1 + (slowdown - 1) (k - 1) / (n - 1))
-double profileStretch(const TrainingJob& job, const MeasuredProfile& p, const Layout& l) {
+// How much a measured time stretches under `l` for sharing the node: with k
+// of the node's n devices busy, the slowdown grows linearly from 1 (k = 1)
+// to the measured all-busy factor (k = n):
+//   sharing = 1 + (slowdown - 1) (k - 1) / (n - 1)
+double nodeSharing(const TrainingJob& job, const MeasuredProfile& p, const Layout& l) {
   int perNode = job.cluster.devicesPerNode;
   int busy = std::min(l.devices(), perNode);
-  double sharing = perNode > 1 ? 1 + (p.concurrentSlowdown - 1) * (busy - 1) / (perNode - 1) : 1;
-  return double(l.microBatch) / p.microBatch * sharing;
+  return perNode > 1 ? 1 + (p.concurrentSlowdown - 1) * (busy - 1) / (perNode - 1) : 1;
+}
+
+// The share of the tokens profiled that a rank's micro-batch holds under `l`:
+// b / b_profiled, and under cp its S/cp of every sequence.
+double tokenRatio(const MeasuredProfile& p, const Layout& l) {
+  return double(l.microBatch) / p.microBatch / l.cp;
+}
+
+// A measured time, `one` on the profiled tokens and `half` on half of them
+// (0: not measured), on `ratio` times the tokens: a part f that stays and a
+// part that scales, t(r) = one (f + (1 - f) r), with f from the half point,
+// half = one (f + (1 - f) / 2). Without it, f = 0: linear in the tokens.
+double onTokens(double one, double half, double ratio) {
+  double fixed = half > 0 ? std::clamp(2 * half / one - 1, 0.0, 1.0) : 0.0;
+  return one * (fixed + (1 - fixed) * ratio);
 }
 
 // The share of a block's one-device time each of `tp` ranks spends. Only the
@@ -268,9 +281,11 @@ struct LayoutWork {
   EndWork head;
 };
 
-// Under cp every measured time divides by cp as FLOPs do (layerFromFlops):
-// the rank's S/cp tokens, and a 1/cp share of the attention products, which
-// take attentionShare of the measured block.
+// Measured times follow the rank's tokens (tokenRatio: the micro-batch, and
+// under cp its S/cp of every sequence): the embedding and the head in
+// proportion, a block by onTokens, which keeps the part the profile's
+// half-batch point shows does not shrink. Under cp a block's share of the
+// attention products (attentionShare of it) is what the ring splits.
 LayoutWork layoutWork(const TrainingJob& job, const Layout& l) {
   if (!job.profile) {
     double logits = logitsForwardFlops(job.model, l.microBatch) / l.tp / l.cp /
@@ -279,14 +294,16 @@ LayoutWork layoutWork(const TrainingJob& job, const Layout& l) {
   }
   const MeasuredProfile& p = *job.profile;
   requireSameModel(job.model, p.model);
-  double stretch = profileStretch(job, p, l);
-  EndWork block = {
-      p.block.forward * stretch * blockShare(p.block.forward, p.blockTp2.forward, l.tp) / l.cp,
-      p.block.backward * stretch * blockShare(p.block.backward, p.blockTp2.backward, l.tp) / l.cp};
+  double sharing = nodeSharing(job, p, l), ratio = tokenRatio(p, l);
+  double stretch = sharing * ratio;
+  EndWork block = {sharing * onTokens(p.block.forward, p.blockHalf.forward, ratio) *
+                       blockShare(p.block.forward, p.blockTp2.forward, l.tp),
+                   sharing * onTokens(p.block.backward, p.blockHalf.backward, ratio) *
+                       blockShare(p.block.backward, p.blockTp2.backward, l.tp)};
   double valueBytes = activationValueBytes(p);
   LayerTime layer = withTpCollectives(block.forward, block.backward, valueBytes, job, l);
   layer = withContextParallel(layer, attentionShare(job.model) * block.forward, valueBytes, job, l);
-  return {layer, scaled(p.embedding, stretch / l.tp / l.cp), scaled(p.head, stretch / l.tp / l.cp)};
+  return {layer, scaled(p.embedding, stretch / l.tp), scaled(p.head, stretch / l.tp)};
 }
 
 // Layers per stage: equal when they divide, otherwise the balanced

@@ -180,6 +180,40 @@ TEST(MeasuredProfile, MeasuredShardLeavesTheReplicatedShareOfABlockWhole) {
   }
 }
 
+// A block on half the sequences takes 60% of its time: f = 2 * 0.6 - 1 =
+// 0.2 of it stays whatever the tokens. So a rank with fewer tokens than
+// profiled (a smaller micro-batch, or cp's share of each sequence) keeps
+// that part; embedding and head still scale with the tokens.
+TEST(MeasuredProfile, TheHalfBatchPointKeepsTheBlocksFixedPart) {
+  TrainingJob job = profiledJob(8, 1);
+  job.profile->blockHalf = {0.006, 0.012};
+  double ends = 0.003 + 0.009;
+  Estimate same = evaluateLayout(job, parseLayout("pp1,tp1,dp1,mb2"));
+  EXPECT_NEAR(same.time.compute, 4 * kModelSeconds, 1e-12);
+  Estimate small = evaluateLayout(job, parseLayout("pp1,tp1,dp1,mb1"));
+  EXPECT_NEAR(small.time.compute, 8 * (4 * 0.030 * 0.6 + ends / 2), 1e-12);
+  // At cp 4 a block takes 0.2 + 0.8 / 4 = 0.4 of its time, not 1/4 (its
+  // ring backward's recompute of the scores with it).
+  TrainingJob shared = profiledJob(8, 4);
+  shared.profile->concurrentSlowdown = 1;
+  Estimate linear = evaluateLayout(shared, parseLayout("pp1,tp1,dp1,cp4,mb2"));
+  shared.profile->blockHalf = {0.006, 0.012};
+  Estimate cp4 = evaluateLayout(shared, parseLayout("pp1,tp1,dp1,cp4,mb2"));
+  EXPECT_NEAR(cp4.time.compute - ends, (linear.time.compute - ends) * 0.4 / 0.25, 1e-12);
+
+  MeasuredProfile back = parseProfileText(formatProfile(*job.profile), "half.profile");
+  EXPECT_DOUBLE_EQ(back.blockHalf.forward, 0.006);
+  EXPECT_DOUBLE_EQ(back.blockHalf.backward, 0.012);
+  try {
+    parseProfileText(formatProfile(roundProfile()) + "block_half_backward_ms = 12\n",
+                     "one.profile");
+    FAIL() << "one of the pair was accepted";
+  } catch (const PlanError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "one.profile: block_half_forward_ms and block_half_backward_ms come together");
+  }
+}
+
 TEST(MeasuredProfile, TensorParallelMovesFp32Activations) {
   TrainingJob job = profiledJob(8, 2);
   job.cluster.intraNode = {1e9, 0};

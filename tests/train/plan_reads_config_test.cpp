@@ -24,6 +24,8 @@ void expectSameRun(const TrainConfig& c, const plan::ConfiguredRun& run) {
   EXPECT_EQ(run.layout.pp, c.parallel.pp);
   EXPECT_EQ(run.layout.dp, c.parallel.dp);
   EXPECT_EQ(run.layout.tp, c.parallel.tp);
+  EXPECT_EQ(run.layout.cp, c.parallel.cp);
+  EXPECT_EQ(plan::cpAlgorithmName(run.layout.cpAlgorithm), c.parallel.cpAlgorithm);
   EXPECT_EQ(run.layout.schedule, c.parallel.schedule);
   EXPECT_EQ(run.layout.virtualStages, c.parallel.virtualStages);
   EXPECT_EQ(run.layout.zeroStage, c.parallel.zero);
@@ -42,6 +44,8 @@ TEST(PlanReadsConfig, EveryKeyThePlannerUsesReadsAsStrataTrainReadsIt) {
   c.parallel.pp = 2;
   c.parallel.dp = 3;
   c.parallel.tp = 2;
+  c.parallel.cp = 2;
+  c.parallel.cpAlgorithm = "all-to-all";
   c.parallel.schedule = "interleaved-1f1b";
   c.parallel.virtualStages = 2;
   c.parallel.zero = 1;

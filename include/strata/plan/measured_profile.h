@@ -19,6 +19,9 @@
 //   block_tp2_forward_ms, block_tp2_backward_ms           (optional, together: one
 //                                                          block as a shard of a
 //                                                          tp = 2 group, no comm)
+//   block_half_forward_ms, block_half_backward_ms         (optional, together: one
+//                                                          block on half the
+//                                                          micro-batch's sequences)
 // Times are numbers, integer or float. Every other key but `name` is
 // required. parseProfileText() and loadProfileFile() throw PlanError naming
 // the file, line and column of a TOML syntax error, and the file, line and
@@ -51,6 +54,13 @@ struct MeasuredProfile {
   // zero when not measured (then tensor parallelism is taken to divide the
   // whole block).
   LayerSeconds blockTp2;
+  // One block on half the tokens (half the micro-batch's sequences): the part
+  // of its time that does not shrink with the tokens (each operation's fixed
+  // cost, small matrices' lower efficiency), which shows when a rank's
+  // micro-batch holds fewer tokens than profiled, as under context
+  // parallelism. Zero when not measured (then time is taken to scale with
+  // the tokens).
+  LayerSeconds blockHalf;
 };
 
 MeasuredProfile parseProfileText(const std::string& text, const std::string& source);
