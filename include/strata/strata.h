@@ -5,6 +5,7 @@
 #include "strata/data_parallel.h"
 #include "strata/deploy.h"
 #include "strata/error.h"
+#include "strata/expert_parallel.h"
 #include "strata/formats.h"
 #include "strata/launch.h"
 #include "strata/models.h"

@@ -10,8 +10,6 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-constexpr int kAllToAllTag = 3;
-
 struct AllToAllFunction : torch::autograd::Function<AllToAllFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, int64_t splitDim,
                             int64_t concatDim, Communicator* group) {
@@ -32,23 +30,15 @@ struct AllToAllFunction : torch::autograd::Function<AllToAllFunction> {
 }  // namespace
 
 at::Tensor allToAll(const at::Tensor& x, int64_t splitDim, int64_t concatDim, Communicator& group) {
-  int size = group.size(), rank = group.rank();
-  std::vector<at::Tensor> outgoing = x.chunk(size, splitDim);
-  std::vector<at::Tensor> incoming(static_cast<size_t>(size));
-  std::vector<WorkHandle> work;
-  // Round o pairs each rank with the ranks o before and o after it; even
-  // ranks send first so that no two neighbours both wait on a send.
-  for (int offset = 1; offset < size; ++offset) {
-    int to = (rank + offset) % size, from = (rank + size - offset) % size;
-    outgoing[to] = outgoing[to].contiguous();
-    incoming[from] = at::empty_like(outgoing[from], at::MemoryFormat::Contiguous);
-    if (rank % 2 == 0) work.push_back(group.sendAsync(outgoing[to], to, kAllToAllTag));
-    work.push_back(group.recvAsync(incoming[from], from, kAllToAllTag));
-    if (rank % 2 != 0) work.push_back(group.sendAsync(outgoing[to], to, kAllToAllTag));
-  }
-  incoming[rank] = outgoing[rank];
-  for (WorkHandle& w : work) w->wait();
-  return at::cat(incoming, concatDim);
+  int size = group.size();
+  // The pieces as consecutive rows: [size * c, the other dims of x].
+  at::Tensor rows = x.movedim(splitDim, 0).contiguous();
+  at::Tensor received = at::empty_like(rows);
+  std::vector<int64_t> splits(static_cast<size_t>(size), rows.size(0) / size);
+  group.allToAll(received, rows, splits, splits);
+  std::vector<at::Tensor> pieces = received.chunk(size, 0);
+  for (at::Tensor& piece : pieces) piece = piece.movedim(0, splitDim);
+  return at::cat(pieces, concatDim);
 }
 
 at::Tensor allToAllFunction(const at::Tensor& x, int64_t splitDim, int64_t concatDim,

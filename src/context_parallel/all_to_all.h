@@ -1,4 +1,4 @@
-// The all-to-all of Ulysses attention, over point-to-point messages.
+// The all-to-all of Ulysses attention (Communicator::allToAll in equal pieces).
 //
 // x is cut along `splitDim` into size() equal pieces; piece i goes to rank
 // i, and the pieces arriving from ranks 0, 1, ... are joined along
@@ -6,7 +6,7 @@
 // backward is the all-to-all back (split along concatDim, join along
 // splitDim).
 //
-// Blocks in the group's point-to-point messages, each bounded by the
+// Blocks in the group's all-to-all, bounded by the
 // communicator's timeout (TimeoutError / PeerError naming the peer); every
 // rank of the group must call it alike, with equal shapes.
 #pragma once

@@ -68,6 +68,8 @@ const char* flightOpName(FlightOp op) {
       return "recv";
     case FlightOp::kBarrier:
       return "barrier";
+    case FlightOp::kAllToAll:
+      return "all-to-all";
   }
   return "unknown operation";
 }
@@ -188,7 +190,7 @@ RankFlight readOne(const std::filesystem::path& path) {
     FlightRecord r;
     std::memcpy(static_cast<void*>(&r), at, sizeof r);
     auto state = static_cast<FlightState>(r.state.load());
-    if (state == FlightState::kEmpty || r.op > static_cast<uint8_t>(FlightOp::kBarrier)) continue;
+    if (state == FlightState::kEmpty || r.op > static_cast<uint8_t>(FlightOp::kAllToAll)) continue;
     r.group[sizeof r.group - 1] = '\0';
     flight.entries.push_back({r.group, r.groupRank, r.groupSize, r.sequence,
                               static_cast<FlightOp>(r.op), state, r.numel, r.dtype, r.peer,

@@ -71,6 +71,13 @@ class RecordingCommunicator : public Communicator {
     FlightRecord* r = message(FlightOp::kRecv, tensor, peer, recvs_);
     return started(r, [&] { return inner_->recvAsync(tensor, peer, tag); });
   }
+  WorkHandle allToAllAsync(at::Tensor& output, const at::Tensor& input,
+                           const std::vector<int64_t>& outputSplits,
+                           const std::vector<int64_t>& inputSplits) override {
+    FlightRecord* r = collective(FlightOp::kAllToAll, input);
+    return started(r,
+                   [&] { return inner_->allToAllAsync(output, input, outputSplits, inputSplits); });
+  }
   void barrier() override {
     FlightRecord* r = issue(FlightOp::kBarrier, ++collectives_, 0, 0, -1);
     RecordedWork work(std::make_unique<BarrierWork>(*inner_), r);

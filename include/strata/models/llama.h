@@ -17,6 +17,9 @@
 //   blockN.attention.{q,o}.weight                    [H d, hidden], [hidden, H d]
 //   blockN.attention.{k,v}.weight                    [K d, hidden]
 //   blockN.mlp.{gate,up}.weight, blockN.mlp.down.weight    [ffn, hidden], [hidden, ffn]
+//   or, in an MoE block (config.moe; expert_parallel/moe_mlp.h):
+//   blockN.mlp.router.weight [E, hidden], blockN.mlp.experts.J.{gate,up,down}.weight,
+//   blockN.mlp.shared.{gate,up,down}.weight
 //   head.norm.weight [hidden], head.lm_head.weight [V, hidden] (or head.tied_weight)
 // each in Hugging Face's LlamaForCausalLM layout ([out, in], RoPE's
 // half-split pairs: rotary.h), so conversion renames and permutes nothing.
@@ -49,7 +52,8 @@ struct LlamaConfig {
   double rmsNormEps = 1e-5;
   bool tiedEmbeddings = false;
   bool sequenceParallel = false;
-  bool fusedHeadLoss = false;  // as GptConfig's
+  bool fusedHeadLoss = false;       // as GptConfig's
+  expert_parallel::MoeOptions moe;  // experts 0: every block dense
   uint64_t seed = 1234;
 };
 
@@ -59,7 +63,8 @@ LlamaConfig llamaConfigOf(const ModelSpec& spec);
 // Throws ConfigError naming the values when `config` cannot be built over
 // `tp` ranks: hidden not divisible by heads or tp, an odd head dimension,
 // kv heads not dividing heads, kv heads and tp neither dividing the other,
-// ffn not divisible by tp.
+// ffn not divisible by tp, and (with MoE) checkMoe's cases and sequence
+// parallelism, which MoE blocks do not take.
 void checkLlama(const LlamaConfig& config, int tp);
 
 // Parameters of the whole model, the tied weight once.
@@ -67,9 +72,11 @@ int64_t llamaParameterCount(const LlamaConfig& config);
 // The weights that take part in matrix products (model_family.h).
 int64_t llamaMatmulParameters(const LlamaConfig& config);
 
-// layers + 2 modules: the embedding, the blocks, the head.
+// layers + 2 modules: the embedding, the blocks, the head. MoE blocks
+// spread their experts over `ep` (nullptr: all here).
 torch::nn::Sequential buildLlama(
     const LlamaConfig& config, std::shared_ptr<Communicator> tp,
-    std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr);
+    std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
+    std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr);
 
 }  // namespace strata::models

@@ -34,6 +34,8 @@
 #include <vector>
 
 #include "strata/context_parallel/context_parallel.h"
+#include "strata/expert_parallel/expert_parallel.h"
+#include "strata/expert_parallel/moe_options.h"
 #include "strata/models/hugging_face.h"
 #include "strata/runtime/communicator.h"
 
@@ -59,6 +61,8 @@ struct ModelSpec {
   // product and the cross-entropy together, chunk by chunk. Training only:
   // sampling needs logits.
   bool fusedHeadLoss = false;
+  // Mixture-of-experts MLPs (llama family; experts = 0: dense).
+  expert_parallel::MoeOptions moe;
   uint64_t seed = 1234;
 
   int64_t kvHeadCount() const { return kvHeads > 0 ? kvHeads : heads; }
@@ -77,14 +81,18 @@ class ModelFamily {
   // layers + 2 modules: the embedding, the blocks, the head (check() first).
   // With `cp`, every sequence is split over its group: each rank is given
   // its tokens (context_parallel::localTokens) and attention sees them whole.
+  // With spec.moe, `ep` spreads the experts and collects the routing
+  // statistics (nullptr: every expert here, statistics kept by the model).
   virtual torch::nn::Sequential build(
       const ModelSpec& spec, std::shared_ptr<Communicator> tp,
-      std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr) const = 0;
+      std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
+      std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr) const = 0;
   // Parameters of the whole (unsharded) model, the tied weight once.
   virtual int64_t parameterCount(const ModelSpec& spec) const = 0;
   // The weights that take part in matrix products per token: every
   // projection of every block and the LM head (counted when tied too), for
-  // model FLOPs (train/loop/flops.h).
+  // model FLOPs (train/loop/flops.h); of an MoE MLP the router, the top_k
+  // experts and the shared ones (the active parameters).
   virtual int64_t matmulParameters(const ModelSpec& spec) const = 0;
   // The model's Hugging Face format (hugging_face.h); throws ConfigError for
   // an architecture without an equivalent in transformers, saying which has.

@@ -65,6 +65,19 @@ class Communicator {
   virtual WorkHandle recvAsync(at::Tensor& tensor, int peer, int tag) = 0;
   // Blocks until every member arrives, at most the timeout.
   virtual void barrier() = 0;
+  // All-to-all over rows (dim 0) with split sizes of each rank's own:
+  // input's first inputSplits[0] rows go to rank 0, the next inputSplits[1]
+  // to rank 1, ...; output receives outputSplits[0] rows from rank 0, then
+  // outputSplits[1] from rank 1, ... Both contiguous, of one dtype and row
+  // shape, with size(0) the sum of their splits; rank i's inputSplits[j] must
+  // equal rank j's outputSplits[i] (exchangeCounts tells each rank what the
+  // others will send). Every member calls it in the same order. The default
+  // sends each piece as a point-to-point message (empty pieces are not
+  // sent), each bounded by the timeout; throws Error for splits that do not
+  // match the tensors, before any message.
+  virtual WorkHandle allToAllAsync(at::Tensor& output, const at::Tensor& input,
+                                   const std::vector<int64_t>& outputSplits,
+                                   const std::vector<int64_t>& inputSplits);
 
   // A zeroed 1-D tensor of `numel` elements (dtype and device from `options`) that this group's
   // all-reduce and reduce-scatter can work on in place, without staging copies: on the
@@ -86,6 +99,16 @@ class Communicator {
   void reduceScatter(at::Tensor& output, const at::Tensor& input, ReduceOp op = ReduceOp::kSum);
   void send(const at::Tensor& tensor, int peer, int tag = 0);
   void recv(at::Tensor& tensor, int peer, int tag = 0);
+  void allToAll(at::Tensor& output, const at::Tensor& input,
+                const std::vector<int64_t>& outputSplits, const std::vector<int64_t>& inputSplits);
+
+  // Counts before a variable all-to-all: row i of `counts` (int64 [size(), k])
+  // goes to rank i; returns [size(), k], row j what rank j sent this rank.
+  // Blocks like allToAll. Throws ProtocolError naming the sender when a
+  // received count is negative, or when everything announced to this rank
+  // adds up to more than options().maxRecvElements elements of `rowNumel`
+  // each, before anything that large is allocated.
+  at::Tensor exchangeCounts(const at::Tensor& counts, int64_t rowNumel);
 
   // Point-to-point for a tensor whose shape the receiver does not know: a
   // TensorHeader goes first, then the payload, both with `tag`.

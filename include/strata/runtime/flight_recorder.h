@@ -39,6 +39,7 @@ enum class FlightOp : uint8_t {
   kSend,
   kRecv,
   kBarrier,
+  kAllToAll,
 };
 enum class FlightState : uint8_t { kEmpty, kIssued, kCompleted, kTimedOut, kFailed };
 

@@ -6,11 +6,17 @@
 
 namespace strata::models {
 
-void GptFamily::check(const ModelSpec& spec, int tp) const { checkGpt(gptConfigOf(spec), tp); }
+void GptFamily::check(const ModelSpec& spec, int tp) const {
+  if (spec.moe.enabled())
+    throw ConfigError("model.moe (" + std::to_string(spec.moe.experts) +
+                      " experts) is built by the llama family; architecture '" + spec.architecture +
+                      "' has dense MLPs only");
+  checkGpt(gptConfigOf(spec), tp);
+}
 
-torch::nn::Sequential GptFamily::build(
-    const ModelSpec& spec, std::shared_ptr<Communicator> tp,
-    std::shared_ptr<const context_parallel::ContextParallel> cp) const {
+torch::nn::Sequential GptFamily::build(const ModelSpec& spec, std::shared_ptr<Communicator> tp,
+                                       std::shared_ptr<const context_parallel::ContextParallel> cp,
+                                       std::shared_ptr<expert_parallel::ExpertParallel>) const {
   return buildGpt(gptConfigOf(spec), std::move(tp), std::move(cp));
 }
 

@@ -4,6 +4,7 @@
 
 #include "models/decoder_head.h"
 #include "strata/error.h"
+#include "strata/expert_parallel/moe_mlp.h"
 #include "strata/tensor_parallel/grouped_query_attention.h"
 #include "strata/tensor_parallel/init.h"
 #include "strata/tensor_parallel/rms_norm.h"
@@ -71,7 +72,8 @@ TORCH_MODULE(LlamaEmbedding);
 class LlamaBlockImpl : public torch::nn::Module {
  public:
   LlamaBlockImpl(const LlamaConfig& c, int64_t index, std::shared_ptr<Communicator> tpComm,
-                 std::shared_ptr<const context_parallel::ContextParallel> cp) {
+                 std::shared_ptr<const context_parallel::ContextParallel> cp,
+                 std::shared_ptr<expert_parallel::ExpertParallel> ep) {
     tp::InitOptions init = initFor(c, blockStream(index));
     tp::GroupedQueryAttentionOptions a = attentionOptions(c);
     a.init = tp::deriveInit(init, 0);
@@ -86,19 +88,30 @@ class LlamaBlockImpl : public torch::nn::Module {
     attention = register_module("attention", tp::ParallelGroupedQueryAttention(a, tpComm));
     mlpNorm = register_module(
         "mlp_norm", tp::ParallelRMSNorm(c.hidden, c.rmsNormEps, c.sequenceParallel, tpComm));
-    mlp = register_module("mlp", tp::ParallelSwiGluMlp(m, tpComm));
+    if (c.moe.isMoeBlock(index)) {
+      expert_parallel::MoeMlpOptions e;
+      e.hidden = c.hidden;
+      e.moe = c.moe;
+      e.block = index;
+      e.init = tp::deriveInit(init, 2);
+      moe = register_module("mlp", expert_parallel::MoeMlp(e, tpComm, std::move(ep)));
+    } else {
+      mlp = register_module("mlp", tp::ParallelSwiGluMlp(m, tpComm));
+    }
   }
 
   // x [s, b, hidden] ([s/tp, b, hidden] under sequence parallel) -> same.
   at::Tensor forward(const at::Tensor& x) {
     at::Tensor h = x + attention(attentionNorm(x));
-    return h + mlp(mlpNorm(h));
+    at::Tensor normed = mlpNorm(h);
+    return h + (moe ? moe(normed) : mlp(normed));
   }
 
   tp::ParallelRMSNorm attentionNorm{nullptr};
   tp::ParallelGroupedQueryAttention attention{nullptr};
   tp::ParallelRMSNorm mlpNorm{nullptr};
-  tp::ParallelSwiGluMlp mlp{nullptr};
+  tp::ParallelSwiGluMlp mlp{nullptr};    // a dense block's
+  expert_parallel::MoeMlp moe{nullptr};  // an MoE block's (registered as "mlp")
 };
 TORCH_MODULE(LlamaBlock);
 
@@ -123,6 +136,7 @@ LlamaConfig llamaConfigOf(const ModelSpec& spec) {
   l.tiedEmbeddings = spec.tiedEmbeddings;
   l.sequenceParallel = spec.sequenceParallel;
   l.fusedHeadLoss = spec.fusedHeadLoss;
+  l.moe = spec.moe;
   l.seed = spec.seed;
   return l;
 }
@@ -131,31 +145,50 @@ void checkLlama(const LlamaConfig& c, int tpSize) {
   tp::checkGroupedQueryAttention(attentionOptions(c), tpSize);
   requireDivisible("hidden", c.hidden, tpSize);
   requireDivisible("ffn", c.ffn, tpSize);
+  if (!c.moe.enabled()) return;
+  expert_parallel::checkMoe(c.moe, tpSize, 1);
+  if (c.sequenceParallel)
+    throw ConfigError(
+        "model.moe blocks route whole tokens and do not take sequence parallelism: "
+        "set parallel.sequence_parallel = false");
+}
+
+// A block's MLP parameters: all of them, or those one token uses.
+int64_t mlpParameters(const LlamaConfig& c, int64_t index, bool activeOnly) {
+  const expert_parallel::MoeOptions& m = c.moe;
+  if (!m.isMoeBlock(index)) return 3 * c.hidden * c.ffn;  // gate, up, down
+  int64_t experts = activeOnly ? m.topK : m.experts;
+  return m.experts * c.hidden + (experts + m.sharedExperts) * 3 * c.hidden * m.expertFfn;
 }
 
 int64_t llamaParameterCount(const LlamaConfig& c) {
   int64_t kvWidth = c.kvHeads * (c.hidden / c.heads);
-  int64_t perBlock = 2 * c.hidden * c.hidden + 2 * c.hidden * kvWidth  // q, o; k, v
-                     + 3 * c.hidden * c.ffn                            // gate, up, down
-                     + 2 * c.hidden;                                   // two RMSNorms
-  int64_t head = c.hidden + (c.tiedEmbeddings ? 0 : c.vocab * c.hidden);
-  return c.vocab * c.hidden + c.layers * perBlock + head;
+  int64_t total = c.vocab * c.hidden + c.hidden + (c.tiedEmbeddings ? 0 : c.vocab * c.hidden);
+  for (int64_t i = 0; i < c.layers; ++i)
+    total += 2 * c.hidden * c.hidden + 2 * c.hidden * kvWidth  // q, o; k, v
+             + mlpParameters(c, i, false) + 2 * c.hidden;      // the MLP, two RMSNorms
+  return total;
 }
 
 int64_t llamaMatmulParameters(const LlamaConfig& c) {
   int64_t kvWidth = c.kvHeads * (c.hidden / c.heads);
-  return c.layers * (2 * c.hidden * c.hidden + 2 * c.hidden * kvWidth + 3 * c.hidden * c.ffn) +
-         c.hidden * c.vocab;
+  int64_t total = c.hidden * c.vocab;
+  for (int64_t i = 0; i < c.layers; ++i)
+    total += 2 * c.hidden * c.hidden + 2 * c.hidden * kvWidth + mlpParameters(c, i, true);
+  return total;
 }
 
 torch::nn::Sequential buildLlama(const LlamaConfig& c, std::shared_ptr<Communicator> tpComm,
-                                 std::shared_ptr<const context_parallel::ContextParallel> cp) {
+                                 std::shared_ptr<const context_parallel::ContextParallel> cp,
+                                 std::shared_ptr<expert_parallel::ExpertParallel> ep) {
   checkLlama(c, tpComm->size());
+  if (c.moe.enabled() && !ep)
+    ep = std::make_shared<expert_parallel::ExpertParallel>(nullptr, cp ? cp->comm : nullptr);
   torch::nn::Sequential model;
   LlamaEmbedding embedding(c, tpComm, cp ? cp->comm->size() : 1);
   model->push_back("embedding", embedding);
   for (int64_t i = 0; i < c.layers; ++i)
-    model->push_back("block" + std::to_string(i), LlamaBlock(c, i, tpComm, cp));
+    model->push_back("block" + std::to_string(i), LlamaBlock(c, i, tpComm, cp, ep));
   DecoderHeadOptions head;
   head.hidden = c.hidden;
   head.vocab = c.vocab;

@@ -15,8 +15,9 @@ void LlamaFamily::check(const ModelSpec& spec, int tp) const {
 
 torch::nn::Sequential LlamaFamily::build(
     const ModelSpec& spec, std::shared_ptr<Communicator> tp,
-    std::shared_ptr<const context_parallel::ContextParallel> cp) const {
-  return buildLlama(llamaConfigOf(spec), std::move(tp), std::move(cp));
+    std::shared_ptr<const context_parallel::ContextParallel> cp,
+    std::shared_ptr<expert_parallel::ExpertParallel> ep) const {
+  return buildLlama(llamaConfigOf(spec), std::move(tp), std::move(cp), std::move(ep));
 }
 
 int64_t LlamaFamily::parameterCount(const ModelSpec& spec) const {
