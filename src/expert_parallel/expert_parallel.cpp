@@ -2,6 +2,10 @@
 
 namespace strata::expert_parallel {
 
+bool isExpertParameter(const std::string& name) {
+  return name.rfind("experts.", 0) == 0 || name.find(".experts.") != std::string::npos;
+}
+
 void ExpertParallel::record(int64_t block, const at::Tensor& tokensPerExpert, int64_t dropped,
                             double auxLoss, double zLoss) {
   MoeLayerStats& layer = stats_[block];

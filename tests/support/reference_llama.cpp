@@ -22,9 +22,15 @@ void ReferenceLlama::load(const std::map<std::string, torch::Tensor>& strataWeig
     b.wv = trainableCopy(source.take(p + "attention.v.weight"));
     b.wo = trainableCopy(source.take(p + "attention.o.weight"));
     b.mlpNorm = trainableCopy(source.take(p + "mlp_norm.weight"));
-    b.wGate = trainableCopy(source.take(p + "mlp.gate.weight"));
-    b.wUp = trainableCopy(source.take(p + "mlp.up.weight"));
-    b.wDown = trainableCopy(source.take(p + "mlp.down.weight"));
+    b.moe = config_.moe.experts > 0 && (i + 1) % config_.moeEvery == 0;
+    if (b.moe) {
+      auto take = [&](const std::string& name) { return trainableCopy(source.take(name)); };
+      b.experts = referenceMoeWeights(take, p + "mlp.", config_.moe.experts, config_.sharedExperts);
+    } else {
+      b.wGate = trainableCopy(source.take(p + "mlp.gate.weight"));
+      b.wUp = trainableCopy(source.take(p + "mlp.up.weight"));
+      b.wDown = trainableCopy(source.take(p + "mlp.down.weight"));
+    }
     blocks_.push_back(b);
   }
   norm_ = trainableCopy(source.take("head.norm.weight"));
@@ -88,13 +94,20 @@ torch::Tensor ReferenceLlama::attention(const Block& blk, const torch::Tensor& x
   return torch::matmul(heads.transpose(1, 2).reshape({b, s, -1}), blk.wo.t());
 }
 
-torch::Tensor ReferenceLlama::mlp(const Block& blk, const torch::Tensor& x) const {
+torch::Tensor ReferenceLlama::mlp(const Block& blk, const torch::Tensor& x) {
+  if (blk.moe) {
+    ReferenceMoeResult r = referenceMoe(x, blk.experts, config_.moe);
+    torch::Tensor terms = config_.auxLossCoeff * r.balance + config_.zLossCoeff * r.z;
+    routingLoss_ = routingLoss_.defined() ? routingLoss_ + terms : terms;
+    return r.output;
+  }
   torch::Tensor gate = torch::matmul(x, blk.wGate.t());
   torch::Tensor up = torch::matmul(x, blk.wUp.t());
   return torch::matmul(gate * torch::sigmoid(gate) * up, blk.wDown.t());
 }
 
 torch::Tensor ReferenceLlama::logits(const torch::Tensor& ids) {
+  routingLoss_ = torch::Tensor();
   torch::Tensor x = torch::embedding(tokens_, ids);  // [b, s, hidden]
   for (const Block& blk : blocks_) {
     x = x + attention(blk, rms(x, blk.attentionNorm));
@@ -112,11 +125,24 @@ torch::Tensor ReferenceLlama::loss(const torch::Tensor& ids, const torch::Tensor
 std::vector<torch::Tensor> ReferenceLlama::trainable() const {
   std::vector<torch::Tensor> all{tokens_};
   for (const Block& b : blocks_)
-    for (const torch::Tensor& t :
-         {b.attentionNorm, b.wq, b.wk, b.wv, b.wo, b.mlpNorm, b.wGate, b.wUp, b.wDown})
-      all.push_back(t);
+    for (const torch::Tensor& t : blockWeights(b)) all.push_back(t);
   all.push_back(norm_);
   if (head_.defined()) all.push_back(head_);
+  return all;
+}
+
+std::vector<torch::Tensor> ReferenceLlama::blockWeights(const Block& b) const {
+  std::vector<torch::Tensor> all{b.attentionNorm, b.wq, b.wk, b.wv, b.wo, b.mlpNorm};
+  if (!b.moe) {
+    for (const torch::Tensor& t : {b.wGate, b.wUp, b.wDown}) all.push_back(t);
+    return all;
+  }
+  const ReferenceMoeWeights& w = b.experts;
+  all.push_back(w.router);
+  for (size_t e = 0; e < w.gate.size(); ++e)
+    for (const torch::Tensor& t : {w.gate[e], w.up[e], w.down[e]}) all.push_back(t);
+  if (w.sharedGate.defined())
+    for (const torch::Tensor& t : {w.sharedGate, w.sharedUp, w.sharedDown}) all.push_back(t);
   return all;
 }
 
@@ -135,9 +161,25 @@ std::map<std::string, torch::Tensor> ReferenceLlama::parameters() const {
     put(p + "attention.v.weight", b.wv);
     put(p + "attention.o.weight", b.wo);
     put(p + "mlp_norm.weight", b.mlpNorm);
-    put(p + "mlp.gate.weight", b.wGate);
-    put(p + "mlp.up.weight", b.wUp);
-    put(p + "mlp.down.weight", b.wDown);
+    if (!b.moe) {
+      put(p + "mlp.gate.weight", b.wGate);
+      put(p + "mlp.up.weight", b.wUp);
+      put(p + "mlp.down.weight", b.wDown);
+      continue;
+    }
+    const ReferenceMoeWeights& w = b.experts;
+    put(p + "mlp.router.weight", w.router);
+    for (size_t e = 0; e < w.gate.size(); ++e) {
+      std::string expert = p + "mlp.experts." + std::to_string(e) + ".";
+      put(expert + "gate.weight", w.gate[e]);
+      put(expert + "up.weight", w.up[e]);
+      put(expert + "down.weight", w.down[e]);
+    }
+    if (w.sharedGate.defined()) {
+      put(p + "mlp.shared.gate.weight", w.sharedGate);
+      put(p + "mlp.shared.up.weight", w.sharedUp);
+      put(p + "mlp.shared.down.weight", w.sharedDown);
+    }
   }
   put("head.norm.weight", norm_);
   if (head_.defined()) put("head.lm_head.weight", head_);

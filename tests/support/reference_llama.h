@@ -9,7 +9,9 @@
 //              rotated by position; query head h reads kv head h / (H/K)
 //              (k and v repeated by index); per head softmax(q k^T / sqrt(d),
 //              future masked) v; out = concat(heads) Wo^T
-//   mlp:       down((z_g * sigmoid(z_g)) * z_u), z_g = x Wg^T, z_u = x Wu^T
+//   mlp:       down((z_g * sigmoid(z_g)) * z_u), z_g = x Wg^T, z_u = x Wu^T,
+//              or in blocks every-1, 2 every-1, ... a mixture of experts
+//              (reference_moe.h) when moe.experts > 0
 //
 // Rotary embeddings pair dimension i of a head with i + d/2 (Hugging Face's
 // half-split convention, the one Llama checkpoints on the Hub are stored in,
@@ -28,6 +30,7 @@
 #include <vector>
 
 #include "reference_model.h"
+#include "reference_moe.h"
 
 namespace strata::testing {
 
@@ -41,6 +44,11 @@ struct ReferenceLlamaConfig {
   double ropeTheta = 10000.0;
   double rmsNormEps = 1e-5;
   bool tiedEmbeddings = false;
+  ReferenceMoeConfig moe;  // experts 0: dense
+  int64_t moeEvery = 1;
+  bool sharedExperts = false;
+  double auxLossCoeff = 0;
+  double zLossCoeff = 0;
 };
 
 class ReferenceLlama : public ReferenceModel {
@@ -52,6 +60,7 @@ class ReferenceLlama : public ReferenceModel {
   torch::Tensor loss(const torch::Tensor& ids, const torch::Tensor& targets, int64_t dropoutCall,
                      bool training) override;
   std::vector<torch::Tensor> trainable() const override;
+  torch::Tensor routingLoss() const override { return routingLoss_; }
   std::map<std::string, torch::Tensor> parameters() const override;
 
   // x [b, heads, s, d] at positions firstPosition .. firstPosition + s - 1,
@@ -67,6 +76,8 @@ class ReferenceLlama : public ReferenceModel {
     torch::Tensor wq, wo;                  // [H d, hidden], [hidden, H d]
     torch::Tensor wk, wv;                  // [K d, hidden]
     torch::Tensor wGate, wUp, wDown;       // [ffn, hidden] x 2, [hidden, ffn]
+    bool moe = false;                      // experts instead of wGate, wUp, wDown
+    ReferenceMoeWeights experts;
   };
 
   torch::Tensor rms(const torch::Tensor& x, const torch::Tensor& weight) const;
@@ -76,13 +87,15 @@ class ReferenceLlama : public ReferenceModel {
   torch::Tensor kvForEachQueryHead(const torch::Tensor& kv) const;
   torch::Tensor scores(const Block& block, const torch::Tensor& x, int64_t firstPosition) const;
   torch::Tensor attention(const Block& block, const torch::Tensor& x) const;
-  torch::Tensor mlp(const Block& block, const torch::Tensor& x) const;
+  torch::Tensor mlp(const Block& block, const torch::Tensor& x);
+  std::vector<torch::Tensor> blockWeights(const Block& block) const;
 
   ReferenceLlamaConfig config_;
   torch::Tensor tokens_;  // [V, hidden]
   std::vector<Block> blocks_;
   torch::Tensor norm_;  // [hidden]
   torch::Tensor head_;  // [V, hidden]; undefined when tied
+  torch::Tensor routingLoss_;
 };
 
 }  // namespace strata::testing

@@ -23,6 +23,10 @@ class ReferenceModel {
   // `dropoutCall` numbers the micro-batch for seeded dropout (if any).
   virtual torch::Tensor loss(const torch::Tensor& ids, const torch::Tensor& targets,
                              int64_t dropoutCall, bool training) = 0;
+  // The routing terms (load balance and z-loss, weighted by their
+  // coefficients) of the last loss() call, which training adds to the loss
+  // it differentiates; undefined for a model without experts.
+  virtual torch::Tensor routingLoss() const { return torch::Tensor(); }
   // Every trainable tensor, for an optimizer.
   virtual std::vector<torch::Tensor> trainable() const = 0;
   // The weights under Strata's names and layouts, detached copies.

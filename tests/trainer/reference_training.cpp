@@ -50,6 +50,12 @@ strata::testing::ReferenceLlamaConfig referenceLlamaConfig(const TrainConfig& c)
   r.ropeTheta = c.model.ropeTheta;
   r.rmsNormEps = c.model.rmsNormEps;
   r.tiedEmbeddings = c.model.tiedEmbeddings;
+  const expert_parallel::MoeOptions& moe = c.model.moe;
+  r.moe = {moe.experts, moe.topK, moe.normalizeTopK, moe.capacityFactor};
+  r.moeEvery = moe.every;
+  r.sharedExperts = moe.sharedExperts > 0;
+  r.auxLossCoeff = moe.auxLossCoeff;
+  r.zLossCoeff = moe.zLossCoeff;
   return r;
 }
 
@@ -99,7 +105,8 @@ double runGlobalBatch(strata::testing::ReferenceModel& model, const Batch& batch
     torch::Tensor ids = batch.input.narrow(0, j * microBatch, microBatch);
     torch::Tensor targets = batch.target.narrow(0, j * microBatch, microBatch);
     torch::Tensor loss = model.loss(ids, targets, firstCall + j, train);
-    if (train) (loss / static_cast<double>(m)).backward();
+    torch::Tensor routing = model.routingLoss();
+    if (train) ((routing.defined() ? loss + routing : loss) / static_cast<double>(m)).backward();
     sum += loss.item<double>();
   }
   return sum / static_cast<double>(m);

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 
 #include "strata/runtime/communicator.h"
 
@@ -39,6 +40,10 @@ struct MoeLayerStats {
   double zLoss = 0;            // sum over passes of the unscaled z term
   int64_t passes = 0;
 };
+
+// Whether a model's parameter `name` belongs to one routed expert
+// ("block1.mlp.experts.3.up.weight"): held by one ep rank, not replicated.
+bool isExpertParameter(const std::string& name);
 
 class ExpertParallel {
  public:

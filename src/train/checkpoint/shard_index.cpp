@@ -8,6 +8,7 @@
 #include <map>
 
 #include "strata/data_parallel/sharded_state.h"
+#include "strata/expert_parallel/expert_parallel.h"
 #include "strata/train/checkpoint/checkpoint.h"
 #include "train/checkpoint/adamw_state.h"
 #include "train/checkpoint/tensor_box.h"
@@ -63,6 +64,12 @@ void addWhole(std::vector<TensorPiece>& out, const IndexedParameter& p, const ch
   out.push_back(std::move(piece));
 }
 
+// Whether this rank writes parameter `name` whole (and its AdamW state):
+// replica 0 of the ranks holding it.
+bool indexesWhole(const RankState& state, const std::string& name) {
+  return (expert_parallel::isExpertParameter(name) ? state.expertDpRank : state.dpRank) == 0;
+}
+
 void indexAdamW(std::vector<TensorPiece>& out, const RankState& state,
                 const std::map<c10::TensorImpl*, const IndexedParameter*>& byTensor,
                 const std::string& file) {
@@ -72,7 +79,7 @@ void indexAdamW(std::vector<TensorPiece>& out, const RankState& state,
   for (size_t i = 0; i < params.size(); ++i) {
     auto found = byTensor.find(params[i].unsafeGetTensorImpl());
     const torch::optim::AdamWParamState* s = adamWStateOf(*adamw, params[i]);
-    if (found == byTensor.end() || !s) continue;
+    if (found == byTensor.end() || !s || !indexesWhole(state, found->second->name)) continue;
     addWhole(out, *found->second, kExpAvgKind, file, "adamw/" + expAvgKey(i), state.tpRank,
              s->step());
     addWhole(out, *found->second, kExpAvgSqKind, file, "adamw/" + expAvgSqKey(i), state.tpRank,
@@ -120,10 +127,10 @@ std::vector<TensorPiece> indexShard(const RankState& state, const std::string& f
   for (const IndexedParameter& p : state.parameters) {
     if (!p.primary) continue;
     byTensor[p.tensor.unsafeGetTensorImpl()] = &p;
-    if (state.dpRank == 0)
+    if (indexesWhole(state, p.name))
       addWhole(pieces, p, kParameterKind, file, modelKey(p.name), state.tpRank, 0);
   }
-  if (state.dpRank == 0) indexAdamW(pieces, state, byTensor, file);
+  indexAdamW(pieces, state, byTensor, file);
   indexZero(pieces, state, byTensor, file);
   return pieces;
 }

@@ -139,6 +139,39 @@ void checkLlamaModel(const TrainConfig& c, Problems& p) {
           "the llama family has no dropout: model.dropout must be 0, got " + to_string(m.dropout));
 }
 
+// Mixture-of-experts blocks (model.moe) and the expert-parallel degree:
+// the experts split evenly over ep ranks carved out of dp x cp.
+void checkExperts(const TrainConfig& c, Problems& p) {
+  const expert_parallel::MoeOptions& m = c.model.moe;
+  const ParallelConfig& l = c.parallel;
+  p.check(l.ep >= 1, "parallel.ep must be >= 1, got " + to_string(l.ep));
+  if (!m.enabled()) {
+    p.check(m.experts == 0, "model.moe.experts must be >= 0, got " + to_string(m.experts));
+    p.check(l.ep <= 1, "parallel.ep " + to_string(l.ep) +
+                           " spreads experts, but the model has none (set model.moe.experts)");
+    return;
+  }
+  try {
+    expert_parallel::checkMoe(m, static_cast<int>(std::max<int64_t>(l.tp, 1)),
+                              static_cast<int>(std::max<int64_t>(l.ep, 1)));
+  } catch (const ConfigError& e) {
+    p.check(false, e.what());
+  }
+  p.check(c.model.architecture == kLlamaArchitecture,
+          "model.moe is built by the llama family; model.architecture is '" + c.model.architecture +
+              "'");
+  p.check(!l.sequenceParallel,
+          "model.moe blocks route whole tokens and do not take "
+          "parallel.sequence_parallel; set it to false");
+  if (l.ep <= 1) return;
+  p.check((l.dp * l.cp) % l.ep == 0, "parallel.ep " + to_string(l.ep) +
+                                         " does not divide dp x cp = " + to_string(l.dp * l.cp) +
+                                         " (expert parallelism is carved out of the replicas)");
+  p.check(l.zero != 3, "parallel.zero 3 with ep " + to_string(l.ep) +
+                           " is not supported: experts are sharded by ep already; use zero "
+                           "0, 1 or 2");
+}
+
 void checkLayout(const TrainConfig& c, int worldSize, Problems& p) {
   const ParallelConfig& l = c.parallel;
   p.check(worldSize == l.pp * l.dp * l.cp * l.tp, "world size " + to_string(worldSize) +
@@ -299,6 +332,7 @@ std::vector<std::string> configProblems(const TrainConfig& config, int worldSize
     checkLayout(config, worldSize, problems);
     checkBatch(config, problems);
     checkContextParallel(config, problems);
+    checkExperts(config, problems);
   }
   if (problems.empty()) checkScheduleFits(config, problems);
   return problems.take();

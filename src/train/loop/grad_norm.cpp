@@ -28,13 +28,21 @@ double globalGradNorm(const GradientTerms& gradients, const NormGroups& groups) 
   for (const ShardedNormTerm& chunk : gradients.sharded)
     sumSquares += squares(chunk.gradient * chunk.counted);
   if (!gradients.sharded.empty()) groups.dp.allReduce(sumSquares);
-  for (const NormTerm& term : gradients.terms) {
-    const at::Tensor& grad = term.parameter.grad();
-    if (!grad.defined()) continue;
-    // A replica counted on another rank adds nothing, except a non-finite
-    // value (0 x nan = nan), so that a nan or inf anywhere makes the norm
-    // non-finite on every rank and every rank skips the step alike.
-    sumSquares += term.countHere ? squares(grad) : squares(grad) * 0;
+  // A replica counted on another rank adds nothing, except a non-finite
+  // value (0 x nan = nan), so that a nan or inf anywhere makes the norm
+  // non-finite on every rank and every rank skips the step alike.
+  auto addTerms = [](at::Tensor& sum, const std::vector<NormTerm>& terms) {
+    for (const NormTerm& term : terms) {
+      const at::Tensor& grad = term.parameter.grad();
+      if (grad.defined()) sum += term.countHere ? squares(grad) : squares(grad) * 0;
+    }
+  };
+  addTerms(sumSquares, gradients.terms);
+  if (groups.ep != nullptr) {
+    at::Tensor experts = torch::zeros_like(sumSquares);
+    addTerms(experts, gradients.expertTerms);
+    groups.ep->allReduce(experts);
+    sumSquares += experts;
   }
   groups.tp.allReduce(sumSquares);
   groups.pp.allReduce(sumSquares);
@@ -47,10 +55,11 @@ double clipGradNorm(const GradientTerms& gradients, double maxNorm, const NormGr
   double scale = maxNorm / (norm + 1e-6);
   if (scale >= 1) return norm;
   for (const ShardedNormTerm& chunk : gradients.sharded) chunk.gradient.mul_(scale);
-  for (const NormTerm& term : gradients.terms) {
-    at::Tensor grad = term.parameter.grad();
-    if (grad.defined()) grad.mul_(scale);
-  }
+  for (const auto* terms : {&gradients.terms, &gradients.expertTerms})
+    for (const NormTerm& term : *terms) {
+      at::Tensor grad = term.parameter.grad();
+      if (grad.defined()) grad.mul_(scale);
+    }
   return norm;
 }
 

@@ -1,5 +1,6 @@
 #include "strata/train/loop/metrics.h"
 
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,14 @@ std::string toJsonLine(const StepMetrics& m) {
   for (const Straggler& s : m.stragglers)
     line["stragglers"].push_back(
         {{"rank", s.rank}, {"host", s.host}, {"compute_s", jsonNumber(s.computeSeconds)}});
+  if (std::isfinite(m.moeTokensMean)) {
+    line["moe_tokens_min"] = jsonNumber(m.moeTokensMin);
+    line["moe_tokens_mean"] = jsonNumber(m.moeTokensMean);
+    line["moe_tokens_max"] = jsonNumber(m.moeTokensMax);
+    line["moe_dropped"] = jsonNumber(m.moeDropped);
+    line["moe_aux_loss"] = jsonNumber(m.moeAuxLoss);
+    line["moe_z_loss"] = jsonNumber(m.moeZLoss);
+  }
   if (!m.rankComputeSeconds.empty()) {
     line["rank_compute_s"] = nlohmann::ordered_json::array();
     for (double seconds : m.rankComputeSeconds)

@@ -28,6 +28,15 @@ std::string field(const char* name, const char* pattern, double value) {
   return std::string("  ") + name + " " + format(pattern, value);
 }
 
+// "  experts 12/16/21 tok" (min/mean/max per expert and layer), with drops.
+std::string experts(const StepMetrics& m) {
+  if (!std::isfinite(m.moeTokensMean)) return "";
+  std::string text = format("  experts %.0f", m.moeTokensMin) + format("/%.0f", m.moeTokensMean) +
+                     format("/%.0f tok", m.moeTokensMax);
+  if (m.moeDropped > 0) text += format(" (%.0f dropped)", m.moeDropped);
+  return text;
+}
+
 }  // namespace
 
 ProgressReporter::ProgressReporter(std::ostream& out, bool terminal, int64_t totalSteps,
@@ -57,7 +66,7 @@ void ProgressReporter::report(const StepMetrics& m, double elapsedSeconds) {
   out_ << "step " << counter << field("loss", "%.4f", m.loss)
        << field("val_loss", "%.4f", m.validationLoss) << field("lr", "%.2e", m.lr)
        << field("grad", "%.3f", m.gradNorm) << rate(m.tokensPerSecond)
-       << field("mfu", "%.1f%%", 100 * m.mfu) << "  ETA " << eta << "\n"
+       << field("mfu", "%.1f%%", 100 * m.mfu) << experts(m) << "  ETA " << eta << "\n"
        << std::flush;
 }
 

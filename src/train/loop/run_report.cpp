@@ -33,6 +33,11 @@ constexpr MetricField kMetricFields[] = {
     {"peak_memory_bytes", &StepMetrics::peakMemoryBytes},
     {"bubble", &StepMetrics::bubble},
     {"compute_median_s", &StepMetrics::computeMedianSeconds},
+    {"moe_tokens_min", &StepMetrics::moeTokensMin},
+    {"moe_tokens_mean", &StepMetrics::moeTokensMean},
+    {"moe_tokens_max", &StepMetrics::moeTokensMax},
+    {"moe_dropped", &StepMetrics::moeDropped},
+    {"moe_aux_loss", &StepMetrics::moeAuxLoss},
 };
 
 // Column by column ({"step":[...],"loss":[...],...}): the page plots columns.

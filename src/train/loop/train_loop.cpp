@@ -258,6 +258,14 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
     m.lr = step.lr;
     m.gradNorm = step.gradNorm;
     m.bubble = step.bubble;
+    if (step.moe.present) {
+      m.moeTokensMin = step.moe.tokensMin;
+      m.moeTokensMean = step.moe.tokensMean;
+      m.moeTokensMax = step.moe.tokensMax;
+      m.moeDropped = static_cast<double>(step.moe.dropped);
+      m.moeAuxLoss = step.moe.auxLoss;
+      m.moeZLoss = step.moe.zLoss;
+    }
     if (stragglers && step.step % c.train.stragglerEvery == 0) {
       StragglerWatch::Comparison compared = stragglers->compare(step.computeSeconds);
       m.computeMedianSeconds = compared.medianSeconds;

@@ -28,6 +28,7 @@
 #include "strata/util/toml.h"
 #include "train/config/config_agreement.h"
 #include "train/loop/fully_sharded_training.h"
+#include "train/loop/moe_training.h"
 #include "train/loop/trainer_state.h"
 
 namespace strata::train {
@@ -55,7 +56,7 @@ bool contains(const std::set<c10::TensorImpl*>& set, const at::Tensor& t) {
 // gradients in a set of its own: its two stages' copies must be summed
 // whole, and the stages' sets cut it into different chunks.
 void buildZero(Trainer::State& s, const std::vector<data_parallel::NamedTensor>& named,
-               const OptimConfig& c, int64_t stage) {
+               const OptimConfig& c, int64_t stage, Communicator& replicas) {
   enum { kDecayed, kPlain, kTied, kGroups };
   std::vector<data_parallel::NamedTensor> groups[kGroups];
   for (const auto& item : named) {
@@ -70,7 +71,7 @@ void buildZero(Trainer::State& s, const std::vector<data_parallel::NamedTensor>&
     if (stage == 2 && g != kTied)
       options.reduction = data_parallel::GradientReduction::kReduceScatter;
     s.replicaSets.push_back(
-        std::make_unique<data_parallel::DataParallel>(groups[g], *s.replicas, options));
+        std::make_unique<data_parallel::DataParallel>(groups[g], replicas, options));
     s.zero.push_back(std::make_unique<data_parallel::ZeroOptimizer>(
         *s.replicaSets.back(), std::make_unique<data_parallel::FlatAdamW>(adam)));
   }
@@ -78,7 +79,9 @@ void buildZero(Trainer::State& s, const std::vector<data_parallel::NamedTensor>&
 
 // What clipping measures: whole gradients, except those a ZeRO-2 replica set
 // holds only as this rank's chunks, which are measured chunk by chunk with
-// each element weighted as its parameter's NormTerm says.
+// each element weighted as its parameter's NormTerm says. Under expert
+// parallelism the experts' whole gradients differ between ep ranks and are
+// measured apart (summed over ep).
 GradientTerms gradientTerms(const Trainer::State& s) {
   std::set<c10::TensorImpl*> counted, chunked;
   for (const NormTerm& term : s.normTerms)
@@ -102,8 +105,15 @@ GradientTerms gradientTerms(const Trainer::State& s) {
            weights.narrow(0, layout.chunkOffset(b, dpRank), layout.chunkNumel(b))});
     }
   }
-  for (const NormTerm& term : s.normTerms)
-    if (!contains(chunked, term.parameter)) gradients.terms.push_back(term);
+  std::set<c10::TensorImpl*> experts;
+  if (s.expertGroup)
+    for (const ParameterShard& shard : s.shards)
+      if (expert_parallel::isExpertParameter(shard.name))
+        experts.insert(shard.tensor.unsafeGetTensorImpl());
+  for (const NormTerm& term : s.normTerms) {
+    if (contains(chunked, term.parameter)) continue;
+    (contains(experts, term.parameter) ? gradients.expertTerms : gradients.terms).push_back(term);
+  }
   return gradients;
 }
 
@@ -206,6 +216,7 @@ models::ModelSpec modelSpecOf(const TrainConfig& c) {
   m.ropeTheta = c.model.ropeTheta;
   m.rmsNormEps = c.model.rmsNormEps;
   m.sequenceParallel = c.parallel.sequenceParallel;
+  m.moe = c.model.moe;
   m.seed = static_cast<uint64_t>(c.train.seed);
   return m;
 }
@@ -237,6 +248,7 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<World> world)
   checkTensorParallelInsideNodes(layout, world_->env().nodeSizes);
   state_ = std::make_unique<State>(layout, world_->parallelGroups(layout), device);
   joinReplicas();
+  joinExperts();
   buildModel();
   std::vector<data_parallel::NamedTensor> named = collectOwnParameters();
   linkTiedWeight();
@@ -266,11 +278,28 @@ void Trainer::joinReplicas() {
       context_parallel::ContextParallel{s.groups.cp, algorithm});
 }
 
+// Mixture-of-experts models: the ep group and the expert replicas
+// (moe_training.h), and what the MoE layers share with this trainer. Each
+// micro-batch's loss weighs 1 / micro-batches in backward, and so do the
+// routing losses.
+void Trainer::joinExperts() {
+  State& s = *state_;
+  if (!config_.model.moe.enabled()) return;
+  ExpertGroups groups =
+      joinExpertGroups(*world_, s.replicas, static_cast<int>(config_.parallel.ep), s.groups.coord);
+  s.expertGroup = groups.ep;
+  s.expertReplicas = groups.expertReplicas;
+  s.experts = std::make_shared<expert_parallel::ExpertParallel>(
+      groups.ep, s.contextParallel ? s.contextParallel->comm : nullptr);
+  s.experts->setLossScale(1.0 / static_cast<double>(config_.microBatches()));
+}
+
 void Trainer::buildModel() {
   State& s = *state_;
   const ParallelConfig& p = config_.parallel;
   s.spec = trainingModelSpecOf(config_);
-  s.model = models::modelFamily(s.spec.architecture).build(s.spec, s.groups.tp, s.contextParallel);
+  s.model = models::modelFamily(s.spec.architecture)
+                .build(s.spec, s.groups.tp, s.contextParallel, s.experts);
   pipeline::PipelineOptions options;
   options.schedule = p.schedule;
   options.microbatches = static_cast<int>(config_.microBatches());
@@ -359,12 +388,26 @@ void Trainer::buildOptimizer(const std::vector<data_parallel::NamedTensor>& name
     s.gradients = s.fullySharded->gradientTerms(s.normTerms);
     return;
   }
-  if (zero > 0) {
-    buildZero(s, named, config_.train, zero);
+  // At ep > 1 the experts average over their own replicas (moe_training.h).
+  ExpertSplit split;
+  if (s.expertGroup) {
+    split = splitExpertParameters(named);
+    divideExpertGradients(split.experts, s.expertGroup->size());
   } else {
-    if (s.replicas->size() > 1) {
-      s.replicaSets.push_back(std::make_unique<data_parallel::DataParallel>(named, *s.replicas));
-    }
+    split.common = named;
+  }
+  if (zero > 0) {
+    buildZero(s, split.common, config_.train, zero, *s.replicas);
+    if (!split.experts.empty()) buildZero(s, split.experts, config_.train, zero, *s.expertReplicas);
+  } else {
+    if (s.replicas->size() > 1 && !split.common.empty())
+      s.replicaSets.push_back(
+          std::make_unique<data_parallel::DataParallel>(split.common, *s.replicas));
+    if (s.expertReplicas && s.expertReplicas->size() > 1 && !split.experts.empty())
+      s.replicaSets.push_back(
+          std::make_unique<data_parallel::DataParallel>(split.experts, *s.expertReplicas));
+    else if (!s.replicaSets.empty())
+      for (const auto& item : split.experts) s.unreplicated.push_back(item.tensor);
     s.optimizer = makeAdamW(s.parameters, config_.train);
   }
   s.gradients = gradientTerms(s);
@@ -453,6 +496,8 @@ void Trainer::zeroGradients() {
     s.optimizer->zero_grad();
   } else {
     for (auto& replicas : s.replicaSets) replicas->zeroGrad();
+    for (at::Tensor& t : s.unreplicated)
+      if (t.grad().defined()) t.mutable_grad().zero_();
   }
 }
 
@@ -470,8 +515,9 @@ StepReport Trainer::step() {
       *s.model, stepsDone() * globalMicroBatches + s.groups.coord.dp * replicaMicroBatches);
   double localLoss = runBatch(s.trainData->next());
   syncGradients();
-  report.gradNorm =
-      clipGradNorm(s.gradients, config_.train.gradClip, {*s.replicas, *s.groups.tp, *s.groups.pp});
+  report.gradNorm = clipGradNorm(s.gradients, config_.train.gradClip,
+                                 {*s.replicas, *s.groups.tp, *s.groups.pp, s.expertGroup.get()});
+  if (s.experts) report.moe = gatherMoeReport(*s.experts, *s.replicas, *s.groups.pp);
   // The pipeline returns the loss on every pp rank; averaged over dp (and
   // cp: each cp rank's loss is the mean over as many tokens) it is the same
   // everywhere, as the norm is, so every rank decides alike.

@@ -60,6 +60,7 @@ RankState Trainer::rankState() const {
   rank.parameters = indexParameters(*s.model, owned, s.groups.coord, s.layout.degree(Dim::kTensor));
   rank.tpRank = s.groups.coord.tp;
   rank.dpRank = s.replicas->rank();  // among the replicas of these parameters: dp x cp
+  rank.expertDpRank = s.expertReplicas ? s.expertReplicas->rank() : rank.dpRank;
   return rank;
 }
 

@@ -10,6 +10,7 @@
 #include "strata/context_parallel/context_parallel.h"
 #include "strata/data_parallel/data_parallel.h"
 #include "strata/data_parallel/zero_optimizer.h"
+#include "strata/expert_parallel/expert_parallel.h"
 #include "strata/pipeline/pipeline.h"
 #include "strata/train/data/data_source.h"
 #include "strata/train/loop/grad_norm.h"
@@ -30,7 +31,14 @@ struct Trainer::State {
   std::shared_ptr<Communicator> replicas;
   // The cp group and algorithm the attention uses; nullptr without cp.
   std::shared_ptr<const context_parallel::ContextParallel> contextParallel;
-  at::Device device;  // this rank's stages, parameters and optimizer state
+  // Mixture-of-experts: what the MoE layers share with the trainer (the ep
+  // group, the loss scale, the routing statistics); nullptr for a dense model.
+  std::shared_ptr<expert_parallel::ExpertParallel> experts;
+  // The ranks holding the same experts, which average the experts'
+  // gradients (moe_training.h); `replicas` at ep 1.
+  std::shared_ptr<Communicator> expertReplicas;
+  std::shared_ptr<Communicator> expertGroup;  // ep; nullptr at ep 1
+  at::Device device;                          // this rank's stages, parameters and optimizer state
   models::ModelSpec spec;
   torch::nn::Sequential model;
   std::unique_ptr<pipeline::Pipeline> pipeline;
@@ -44,6 +52,9 @@ struct Trainer::State {
   // two (weights that decay and those that do not, each with its own
   // sharded AdamW).
   std::vector<std::unique_ptr<data_parallel::DataParallel>> replicaSets;
+  // Parameters no replica set holds while others do (the experts when each
+  // has a single holder, at ep = dp x cp): zeroed apart.
+  std::vector<at::Tensor> unreplicated;
   std::vector<std::unique_ptr<data_parallel::ZeroOptimizer>> zero;
   std::unique_ptr<torch::optim::AdamW> optimizer;      // without ZeRO
   std::unique_ptr<FullyShardedTraining> fullySharded;  // ZeRO-3, instead of replicas

@@ -99,6 +99,9 @@ struct RankState {
   // context parallelism): replica 0 indexes the parameters, every replica
   // its ZeRO chunks.
   int dpRank = 0;
+  // Among the ranks that hold the same routed experts (expert parallelism:
+  // dp x cp / ep of them; dpRank without it): replica 0 indexes them.
+  int expertDpRank = 0;
 };
 
 struct ShardRecord {

@@ -11,6 +11,8 @@
 #include <variant>
 #include <vector>
 
+#include "strata/expert_parallel/moe_options.h"
+
 namespace strata::train {
 
 struct ModelConfig {
@@ -37,6 +39,9 @@ struct ModelConfig {
   int64_t kvHeads = 0;
   double ropeTheta = 10000.0;  // llama: the rotary base (Llama 3: 500000)
   double rmsNormEps = 1e-5;    // llama: RMSNorm's epsilon
+  // llama: mixture-of-experts MLPs, the [model.moe] table
+  // (expert_parallel/moe_options.h); experts = 0 keeps every block dense.
+  expert_parallel::MoeOptions moe;
 };
 
 constexpr const char* kGpt2Architecture = "gpt2";
@@ -58,6 +63,10 @@ struct ParallelConfig {
   // parameters and average their gradients with dp.
   int64_t cp = 1;
   int64_t tp = 1;
+  // Expert parallel: the experts of every MoE MLP spread over ep ranks
+  // carved out of dp x cp (ep divides dp x cp and model.moe.experts);
+  // tokens travel to their experts by all-to-all.
+  int64_t ep = 1;
   // How attention sees the whole sequence under cp: "ring" (keys and values
   // passed around the group) or "all-to-all" (Ulysses: heads traded for
   // tokens; cp must divide each tp rank's heads and kv heads).

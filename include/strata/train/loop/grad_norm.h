@@ -11,10 +11,14 @@
 //   - data-parallel replicas hold the same (averaged) gradients: not summed,
 //     except under ZeRO-2, where each replica holds only its chunks of the
 //     averaged gradient and the chunks' squares are summed over dp.
-//   ||g|| = sqrt( sum_pp sum_tp [ sum_{owned p} ||g_p||^2 + sum_dp ||chunks||^2 ] )
+//   - routed experts under expert parallelism: each ep rank holds other
+//     experts, so their squares are summed over ep (under ZeRO-2 their
+//     chunks, cut over the expert replicas, are summed over dp with the rest).
+//   ||g|| = sqrt( sum_pp sum_tp [ sum_{owned p} ||g_p||^2 + sum_dp ||chunks||^2
+//                                 + sum_ep sum_{experts} ||g_e||^2 ] )
 //
-// Blocks in one all-reduce over tp and one over pp, and under ZeRO-2 one over
-// dp (each bounded by its communicator's timeout); every rank returns the
+// Blocks in one all-reduce over tp and one over pp, with ep one over ep, and
+// under ZeRO-2 one over dp (each bounded by its communicator's timeout); every rank returns the
 // same norm. A nan or inf in any gradient of any rank, counted or not, makes
 // it non-finite on every rank.
 #pragma once
@@ -40,16 +44,20 @@ struct ShardedNormTerm {
 };
 
 // The gradients to measure: whole ones (`terms`, the same on every dp rank)
-// and dp-sharded chunks (`sharded`: empty on every rank of a dp group, or on none).
+// and dp-sharded chunks (`sharded`: empty on every rank of a dp group, or on
+// none); under expert parallelism the routed experts' whole gradients, which
+// differ between the ranks of an ep group and are summed over it.
 struct GradientTerms {
   std::vector<NormTerm> terms;
   std::vector<ShardedNormTerm> sharded;
+  std::vector<NormTerm> expertTerms;
 };
 
 struct NormGroups {
   Communicator& dp;
   Communicator& tp;
   Communicator& pp;
+  Communicator* ep = nullptr;  // set on every rank of a job with ep > 1
 };
 
 double globalGradNorm(const GradientTerms& gradients, const NormGroups& groups);

@@ -44,6 +44,16 @@ struct StepMetrics {
   double computeMedianSeconds = kNotMeasured;
   std::vector<Straggler> stragglers;
   std::vector<double> rankComputeSeconds;
+  // Mixture-of-experts routing (trainer.h's MoeReport), in the file only for
+  // models with model.moe: the assignments an expert of a layer received
+  // this step (min, mean, max over layers and experts), those dropped at
+  // capacity, and the unscaled routing losses.
+  double moeTokensMin = kNotMeasured;
+  double moeTokensMean = kNotMeasured;
+  double moeTokensMax = kNotMeasured;
+  double moeDropped = kNotMeasured;
+  double moeAuxLoss = kNotMeasured;
+  double moeZLoss = kNotMeasured;
 };
 
 // {"step":10,"loss":2.5,"val_loss":null,"lr":0.001,...}

@@ -65,6 +65,22 @@ struct ParameterShard {
   int64_t shardDim = 0;
 };
 
+// A step's mixture-of-experts routing (models with model.moe), the same on
+// every rank: the assignments each expert of each MoE layer received over
+// the whole step (all replicas and micro-batches) as min / mean / max over
+// (layer, expert), the assignments dropped at capacity, and the routing
+// losses averaged over layers, micro-batches and replicas (unscaled by their
+// coefficients).
+struct MoeReport {
+  bool present = false;
+  double tokensMin = 0;
+  double tokensMean = 0;
+  double tokensMax = 0;
+  int64_t dropped = 0;
+  double auxLoss = 0;
+  double zLoss = 0;
+};
+
 struct StepReport {
   int64_t step = 0;     // steps completed, this one included
   double loss = 0;      // mean over the global batch, known on every rank
@@ -79,6 +95,7 @@ struct StepReport {
   // are agreed across the job), so the optimizer did not step: parameters and
   // optimizer state are unchanged; the step and its data still count.
   bool skipped = false;
+  MoeReport moe;
 };
 
 class Trainer {
@@ -134,6 +151,7 @@ class Trainer {
  private:
   // The constructor's steps, in order.
   void joinReplicas();
+  void joinExperts();
   void buildModel();
   std::vector<data_parallel::NamedTensor> collectOwnParameters();
   void linkTiedWeight();
