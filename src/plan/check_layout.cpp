@@ -53,13 +53,42 @@ std::string checkContextParallel(const ModelDesc& m, const Layout& l) {
   return "";
 }
 
+// The trainer's expert-parallel and MoE rules (train/config/validate_config.cpp,
+// expert_parallel/moe_options.cpp): ep only with experts to spread, carved
+// out of dp x cp and dividing the experts; no ZeRO-3 with ep > 1 (ep shards
+// the experts already); each expert's SwiGLU split over tp; MoE layers route
+// whole tokens, so no sequence parallel.
+std::string checkExpertParallel(const ModelDesc& m, const Layout& l) {
+  const MoeDesc& moe = m.moe;
+  if (!moe.enabled())
+    return l.ep == 1 ? ""
+                     : "ep " + str(l.ep) + " spreads experts, but model " + m.name +
+                           " has none (no mixture-of-experts layers)";
+  if (moe.expertFfn % l.tp != 0)
+    return "tp " + str(l.tp) + " does not divide expert_ffn " + str(moe.expertFfn);
+  if (l.sequenceParallel)
+    return "mixture-of-experts layers route whole tokens and do not take sequence parallel; "
+           "drop sp (tp " +
+           str(l.tp) + ")";
+  if (l.replicas() % l.ep != 0)
+    return "ep " + str(l.ep) + " does not divide dp " + str(l.dp) + " x cp " + str(l.cp) + " = " +
+           str(l.replicas()) + " (expert parallelism is carved out of the replicas)";
+  if (moe.experts % l.ep != 0)
+    return "ep " + str(l.ep) + " does not divide the " + str(moe.experts) + " experts";
+  if (l.zeroStage == 3 && l.ep > 1)
+    return "ZeRO-3 with ep " + str(l.ep) +
+           " is not supported: experts are sharded by ep already; use zero0, zero1 or zero2";
+  return "";
+}
+
 }  // namespace
 
 std::string checkLayout(const TrainingJob& job, const Layout& l) {
   const ModelDesc& m = job.model;
   const Cluster& c = job.cluster;
-  if (l.pp < 1 || l.tp < 1 || l.dp < 1 || l.cp < 1 || l.virtualStages < 1 || l.microBatch < 1)
-    return "pp, tp, dp, cp, v and mb must all be at least 1 in " + toString(l);
+  if (l.pp < 1 || l.tp < 1 || l.dp < 1 || l.cp < 1 || l.ep < 1 || l.virtualStages < 1 ||
+      l.microBatch < 1)
+    return "pp, tp, dp, cp, ep, v and mb must all be at least 1 in " + toString(l);
   if (l.devices() != c.totalDevices())
     return "pp " + str(l.pp) + " x tp " + str(l.tp) + (l.cp > 1 ? " x cp " + str(l.cp) : "") +
            " x dp " + str(l.dp) + " = " + str(l.devices()) + " devices, but the cluster has " +
@@ -81,6 +110,7 @@ std::string checkLayout(const TrainingJob& job, const Layout& l) {
     return "tp " + str(l.tp) + " neither divides the " + str(kvHeads) +
            " kv heads nor is a multiple of them";
   if (std::string why = checkContextParallel(m, l); !why.empty()) return why;
+  if (std::string why = checkExpertParallel(m, l); !why.empty()) return why;
   if (l.tp > c.devicesPerNode && !job.allowCrossNodeTp)
     return "tp " + str(l.tp) + " exceeds the " + str(c.devicesPerNode) +
            " devices of a node (tensor parallelism needs the intra-node link)";

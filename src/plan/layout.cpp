@@ -39,6 +39,8 @@ void applyItem(Layout& layout, const std::string& item) {
     layout.dp = value;
   } else if (numberAfter(item, "cp", &value)) {
     layout.cp = value;
+  } else if (numberAfter(item, "ep", &value)) {
+    layout.ep = value;
   } else if (item == "cp-ring" || item == "cp-a2a") {
     layout.cpAlgorithm = item == "cp-a2a" ? CpAlgorithm::kAllToAll : CpAlgorithm::kRing;
     return;
@@ -69,7 +71,7 @@ void applyItem(Layout& layout, const std::string& item) {
       }
     }
     throw PlanError("layout item '" + item +
-                    "' is not one of ppN, tpN, dpN, cpN, cp-ring, cp-a2a, mbN, vN, zero0..zero3, "
+                    "' is not one of ppN, tpN, dpN, cpN, cp-ring, cp-a2a, epN, mbN, vN, zero0..zero3, "
                     "recompute, sp, pp-inner, no-reshard, gpipe, 1f1b, interleaved-1f1b, zb-h1");
   }
   if (value < 1) throw PlanError("layout item '" + item + "' must be at least 1");
@@ -94,9 +96,11 @@ Layout parseLayout(const std::string& text) {
 std::string toString(const Layout& layout) {
   std::ostringstream out;
   out << "pp" << layout.pp << ",tp" << layout.tp << ",dp" << layout.dp;
-  // Only what differs from no context parallelism, so that cp = 1 reads as before.
+  // Only what differs from no context or expert parallelism, so that cp =
+  // 1 and ep = 1 read as before.
   if (layout.cp != 1) out << ",cp" << layout.cp;
   if (layout.cpAlgorithm == CpAlgorithm::kAllToAll) out << ",cp-a2a";
+  if (layout.ep != 1) out << ",ep" << layout.ep;
   out << ",mb" << layout.microBatch << ",v" << layout.virtualStages << "," << layout.schedule
       << ",zero" << layout.zeroStage;
   if (layout.recompute) out << ",recompute";

@@ -17,6 +17,15 @@ ModelDesc llama(const std::string& name, int layers, int hidden, int heads, int 
   return {name, layers, hidden, heads, ffn, vocab, seqLen, false, Family::kLlama, kvHeads};
 }
 
+// A llama whose every layer is MoE, `experts` of width `ffn`, each token
+// routed to `topK` of them.
+ModelDesc mixture(const std::string& name, int layers, int hidden, int heads, int kvHeads, int ffn,
+                  int experts, int topK, int vocab, int seqLen) {
+  ModelDesc m = llama(name, layers, hidden, heads, kvHeads, ffn, vocab, seqLen);
+  m.moe = {experts, topK, ffn};
+  return m;
+}
+
 // strata train's architecture names and the family of each.
 const std::map<std::string, Family>& architectures() {
   static const std::map<std::string, Family> table = {
@@ -47,6 +56,28 @@ void validateKvHeads(const ModelDesc& m) {
                     str(heads) + " heads, which only architecture llama allows");
 }
 
+// The [model.moe] shapes strata train refuses (expert_parallel's checkMoe
+// and validate_config's family rule), named by their keys. The layout's
+// rules (tp, ep) are checkLayout's.
+void validateMoe(const ModelDesc& m) {
+  const MoeDesc& moe = m.moe;
+  std::string where = "model '" + m.name + "': moe ";
+  if (moe.experts < 0)
+    throw PlanError(where + "experts " + str(moe.experts) + " is negative (0: a dense model)");
+  if (!moe.enabled()) return;
+  if (m.family != Family::kLlama)
+    throw PlanError(where + "experts " + str(moe.experts) +
+                    " on a GPT: only architecture llama has mixture-of-experts layers");
+  if (moe.topK < 1 || moe.topK > moe.experts)
+    throw PlanError(where + "top_k " + str(moe.topK) + " is not between 1 and the " +
+                    str(moe.experts) + " experts");
+  if (moe.expertFfn < 1 || moe.every < 1)
+    throw PlanError(where + "expert_ffn " + str(moe.expertFfn) + " and every " + str(moe.every) +
+                    " must both be at least 1");
+  if (moe.sharedExperts < 0)
+    throw PlanError(where + "shared_experts " + str(moe.sharedExperts) + " is negative");
+}
+
 // GPT-2 (Radford et al. 2019, Table 2; sizes as released): vocabulary 50257,
 // context 1024. GPT-3 (Brown et al. 2020, Table 2.1): context 2048, same
 // vocabulary; the table's 13B d_model 5140 and 1.3B's 24 heads are
@@ -55,7 +86,10 @@ void validateKvHeads(const ModelDesc& m) {
 // Table 1): vocabulary 51200, sequence 2048. Llama 2 7B (Touvron et al.
 // 2023): multi-head, ffn 11008, vocabulary 32000, context 4096. Llama 3 ("The
 // Llama 3 Herd of Models", 2024, Table 3): 8 kv heads; the vocabulary 128256
-// (the table's "128K") and context 8192 are the released models'.
+// (the table's "128K") and context 8192 are the released models'. Mixtral
+// 8x7B (Jiang et al. 2024, "Mixtral of Experts", Table 1): Mistral 7B's
+// attention, every layer 8 experts of width 14336, top 2, vocabulary 32000,
+// context 32768; its dense ffn is the experts' width.
 const std::map<std::string, ModelDesc>& presets() {
   static const std::map<std::string, ModelDesc> table = {
       {"gpt2-small", gpt("gpt2-small", 12, 768, 12, 50257, 1024)},
@@ -79,6 +113,7 @@ const std::map<std::string, ModelDesc>& presets() {
       {"llama2-7b", llama("llama2-7b", 32, 4096, 32, 32, 11008, 32000, 4096)},
       {"llama3-8b", llama("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192)},
       {"llama3-70b", llama("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192)},
+      {"mixtral-8x7b", mixture("mixtral-8x7b", 32, 4096, 32, 8, 14336, 8, 2, 32000, 32768)},
   };
   return table;
 }
@@ -123,6 +158,7 @@ void ModelDesc::validate() const {
     throw PlanError("model '" + name + "': llama's rotary embeddings rotate pairs, but hidden " +
                     str(hidden) + " / " + str(heads) + " heads = head dim " + str(headDim()) +
                     " is odd");
+  validateMoe(*this);
 }
 
 std::vector<std::string> modelPresetNames() {
@@ -155,6 +191,11 @@ ModelDesc overrideSizes(const ModelDesc& base, const ModelOverrides& overrides) 
   apply("vocab", overrides.vocab, model.vocab);
   apply("seq-len", overrides.seqLen, model.seqLen);
   apply("kv-heads", overrides.kvHeads, model.kvHeads);
+  apply("moe-experts", overrides.experts, model.moe.experts);
+  apply("moe-top-k", overrides.topK, model.moe.topK);
+  apply("moe-expert-ffn", overrides.expertFfn, model.moe.expertFfn);
+  apply("moe-shared-experts", overrides.sharedExperts, model.moe.sharedExperts);
+  apply("moe-every", overrides.moeEvery, model.moe.every);
   if (overrides.architecture) {
     Family family = familyOf(*overrides.architecture);
     if (family != model.family) {
@@ -169,13 +210,58 @@ ModelDesc overrideSizes(const ModelDesc& base, const ModelOverrides& overrides) 
   return model;
 }
 
-double layerParameters(const ModelDesc& m) {
+namespace {
+
+// A SwiGLU MLP's weights at inner width `ffn`: gate, up, down.
+double swigluParameters(const ModelDesc& m, double ffn) { return 3.0 * m.hidden * ffn; }
+
+// What every MoE token runs through besides its routed experts: the
+// router and the shared experts' SwiGLU.
+double alwaysActiveMoeParameters(const ModelDesc& m) {
+  return routerParameters(m) + swigluParameters(m, double(m.moe.sharedExperts) * m.moe.expertFfn);
+}
+
+// An MoE layer with `routed` of its experts: the dense layer's parameters
+// with its SwiGLU replaced.
+double moeLayerParameters(const ModelDesc& m, double routed) {
+  return layerParameters(m) - swigluParameters(m, m.ffn) + alwaysActiveMoeParameters(m) +
+         routed * expertParameters(m);
+}
+
+}  // namespace
+
+double layerParameters(const ModelDesc& m, LayerKind kind) {
+  if (kind == LayerKind::kMoe) return moeLayerParameters(m, m.moe.experts);
   double h = m.hidden, f = m.ffn;
   if (m.family == Family::kGpt) return 4 * h * h + 2 * h * f + 9 * h + f;
   double attention = 2 * h * h + kvProjectionParameters(m);  // q, o; k, v
-  double mlp = 3 * h * f;                                    // gate, up, down
+  double mlp = swigluParameters(m, f);                       // gate, up, down
   double norms = 2 * h;                                      // before attention, before MLP
   return attention + mlp + norms;
+}
+
+int moeLayerCount(const ModelDesc& m) { return moeLayersIn(m, 0, m.layers); }
+
+// Layers i < n with (i + 1) % every == 0 number n / every.
+int moeLayersIn(const ModelDesc& m, int first, int count) {
+  if (!m.moe.enabled()) return 0;
+  return (first + count) / m.moe.every - first / m.moe.every;
+}
+
+double expertParameters(const ModelDesc& m) { return swigluParameters(m, m.moe.expertFfn); }
+
+double routerParameters(const ModelDesc& m) { return double(m.moe.experts) * m.hidden; }
+
+double tpRankExpertParameters(const ModelDesc& m, int tp, int ep) {
+  return double(m.moe.experts / ep) * expertParameters(m) / tp;
+}
+
+double tpRankLayerParameters(const ModelDesc& m, LayerKind kind, int tp, int ep) {
+  double replicated = kvReplicaParameters(m, tp);
+  if (kind == LayerKind::kDense) return layerParameters(m) / tp + replicated;
+  double experts = double(m.moe.experts) * expertParameters(m);
+  double split = layerParameters(m, kind) - experts - routerParameters(m);
+  return split / tp + routerParameters(m) + replicated + tpRankExpertParameters(m, tp, ep);
 }
 
 double kvProjectionParameters(const ModelDesc& m) { return 2.0 * m.hidden * m.kvWidth(); }
@@ -201,24 +287,45 @@ double headParameters(const ModelDesc& m) {
   return m.tiedEmbeddings ? 0 : double(m.vocab) * m.hidden;
 }
 
-double parameterCount(const ModelDesc& m) {
-  return m.layers * layerParameters(m) + embeddingParameters(m) + headParameters(m);
+namespace {
+
+// The layers' parameters, an MoE layer's with `routed` of its experts.
+double layersParameters(const ModelDesc& m, double routed) {
+  int moe = moeLayerCount(m);
+  return (m.layers - moe) * layerParameters(m) + moe * moeLayerParameters(m, routed);
 }
 
-double layerForwardFlops(const ModelDesc& m, double sequences) {
+}  // namespace
+
+double parameterCount(const ModelDesc& m) {
+  return layersParameters(m, m.moe.experts) + embeddingParameters(m) + headParameters(m);
+}
+
+double activeParameterCount(const ModelDesc& m) {
+  return layersParameters(m, m.moe.topK) + embeddingParameters(m) + headParameters(m);
+}
+
+double layerForwardFlops(const ModelDesc& m, double sequences, LayerKind kind) {
   double b = sequences, s = m.seqLen, h = m.hidden, f = m.ffn;
   double projections = 2 * h * h + kvProjectionParameters(m);
   double mlpMatrices = m.family == Family::kLlama ? 3 : 2;
-  return 2 * b * s * (projections + mlpMatrices * h * f) + 4 * b * s * s * h;
+  double attention = 2 * b * s * projections + 4 * b * s * s * h;
+  if (kind == LayerKind::kDense) return attention + 2 * b * s * mlpMatrices * h * f;
+  // A matmul's forward is 2 FLOPs per weight per token: the router and
+  // shared experts on every token, top_k of the routed experts.
+  double active = alwaysActiveMoeParameters(m) + m.moe.topK * expertParameters(m);
+  return attention + 2 * b * s * active;
 }
 
-double tpRankLayerForwardFlops(const ModelDesc& m, double sequences, int tp) {
-  double whole = layerForwardFlops(m, sequences);
-  if (!kvReplicated(m, tp)) return whole / tp;
+double tpRankLayerForwardFlops(const ModelDesc& m, double sequences, int tp, LayerKind kind) {
+  double whole = layerForwardFlops(m, sequences, kind);
   double tokens = sequences * m.seqLen;
+  // Every tp rank routes the same tokens with the whole router.
+  double router = kind == LayerKind::kMoe ? 2 * tokens * routerParameters(m) : 0;
+  if (!kvReplicated(m, tp)) return (whole - router) / tp + router;
   double kv = 2 * tokens * kvProjectionParameters(m);
   double oneKvHead = 2 * 2 * tokens * m.hidden * m.headDim();  // k and v of one kv head
-  return (whole - kv) / tp + oneKvHead;
+  return (whole - kv - router) / tp + oneKvHead + router;
 }
 
 double logitsForwardFlops(const ModelDesc& m, double sequences) {
@@ -226,13 +333,15 @@ double logitsForwardFlops(const ModelDesc& m, double sequences) {
 }
 
 double trainingFlops(const ModelDesc& m, double sequences, bool recompute) {
-  double layers = m.layers * layerForwardFlops(m, sequences);
+  int moe = moeLayerCount(m);
+  double layers = (m.layers - moe) * layerForwardFlops(m, sequences) +
+                  moe * layerForwardFlops(m, sequences, LayerKind::kMoe);
   double passes = recompute ? 4 : 3;
   return passes * layers + 3 * logitsForwardFlops(m, sequences);
 }
 
 double flopsPerToken6N(const ModelDesc& m) {
-  return 6 * parameterCount(m) + 12.0 * m.layers * m.seqLen * double(m.hidden);
+  return 6 * activeParameterCount(m) + 12.0 * m.layers * m.seqLen * double(m.hidden);
 }
 
 }  // namespace strata::plan

@@ -70,6 +70,10 @@ TEST(ConfigFile, RoundTripsEveryOption) {
   config.data.files = {"a \"b\".txt", "c\\d\u00e9\t.txt"};
   config.parallel.stageLayers = {3, 5};
   config.checkpoint.dir = "ckpt";
+  config.model.moe.experts = 8;
+  config.model.moe.capacityFactor = 1.25;
+  config.model.moe.normalizeTopK = false;
+  config.parallel.ep = 4;
   TrainConfig back;
   applyConfigToml(configToToml(config), "written", back);
   EXPECT_EQ(configToToml(back), configToToml(config));
@@ -79,6 +83,10 @@ TEST(ConfigFile, RoundTripsEveryOption) {
   EXPECT_EQ(back.data.files, config.data.files);
   EXPECT_EQ(back.parallel.stageLayers, config.parallel.stageLayers);
   EXPECT_FALSE(back.model.tiedEmbeddings);
+  EXPECT_EQ(back.model.moe.experts, 8);
+  EXPECT_EQ(back.model.moe.capacityFactor, 1.25);
+  EXPECT_FALSE(back.model.moe.normalizeTopK);
+  EXPECT_EQ(back.parallel.ep, 4);
 }
 
 TEST(ConfigFile, DottedKeysAndInlineTablesNameOptionsToo) {
@@ -95,6 +103,19 @@ TEST(ConfigFile, DottedKeysAndInlineTablesNameOptionsToo) {
   EXPECT_EQ(config.data.files, (std::vector<std::string>{"a.txt", "b.txt"}));
   expectErrorNaming([&] { applyConfigToml("model = { layerz = 6 }\n", "run.toml", config); },
                     {"run.toml:1", "unknown key 'layerz' in [model]", "known keys: layers"});
+}
+
+TEST(ConfigFile, TheMoeTableNamesItsKeys) {
+  TrainConfig config;
+  applyConfigToml("[model.moe]\nexperts = 8\ntop_k = 1\nexpert_ffn = 96\n[parallel]\nep = 2\n",
+                  "moe.toml", config);
+  EXPECT_EQ(config.model.moe.experts, 8);
+  EXPECT_EQ(config.model.moe.topK, 1);
+  EXPECT_EQ(config.model.moe.expertFfn, 96);
+  EXPECT_EQ(config.parallel.ep, 2);
+  expectErrorNaming(
+      [&] { applyConfigToml("[model.moe]\nexpertz = 8\n", "moe.toml", config); },
+      {"moe.toml:2", "unknown key 'expertz' in [model.moe]", "known keys: experts, top_k"});
 }
 
 TEST(ConfigFile, DataFilesMustBeAnArrayOfStrings) {

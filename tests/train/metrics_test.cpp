@@ -59,6 +59,26 @@ TEST(Metrics, JsonLineHasEveryFieldInOrderAndNullForUnmeasured) {
   EXPECT_EQ(line["peak_memory_bytes"].get<double>(), 1 << 20);
 }
 
+// A mixture-of-experts run adds its routing figures; a dense run's lines
+// have none of those keys.
+TEST(Metrics, ExpertRoutingFiguresOnlyForMixtureOfExpertsRuns) {
+  StepMetrics m = sample();
+  m.moeTokensMin = 10;
+  m.moeTokensMean = 16;
+  m.moeTokensMax = 23;
+  m.moeDropped = 4;
+  m.moeAuxLoss = 1.02;
+  m.moeZLoss = 0.5;
+  nlohmann::ordered_json line = nlohmann::ordered_json::parse(toJsonLine(m));
+  EXPECT_EQ(line["moe_tokens_min"], 10);
+  EXPECT_EQ(line["moe_tokens_mean"], 16);
+  EXPECT_EQ(line["moe_tokens_max"], 23);
+  EXPECT_EQ(line["moe_dropped"], 4);
+  EXPECT_EQ(line["moe_aux_loss"].get<double>(), 1.02);
+  EXPECT_EQ(line["moe_z_loss"].get<double>(), 0.5);
+  EXPECT_FALSE(nlohmann::ordered_json::parse(toJsonLine(sample())).contains("moe_tokens_mean"));
+}
+
 TEST(Metrics, NonFiniteValuesAreNullAndTheLineStillParses) {
   StepMetrics m = sample();
   m.loss = std::nan("");

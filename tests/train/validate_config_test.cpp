@@ -61,6 +61,47 @@ TEST(ValidateConfig, ContextParallelSplitsSequencesAndHeads) {
   EXPECT_NO_THROW(validateConfig(a2a, 32));
 }
 
+// Mixture of experts: the llama family only, ep carved out of dp x cp and
+// dividing the experts, tp dividing each expert's ffn, no sequence
+// parallelism, no ZeRO-3 at ep > 1, and ep only with experts.
+TEST(ValidateConfig, ExpertsAndExpertParallelism) {
+  TrainConfig c = valid3d();
+  c.model.architecture = "llama";
+  c.model.tiedEmbeddings = false;
+  c.model.moe.experts = 8;
+  c.model.moe.expertFfn = 64;
+  c.parallel.ep = 2;
+  EXPECT_NO_THROW(validateConfig(c, 8));
+  c.parallel.ep = 4;
+  expectInvalid(c, 8, {"parallel.ep 4 does not divide dp x cp = 2"});
+  c.parallel.ep = 2;
+  c.parallel.zero = 3;
+  c.parallel.sequenceParallel = true;
+  expectInvalid(c, 8, {"parallel.zero 3 with ep 2", "do not take parallel.sequence_parallel"});
+  c = valid3d();
+  c.model.architecture = "llama";
+  c.model.moe.experts = 5;
+  c.model.moe.expertFfn = 64;
+  c.parallel.ep = 2;
+  c.parallel.dp = 4;
+  c.parallel.pp = 1;
+  c.train.globalBatch = 8;
+  expectInvalid(c, 8, {"model.moe.experts 5 is not divisible by ep 2"});
+  c.model.moe.experts = 8;
+  c.model.moe.topK = 9;
+  expectInvalid(c, 8, {"model.moe.top_k 9 must be between 1 and the 8 experts"});
+  c.model.moe.topK = 2;
+  c.model.moe.expertFfn = 63;
+  expectInvalid(c, 8, {"model.moe.expert_ffn 63 is not divisible by tp 2"});
+  TrainConfig gpt = valid3d();
+  gpt.model.moe.experts = 4;
+  gpt.model.moe.expertFfn = 64;
+  expectInvalid(gpt, 8, {"model.moe is built by the llama family"});
+  TrainConfig dense = valid3d();
+  dense.parallel.ep = 2;
+  expectInvalid(dense, 8, {"parallel.ep 2 spreads experts, but the model has none"});
+}
+
 TEST(ValidateConfig, LayersMustFillEveryStage) {
   TrainConfig c = valid3d();
   c.model.layers = 1;

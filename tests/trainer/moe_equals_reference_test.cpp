@@ -19,13 +19,7 @@ namespace strata::train::testing {
 namespace {
 
 TrainConfig moeConfig(int64_t pp, int64_t dp, int64_t tp, int64_t ep) {
-  TrainConfig c = tinyLlamaConfig(2);
-  c.model.moe.experts = 4;
-  c.model.moe.topK = 2;
-  c.model.moe.expertFfn = 32;
-  c.model.moe.every = 2;
-  c.model.moe.auxLossCoeff = 0.05;
-  c.model.moe.zLossCoeff = 0.01;
+  TrainConfig c = tinyMoeConfig();
   c.parallel.pp = pp;
   c.parallel.dp = dp;
   c.parallel.tp = tp;

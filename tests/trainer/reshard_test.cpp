@@ -25,6 +25,7 @@ struct Layout {
   int virtualStages = 1;                  // above 1: the interleaved 1F1B schedule
   std::vector<int64_t> stageLayers = {};  // empty: the even cut
   int cp = 1;
+  int ep = 1;
   int processes() const { return pp * dp * cp * tp; }
 };
 
@@ -33,6 +34,7 @@ TrainConfig at(TrainConfig config, Layout layout) {
   config.parallel.dp = layout.dp;
   config.parallel.tp = layout.tp;
   config.parallel.cp = layout.cp;
+  config.parallel.ep = layout.ep;
   config.parallel.zero = layout.zero;
   config.parallel.virtualStages = layout.virtualStages;
   config.parallel.stageLayers = layout.stageLayers;
@@ -193,6 +195,25 @@ TEST(TrainerReshard, LlamaCp2ToCp4) {
 // unsharded in a pipeline of two stages.
 TEST(TrainerReshard, Dp2Cp2Zero1ToPp2) {
   expectResumeAcrossLayouts("reshard-dp2cp2-zero", tinyConfig(), {1, 2, 1, 1, 1, {}, 2}, {2, 1, 1});
+}
+
+// Expert parallelism: each expert is indexed once, by name, from the first
+// rank holding it, so a checkpoint saved with the experts split over ep 2
+// resumes with all of them in one process, or split over ep 4; ZeRO-1's
+// moments of the experts, sharded over their two replicas at dp 4 x ep 2,
+// resume unsharded at dp 2 with every expert on every rank.
+TEST(TrainerReshard, MoeEp2ToOneProcess) {
+  expectResumeAcrossLayouts("reshard-ep2-1", tinyMoeConfig(), {1, 2, 1, 0, 1, {}, 1, 2}, {});
+}
+
+TEST(TrainerReshard, MoeEp2ToEp4) {
+  expectResumeAcrossLayouts("reshard-ep2-4", tinyMoeConfig(), {1, 2, 1, 0, 1, {}, 1, 2},
+                            {1, 4, 1, 0, 1, {}, 1, 4});
+}
+
+TEST(TrainerReshard, MoeDp4Ep2Zero1ToDp2) {
+  expectResumeAcrossLayouts("reshard-ep2zero", tinyMoeConfig(), {1, 4, 1, 1, 1, {}, 1, 2},
+                            {1, 2, 1, 0});
 }
 
 TEST(TrainerReshard, OfflineConvertPp2Tp2ToTp4) {

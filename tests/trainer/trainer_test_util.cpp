@@ -47,6 +47,17 @@ TrainConfig tinyLlamaConfig(int64_t kvHeads) {
   return c;
 }
 
+TrainConfig tinyMoeConfig() {
+  TrainConfig c = tinyLlamaConfig(2);
+  c.model.moe.experts = 4;
+  c.model.moe.topK = 2;
+  c.model.moe.expertFfn = 32;
+  c.model.moe.every = 2;
+  c.model.moe.auxLossCoeff = 0.05;
+  c.model.moe.zLossCoeff = 0.01;
+  return c;
+}
+
 std::string sharedDir(const std::string& name) {
   if (const char* inherited = std::getenv(kSharedDirVariable)) return inherited;
   fs::path dir =

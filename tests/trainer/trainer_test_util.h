@@ -29,6 +29,9 @@ TrainConfig tinyConfig();
 // tinyConfig as a Llama: `kvHeads` key/value heads for its 4 query heads, an
 // untied head, Llama 3's rotary base (500000, not the default).
 TrainConfig tinyLlamaConfig(int64_t kvHeads);
+// tinyLlamaConfig(2) with MoE MLPs in blocks 1 and 3: 4 experts of ffn 32,
+// top 2, balance and z-loss weights large enough to matter.
+TrainConfig tinyMoeConfig();
 
 // The folder the processes of this test share: inherited from the parent
 // (variable kSharedDirVariable) in a rank, freshly created and empty in the

@@ -108,10 +108,12 @@ struct TrainingJob {
 // layer per stage (and layers divisible by pp * v if evenStages), heads and ffn by tp, the kv
 // heads by tp or tp by them, the global batch by
 // mb * dp, the schedule's own rules (interleaved needs v > 1 and micro-batches a multiple of pp),
-// tp within a node unless allowed; and under cp > 1 what the trainer refuses: a
+// tp within a node unless allowed; under cp > 1 what the trainer refuses: a
 // sequence length not divisible by 2 * cp, with sequence parallel S/cp not
 // divisible by tp, and all-to-all where cp does not divide each tp rank's
-// heads and kv heads.
+// heads and kv heads; and for experts what the trainer refuses: ep > 1
+// without MoE layers, ep not dividing dp * cp or the experts, ZeRO-3 with
+// ep > 1, expert_ffn not divisible by tp, and sequence parallel with MoE.
 std::string checkLayout(const TrainingJob& job, const Layout& layout);
 
 struct TimeBreakdown {

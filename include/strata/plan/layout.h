@@ -22,13 +22,21 @@
 // (keys and values travel around the group) or all-to-all (Ulysses: heads
 // traded for tokens and back).
 //
+// Expert parallelism (ep) spreads the experts of every MoE layer over ep
+// ranks carved out of the dp x cp replicas, as the trainer does
+// (train/loop/moe_training.cpp): it adds no devices. The replicas' run is cut
+// into groups of ep consecutive members (an ep group, replicaStride() apart,
+// which trades tokens by all-to-all); the members at the same place of every
+// group hold the same experts (expertReplicas() of them, ep x replicaStride()
+// apart) and average those experts' gradients.
+//
 // parseLayout() reads the text form
-// `pp8,tp8,dp24,cp2,cp-a2a,mb1,v1,1f1b,zero3,recompute,sp,pp-inner,no-reshard`
+// `pp8,tp8,dp24,cp2,cp-a2a,ep4,mb1,v1,1f1b,zero3,recompute,sp,pp-inner,no-reshard`
 // (any order, omitted items take the defaults below; `cp-ring` names the
 // default algorithm) and throws PlanError naming the bad item. toString()
-// writes every degree but cp, which it writes only above 1, and the
-// algorithm only when it is all-to-all, so a cp = 1 layout reads as it did
-// before context parallelism.
+// writes every degree but cp and ep, which it writes only above 1, and the
+// algorithm only when it is all-to-all, so a cp = 1, ep = 1 layout reads as
+// it did before context and expert parallelism.
 #pragma once
 
 #include <string>
@@ -45,6 +53,7 @@ struct Layout {
   int dp = 1;
   int cp = 1;  // context parallel: ranks each sequence is split over
   CpAlgorithm cpAlgorithm = CpAlgorithm::kRing;
+  int ep = 1;  // expert parallel: ranks of dp x cp each MoE layer's experts are spread over
   int virtualStages = 1;  // model chunks per pipeline rank (interleaved schedules)
   int microBatch = 1;     // sequences per micro-batch
   std::string schedule = "1f1b";
@@ -68,6 +77,12 @@ struct Layout {
   // Their neighbours' distance: cp runs inside dp by default, dp inside cp
   // under pp-inner, so the dp x cp group is one run of ranks either way.
   int replicaStride() const { return ppInner ? dpStride() : cpStride(); }
+  // An ep group: ep consecutive replicas.
+  int epStride() const { return replicaStride(); }
+  // The replicas that hold the same experts, one of each ep group, and
+  // their distance.
+  int expertReplicas() const { return replicas() / ep; }
+  int expertReplicaStride() const { return replicaStride() * ep; }
   // Micro-batches per pipeline per iteration: B / (mb * dp); cp ranks share
   // their sequences instead of taking more. The caller checks divisibility
   // (see checkLayout in cost_model.h).

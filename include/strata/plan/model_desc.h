@@ -16,13 +16,24 @@
 // Output logits tied to the token embedding, or a head of their own (V x h,
 // no bias) when untied; strata train unties llama's by default.
 //
+// A llama may have mixture-of-experts layers (strata train's [model.moe],
+// expert_parallel/moe_options.h): layer i (from 0) is MoE when (i + 1) %
+// every == 0, its MLP then a router (E x h, no bias) choosing each token's
+// top_k of E routed experts, each a SwiGLU of width expert_ffn (gate and up
+// h x ef, down ef x h), plus shared_experts always-active ones run as one
+// SwiGLU of width shared x ef. parameterCount() counts every expert;
+// activeParameterCount() and the FLOPs only those a token runs through
+// (top_k routed and the shared), with the router.
+//
 // modelPreset() throws PlanError for an unknown name, listing the known
 // ones; familyOf() for an unknown architecture, listing the known ones;
 // validate(), and overrideSizes() that calls it, throw PlanError naming
 // every size that is not positive, the heads and hidden size when heads do
 // not divide hidden, the kv heads and heads when kv heads do not divide
-// heads (or are set on a GPT), and llama's head dimension when it is odd
-// (RoPE rotates pairs). Nothing else throws.
+// heads (or are set on a GPT), llama's head dimension when it is odd (RoPE
+// rotates pairs), and an MoE shape strata train refuses (experts on a GPT,
+// negative experts, top_k outside 1..experts, expert_ffn or every below 1,
+// negative shared experts), naming the values. Nothing else throws.
 #pragma once
 
 #include <optional>
@@ -32,6 +43,23 @@
 namespace strata::plan {
 
 enum class Family { kGpt, kLlama };
+
+// Whether a layer's MLP is the dense one or a mixture of experts.
+enum class LayerKind { kDense, kMoe };
+
+// The mixture-of-experts layers of a llama ([model.moe]; the training-only
+// terms, aux and z-loss coefficients, capacity factor and top_k
+// normalisation, change no count and are not held).
+struct MoeDesc {
+  int experts = 0;        // routed experts of an MoE MLP; 0: a dense model
+  int topK = 2;           // routed experts each token runs through
+  int expertFfn = 0;      // each expert's SwiGLU inner width
+  int sharedExperts = 0;  // always-active experts, one SwiGLU of sharedExperts x expertFfn
+  int every = 1;          // layer i (from 0) is MoE when (i + 1) % every == 0
+
+  bool enabled() const { return experts > 0; }
+  bool isMoeLayer(int index) const { return enabled() && (index + 1) % every == 0; }
+};
 
 // strata train's architecture names, each with its family: "gpt2", "llama", "strata".
 std::vector<std::string> architectureNames();
@@ -51,6 +79,7 @@ struct ModelDesc {
   bool tiedEmbeddings = true;  // the logits reuse the token embedding
   Family family = Family::kGpt;
   int kvHeads = 0;  // key/value heads (grouped-query attention); 0: as many as heads
+  MoeDesc moe{};     // llama only
 
   int keyValueHeads() const { return kvHeads > 0 ? kvHeads : heads; }
   int headDim() const { return hidden / heads; }
@@ -68,6 +97,8 @@ struct ModelOverrides {
   std::optional<int> layers{}, hidden{}, heads{}, ffn{}, vocab{}, seqLen{};
   std::optional<std::string> architecture{};  // a name of architectureNames()
   std::optional<int> kvHeads{};
+  // [model.moe]'s experts, top_k, expert_ffn, shared_experts and every.
+  std::optional<int> experts{}, topK{}, expertFfn{}, sharedExperts{}, moeEvery{};
 };
 
 // `base` with every set size replaced, then validated (PlanError as from
@@ -80,7 +111,27 @@ ModelDesc overrideSizes(const ModelDesc& base, const ModelOverrides& overrides);
 // Parameters of one transformer layer, kv = kv heads x head dim:
 //   GPT:   4h^2 + 2hf + 9h + f   (= 12h^2 + 13h for f = 4h)
 //   Llama: 2h^2 + 2h*kv + 3hf + 2h
-double layerParameters(const ModelDesc& m);
+// and of an MoE layer (`kind` kMoe), E experts of width ef, S shared:
+//   Llama: 2h^2 + 2h*kv + 2h + E*h + 3h*ef*(E + S)
+double layerParameters(const ModelDesc& m, LayerKind kind = LayerKind::kDense);
+// The MoE layers among the model's: layers i (from 0) with (i + 1) % every
+// == 0, so layers / every of them; 0 for a dense model.
+int moeLayerCount(const ModelDesc& m);
+// Of the `count` layers from layer `first`, how many are MoE.
+int moeLayersIn(const ModelDesc& m, int first, int count);
+// One routed expert's weights: gate, up and down, 3*h*ef.
+double expertParameters(const ModelDesc& m);
+// The router's weight, E*h: whole on every tp rank (each routes the same tokens).
+double routerParameters(const ModelDesc& m);
+// What one rank of `tp` and `ep` holds of one layer: a 1/tp share of its
+// matrices but the router's (whole), the replicated k and v projections'
+// other (1 - 1/tp) (kvReplicaParameters), and of an MoE layer's experts its
+// E/ep, each split over tp (tpRankExpertParameters).
+double tpRankLayerParameters(const ModelDesc& m, LayerKind kind, int tp, int ep);
+// The routed experts' weights of one MoE layer on a rank: E/ep experts,
+// 3*h*ef/tp each. They are replicated over dp x cp / ep ranks, where the
+// rest of the layer is over dp x cp.
+double tpRankExpertParameters(const ModelDesc& m, int tp, int ep);
 // The k and v projections' weights of one layer: 2*h*kv.
 double kvProjectionParameters(const ModelDesc& m);
 // Whether `tp` ranks replicate the k and v projections instead of splitting
@@ -100,7 +151,12 @@ double kvReplicaParameters(const ModelDesc& m, int tp);
 double embeddingParameters(const ModelDesc& m);
 // The logits' own weights: V*h when untied, 0 when tied to the embedding.
 double headParameters(const ModelDesc& m);
+// Every parameter, every expert of every MoE layer counted.
 double parameterCount(const ModelDesc& m);
+// The parameters one token's forward runs through: parameterCount with each
+// MoE layer's E routed experts replaced by its top_k (Mixtral 8x7B's "12.9B
+// active" of 46.7B). Equal to parameterCount for a dense model.
+double activeParameterCount(const ModelDesc& m);
 
 // Forward FLOPs of one layer for `sequences` sequences (a multiply-add = 2):
 //   2*b*s*(2h^2 + 2h*kv)  q and o projections (h x h), k and v (h x kv)
@@ -109,11 +165,19 @@ double parameterCount(const ModelDesc& m);
 // + 4*b*s^2*h             scores Q.K^T and the weighted sum over V: every
 //                         query head's, so heads x head dim = h, whatever kv
 // = 24bsh^2 + 4bs^2h for GPT with f = 4h.
-double layerForwardFlops(const ModelDesc& m, double sequences);
+// An MoE layer's MLP instead runs the router and each token's top_k routed
+// experts and the shared ones:
+//   2*b*s*(E*h + 3h*ef*(k + S))
+double layerForwardFlops(const ModelDesc& m, double sequences,
+                         LayerKind kind = LayerKind::kDense);
 // The forward FLOPs one of `tp` ranks does in one layer: layerForwardFlops /
 // tp, except that replicated k and v projections (kvReplicated) compute one
-// kv head per rank, 2*2*b*s*h*d with d the head dim, instead of a 1/tp share.
-double tpRankLayerForwardFlops(const ModelDesc& m, double sequences, int tp);
+// kv head per rank, 2*2*b*s*h*d with d the head dim, instead of a 1/tp share,
+// and that every tp rank routes its tokens whole (2*b*s*h*E). Under ep a rank
+// computes its E/ep experts on the rows the whole ep group sends them: with
+// balanced routing, top_k rows per token of its own, so ep changes nothing.
+double tpRankLayerForwardFlops(const ModelDesc& m, double sequences, int tp,
+                               LayerKind kind = LayerKind::kDense);
 // The logits matmul: 2*b*s*h*V.
 double logitsForwardFlops(const ModelDesc& m, double sequences);
 
@@ -124,11 +188,13 @@ double logitsForwardFlops(const ModelDesc& m, double sequences);
 //   with recompute:    96*B*s*l*h^2 * (1 + s/(6h) + V/(16*l*h))
 //   without recompute: 72*B*s*l*h^2 * (1 + s/(6h) + V/(12*l*h))
 // The second is the "model FLOPs" of MFU; the first the hardware FLOPs
-// Megatron reports as teraFLOP/s when it recomputes.
+// Megatron reports as teraFLOP/s when it recomputes. MoE layers count their
+// active FLOPs (layerForwardFlops of kMoe).
 double trainingFlops(const ModelDesc& m, double sequences, bool recompute);
 
 // The common rule of thumb per trained token: 6N + 12*l*s*h (Kaplan et al.
-// 2020, with the attention term), N counting all parameters.
+// 2020, with the attention term), N the active parameters (every parameter
+// of a dense model).
 double flopsPerToken6N(const ModelDesc& m);
 
 }  // namespace strata::plan
