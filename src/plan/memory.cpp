@@ -97,20 +97,44 @@ double llamaRingBytes(const ModelDesc& m, double microBatch, int tp, bool sequen
   return s * b * ((sequenceParallel ? replicated / t : replicated) + attention + mlp);
 }
 
-}  // namespace
-
-double workingActivationBytes(const ModelDesc& m, double microBatch, int tp, bool sequenceParallel,
-                              int cp, CpAlgorithm algorithm) {
+// A dense layer's working set (workingActivationBytes).
+double denseWorkingBytes(const ModelDesc& m, double microBatch, int tp, bool sequenceParallel,
+                         int cp, CpAlgorithm algorithm) {
   bool llama = m.family == Family::kLlama;
   // All-to-all runs the whole-sequence path on a/(t cp) heads: the same
   // tensors as cp = 1, a cp-th of each.
   if (cp > 1 && algorithm == CpAlgorithm::kAllToAll)
-    return workingActivationBytes(m, microBatch, tp, sequenceParallel) / cp;
+    return denseWorkingBytes(m, microBatch, tp, sequenceParallel, 1, algorithm) / cp;
   if (cp > 1)
     return llama ? llamaRingBytes(m, microBatch, tp, sequenceParallel, cp)
                  : gptRingBytes(m, microBatch, tp, sequenceParallel, cp);
   if (llama) return llamaActivationBytes(m, microBatch, tp, sequenceParallel);
   return gptActivationBytes(m, microBatch, tp, sequenceParallel);
+}
+
+}  // namespace
+
+double moeMlpBytesPerToken(const ModelDesc& m, int tp) {
+  const MoeDesc& moe = m.moe;
+  double h = m.hidden, t = tp, e = moe.experts, ef = moe.expertFfn;
+  double router = 4 * h     // the input in fp32, the router's matmul's
+                  + 4 * e   // the fp32 logits, for the z-loss
+                  + 4 * e;  // the fp32 probabilities, for softmax's backward and the gates
+  double assignment = 2 * h         // the dispatched row, gate's and up's input
+                      + 8 * ef / t  // the expert's gate, SiLU, up and product
+                      + 2 * h;      // the row brought back, for its gate's gradient
+  double shared = 8 * moe.sharedExperts * ef / t;
+  return router + moe.topK * assignment + shared;
+}
+
+double workingActivationBytes(const ModelDesc& m, double microBatch, int tp, bool sequenceParallel,
+                              int cp, CpAlgorithm algorithm, LayerKind kind) {
+  double dense = denseWorkingBytes(m, microBatch, tp, sequenceParallel, cp, algorithm);
+  if (kind == LayerKind::kDense) return dense;
+  // Every form of attention keeps the SwiGLU's 8f/t a token of the rank's
+  // S/cp tokens; an MoE layer keeps its MLP's instead.
+  double tokens = microBatch * rankTokens(m, cp);
+  return dense + tokens * (moeMlpBytesPerToken(m, tp) - 8.0 * m.ffn / tp);
 }
 
 double scoreActivationBytes(const ModelDesc& m, double microBatch, int tp) {
@@ -119,8 +143,9 @@ double scoreActivationBytes(const ModelDesc& m, double microBatch, int tp) {
 }
 
 double stashedActivationBytes(const ModelDesc& m, double microBatch, int tp, bool sequenceParallel,
-                              bool recompute, int cp, CpAlgorithm algorithm) {
-  if (!recompute) return workingActivationBytes(m, microBatch, tp, sequenceParallel, cp, algorithm);
+                              bool recompute, int cp, CpAlgorithm algorithm, LayerKind kind) {
+  if (!recompute)
+    return workingActivationBytes(m, microBatch, tp, sequenceParallel, cp, algorithm, kind);
   double input = 2.0 * m.seqLen * microBatch * m.hidden / cp;  // the rank's S/cp tokens
   return sequenceParallel ? input / tp : input;
 }

@@ -7,7 +7,9 @@
 // master copy, momentum and variance making the 12):
 //   ZeRO 0: P(w + g + o)         ZeRO 2: Pw + P(g + o)/dp
 //   ZeRO 1: P(w + g) + Po/dp     ZeRO 3: P(w + g + o)/dp
-// (under context parallelism the group is dp x cp: Layout::replicas()).
+// (under context parallelism the group is dp x cp: Layout::replicas(); under
+// expert parallelism a rank's experts are sharded over their own, smaller
+// group, dp x cp / ep: Layout::expertReplicas()).
 // Activations per layer and micro-batch of b sequences follow Korthikanti et
 // al. 2022, "Reducing Activation Recomputation in Large Transformer Models",
 // Table 2 (16-bit activations, a heads, tensor parallel size t):
@@ -19,6 +21,19 @@
 //   tensor parallel:                  s*b*(8h + (8h + 8f)/t) + 2*a*s^2*b/t
 //   tensor + sequence parallel:       s*b*(16h + 8f)/t + 2*a*s^2*b/t
 //   full recompute:                   as GPT's
+// An MoE layer (llama; never sequence parallel, which the trainer refuses
+// with MoE) keeps, in place of the SwiGLU's 8f/t a token, with E experts,
+// top_k k, expert width ef and S shared experts (moe_mlp.cpp):
+//   router             the input in fp32 (it scores in float32), the fp32
+//                      logits (for the z-loss) and probabilities: 4h + 8E
+//   each assignment    the row dispatched to its expert (gate's and up's
+//                      input, whole on every tp rank: every tp rank routes
+//                      the same tokens), the expert's gate, SiLU, up and
+//                      product outputs, and the row brought back for its
+//                      gate's weighing: 4h + 8ef/t
+//   shared experts     one SwiGLU of S*ef: 8*S*ef/t
+// so s*b*(4h + 8E + k*(4h + 8ef/t) + 8*S*ef/t) for the MLP. With balanced
+// routing a rank's experts take k rows a token of its own, whatever ep.
 //
 // Context parallelism (cp > 1) gives a rank s = S/cp tokens of every sequence
 // of S, and every token-wise term above counts those s (the full-recompute
@@ -74,11 +89,16 @@ MemoryBreakdown modelStateBytes(double params, int dp, int zeroStage, const Prec
 // its backward, on a rank of a `cp`-rank context-parallel group.
 double stashedActivationBytes(const ModelDesc& m, double microBatch, int tp, bool sequenceParallel,
                               bool recompute, int cp = 1,
-                              CpAlgorithm algorithm = CpAlgorithm::kRing);
+                              CpAlgorithm algorithm = CpAlgorithm::kRing,
+                              LayerKind kind = LayerKind::kDense);
 // Activation bytes one layer holds while it runs its backward (its full set,
 // rebuilt by the recompute when there is one).
 double workingActivationBytes(const ModelDesc& m, double microBatch, int tp, bool sequenceParallel,
-                              int cp = 1, CpAlgorithm algorithm = CpAlgorithm::kRing);
+                              int cp = 1, CpAlgorithm algorithm = CpAlgorithm::kRing,
+                              LayerKind kind = LayerKind::kDense);
+// The MoE MLP's bytes a token of a rank keeps (above): 4h + 8E + k*(4h +
+// 8ef/t) + 8*S*ef/t.
+double moeMlpBytesPerToken(const ModelDesc& m, int tp);
 // The score-sized part of cp = 1's count: per entry of [b, a/t, S, S], GPT's 5
 // bytes (probabilities, dropout mask and dropped-out probabilities) or
 // llama's 2 (probabilities).

@@ -60,6 +60,22 @@ double maxOverJob(Trainer& trainer, double value) {
 
 // Names the writer's version: a run resumed from another version's checkpoint
 // is the first place to look when its losses differ from the original run's.
+// "strata train: 4 experts (top 2) in blocks 1, 3, over ep 2: 2 per rank".
+std::string expertsLine(const TrainConfig& c) {
+  const expert_parallel::MoeOptions& m = c.model.moe;
+  std::string blocks;
+  for (int64_t i = 0; i < c.model.layers; ++i)
+    if (m.isMoeBlock(i)) blocks += (blocks.empty() ? "" : ", ") + std::to_string(i);
+  std::ostringstream capacity;
+  if (m.capacityFactor > 0)
+    capacity << ", capacity factor " << m.capacityFactor;
+  else
+    capacity << ", dropless";
+  return "strata train: " + std::to_string(m.experts) + " experts (top " + std::to_string(m.topK) +
+         ") in blocks " + blocks + ", over ep " + std::to_string(c.parallel.ep) + ": " +
+         std::to_string(m.experts / c.parallel.ep) + " per rank" + capacity.str();
+}
+
 std::string resumeNote(const CheckpointInfo& info) {
   std::string writer =
       info.strataVersion.empty() ? "a Strata older than 0.5.0" : "strata " + info.strataVersion;
@@ -190,6 +206,7 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
         << " micro-batches of " << c.train.microBatch << " per replica, schedule "
         << c.parallel.schedule << (resumed ? resumeNote(*resumedFrom) : std::string()) << std::endl;
     log << "strata train: rank 0's groups: " << groupTransports(trainer.groups()) << std::endl;
+    if (c.model.moe.enabled()) log << expertsLine(c) << std::endl;
   }
   summary.peakFlopsPerWorker = sharedPeakFlops(trainer);
   models::ModelSpec spec = modelSpecOf(c);
