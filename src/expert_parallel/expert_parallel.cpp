@@ -18,6 +18,12 @@ void ExpertParallel::record(int64_t block, const at::Tensor& tokensPerExpert, in
   ++layer.passes;
 }
 
+double ExpertParallel::takeExchangeSeconds() {
+  double seconds = exchangeSeconds_;
+  exchangeSeconds_ = 0;
+  return seconds;
+}
+
 std::map<int64_t, MoeLayerStats> ExpertParallel::takeStats() {
   std::map<int64_t, MoeLayerStats> taken;
   taken.swap(stats_);

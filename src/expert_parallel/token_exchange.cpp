@@ -2,14 +2,33 @@
 
 #include <torch/torch.h>
 
+#include <chrono>
+
 namespace strata::expert_parallel::detail {
 namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+// Adds the time of its scope to the ExpertParallel's exchange time.
+class ExchangeTimer {
+ public:
+  explicit ExchangeTimer(ExpertParallel& parallel)
+      : parallel_(parallel), start_(std::chrono::steady_clock::now()) {}
+  ~ExchangeTimer() {
+    parallel_.addExchangeSeconds(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+  }
+
+ private:
+  ExpertParallel& parallel_;
+  std::chrono::steady_clock::time_point start_;
+};
+
 at::Tensor exchangeRows(const at::Tensor& rows, const std::vector<int64_t>& receiveSplits,
-                        const std::vector<int64_t>& sendSplits, Communicator& group) {
+                        const std::vector<int64_t>& sendSplits, ExpertParallel& parallel) {
+  ExchangeTimer timer(parallel);
+  Communicator& group = *parallel.ep();
   int64_t received = 0;
   for (int64_t n : receiveSplits) received += n;
   std::vector<int64_t> shape = rows.sizes().vec();
@@ -24,17 +43,17 @@ at::Tensor exchangeRows(const at::Tensor& rows, const std::vector<int64_t>& rece
 struct AllToAllRows : torch::autograd::Function<AllToAllRows> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& rows,
                             std::vector<int64_t> receiveSplits, std::vector<int64_t> sendSplits,
-                            Communicator* group) {
+                            ExpertParallel* parallel) {
     ctx->saved_data["receive"] = receiveSplits;
     ctx->saved_data["send"] = sendSplits;
-    ctx->saved_data["group"] = static_cast<int64_t>(reinterpret_cast<intptr_t>(group));
-    return exchangeRows(rows, receiveSplits, sendSplits, *group);
+    ctx->saved_data["parallel"] = static_cast<int64_t>(reinterpret_cast<intptr_t>(parallel));
+    return exchangeRows(rows, receiveSplits, sendSplits, *parallel);
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    auto* group =
-        reinterpret_cast<Communicator*>(static_cast<intptr_t>(ctx->saved_data["group"].toInt()));
+    auto* parallel = reinterpret_cast<ExpertParallel*>(
+        static_cast<intptr_t>(ctx->saved_data["parallel"].toInt()));
     at::Tensor grad = exchangeRows(grads[0], ctx->saved_data["send"].toIntVector(),
-                                   ctx->saved_data["receive"].toIntVector(), *group);
+                                   ctx->saved_data["receive"].toIntVector(), *parallel);
     return {grad, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
@@ -46,8 +65,9 @@ std::vector<int64_t> sumRows(const at::Tensor& matrix) {  // [n, m] -> n sums
 
 }  // namespace
 
-TokenExchange::TokenExchange(const at::Tensor& experts, int64_t numExperts, Communicator* ep)
-    : ep_(ep != nullptr && ep->size() > 1 ? ep : nullptr), topK_(experts.size(1)) {
+TokenExchange::TokenExchange(const at::Tensor& experts, int64_t numExperts,
+                             ExpertParallel& parallel)
+    : parallel_(&parallel), ep_(parallel.ep()), topK_(experts.size(1)) {
   at::Tensor flat = experts.flatten();  // [A]
   at::Tensor kept = flat.ge(0).nonzero().flatten();
   at::Tensor sorted = std::get<1>(at::sort(flat.index_select(0, kept), /*stable=*/true, 0, false));
@@ -61,7 +81,11 @@ TokenExchange::TokenExchange(const at::Tensor& experts, int64_t numExperts, Comm
   int n = ep_->size();
   int64_t local = numExperts / n;
   at::Tensor sent = sentPerExpert_.view({n, local});
-  at::Tensor arriving = ep_->exchangeCounts(sent, /*rowNumel=*/1);  // [source, local expert]
+  at::Tensor arriving;  // [source, local expert]
+  {
+    ExchangeTimer timer(parallel);
+    arriving = ep_->exchangeCounts(sent, /*rowNumel=*/1);
+  }
   sendSplits_ = sumRows(sent);
   receiveSplits_ = sumRows(arriving);
   // Arrival rows are [source 0: expert 0.., source 1: expert 0.., ...];
@@ -88,7 +112,7 @@ TokenExchange::TokenExchange(const at::Tensor& experts, int64_t numExperts, Comm
 at::Tensor TokenExchange::dispatch(const at::Tensor& tokens) const {
   at::Tensor rows = tokens.index_select(0, order_.div(topK_, "floor"));  // [sent, hidden]
   if (ep_ == nullptr) return rows;
-  at::Tensor arrived = AllToAllRows::apply(rows, receiveSplits_, sendSplits_, ep_);
+  at::Tensor arrived = AllToAllRows::apply(rows, receiveSplits_, sendSplits_, parallel_);
   return arrived.index_select(0, regroup_);
 }
 
@@ -96,7 +120,7 @@ at::Tensor TokenExchange::combine(const at::Tensor& expertOutput, const at::Tens
   at::Tensor rows = expertOutput;
   if (ep_ != nullptr) {
     at::Tensor arrivals = expertOutput.index_select(0, ungroup_);
-    rows = AllToAllRows::apply(arrivals, sendSplits_, receiveSplits_, ep_);  // [sent, hidden]
+    rows = AllToAllRows::apply(arrivals, sendSplits_, receiveSplits_, parallel_);  // [sent, hidden]
   }
   at::Tensor gates = weights.flatten().index_select(0, order_).to(rows.scalar_type());
   at::Tensor tokens = order_.div(topK_, "floor");

@@ -22,15 +22,16 @@
 #include <cstdint>
 #include <vector>
 
-#include "strata/runtime/communicator.h"
+#include "strata/expert_parallel/expert_parallel.h"
 
 namespace strata::expert_parallel::detail {
 
 class TokenExchange {
  public:
-  // experts [T, k] int64 (-1: dropped); numExperts E divisible by ep's size.
-  // Blocks in ep's count exchange.
-  TokenExchange(const at::Tensor& experts, int64_t numExperts, Communicator* ep);
+  // experts [T, k] int64 (-1: dropped); numExperts E divisible by the ep
+  // group's size. Blocks in its count exchange; the all-to-alls' time goes
+  // to parallel.addExchangeSeconds.
+  TokenExchange(const at::Tensor& experts, int64_t numExperts, ExpertParallel& parallel);
 
   // tokens [T, hidden] -> [N, hidden]: this rank's experts' rows, grouped by
   // local expert (rowsPerLocalExpert() of each).
@@ -43,6 +44,7 @@ class TokenExchange {
   const at::Tensor& sentPerExpert() const { return sentPerExpert_; }
 
  private:
+  ExpertParallel* parallel_;
   Communicator* ep_;
   int64_t topK_;
   at::Tensor order_;  // [sent] assignment indices t k + j, by expert

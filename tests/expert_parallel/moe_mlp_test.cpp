@@ -17,6 +17,7 @@
 #include "reference_moe.h"
 #include "strata/runtime/world.h"
 #include "strata/tensor_parallel/init.h"
+#include "strata/train/loop/precision.h"
 
 namespace strata::expert_parallel {
 namespace {
@@ -156,6 +157,31 @@ TEST(MoeMlp, CapacityDropsWhatTheReferenceDrops) {
 // Experts 0 and 1 score alike on every token: the lower index wins.
 TEST(MoeMlp, TiedScoresGoToTheLowerExpertOnEveryLayout) {
   expectEqualsReference(2, {2, 1}, moeOptions(4, 0, 0), /*tiedRouterRows=*/true);
+}
+
+// Under bf16 autocast the experts' products run in bf16 but the router
+// scores in float32: every token goes to the experts it goes to in float32
+// (the same counts), and the output stays within bf16's precision of it.
+TEST(MoeMlp, Bf16AutocastRoutesAsFloat32) {
+  testing::runInProcesses(2, [](const RankContext&) {
+    auto world = World::init();
+    auto solo = world->newGroup("solo" + std::to_string(world->rank()), {world->rank()});
+    auto ep = world->newGroup("ep", {0, 1});
+    MoeMlpOptions options = moeOptions(4, 0, 1);
+    at::Tensor x = seeded({kLength, 2, kHidden}, 10 + world->rank());
+    std::vector<at::Tensor> outputs, counts;
+    for (const char* precision : {"fp32", "bf16"}) {
+      auto parallel = std::make_shared<ExpertParallel>(ep, nullptr);
+      MoeMlp moe(options, solo, parallel);
+      train::PrecisionGuard guard(precision);
+      outputs.push_back(moe->forward(x).to(torch::kFloat));
+      counts.push_back(parallel->takeStats().begin()->second.tokensPerExpert);
+    }
+    EXPECT_TRUE(torch::equal(counts[0], counts[1]));
+    double relative = ((outputs[1] - outputs[0]).norm() / outputs[0].norm()).item<double>();
+    EXPECT_LT(relative, 2e-2);
+    EXPECT_GT(relative, 0);  // bf16 did run
+  });
 }
 
 }  // namespace

@@ -69,6 +69,7 @@ TEST(Metrics, ExpertRoutingFiguresOnlyForMixtureOfExpertsRuns) {
   m.moeDropped = 4;
   m.moeAuxLoss = 1.02;
   m.moeZLoss = 0.5;
+  m.moeExchangeSeconds = 0.25;
   nlohmann::ordered_json line = nlohmann::ordered_json::parse(toJsonLine(m));
   EXPECT_EQ(line["moe_tokens_min"], 10);
   EXPECT_EQ(line["moe_tokens_mean"], 16);
@@ -76,6 +77,7 @@ TEST(Metrics, ExpertRoutingFiguresOnlyForMixtureOfExpertsRuns) {
   EXPECT_EQ(line["moe_dropped"], 4);
   EXPECT_EQ(line["moe_aux_loss"].get<double>(), 1.02);
   EXPECT_EQ(line["moe_z_loss"].get<double>(), 0.5);
+  EXPECT_EQ(line["moe_exchange_s"].get<double>(), 0.25);
   EXPECT_FALSE(nlohmann::ordered_json::parse(toJsonLine(sample())).contains("moe_tokens_mean"));
 }
 

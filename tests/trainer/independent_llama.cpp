@@ -34,6 +34,31 @@ torch::Tensor project(const torch::Tensor& x, const torch::Tensor& w) {
   return torch::matmul(x, w.t());
 }
 
+// modeling_mixtral's sparse MoE block: softmax over the router logits in
+// float32, the top k renormalised, each expert w2(silu(w1 x) * w3 x) on its
+// tokens, weighted and summed.
+torch::Tensor mixtralMoe(const torch::Tensor& h, const std::map<std::string, RawTensor>& w,
+                         const std::string& p, int64_t experts, int64_t topK) {
+  torch::Tensor tokens = h.reshape({-1, h.size(-1)});
+  torch::Tensor probabilities =
+      torch::softmax(project(tokens, weight(w, p + "gate.weight")), 1, torch::kFloat);
+  auto [gates, selected] = torch::topk(probabilities, topK, -1);
+  gates = gates / gates.sum(-1, true);
+  torch::Tensor out = torch::zeros_like(tokens);
+  for (int64_t e = 0; e < experts; ++e) {
+    torch::Tensor hit = (selected == e).nonzero();  // [n, 2]: token, slot
+    if (hit.size(0) == 0) continue;
+    torch::Tensor rows = hit.select(1, 0), slots = hit.select(1, 1);
+    torch::Tensor x = tokens.index_select(0, rows);
+    std::string expert = p + "experts." + std::to_string(e) + ".";
+    torch::Tensor y = project(torch::silu(project(x, weight(w, expert + "w1.weight"))) *
+                                  project(x, weight(w, expert + "w3.weight")),
+                              weight(w, expert + "w2.weight"));
+    out.index_add_(0, rows, y * gates.index({rows, slots}).unsqueeze(1));
+  }
+  return out.view(h.sizes());
+}
+
 }  // namespace
 
 torch::Tensor huggingFaceLlamaLogits(const std::string& folder,
@@ -77,6 +102,11 @@ torch::Tensor huggingFaceLlamaLogits(const std::string& folder,
     out = out.transpose(1, 2).reshape({b, s, hidden});
     x = x + project(out, weight(w, p + "self_attn.o_proj.weight"));
     h = rmsNorm(x, weight(w, p + "post_attention_layernorm.weight"), eps);
+    if (config.contains("num_local_experts")) {
+      x = x + mixtralMoe(h, w, p + "block_sparse_moe.", config.at("num_local_experts"),
+                         config.at("num_experts_per_tok"));
+      continue;
+    }
     torch::Tensor gate = project(h, weight(w, p + "mlp.gate_proj.weight"));
     torch::Tensor up = project(h, weight(w, p + "mlp.up_proj.weight"));
     x = x + project(torch::silu(gate) * up, weight(w, p + "mlp.down_proj.weight"));

@@ -7,6 +7,8 @@
 //   rope(x)  = x cos(emb) + rotate_half(x) sin(emb), rotate_half = cat(-x2, x1)
 //   k, v repeated num_attention_heads / num_key_value_heads times (repeat_kv)
 //   RMSNorm  = weight * x rsqrt(mean(x^2) + eps); mlp = down(silu(gate x) * up x)
+//   or, with num_local_experts in config.json (Mixtral), modeling_mixtral's
+//   sparse block: softmax router, top k renormalised, experts w2(silu(w1 x) * w3 x)
 //
 // It calls none of Strata's code and throws std::runtime_error for what it
 // cannot read.

@@ -63,12 +63,17 @@ class ExpertParallel {
               double zLoss);
   // The statistics by block index since the last call; clears them.
   std::map<int64_t, MoeLayerStats> takeStats();
+  // Wall time this rank spent in the ep all-to-alls of dispatch and combine
+  // (forward and backward, counts included) since the last call; clears it.
+  void addExchangeSeconds(double seconds) { exchangeSeconds_ += seconds; }
+  double takeExchangeSeconds();
 
  private:
   std::shared_ptr<Communicator> ep_;
   std::shared_ptr<Communicator> sequence_;
   double lossScale_ = 1.0;
   std::map<int64_t, MoeLayerStats> stats_;
+  double exchangeSeconds_ = 0;
 };
 
 }  // namespace strata::expert_parallel

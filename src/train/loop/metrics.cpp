@@ -34,6 +34,7 @@ std::string toJsonLine(const StepMetrics& m) {
     line["moe_dropped"] = jsonNumber(m.moeDropped);
     line["moe_aux_loss"] = jsonNumber(m.moeAuxLoss);
     line["moe_z_loss"] = jsonNumber(m.moeZLoss);
+    line["moe_exchange_s"] = jsonNumber(m.moeExchangeSeconds);
   }
   if (!m.rankComputeSeconds.empty()) {
     line["rank_compute_s"] = nlohmann::ordered_json::array();

@@ -67,6 +67,7 @@ MoeReport gatherMoeReport(expert_parallel::ExpertParallel& experts, Communicator
   pp.allReduce(extremes, ReduceOp::kMax);
   pp.allReduce(totals);
   MoeReport report;
+  report.exchangeSeconds = experts.takeExchangeSeconds();
   report.present = totals[1].item<double>() > 0;
   if (!report.present) return report;
   double passes = sums[3].item<double>();

@@ -282,6 +282,7 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
       m.moeDropped = static_cast<double>(step.moe.dropped);
       m.moeAuxLoss = step.moe.auxLoss;
       m.moeZLoss = step.moe.zLoss;
+      m.moeExchangeSeconds = step.moe.exchangeSeconds;
     }
     if (stragglers && step.step % c.train.stragglerEvery == 0) {
       StragglerWatch::Comparison compared = stragglers->compare(step.computeSeconds);

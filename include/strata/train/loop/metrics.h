@@ -47,13 +47,15 @@ struct StepMetrics {
   // Mixture-of-experts routing (trainer.h's MoeReport), in the file only for
   // models with model.moe: the assignments an expert of a layer received
   // this step (min, mean, max over layers and experts), those dropped at
-  // capacity, and the unscaled routing losses.
+  // capacity, the unscaled routing losses, and rank 0's time in the
+  // dispatch and combine all-to-alls.
   double moeTokensMin = kNotMeasured;
   double moeTokensMean = kNotMeasured;
   double moeTokensMax = kNotMeasured;
   double moeDropped = kNotMeasured;
   double moeAuxLoss = kNotMeasured;
   double moeZLoss = kNotMeasured;
+  double moeExchangeSeconds = kNotMeasured;
 };
 
 // {"step":10,"loss":2.5,"val_loss":null,"lr":0.001,...}

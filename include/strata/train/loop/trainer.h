@@ -79,6 +79,9 @@ struct MoeReport {
   int64_t dropped = 0;
   double auxLoss = 0;
   double zLoss = 0;
+  // This rank's wall time in the ep all-to-alls of dispatch and combine
+  // (forward and backward); 0 at ep 1.
+  double exchangeSeconds = 0;
 };
 
 struct StepReport {

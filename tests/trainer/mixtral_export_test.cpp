@@ -1,0 +1,149 @@
+// Mixture-of-experts Llama models in and out of Mixtral's Hugging Face
+// format: `strata export` of a checkpoint trained with its experts split
+// over ep 2 writes MixtralForCausalLM (the router as block_sparse_moe.gate,
+// expert J's gate, down and up as experts.J.w1, w2, w3), read back by the
+// independent safetensors reader and run by a forward that follows
+// modeling_mixtral (independent_llama.h); `--init-from` of that file puts
+// every expert on the rank that holds it; MoE models the format cannot
+// hold are refused naming the setting.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "independent_gpt2.h"
+#include "independent_llama.h"
+#include "strata/error.h"
+#include "strata/models/model_family.h"
+#include "trainer_test_util.h"
+
+namespace strata::train::testing {
+namespace {
+
+// Mixtral's layout: an MoE MLP in every block.
+TrainConfig mixtralConfig(int64_t dp, int64_t ep) {
+  TrainConfig c = tinyMoeConfig();
+  c.model.moe.every = 1;
+  c.parallel.dp = dp;
+  c.parallel.ep = ep;
+  return c;
+}
+
+// Mixtral's names for block i's MLP, written out here.
+std::map<std::string, std::string> mixtralNamesOf(const ModelConfig& m) {
+  std::map<std::string, std::string> names;
+  for (int64_t i = 0; i < m.layers; ++i) {
+    std::string theirs = "model.layers." + std::to_string(i) + ".block_sparse_moe.";
+    std::string ours = "block" + std::to_string(i) + ".mlp.";
+    names[theirs + "gate.weight"] = ours + "router.weight";
+    for (int64_t j = 0; j < m.moe.experts; ++j) {
+      std::string e = std::to_string(j);
+      names[theirs + "experts." + e + ".w1.weight"] = ours + "experts." + e + ".gate.weight";
+      names[theirs + "experts." + e + ".w2.weight"] = ours + "experts." + e + ".down.weight";
+      names[theirs + "experts." + e + ".w3.weight"] = ours + "experts." + e + ".up.weight";
+    }
+  }
+  return names;
+}
+
+TEST(MixtralExport, HoldsEveryExpertUnderMixtralNamesWithItsConfig) {
+  std::string dir = sharedDir("mixtral_export");
+  std::string file = trainAndExportTo(dir, mixtralConfig(2, 2));
+  RawSafetensors raw = readSafetensorsIndependently(file);
+  TensorMap ours = checkpointWeightsOf(dir, mixtralConfig(1, 1));
+  ModelConfig m = mixtralConfig(1, 1).model;
+  for (const auto& [theirs, strata] : mixtralNamesOf(m)) {
+    auto found = raw.tensors.find(theirs);
+    ASSERT_NE(found, raw.tensors.end()) << theirs;
+    EXPECT_TRUE(torch::equal(found->second.value, ours.at(strata))) << theirs;
+  }
+  EXPECT_EQ(raw.tensors.at("model.layers.0.block_sparse_moe.experts.3.w2.weight").shape,
+            (std::vector<int64_t>{m.hidden, m.moe.expertFfn}));
+  EXPECT_EQ(raw.tensors.count("model.layers.0.mlp.gate_proj.weight"), 0u);
+  nlohmann::json config;
+  std::ifstream(dir + "/hf/config.json") >> config;
+  EXPECT_EQ(config["architectures"][0], "MixtralForCausalLM");
+  EXPECT_EQ(config["model_type"], "mixtral");
+  EXPECT_EQ(config["num_local_experts"], m.moe.experts);
+  EXPECT_EQ(config["num_experts_per_tok"], m.moe.topK);
+  EXPECT_EQ(config["intermediate_size"], m.moe.expertFfn);
+  removeSharedDir(dir);
+}
+
+// modeling_mixtral's forward on the exported files gives Strata's logits.
+TEST(MixtralExport, HuggingFaceForwardGivesStrataLogits) {
+  std::string dir = sharedDir("mixtral_logits");
+  std::string file = trainAndExportTo(dir, mixtralConfig(2, 2));
+  TrainConfig config = mixtralConfig(1, 1);
+  TensorMap weights = checkpointWeightsOf(dir, config);
+  RawSafetensors raw = readSafetensorsIndependently(file);
+  std::shared_ptr<World> world = singleProcessWorld();
+  ParallelGroups groups = world->parallelGroups(ParallelLayout(1, {1, 1, 1, 1}));
+  models::ModelSpec spec = modelSpecOf(config);
+  torch::nn::Sequential model = models::modelFamily(spec.architecture).build(spec, groups.tp);
+  {
+    torch::NoGradGuard noGrad;
+    for (auto& item : model->named_parameters()) item.value().copy_(weights.at(item.key()));
+  }
+  model->eval();
+  torch::Tensor ids = torch::randint(0, 256, {3, 16}, torch::kLong);
+  torch::NoGradGuard noGrad;
+  torch::Tensor strata = model->forward(ids).transpose(0, 1);  // [b, s, V]
+  torch::Tensor hf = huggingFaceLlamaLogits(dir + "/hf", raw.tensors, ids);
+  ASSERT_EQ(strata.sizes(), hf.sizes());
+  double relative = ((strata - hf).norm() / hf.norm()).item<double>();
+  EXPECT_LT(relative, 1e-5) << "max difference " << (strata - hf).abs().max().item<double>();
+  removeSharedDir(dir);
+}
+
+// Read back into ep 2 (each rank its two experts) and into one process.
+TEST(MixtralExport, ImportPutsEachExpertOnItsRank) {
+  std::string dir = sharedDir("mixtral_import");
+  std::string file = trainAndExportTo(dir, mixtralConfig(2, 2));
+  TensorMap whole = checkpointWeightsOf(dir, mixtralConfig(1, 1));
+  for (int64_t ep : {2, 1}) {
+    TrainConfig config = mixtralConfig(2, ep);
+    config.checkpoint.initFrom = file;
+    strata::testing::runInProcesses(
+        2,
+        [&](const strata::testing::RankContext&) {
+          Trainer trainer(config, World::init());
+          trainer.initFrom(file);
+          int held = 0;
+          for (const ParameterShard& shard : trainer.parameterShards()) {
+            EXPECT_TRUE(torch::equal(shard.tensor, whole.at(shard.name))) << shard.name;
+            held += shard.name.find(".experts.") != std::string::npos;
+          }
+          EXPECT_EQ(held, 3 * 4 * 4 / ep);  // 3 weights of 4 / ep experts in 4 blocks
+        },
+        sharedDirOptions(dir));
+  }
+  removeSharedDir(dir);
+}
+
+void expectRefusalNaming(const models::ModelFamily& family, const models::ModelSpec& spec,
+                         const std::vector<std::string>& parts) {
+  try {
+    family.huggingFace(spec);
+    ADD_FAILURE() << "accepted";
+  } catch (const ConfigError& e) {
+    for (const std::string& part : parts)
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
+}
+
+TEST(MixtralExport, ModelsMixtralsFormatCannotHoldAreRefusedByName) {
+  models::ModelSpec spec = modelSpecOf(mixtralConfig(1, 1));
+  const models::ModelFamily& family = models::modelFamily(spec.architecture);
+  spec.moe.every = 2;
+  expectRefusalNaming(family, spec, {"MixtralForCausalLM", "model.moe.every = 2"});
+  spec.moe.every = 1;
+  spec.moe.sharedExperts = 1;
+  expectRefusalNaming(family, spec, {"model.moe.shared_experts = 1"});
+  spec.moe.sharedExperts = 0;
+  spec.moe.normalizeTopK = false;
+  expectRefusalNaming(family, spec, {"model.moe.normalize_top_k = false"});
+}
+
+}  // namespace
+}  // namespace strata::train::testing
