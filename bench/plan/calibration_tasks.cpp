@@ -112,9 +112,15 @@ std::vector<pipeline::LayerProfile> medianProfile(const torch::nn::Sequential& m
                                                   const at::Tensor& ids) {
   pipeline::LayerList layers = pipeline::layersOf(model);
   std::vector<std::vector<pipeline::LayerProfile>> rounds;
-  rounds.push_back(pipeline::profileLayers(layers, ids, at::kCPU, {3, 5}));
+  auto runs = [](int warmup) {
+    pipeline::ProfileOptions options;
+    options.warmup = warmup;
+    options.repetitions = 5;
+    return options;
+  };
+  rounds.push_back(pipeline::profileLayers(layers, ids, at::kCPU, runs(3)));
   for (int round = 1; round < kProfileRounds; ++round)
-    rounds.push_back(pipeline::profileLayers(layers, ids, at::kCPU, {1, 5}));
+    rounds.push_back(pipeline::profileLayers(layers, ids, at::kCPU, runs(1)));
   std::vector<pipeline::LayerProfile> profile = rounds.front();
   for (size_t i = 0; i < profile.size(); ++i) {
     std::vector<double> forward, backward;

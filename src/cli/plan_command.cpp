@@ -28,7 +28,8 @@ struct PlanOptions {
   std::string model = "gpt2-small", cluster = "cpu-local", clusterFile, profile, config, layout;
   std::string architecture;  // "": the model's own
   std::optional<int64_t> layers, hidden, heads, ffn, vocab, seqLen, kvHeads, globalBatch;
-  int64_t nodes = 0, top = 5, maxCp = 0;
+  std::optional<int64_t> experts, topK, expertFfn, sharedExperts, moeEvery;
+  int64_t nodes = 0, top = 5, maxCp = 0, maxEp = 0;
   double tokens = 0, efficiency = 0;
   bool explain = false, json = false, allowCrossNodeTp = false, evenStages = false;
 };
@@ -37,6 +38,22 @@ std::string listOf(const std::vector<std::string>& names) {
   std::string s;
   for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
   return s;
+}
+
+// The [model.moe] shape, named as strata train's flags name it.
+void addMoeFlags(CLI::App& command, PlanOptions& o) {
+  addOptionalIntFlag(command, "--moe-experts", &o.experts,
+                     "routed experts of each mixture-of-experts MLP (0: dense; llama only)",
+                     "the model's", 0, kIntMax);
+  addOptionalIntFlag(command, "--moe-top-k", &o.topK, "experts each token is routed to",
+                     "the model's", 1, kIntMax);
+  addOptionalIntFlag(command, "--moe-expert-ffn", &o.expertFfn, "each expert's SwiGLU inner width",
+                     "the model's", 1, kIntMax);
+  addOptionalIntFlag(command, "--moe-shared-experts", &o.sharedExperts,
+                     "always-active experts besides the routed ones", "the model's", 0, kIntMax);
+  addOptionalIntFlag(command, "--moe-every", &o.moeEvery,
+                     "an MoE MLP in every Nth layer (1: every layer; 2: layers 1, 3, ...)",
+                     "the model's", 1, kIntMax);
 }
 
 void addModelFlags(CLI::App& command, PlanOptions& o) {
@@ -63,6 +80,7 @@ void addModelFlags(CLI::App& command, PlanOptions& o) {
                      "key/value heads of grouped-query attention (must divide --heads; 0: as "
                      "many as heads; llama only)",
                      "the model's", 0, kIntMax);
+  addMoeFlags(command, o);
 }
 
 void addFlags(CLI::App& command, PlanOptions& o) {
@@ -80,11 +98,16 @@ void addFlags(CLI::App& command, PlanOptions& o) {
              "the largest context-parallel degree the search tries (1: none; 0: any that "
              "divides the devices and splits the sequence)",
              0, kIntMax);
+  addIntFlag(command, "--max-ep", &o.maxEp,
+             "the largest expert-parallel degree the search tries for a mixture-of-experts model "
+             "(1: none; 0: any that divides dp x cp and the experts)",
+             0, kIntMax);
   addTextFlag(command, "--layout", &o.layout,
               "predict this one layout, e.g. pp8,tp8,dp24,mb1,1f1b,zero1,recompute,sp, or "
               "tp8,cp4,zero3,recompute,sp for context parallelism (cp4: every sequence over 4 "
-              "ranks, by ring attention; cp-a2a: by all-to-all) (dp defaults to what the devices "
-              "leave), or 'config' for --config's");
+              "ranks, by ring attention; cp-a2a: by all-to-all), or tp2,dp16,ep8,zero1 for expert "
+              "parallelism (ep8: each MoE layer's experts over 8 of the dp x cp ranks) (dp "
+              "defaults to what the devices leave), or 'config' for --config's");
   addRealFlag(command, "--efficiency", &o.efficiency,
               "achieved fraction of peak FLOP/s (0: the cluster's calibrated value)");
   addSwitch(command, "allow-cross-node-tp", &o.allowCrossNodeTp, "let tp groups span nodes");
@@ -108,6 +131,11 @@ PlanRequest requestOf(const PlanOptions& o, bool modelGiven) {
   r.sizes = {narrow(o.layers), narrow(o.hidden), narrow(o.heads), narrow(o.ffn),
              narrow(o.vocab),  narrow(o.seqLen), std::nullopt,    narrow(o.kvHeads)};
   if (!o.architecture.empty()) r.sizes.architecture = o.architecture;
+  r.sizes.experts = narrow(o.experts);
+  r.sizes.topK = narrow(o.topK);
+  r.sizes.expertFfn = narrow(o.expertFfn);
+  r.sizes.sharedExperts = narrow(o.sharedExperts);
+  r.sizes.moeEvery = narrow(o.moeEvery);
   r.cluster = o.cluster;
   r.clusterFile = o.clusterFile;
   r.nodes = static_cast<int>(o.nodes);
@@ -161,13 +189,14 @@ void printJson(std::ostream& out, int rank, const Estimate& e) {
       {"bubble_s", jsonNumber(e.time.bubble)},
       {"tp_comm_s", jsonNumber(e.time.tpComm)},
       {"cp_comm_s", jsonNumber(e.time.cpComm)},
+      {"ep_comm_s", jsonNumber(e.time.epComm)},
       {"dp_exposed_s", jsonNumber(e.time.dpExposed)},
       {"optimizer_s", jsonNumber(e.time.optimizer)}};
   out << dumpJson(line) << "\n";
 }
 
 // The layout column: 46 characters, wider when a layout's text is longer
-// (context parallelism adds `,cp8,cp-a2a`).
+// (context and expert parallelism add `,cp8,cp-a2a,ep8`).
 int layoutWidth(const std::vector<Estimate>& best) {
   size_t width = 46;
   for (const Estimate& e : best) width = std::max(width, plan::toString(e.layout).size());
@@ -180,6 +209,15 @@ void printRow(std::ostream& out, int rank, const Estimate& e, int width) {
                 width, plan::toString(e.layout).c_str(), e.samplesPerSecond, e.tokensPerSecond,
                 e.modelFlopsPerDevice / 1e12, 100 * e.mfu, gib(e.memory.total()), e.daysToTrain);
   out << line;
+}
+
+// Where a layout's experts live and who averages them.
+void printExpertParallel(std::ostream& out, const plan::Layout& l, const plan::ModelDesc& m) {
+  out << "  expert parallel: ep " << l.ep << ", each rank holding " << m.moe.experts / l.ep
+      << " of the " << m.moe.experts << " experts of each of the " << plan::moeLayerCount(m)
+      << " MoE layers and trading tokens with them by all-to-all; experts' gradients averaged "
+         "over dp x cp / ep = "
+      << l.expertReplicas() << " ranks\n";
 }
 
 void printExplain(std::ostream& out, const Estimate& e, const plan::TrainingJob& job) {
@@ -196,6 +234,7 @@ void printExplain(std::ostream& out, const Estimate& e, const plan::TrainingJob&
   part("pipeline bubble    ", t.bubble);
   part("tp communication   ", t.tpComm);
   if (e.layout.cp > 1) part("cp communication   ", t.cpComm);
+  if (e.layout.ep > 1) part("ep communication   ", t.epComm);
   part("dp comm (exposed)  ", t.dpExposed);
   part("optimizer step     ", t.optimizer);
   out << "  memory per device: parameters " << fmt("%.2f", gib(e.memory.parameters))
@@ -210,6 +249,7 @@ void printExplain(std::ostream& out, const Estimate& e, const plan::TrainingJob&
         << plan::cpAlgorithmName(e.layout.cpAlgorithm) << " attention, each rank holding "
         << job.model.seqLen / e.layout.cp << " of every sequence's " << job.model.seqLen
         << " tokens; gradients averaged over dp " << e.layout.dp << " x cp " << e.layout.cp << "\n";
+  if (e.layout.ep > 1) printExpertParallel(out, e.layout, job.model);
   out << "  hardware FLOP/s per device (counting recompute): "
       << fmt("%.1f TFLOP/s\n", e.hardwareFlopsPerDevice / 1e12);
 }
@@ -238,6 +278,16 @@ std::string parameterText(double count) {
   return fmt("%.1fK", count / 1e3);
 }
 
+// ", 8 experts of ffn 14336, top 2, 1 shared, MoE every 2 layers": an MoE
+// model's experts, the shared ones and `every` only when they are set.
+std::string moeText(const plan::MoeDesc& moe) {
+  std::ostringstream s;
+  s << ", " << moe.experts << " experts of ffn " << moe.expertFfn << ", top " << moe.topK;
+  if (moe.sharedExperts > 0) s << ", " << moe.sharedExperts << " shared";
+  if (moe.every > 1) s << ", MoE every " << moe.every << " layers";
+  return s.str();
+}
+
 // "llama, 32 layers, hidden 4096, 32 heads, 8 kv heads, ffn 14336": a GPT
 // names neither its family nor its kv heads, as before llama.
 std::string shapeText(const plan::ModelDesc& m) {
@@ -246,17 +296,25 @@ std::string shapeText(const plan::ModelDesc& m) {
   if (llama) s << "llama, ";
   s << m.layers << " layers, hidden " << m.hidden << ", " << m.heads << " heads, ";
   if (llama) s << m.keyValueHeads() << " kv heads, ";
-  s << "ffn " << m.ffn << ", vocab " << m.vocab << ", seq " << m.seqLen;
+  s << "ffn " << m.ffn;
+  if (m.moe.enabled()) s << moeText(m.moe);
+  s << ", vocab " << m.vocab << ", seq " << m.seqLen;
   return s.str();
+}
+
+// "46.7B parameters, 12.9B active" for an MoE model, "8.0B parameters" otherwise.
+std::string countText(const plan::ModelDesc& m) {
+  std::string text = parameterText(plan::parameterCount(m)) + " parameters";
+  if (m.moe.enabled()) text += ", " + parameterText(plan::activeParameterCount(m)) + " active";
+  return text;
 }
 
 std::string describe(const plan::TrainingJob& job) {
   const plan::ModelDesc& m = job.model;
   std::ostringstream s;
-  s << "strata plan: " << m.name << " (" << parameterText(plan::parameterCount(m))
-    << " parameters: " << shapeText(m) << ") on " << job.cluster.nodes << " x " << job.cluster.name
-    << " (" << job.cluster.totalDevices() << " x " << job.cluster.device.name << "), global batch "
-    << job.globalBatch << "\n";
+  s << "strata plan: " << m.name << " (" << countText(m) << ": " << shapeText(m) << ") on "
+    << job.cluster.nodes << " x " << job.cluster.name << " (" << job.cluster.totalDevices() << " x "
+    << job.cluster.device.name << "), global batch " << job.globalBatch << "\n";
   return s.str();
 }
 
@@ -271,6 +329,7 @@ int run(const PlanOptions& o, bool modelGiven, std::ostream& out) {
   plan::SearchOptions options;
   options.top = static_cast<int>(o.top);
   if (o.maxCp > 0) options.maxContextParallel = static_cast<int>(o.maxCp);
+  if (o.maxEp > 0) options.maxExpertParallel = static_cast<int>(o.maxEp);
   plan::SearchResult result = plan::searchLayouts(job, options);
   std::string header = describe(job) + std::to_string(result.considered) + " layouts considered, " +
                        std::to_string(result.valid) + " valid, " + std::to_string(result.fitting) +
@@ -285,15 +344,18 @@ Subcommand addPlanCommand(CLI::App& strata, std::ostream& out, std::ostream& err
   CLI::App* command = strata.add_subcommand(
       "plan", "choose a parallel layout for a model on a cluster and predict time to train");
   command->footer(
-      "Chooses the parallel layout (pp x tp x cp x dp, schedule, micro-batch, ZeRO, recompute)\n"
-      "of a GPT or Llama model on a cluster and predicts its throughput, memory per device and\n"
-      "days to train. cp (context parallelism) splits every sequence over cp ranks, for\n"
-      "sequences too long for one device's memory.\n"
+      "Chooses the parallel layout (pp x tp x cp x dp, ep, schedule, micro-batch, ZeRO,\n"
+      "recompute) of a GPT or Llama model on a cluster and predicts its throughput, memory per\n"
+      "device and days to train. cp (context parallelism) splits every sequence over cp ranks,\n"
+      "for sequences too long for one device's memory; ep (expert parallelism) spreads a\n"
+      "mixture-of-experts model's experts over ep of the dp x cp ranks.\n"
       "The model is --model's preset, --config's (a strata train config: its [model],\n"
       "train.seq_len, global batch and precision; --layout config predicts its [parallel]\n"
       "layout and micro-batch) or --profile's. --layers, --hidden, --heads, --ffn, --vocab and\n"
       "--seq-len replace its sizes; all six without --model, --config or --profile describe\n"
-      "a custom model. --architecture and --kv-heads replace its family and key/value heads.");
+      "a custom model. --architecture and --kv-heads replace its family and key/value heads,\n"
+      "--moe-experts, --moe-top-k, --moe-expert-ffn, --moe-shared-experts and --moe-every its\n"
+      "mixture-of-experts layers (llama only).");
   auto options = std::make_shared<PlanOptions>();
   addFlags(*command, *options);
   return {command, [command, options, &out, &err] {

@@ -32,10 +32,15 @@ plan::ModelDesc customModel(const plan::ModelOverrides& s) {
         "--seq-len; missing " +
         missing + " (or name a base model with --model or --config)");
   plan::ModelDesc m{"custom", *s.layers, *s.hidden, *s.heads, *s.ffn, *s.vocab, *s.seqLen};
-  // Its family and kv heads are the custom model's own, so its name stays "custom".
+  // Its family, kv heads and experts are the custom model's own, so its
+  // name stays "custom".
   if (s.architecture) m.family = plan::familyOf(*s.architecture);
   m.tiedEmbeddings = plan::defaultTiedEmbeddings(m.family);
   m.kvHeads = s.kvHeads.value_or(0);
+  const plan::MoeDesc dense;
+  m.moe = {s.experts.value_or(dense.experts), s.topK.value_or(dense.topK),
+           s.expertFfn.value_or(dense.expertFfn), s.sharedExperts.value_or(dense.sharedExperts),
+           s.moeEvery.value_or(dense.every)};
   return m;
 }
 

@@ -6,8 +6,9 @@
 // size flag then replaces that size. Without any of the three, size flags
 // other than --seq-len describe a custom model and must all be given (ffn
 // included), of --architecture's family (GPT when not given, its head tied
-// unless llama); --seq-len, --architecture and --kv-heads alone change the
-// default preset, gpt2-small. With
+// unless llama) and with the --moe-* flags' experts; --seq-len,
+// --architecture, --kv-heads and the --moe-* flags alone change the default
+// preset, gpt2-small. With
 // --config, the global batch and precision are the file's too (--global-batch
 // still overrides), and its layout is kept for `--layout config`; a profile's
 // measured precision wins over the file's.
@@ -29,7 +30,7 @@ namespace strata {
 struct PlanRequest {
   std::optional<std::string> model;  // --model
   std::string config, profile;       // --config, --profile ("": none)
-  plan::ModelOverrides sizes;        // --layers, ..., --seq-len, --architecture, --kv-heads
+  plan::ModelOverrides sizes;        // --layers, ..., --architecture, --kv-heads, --moe-*
   std::string cluster = "cpu-local", clusterFile;
   int nodes = 0;                   // 0: the cluster's own count
   std::optional<int> globalBatch;  // else the config's, else 8

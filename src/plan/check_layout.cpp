@@ -55,9 +55,8 @@ std::string checkContextParallel(const ModelDesc& m, const Layout& l) {
 
 // The trainer's expert-parallel and MoE rules (train/config/validate_config.cpp,
 // expert_parallel/moe_options.cpp): ep only with experts to spread, carved
-// out of dp x cp and dividing the experts; no ZeRO-3 with ep > 1 (ep shards
-// the experts already); each expert's SwiGLU split over tp; MoE layers route
-// whole tokens, so no sequence parallel.
+// out of dp x cp and dividing the experts; each expert's SwiGLU split over
+// tp; MoE layers route whole tokens, so no sequence parallel.
 std::string checkExpertParallel(const ModelDesc& m, const Layout& l) {
   const MoeDesc& moe = m.moe;
   if (!moe.enabled())
@@ -75,9 +74,6 @@ std::string checkExpertParallel(const ModelDesc& m, const Layout& l) {
            str(l.replicas()) + " (expert parallelism is carved out of the replicas)";
   if (moe.experts % l.ep != 0)
     return "ep " + str(l.ep) + " does not divide the " + str(moe.experts) + " experts";
-  if (l.zeroStage == 3 && l.ep > 1)
-    return "ZeRO-3 with ep " + str(l.ep) +
-           " is not supported: experts are sharded by ep already; use zero0, zero1 or zero2";
   return "";
 }
 

@@ -47,24 +47,57 @@ double bucketedSeconds(double bytes, const GradientBuckets& buckets,
   return seconds;
 }
 
+// A rank's parameters by the group that averages their gradients (and
+// shards them under ZeRO): {the dp x cp replicas', the experts' own
+// replicas'}. At ep = 1 the trainer keeps the experts with the rest.
+std::pair<double, double> replicatedParams(const Layout& l, const StagePlan& plan, int rank) {
+  double experts = l.ep > 1 ? plan.rankExpertParams[rank] : 0;
+  return {plan.rankParams[rank] - experts, experts};
+}
+
+// ZeRO-0 to 2's traffic for `params` parameters over `ranks` replicas
+// `stride` apart: the gradients' all-reduce, or their reduce-scatter and the
+// updated weights' all-gather, sent as the gradient buckets are.
+double bucketedTraffic(const TrainingJob& job, const Layout& l, double params, int ranks,
+                       int stride) {
+  if (ranks == 1 || params == 0) return 0;
+  const Link& link = groupLink(job.cluster, stride, ranks);
+  auto bucketed = [&](double bytes, double (*collective)(double, int, const Link&)) {
+    return bucketedSeconds(bytes, job.buckets, collective, ranks, link);
+  };
+  double grads = params * job.precision.gradBytes;
+  double weights = params * job.precision.weightBytes;
+  return l.zeroStage == 0
+             ? bucketed(grads, allReduceSeconds)
+             : bucketed(grads, reduceScatterSeconds) + bucketed(weights, allGatherSeconds);
+}
+
 // Data-parallel traffic left on the critical path (see cost_model.h), over
-// the dp x cp ranks that hold the same parameters.
+// the dp x cp ranks that hold the same parameters, and for the experts under
+// ep > 1 over the dp x cp / ep that hold the same experts, one after the
+// other.
 double exposedDataParallel(const TrainingJob& job, const Layout& l, const StagePlan& plan, int rank,
                            int microBatches) {
   int replicas = l.replicas();
   if (replicas == 1) return 0;
   const Link& link = groupLink(job.cluster, l.replicaStride(), replicas);
-  double params = plan.rankParams[rank];
-  double grads = params * job.precision.gradBytes;
-  double weights = params * job.precision.weightBytes;
   auto [perMicroBatch, backward] = rankMicroBatchSeconds(plan, rank, l.pp);
   // The step's last gradient bucket leaves only when the slowest replica has
   // finished its backward: a wait no overlap hides.
   double wait = syncWaitSeconds(microBatches * perMicroBatch, replicas, job.cluster.device.noise);
   if (l.zeroStage >= 3) {
-    // The gradients reduce-scatter once per step, behind the last backward.
-    double reduce = std::max(0.0, reduceScatterSeconds(grads, replicas, link) - backward);
-    double gather = allGatherSeconds(weights, replicas, link);
+    // The gradients reduce-scatter once per step, behind the last backward;
+    // under ep > 1 the experts' over their own replicas, after the rest.
+    auto [common, experts] = replicatedParams(l, plan, rank);
+    const Link& expertLink = groupLink(job.cluster, l.expertReplicaStride(), l.expertReplicas());
+    auto over = [&](double (*collective)(double, int, const Link&), double bytesPerParam) {
+      double seconds = collective(common * bytesPerParam, replicas, link);
+      if (experts > 0 && l.expertReplicas() > 1)
+        seconds += collective(experts * bytesPerParam, l.expertReplicas(), expertLink);
+      return seconds;
+    };
+    double reduce = std::max(0.0, over(reduceScatterSeconds, job.precision.gradBytes) - backward);
+    double gather = over(allGatherSeconds, job.precision.weightBytes);
     // Kept gathered, the weights are gathered once per step, prefetched
     // behind the first micro-batch's forward.
     if (!l.reshardAfterForward)
@@ -73,21 +106,21 @@ double exposedDataParallel(const TrainingJob& job, const Layout& l, const StageP
     // backward), prefetched behind its compute.
     return microBatches * std::max(0.0, 2 * gather - perMicroBatch) + reduce + wait;
   }
-  auto bucketed = [&](double bytes, double (*collective)(double, int, const Link&)) {
-    return bucketedSeconds(bytes, job.buckets, collective, replicas, link);
-  };
-  double traffic = l.zeroStage == 0 ? bucketed(grads, allReduceSeconds)
-                                    : bucketed(grads, reduceScatterSeconds) +
-                                          bucketed(weights, allGatherSeconds);
+  auto [common, experts] = replicatedParams(l, plan, rank);
+  double traffic = bucketedTraffic(job, l, common, replicas, l.replicaStride()) +
+                   bucketedTraffic(job, l, experts, l.expertReplicas(), l.expertReplicaStride());
   return std::max(0.0, traffic - backward) + wait;
 }
 
 // What ZeRO-3 holds whole on top of the shards (see cost_model.h). The word
-// embedding is the largest layer there may be.
+// embedding is the largest layer there may be, or an MoE layer with this ep
+// rank's experts.
 void addFullyShardedExtras(const TrainingJob& job, const Layout& l, double rankParams,
                            MemoryBreakdown& mem) {
   const ModelDesc& m = job.model;
-  double layer = layerParameters(m) / l.tp + kvReplicaParameters(m, l.tp);
+  double layer = tpRankLayerParameters(m, LayerKind::kDense, l.tp, l.ep);
+  if (m.moe.enabled())
+    layer = std::max(layer, tpRankLayerParameters(m, LayerKind::kMoe, l.tp, l.ep));
   double largest = std::max(layer, embeddingParameters(m) / l.tp);
   // Resharding: the running layer and the one prefetched. Kept gathered:
   // every layer of the rank, from its first forward to the step's
@@ -101,18 +134,57 @@ void addFullyShardedExtras(const TrainingJob& job, const Layout& l, double rankP
   mem.gradients += fullGradients * job.precision.gradBytes;
 }
 
+// A rank's parameters, gradients and optimizer state: ZeRO shards the
+// experts under ep > 1 over their own replicas (replicatedParams), the rest
+// over dp x cp.
+MemoryBreakdown rankModelState(const TrainingJob& job, const Layout& l, const StagePlan& plan,
+                               int rank) {
+  auto [common, experts] = replicatedParams(l, plan, rank);
+  MemoryBreakdown mem = modelStateBytes(common, l.replicas(), l.zeroStage, job.precision);
+  if (experts == 0) return mem;
+  MemoryBreakdown own = modelStateBytes(experts, l.expertReplicas(), l.zeroStage, job.precision);
+  mem.parameters += own.parameters;
+  mem.gradients += own.gradients;
+  mem.optimizer += own.optimizer;
+  return mem;
+}
+
+// Activations a rank keeps for `stash` stage-micro-batches: the heaviest of
+// its stages' layers, each at its kind's stash, and under full recompute the
+// working set of the heaviest kind it runs.
+double rankLayerActivations(const TrainingJob& job, const Layout& l, const StagePlan& plan,
+                            int rank, int stash) {
+  const ModelDesc& m = job.model;
+  auto stashed = [&](LayerKind kind) {
+    return stashedActivationBytes(m, l.microBatch, l.tp, l.sequenceParallel, l.recompute, l.cp,
+                                  l.cpAlgorithm, kind);
+  };
+  auto working = [&](LayerKind kind) {
+    return workingActivationBytes(m, l.microBatch, l.tp, l.sequenceParallel, l.cp, l.cpAlgorithm,
+                                  kind);
+  };
+  double perDense = stashed(LayerKind::kDense);
+  double perMoe = m.moe.enabled() ? stashed(LayerKind::kMoe) : 0;
+  double heaviest = 0;
+  bool dense = false, moe = false;
+  for (size_t s = rank; s < plan.stages.size(); s += l.pp) {
+    const StageLayers& layers = plan.stageLayers[s];
+    heaviest = std::max(heaviest, layers.dense * perDense + layers.moe * perMoe);
+    dense = dense || layers.dense > 0;
+    moe = moe || layers.moe > 0;
+  }
+  if (!l.recompute) return stash * heaviest;
+  double running =
+      std::max(dense ? working(LayerKind::kDense) : 0.0, moe ? working(LayerKind::kMoe) : 0.0);
+  return stash * heaviest + running;
+}
+
 MemoryBreakdown rankMemory(const TrainingJob& job, const Layout& l, const StagePlan& plan, int rank,
                            int stash) {
   const ModelDesc& m = job.model;
-  MemoryBreakdown mem =
-      modelStateBytes(plan.rankParams[rank], l.replicas(), l.zeroStage, job.precision);
+  MemoryBreakdown mem = rankModelState(job, l, plan, rank);
   if (l.zeroStage >= 3) addFullyShardedExtras(job, l, plan.rankParams[rank], mem);
-  double perLayer = stashedActivationBytes(m, l.microBatch, l.tp, l.sequenceParallel, l.recompute,
-                                           l.cp, l.cpAlgorithm);
-  mem.activations = stash * plan.rankMaxLayers[rank] * perLayer;
-  if (l.recompute)
-    mem.activations +=
-        workingActivationBytes(m, l.microBatch, l.tp, l.sequenceParallel, l.cp, l.cpAlgorithm);
+  mem.activations = rankLayerActivations(job, l, plan, rank, stash);
   // What ring attention's backward holds while one layer runs (its own
   // block's scores above all).
   mem.activations += transientAttentionBytes(m, l.microBatch, l.tp, l.cp, l.cpAlgorithm);
@@ -133,9 +205,16 @@ double maxExposedDataParallel(const TrainingJob& job, const Layout& l, const Sta
   return exposed;
 }
 
+// The busiest rank's step: ZeRO-1 and up give each replica its share of
+// the optimizer, the experts' over their own replicas.
 double optimizerSeconds(const TrainingJob& job, const Layout& l, const StagePlan& plan) {
-  double ownedParams = *std::max_element(plan.rankParams.begin(), plan.rankParams.end()) /
-                       (l.zeroStage >= 1 ? l.replicas() : 1);
+  bool sharded = l.zeroStage >= 1;
+  double ownedParams = 0;
+  for (int r = 0; r < l.pp; ++r) {
+    auto [common, experts] = replicatedParams(l, plan, r);
+    ownedParams = std::max(ownedParams, common / (sharded ? l.replicas() : 1) +
+                                            experts / (sharded ? l.expertReplicas() : 1));
+  }
   return ownedParams * kOptimizerBytesPerParam / job.cluster.device.memoryBandwidth;
 }
 
@@ -154,6 +233,7 @@ void fillBreakdown(Estimate& e, const StagePlan& plan, const PipelineTiming& tim
     if (timing.splitBackward) e.time.recompute += e.microBatches * plan.stages[s].rewalk;
     e.time.tpComm += e.microBatches * plan.stages[s].tpComm;
     e.time.cpComm += e.microBatches * plan.stages[s].cpComm;
+    e.time.epComm += e.microBatches * plan.stages[s].epComm;
   }
   e.time.bubble = timing.makespan - timing.busy[rank];
 }
@@ -208,8 +288,10 @@ MemoryBreakdown peakRankMemory(const TrainingJob& job, const Layout& layout, con
 }
 
 double largestModelStateBytes(const TrainingJob& job, const Layout& l, const StagePlan& plan) {
-  double params = *std::max_element(plan.rankParams.begin(), plan.rankParams.end());
-  return modelStateBytes(params, l.replicas(), l.zeroStage, job.precision).total();
+  double largest = 0;
+  for (int r = 0; r < l.pp; ++r)
+    largest = std::max(largest, rankModelState(job, l, plan, r).total());
+  return largest;
 }
 
 bool fitsDevice(const TrainingJob& job, double bytes) {

@@ -70,9 +70,10 @@ void applyItem(Layout& layout, const std::string& item) {
         return;
       }
     }
-    throw PlanError("layout item '" + item +
-                    "' is not one of ppN, tpN, dpN, cpN, cp-ring, cp-a2a, epN, mbN, vN, zero0..zero3, "
-                    "recompute, sp, pp-inner, no-reshard, gpipe, 1f1b, interleaved-1f1b, zb-h1");
+    throw PlanError(
+        "layout item '" + item +
+        "' is not one of ppN, tpN, dpN, cpN, cp-ring, cp-a2a, epN, mbN, vN, zero0..zero3, "
+        "recompute, sp, pp-inner, no-reshard, gpipe, 1f1b, interleaved-1f1b, zb-h1");
   }
   if (value < 1) throw PlanError("layout item '" + item + "' must be at least 1");
 }

@@ -117,9 +117,9 @@ double denseWorkingBytes(const ModelDesc& m, double microBatch, int tp, bool seq
 double moeMlpBytesPerToken(const ModelDesc& m, int tp) {
   const MoeDesc& moe = m.moe;
   double h = m.hidden, t = tp, e = moe.experts, ef = moe.expertFfn;
-  double router = 4 * h     // the input in fp32, the router's matmul's
-                  + 4 * e   // the fp32 logits, for the z-loss
-                  + 4 * e;  // the fp32 probabilities, for softmax's backward and the gates
+  double router = 4 * h             // the input in fp32, the router's matmul's
+                  + 4 * e           // the fp32 logits, for the z-loss
+                  + 4 * e;          // the fp32 probabilities, for softmax's backward and the gates
   double assignment = 2 * h         // the dispatched row, gate's and up's input
                       + 8 * ef / t  // the expert's gate, SiLU, up and product
                       + 2 * h;      // the row brought back, for its gate's gradient

@@ -309,12 +309,12 @@ double layerForwardFlops(const ModelDesc& m, double sequences, LayerKind kind) {
   double b = sequences, s = m.seqLen, h = m.hidden, f = m.ffn;
   double projections = 2 * h * h + kvProjectionParameters(m);
   double mlpMatrices = m.family == Family::kLlama ? 3 : 2;
-  double attention = 2 * b * s * projections + 4 * b * s * s * h;
-  if (kind == LayerKind::kDense) return attention + 2 * b * s * mlpMatrices * h * f;
-  // A matmul's forward is 2 FLOPs per weight per token: the router and
-  // shared experts on every token, top_k of the routed experts.
-  double active = alwaysActiveMoeParameters(m) + m.moe.topK * expertParameters(m);
-  return attention + 2 * b * s * active;
+  // A matmul's forward is 2 FLOPs per weight per token; an MoE MLP's
+  // tokens run the router, the shared experts and top_k routed ones.
+  double mlp = kind == LayerKind::kDense
+                   ? mlpMatrices * h * f
+                   : alwaysActiveMoeParameters(m) + m.moe.topK * expertParameters(m);
+  return 2 * b * s * (projections + mlp) + 4 * b * s * s * h;
 }
 
 double tpRankLayerForwardFlops(const ModelDesc& m, double sequences, int tp, LayerKind kind) {

@@ -21,8 +21,10 @@ std::vector<int> divisors(int n) {
   return out;
 }
 
-// Every combination of the knobs for fixed parallel degrees.
-std::vector<Layout> variants(const Layout& base, const SearchOptions& o) {
+// Every combination of the knobs for fixed parallel degrees. Sequence
+// parallel whenever there is tp, but for MoE layers, which route whole
+// tokens.
+std::vector<Layout> variants(const TrainingJob& job, const Layout& base, const SearchOptions& o) {
   std::vector<Layout> out;
   for (const std::string& schedule : o.schedules) {
     std::vector<int> chunks =
@@ -38,7 +40,7 @@ std::vector<Layout> variants(const Layout& base, const SearchOptions& o) {
             l.microBatch = mb;
             l.zeroStage = zero;
             l.recompute = recompute;
-            l.sequenceParallel = l.tp > 1;
+            l.sequenceParallel = l.tp > 1 && !job.model.moe.enabled();
             out.push_back(l);
           }
   }
@@ -60,25 +62,45 @@ std::vector<std::pair<int, CpAlgorithm>> contextSplits(const TrainingJob& job, i
   return out;
 }
 
+// The expert-parallel degrees to try with `replicas` dp x cp ranks: 1, and
+// for a mixture-of-experts model every ep up to the options' that divides
+// both the replicas and the experts.
+std::vector<int> expertSplits(const TrainingJob& job, int replicas, const SearchOptions& o) {
+  std::vector<int> out;
+  for (int ep : divisors(replicas))
+    if (ep == 1 ||
+        (job.model.moe.enabled() && ep <= o.maxExpertParallel && job.model.moe.experts % ep == 0))
+      out.push_back(ep);
+  return out;
+}
+
+// Every placement and knob of fixed degrees. The other placement differs
+// only when both pp and tp have groups to place and there are nodes to
+// place them on.
+void addVariants(const TrainingJob& job, Layout base, const SearchOptions& o,
+                 std::vector<Layout>& out) {
+  for (const Layout& l : variants(job, base, o)) out.push_back(l);
+  if (base.pp == 1 || base.tp == 1 || job.cluster.nodes == 1) return;
+  base.ppInner = true;
+  for (const Layout& l : variants(job, base, o)) out.push_back(l);
+}
+
 std::vector<Layout> candidates(const TrainingJob& job, const SearchOptions& o) {
   std::vector<Layout> out;
   int devices = job.cluster.totalDevices();
   for (int pp : divisors(devices))
     for (int tp : divisors(devices / pp))
-      for (auto [cp, algorithm] : contextSplits(job, devices / (pp * tp), o)) {
-        Layout base;
-        base.pp = pp;
-        base.tp = tp;
-        base.cp = cp;
-        base.cpAlgorithm = algorithm;
-        base.dp = devices / (pp * tp * cp);
-        for (const Layout& l : variants(base, o)) out.push_back(l);
-        // The other placement differs only when both pp and tp have groups to
-        // place and there are nodes to place them on.
-        if (pp == 1 || tp == 1 || job.cluster.nodes == 1) continue;
-        base.ppInner = true;
-        for (const Layout& l : variants(base, o)) out.push_back(l);
-      }
+      for (auto [cp, algorithm] : contextSplits(job, devices / (pp * tp), o))
+        for (int ep : expertSplits(job, devices / (pp * tp), o)) {
+          Layout base;
+          base.pp = pp;
+          base.tp = tp;
+          base.cp = cp;
+          base.cpAlgorithm = algorithm;
+          base.dp = devices / (pp * tp * cp);
+          base.ep = ep;
+          addVariants(job, base, o, out);
+        }
   return out;
 }
 
@@ -267,6 +289,7 @@ bool ranksBefore(const Estimate& a, const Estimate& b) {
   if (a.layout.pp != b.layout.pp) return a.layout.pp < b.layout.pp;
   if (a.layout.tp != b.layout.tp) return a.layout.tp < b.layout.tp;
   if (a.layout.cp != b.layout.cp) return a.layout.cp < b.layout.cp;
+  if (a.layout.ep != b.layout.ep) return a.layout.ep < b.layout.ep;
   return toString(a.layout) < toString(b.layout);
 }
 

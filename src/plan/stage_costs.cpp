@@ -18,6 +18,8 @@ namespace {
 // forward's and the backward's collectives, which follow their compute.
 // Replicated k and v projections (model_desc.h's kvReplicated) add one more
 // collective to the backward: their weights' gradient all-reduce over tp.
+// An MoE layer's MLP reduces its experts' rows over tp (top_k a token) and
+// its shared experts' output, and trades tokens over ep (withExpertParallel).
 struct LayerTime {
   double forward = 0;
   double backward = 0;
@@ -31,6 +33,10 @@ struct LayerTime {
   double cpBackward = 0;
   double cpWaitForward = 0;
   double cpWaitBackward = 0;
+  // Expert parallelism's all-to-alls, on the critical path, with their waits
+  // for the ep group's slowest rank (see withExpertParallel).
+  double epForward = 0;
+  double epBackward = 0;
 };
 
 // Forward and backward compute of the work a stage does besides its layers
@@ -43,11 +49,15 @@ struct EndWork {
 // The tokens of each sequence a rank holds: S / cp (checkLayout makes it whole).
 double rankTokens(const ModelDesc& m, const Layout& l) { return double(m.seqLen / l.cp); }
 
-double tpAllReducePair(const TrainingJob& job, const Layout& l, double valueBytes) {
+// The b*s*h all-reduces of one direction of a layer: attention's and the
+// MLP's, or an MoE MLP's (moe_mlp.cpp) reduction of its experts' partial
+// outputs, top_k rows a token (balanced routing), and its shared experts'.
+double tpAllReduces(const TrainingJob& job, const Layout& l, double valueBytes, LayerKind kind) {
   const ModelDesc& m = job.model;
   double activationBytes = valueBytes * l.microBatch * rankTokens(m, l) * m.hidden;
   const Link& link = groupLink(job.cluster, l.tpStride(), l.tp);
-  return 2 * allReduceSeconds(activationBytes, l.tp, link);
+  double mlp = kind == LayerKind::kMoe ? m.moe.topK + (m.moe.sharedExperts > 0 ? 1 : 0) : 1;
+  return (1 + mlp) * allReduceSeconds(activationBytes, l.tp, link);
 }
 
 // Replicated k and v weights are summed over tp in every micro-batch's
@@ -61,15 +71,17 @@ double kvGradientAllReduce(const TrainingJob& job, const Layout& l) {
 }
 
 // A layer of `forward` and `backward` compute seconds with its tensor-parallel
-// collectives, activations of `valueBytes` a value. Each direction's two
-// collectives follow about half its compute each.
+// collectives, activations of `valueBytes` a value. Each direction's
+// collectives gather at two points (attention's, the MLP's), after about half
+// its compute each.
 LayerTime withTpCollectives(double forward, double backward, double valueBytes,
-                            const TrainingJob& job, const Layout& l) {
+                            const TrainingJob& job, const Layout& l,
+                            LayerKind kind = LayerKind::kDense) {
   const ComputeNoise& noise = job.cluster.device.noise;
   LayerTime layer;
   layer.forward = forward;
   layer.backward = backward;
-  layer.tpComm = tpAllReducePair(job, l, valueBytes);
+  layer.tpComm = tpAllReduces(job, l, valueBytes, kind);
   layer.tpWaitForward = 2 * syncWaitSeconds(forward / 2, l.tp, noise);
   layer.tpWaitBackward = 2 * syncWaitSeconds(backward / 2, l.tp, noise);
   layer.tpWeightGradComm = kvGradientAllReduce(job, l);
@@ -140,6 +152,31 @@ LayerTime withContextParallel(LayerTime layer, double attentionForward, double v
   return layer;
 }
 
+// Adds expert parallelism to an MoE layer (token_exchange.cpp): the forward
+// exchanges the rows each rank sends each expert (E int64 counts, tiny),
+// then dispatches the b*s*k rows of h values of its tokens' assignments by
+// one all-to-all and brings the experts' outputs back by another; the
+// backward sends the gradients of both the other way, two more. Each is
+// (ep - 1)/ep of the rows out of every rank, none overlapped with compute.
+// They are the trainer's point-to-point sends, so they take the p2p path of
+// the link the ep group crosses (ep consecutive replicas, epStride() apart).
+// The group waits for its slowest rank at the dispatch and the combine, each
+// after about half the direction's compute, as tp does.
+LayerTime withExpertParallel(LayerTime layer, double valueBytes, const TrainingJob& job,
+                             const Layout& l) {
+  if (l.ep == 1) return layer;
+  const ModelDesc& m = job.model;
+  const Link& link = groupPointToPointLink(job.cluster, l.epStride(), l.ep);
+  double rows = valueBytes * l.microBatch * rankTokens(m, l) * m.moe.topK * m.hidden;
+  double counts = 8.0 * m.moe.experts;
+  double exchanges = 2 * allToAllSeconds(rows, l.ep, link);
+  const ComputeNoise& noise = job.cluster.device.noise;
+  layer.epForward = allToAllSeconds(counts, l.ep, link) + exchanges +
+                    2 * syncWaitSeconds(layer.forward / 2, l.ep, noise);
+  layer.epBackward = exchanges + 2 * syncWaitSeconds(layer.backward / 2, l.ep, noise);
+  return layer;
+}
+
 // The share of a layer's forward FLOPs in its attention products, 4*b*S^2*h
 // of layerForwardFlops (model_desc.h): what a measured block spends there.
 double attentionShare(const ModelDesc& m) {
@@ -159,24 +196,27 @@ double ringScoreBytes(const ModelDesc& m, const Layout& l) {
 // From FLOPs: the matmuls at peak x efficiency, a backward of twice the
 // forward's FLOPs. Under cp a rank computes 1/cp of everything: its S/cp
 // tokens' projections and MLP, and a 1/cp share of the attention products
-// (counted, as at cp = 1, over the whole square of scores).
-LayerTime layerFromFlops(const TrainingJob& job, const Layout& l) {
+// (counted, as at cp = 1, over the whole square of scores). An MoE layer
+// runs its active FLOPs: its tokens' top_k experts, the shared ones and the
+// router.
+LayerTime layerFromFlops(const TrainingJob& job, const Layout& l, LayerKind kind) {
   const ModelDesc& m = job.model;
   const DeviceSpec& device = job.cluster.device;
-  double flops = tpRankLayerForwardFlops(m, l.microBatch, l.tp) / l.cp;
+  double flops = tpRankLayerForwardFlops(m, l.microBatch, l.tp, kind) / l.cp;
   double achieved = job.cluster.achievedFlops(job.dtype);
   double matmul = flops / achieved;
   // The element-wise work between the matmuls (norms, softmax, GeLU or SiLU,
   // dropout, residual adds) is bound by memory bandwidth: it writes, and the
   // next op reads, each activation the layer keeps for its backward once.
   double kept =
-      workingActivationBytes(m, l.microBatch, l.tp, l.sequenceParallel, l.cp, l.cpAlgorithm);
+      workingActivationBytes(m, l.microBatch, l.tp, l.sequenceParallel, l.cp, l.cpAlgorithm, kind);
   double traffic = 2 * (kept + ringScoreBytes(m, l));
   double forward = matmul + traffic / device.memoryBandwidth;
   double s = m.seqLen;
   double attention = 4 * l.microBatch * s * s * m.hidden / l.tp / l.cp / achieved;
-  return withContextParallel(withTpCollectives(forward, 2 * forward, 2, job, l), attention, 2, job,
-                             l);
+  LayerTime layer = withTpCollectives(forward, 2 * forward, 2, job, l, kind);
+  layer = withContextParallel(layer, attention, 2, job, l);
+  return kind == LayerKind::kMoe ? withExpertParallel(layer, 2, job, l) : layer;
 }
 
 // How much a measured time stretches under `l` for sharing the node: with k
@@ -252,45 +292,70 @@ StageTime stageTime(double layers, const LayerTime& layer, const EndWork& ends, 
   double forwardComm = layers * (layer.tpComm + layer.tpWaitForward);
   double transfers = layers * layer.tpComm, backwardWait = layers * layer.tpWaitBackward;
   double weightGrads = layers * layer.tpWeightGradComm;
-  // Context parallelism's exposed traffic sits inside attention: the
-  // forward's in F (and again in full recompute's forward), the backward's
-  // on the way to the input gradients, in B or I.
+  // Context parallelism's exposed traffic sits inside attention, expert
+  // parallelism's inside the MLP: the forward's in F (and again in full
+  // recompute's forward), the backward's on the way to the input gradients.
   double cpForward = layers * (layer.cpForward + layer.cpWaitForward);
   double cpBackward = layers * (layer.cpBackward + layer.cpWaitBackward);
+  double epForward = layers * layer.epForward, epBackward = layers * layer.epBackward;
   double redo = recompute ? layers * layer.forward : 0;
   double redoComm = recompute ? forwardComm : 0;
   double redoCp = recompute ? cpForward : 0;
+  double redoEp = recompute ? epForward : 0;
   t.compute = forward + backward;
   t.recompute = redo;
   t.tpComm = forwardComm + transfers + backwardWait + weightGrads + redoComm;
   t.cpComm = cpForward + cpBackward + redoCp;
+  t.epComm = epForward + epBackward + redoEp;
   t.rewalk = backward / 2;
-  t.costs.forward = forward + forwardComm + cpForward;
-  t.costs.backwardInput =
-      backward / 2 + transfers + backwardWait / 2 + redo + redoComm + cpBackward + redoCp;
+  t.costs.forward = forward + forwardComm + cpForward + epForward;
+  t.costs.backwardInput = backward / 2 + transfers + backwardWait / 2 + redo + redoComm +
+                          cpBackward + redoCp + epBackward + redoEp;
   t.costs.backwardWeight = backward + weightGrads;
-  t.costs.backward =
-      backward + transfers + backwardWait + weightGrads + redo + redoComm + cpBackward + redoCp;
+  t.costs.backward = backward + transfers + backwardWait + weightGrads + redo + redoComm +
+                     cpBackward + redoCp + epBackward + redoEp;
   return t;
 }
 
-// The per-layer time and the first and last stage's extra work of a layout.
+// Two stages' work as one: a stage's dense layers and its MoE layers.
+StageTime sum(StageTime a, const StageTime& b) {
+  a.compute += b.compute;
+  a.recompute += b.recompute;
+  a.tpComm += b.tpComm;
+  a.cpComm += b.cpComm;
+  a.epComm += b.epComm;
+  a.rewalk += b.rewalk;
+  a.costs.forward += b.costs.forward;
+  a.costs.backward += b.costs.backward;
+  a.costs.backwardInput += b.costs.backwardInput;
+  a.costs.backwardWeight += b.costs.backwardWeight;
+  return a;
+}
+
+// The per-layer time, a dense layer's and an MoE layer's, and the first and
+// last stage's extra work of a layout.
 struct LayoutWork {
   LayerTime layer;
+  LayerTime moeLayer;
   EndWork embedding;
   EndWork head;
+
+  const LayerTime& of(LayerKind kind) const { return kind == LayerKind::kMoe ? moeLayer : layer; }
 };
 
 // Measured times follow the rank's tokens (tokenRatio: the micro-batch, and
 // under cp its S/cp of every sequence): the embedding and the head in
 // proportion, a block by onTokens, which keeps the part the profile's
 // half-batch point shows does not shrink. Under cp a block's share of the
-// attention products (attentionShare of it) is what the ring splits.
+// attention products (attentionShare of it) is what the ring splits. A
+// measured profile is of a GPT (requireSameModel refuses any other job), so
+// it has no MoE layer to time.
 LayoutWork layoutWork(const TrainingJob& job, const Layout& l) {
   if (!job.profile) {
     double logits = logitsForwardFlops(job.model, l.microBatch) / l.tp / l.cp /
                     job.cluster.achievedFlops(job.dtype);
-    return {layerFromFlops(job, l), {}, {logits, 2 * logits}};
+    LayerTime moe = job.model.moe.enabled() ? layerFromFlops(job, l, LayerKind::kMoe) : LayerTime{};
+    return {layerFromFlops(job, l, LayerKind::kDense), moe, {}, {logits, 2 * logits}};
   }
   const MeasuredProfile& p = *job.profile;
   requireSameModel(job.model, p.model);
@@ -303,18 +368,23 @@ LayoutWork layoutWork(const TrainingJob& job, const Layout& l) {
   double valueBytes = activationValueBytes(p);
   LayerTime layer = withTpCollectives(block.forward, block.backward, valueBytes, job, l);
   layer = withContextParallel(layer, attentionShare(job.model) * block.forward, valueBytes, job, l);
-  return {layer, scaled(p.embedding, stretch / l.tp), scaled(p.head, stretch / l.tp)};
+  return {layer, {}, scaled(p.embedding, stretch / l.tp), scaled(p.head, stretch / l.tp)};
 }
 
-// Layers per stage: equal when they divide, otherwise the balanced
-// partitioner's contiguous cut over per-layer time (forward + backward), the
-// logits counted with the last layer so the last stage gets fewer layers.
-std::vector<int> stageLayerCounts(const ModelDesc& m, int stages, const StageTime& layer,
-                                  const StageTime& logits) {
+// Layers per stage: equal when they divide (as the trainer's even cut),
+// otherwise the balanced partitioner's contiguous cut over per-layer time
+// (forward + backward, each layer at its kind's), the logits counted with the
+// last layer so the last stage gets fewer layers.
+std::vector<int> stageLayerCounts(const ModelDesc& m, int stages, const LayoutWork& work,
+                                  bool recompute) {
   if (m.layers % stages == 0) return std::vector<int>(stages, m.layers / stages);
   auto seconds = [](const StageTime& t) { return t.costs.forward + t.costs.backward; };
-  std::vector<LayerCost> layers(m.layers, {seconds(layer), 0});
-  layers.back().seconds += seconds(logits);
+  std::vector<LayerCost> layers;
+  for (int i = 0; i < m.layers; ++i) {
+    LayerKind kind = m.moe.isMoeLayer(i) ? LayerKind::kMoe : LayerKind::kDense;
+    layers.push_back({seconds(stageTime(1, work.of(kind), {}, recompute)), 0});
+  }
+  layers.back().seconds += seconds(stageTime(0, work.layer, work.head, false));
   return partitionBalanced(layers, stages).counts();
 }
 
@@ -325,27 +395,33 @@ StagePlan planStages(const TrainingJob& job, const Layout& l) {
   int stages = l.pp * l.virtualStages;
   StagePlan plan;
   plan.rankParams.assign(l.pp, 0.0);
-  plan.rankMaxLayers.assign(l.pp, 0);
+  plan.rankExpertParams.assign(l.pp, 0.0);
   LayoutWork work = layoutWork(job, l);
-  std::vector<int> counts = stageLayerCounts(m, stages, stageTime(1, work.layer, {}, l.recompute),
-                                             stageTime(0, work.layer, work.head, false));
+  std::vector<int> counts = stageLayerCounts(m, stages, work, l.recompute);
   double headWeights = double(m.vocab) * m.hidden;
-  for (int s = 0; s < stages; ++s) {
+  int first = 0;  // the stage's first layer
+  for (int s = 0; s < stages; first += counts[s], ++s) {
     bool last = s == stages - 1;
     EndWork ends;
     if (s == 0) ends = work.embedding;
     if (last) ends = {ends.forward + work.head.forward, ends.backward + work.head.backward};
-    plan.stages.push_back(stageTime(counts[s], work.layer, ends, l.recompute));
+    int moe = moeLayersIn(m, first, counts[s]);
+    StageLayers layers{counts[s] - moe, moe};
+    plan.stageLayers.push_back(layers);
+    plan.stages.push_back(sum(stageTime(layers.dense, work.layer, ends, l.recompute),
+                              stageTime(layers.moe, work.moeLayer, {}, l.recompute)));
     // The first stage owns the embeddings; the last the logits' weights: a
     // copy of the word embedding when tied (kept in sync by a small
     // all-reduce), which the first stage already holds when it is the last,
     // or the untied head's own. Replicated k and v weights are whole on
-    // every tp rank.
-    double params = counts[s] * layerParameters(m);
+    // every tp rank. An MoE layer's share is tpRankLayerParameters's: its
+    // E/ep experts, its router whole.
+    double params = layers.dense * layerParameters(m);
     if (s == 0) params += embeddingParameters(m);
     if (last && (stages > 1 || !m.tiedEmbeddings)) params += headWeights;
-    plan.rankParams[s % l.pp] += params / l.tp + counts[s] * kvReplicaParameters(m, l.tp);
-    plan.rankMaxLayers[s % l.pp] = std::max(plan.rankMaxLayers[s % l.pp], counts[s]);
+    plan.rankParams[s % l.pp] += params / l.tp + layers.dense * kvReplicaParameters(m, l.tp) +
+                                 layers.moe * tpRankLayerParameters(m, LayerKind::kMoe, l.tp, l.ep);
+    plan.rankExpertParams[s % l.pp] += layers.moe * tpRankExpertParameters(m, l.tp, l.ep);
   }
   double valueBytes = job.profile ? activationValueBytes(*job.profile) : 2;
   double handOffBytes = valueBytes * l.microBatch * rankTokens(m, l) * m.hidden / l.tp;

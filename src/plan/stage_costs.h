@@ -15,15 +15,25 @@ struct StageTime {
   double recompute = 0;        // the extra forward of full recompute
   double tpComm = 0;           // tensor-parallel collectives
   double cpComm = 0;           // context-parallel traffic not hidden, and its waits
+  double epComm = 0;           // expert-parallel all-to-alls and their waits
   double rewalk = 0;           // what W repeats of I when a schedule splits B (see stageTime)
   schedule::StageCosts costs;  // what the simulator sees
 };
 
+// A stage's transformer layers by kind.
+struct StageLayers {
+  int dense = 0;
+  int moe = 0;
+};
+
 struct StagePlan {
-  std::vector<StageTime> stages;   // pp * v stages, stage s on rank s % pp
-  std::vector<double> rankParams;  // parameters per rank (already / tp; cp ranks hold them all)
-  std::vector<int> rankMaxLayers;  // the most layers any stage of the rank holds
-  double p2pSeconds = 0;           // one activation hand-off between ranks
+  std::vector<StageTime> stages;         // pp * v stages, stage s on rank s % pp
+  std::vector<StageLayers> stageLayers;  // of each stage
+  // Parameters per rank (already / tp; cp ranks hold them all), its experts'
+  // (E/ep of each MoE layer) among them.
+  std::vector<double> rankParams;
+  std::vector<double> rankExpertParams;
+  double p2pSeconds = 0;  // one activation hand-off between ranks
 };
 
 StagePlan planStages(const TrainingJob& job, const Layout& layout);

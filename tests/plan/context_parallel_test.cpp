@@ -86,7 +86,7 @@ TEST(ContextParallelRules, CheckLayoutRefusesWhatTheTrainerRefuses) {
             "pp 1 x tp 2 x cp 4 x dp 2 = 16 devices, but the cluster has 1 nodes x 8 = 8");
   Layout none = parseLayout("cp2");
   none.cp = 0;
-  EXPECT_NE(checkLayout(six, none).find("pp, tp, dp, cp, v and mb must all be at least 1"),
+  EXPECT_NE(checkLayout(six, none).find("pp, tp, dp, cp, ep, v and mb must all be at least 1"),
             std::string::npos);
 }
 

@@ -299,13 +299,91 @@ TEST(PlanCommand, ALongSequenceIsPlannedWithContextParallelism) {
   EXPECT_GT(estimate.at("cp_comm_s").get<double>(), 0);
 }
 
+// Mixtral 8x7B on four p4d nodes (32 A100s of 40 GB), sequences of 4096: ep
+// lets it keep its activations (tests/plan/expert_parallel_test.cpp).
+const std::vector<std::string> kMixtral = {
+    "--model",      "mixtral-8x7b", "--seq-len", "4096",           "--cluster",
+    "p4d.24xlarge", "--nodes",      "4",         "--global-batch", "64"};
+
+TEST(PlanCommand, AMixtureOfExpertsModelIsPlannedWithExpertParallelism) {
+  Outcome r = plan(with(kMixtral, {"--top", "3", "--explain"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("mixtral-8x7b with seq-len 4096 (46.7B parameters, 12.9B active: llama, "
+                       "32 layers, hidden 4096, 32 heads, 8 kv heads, ffn 14336, 8 experts of "
+                       "ffn 14336, top 2, vocab 32000, seq 4096)"),
+            std::string::npos)
+      << r.out;
+  std::istringstream lines(r.out);
+  std::string line, first;
+  while (std::getline(lines, line) && first.empty())
+    if (line.rfind("  1  ", 0) == 0) first = line;
+  EXPECT_NE(first.find(",ep"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ep communication"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("expert parallel: ep "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" experts of each of the 32 MoE layers"), std::string::npos) << r.out;
+  Outcome noEp = plan(with(kMixtral, {"--top", "1", "--max-ep", "1"}));
+  ASSERT_EQ(noEp.code, 0) << noEp.err;
+  EXPECT_EQ(noEp.out.find(",ep"), std::string::npos) << noEp.out;
+  // An ep layout given by hand: dp takes what pp x cp leave of the 32 devices.
+  Outcome fixed =
+      plan(with(kMixtral, {"--layout", "pp4,cp8,ep4,v4,interleaved-1f1b,zero1", "--json"}));
+  ASSERT_EQ(fixed.code, 0) << fixed.err;
+  nlohmann::json estimate = nlohmann::json::parse(fixed.out);
+  EXPECT_EQ(estimate.at("layout"), "pp4,tp1,dp1,cp8,ep4,mb1,v4,interleaved-1f1b,zero1");
+  EXPECT_GT(estimate.at("ep_comm_s").get<double>(), 0);
+  // ZeRO-3 with ep: the experts' parameters sharded over their own replicas.
+  Outcome zero3 = plan(with(kMixtral, {"--layout", "pp4,cp8,ep4,zero3", "--json"}));
+  ASSERT_EQ(zero3.code, 0) << zero3.err;
+  EXPECT_GT(nlohmann::json::parse(zero3.out).at("ep_comm_s").get<double>(), 0);
+  Outcome sp = plan(with(kMixtral, {"--layout", "tp2,dp16,ep4,sp"}));
+  EXPECT_EQ(sp.code, 2) << sp.out;
+  EXPECT_NE(sp.err.find("do not take sequence parallel"), std::string::npos) << sp.err;
+}
+
+TEST(PlanCommand, MoeFlagsAndConfigsDescribeTheExperts) {
+  Outcome r = plan({"--model", "llama3-8b", "--moe-experts", "8", "--moe-expert-ffn", "14336",
+                    "--moe-shared-experts", "1", "--moe-every", "2", "--cluster", "dgx-h100-80gb",
+                    "--layout", "tp8"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("llama3-8b with moe-experts 8, moe-expert-ffn 14336, moe-shared-experts 1, "
+                       "moe-every 2 ("),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("ffn 14336, 8 experts of ffn 14336, top 2, 1 shared, MoE every 2 layers"),
+            std::string::npos)
+      << r.out;
+  Outcome gpt = plan({"--model", "gpt2-small", "--moe-experts", "4", "--moe-expert-ffn", "64"});
+  EXPECT_EQ(gpt.code, 2) << gpt.out;
+  EXPECT_NE(gpt.err.find("only architecture llama has mixture-of-experts layers"),
+            std::string::npos)
+      << gpt.err;
+  Outcome dense =
+      plan({"--model", "llama3-8b", "--cluster", "dgx-h100-80gb", "--layout", "dp8,ep2"});
+  EXPECT_EQ(dense.code, 2) << dense.out;
+  EXPECT_NE(dense.err.find("ep 2 spreads experts, but model llama3-8b has none"), std::string::npos)
+      << dense.err;
+  std::string config = writeFile(
+      "moe.toml",
+      "[model]\narchitecture = \"llama\"\nlayers = 8\nhidden = 512\nheads = 8\nkv_heads = 2\n"
+      "ffn = 1024\nvocab = 32000\n[model.moe]\nexperts = 8\ntop_k = 2\nexpert_ffn = 1024\n"
+      "[parallel]\ndp = 8\nep = 4\nzero = 1\n[train]\nseq_len = 1024\nglobal_batch = 16\n"
+      "micro_batch = 2\n");
+  Outcome configured =
+      plan({"--config", config, "--cluster", "dgx-h100-80gb", "--layout", "config"});
+  ASSERT_EQ(configured.code, 0) << configured.err;
+  EXPECT_NE(configured.out.find("pp1,tp1,dp8,ep4,mb2,v1,1f1b,zero1"), std::string::npos)
+      << configured.out;
+}
+
 TEST(PlanCommand, HelpListsTheFlags) {
   Outcome r = plan({"--help"});
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("--global-batch"), std::string::npos);
   EXPECT_NE(r.out.find("--layout"), std::string::npos);
-  for (const char* flag : {"--config", "--layers", "--hidden", "--heads", "--ffn", "--vocab",
-                           "--architecture", "--kv-heads", "--max-cp"})
+  for (const char* flag :
+       {"--config", "--layers", "--hidden", "--heads", "--ffn", "--vocab", "--architecture",
+        "--kv-heads", "--max-cp", "--max-ep", "--moe-experts", "--moe-top-k", "--moe-expert-ffn",
+        "--moe-shared-experts", "--moe-every"})
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
 }
 

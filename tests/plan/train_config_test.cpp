@@ -76,6 +76,37 @@ TEST(TrainConfig, ReadsContextParallelism) {
             "run.toml:2: parallel.cp expects a whole number from 1 to 2147483647, got integer 0");
 }
 
+TEST(TrainConfig, ReadsMixtureOfExpertsAndExpertParallelism) {
+  ConfiguredRun run = parseTrainConfigText(
+      "[model]\narchitecture = \"llama\"\nkv_heads = 2\n"
+      "[model.moe]\nexperts = 8\ntop_k = 1\nexpert_ffn = 256\nshared_experts = 1\nevery = 2\n"
+      "aux_loss_coeff = 0.02\ncapacity_factor = 1.25\n"
+      "[parallel]\ndp = 4\nep = 4\nzero = 1\n",
+      "moe.toml");
+  const MoeDesc& moe = run.model.moe;
+  EXPECT_EQ(moe.experts, 8);
+  EXPECT_EQ(moe.topK, 1);
+  EXPECT_EQ(moe.expertFfn, 256);
+  EXPECT_EQ(moe.sharedExperts, 1);
+  EXPECT_EQ(moe.every, 2);
+  EXPECT_EQ(toString(run.layout), "pp1,tp1,dp4,ep4,mb4,v1,1f1b,zero1");
+  // Left out, the table is strata train's defaults: dense, top 2, every layer.
+  ConfiguredRun dense = parseTrainConfigText("", "dense.toml");
+  EXPECT_FALSE(dense.model.moe.enabled());
+  EXPECT_EQ(dense.model.moe.topK, 2);
+  EXPECT_EQ(dense.model.moe.every, 1);
+  EXPECT_EQ(dense.layout.ep, 1);
+  EXPECT_EQ(errorOf("[model.moe]\ntop_k = 0\n"),
+            "run.toml:2: model.moe.top_k expects a whole number from 1 to 2147483647, got "
+            "integer 0");
+  EXPECT_EQ(errorOf("[parallel]\nep = 0\n"),
+            "run.toml:2: parallel.ep expects a whole number from 1 to 2147483647, got integer 0");
+  // Only the llama family builds MoE layers.
+  EXPECT_EQ(errorOf("model.moe.experts = 4\nmodel.moe.expert_ffn = 64\n"),
+            "model 'run.toml': moe experts 4 on a GPT: only architecture llama has "
+            "mixture-of-experts layers");
+}
+
 TEST(TrainConfig, DottedKeysAndInlineTablesReadAlike) {
   ConfiguredRun dotted = parseTrainConfigText("model.layers = 6\ntrain.seq_len = 64\n", "a");
   ConfiguredRun inline_ =

@@ -17,6 +17,11 @@ void expectSameRun(const TrainConfig& c, const plan::ConfiguredRun& run) {
   EXPECT_EQ(run.model.ffn, c.model.ffn);
   EXPECT_EQ(run.model.vocab, c.model.vocab);
   EXPECT_EQ(run.model.tiedEmbeddings, c.model.tiedEmbeddings);
+  EXPECT_EQ(run.model.moe.experts, c.model.moe.experts);
+  EXPECT_EQ(run.model.moe.topK, c.model.moe.topK);
+  EXPECT_EQ(run.model.moe.expertFfn, c.model.moe.expertFfn);
+  EXPECT_EQ(run.model.moe.sharedExperts, c.model.moe.sharedExperts);
+  EXPECT_EQ(run.model.moe.every, c.model.moe.every);
   EXPECT_EQ(run.model.seqLen, c.train.seqLen);
   EXPECT_EQ(run.globalBatch, c.train.globalBatch);
   EXPECT_EQ(run.layout.microBatch, c.train.microBatch);
@@ -26,6 +31,7 @@ void expectSameRun(const TrainConfig& c, const plan::ConfiguredRun& run) {
   EXPECT_EQ(run.layout.tp, c.parallel.tp);
   EXPECT_EQ(run.layout.cp, c.parallel.cp);
   EXPECT_EQ(plan::cpAlgorithmName(run.layout.cpAlgorithm), c.parallel.cpAlgorithm);
+  EXPECT_EQ(run.layout.ep, c.parallel.ep);
   EXPECT_EQ(run.layout.schedule, c.parallel.schedule);
   EXPECT_EQ(run.layout.virtualStages, c.parallel.virtualStages);
   EXPECT_EQ(run.layout.zeroStage, c.parallel.zero);
@@ -60,6 +66,28 @@ TEST(PlanReadsConfig, EveryKeyThePlannerUsesReadsAsStrataTrainReadsIt) {
   TrainConfig trained;
   applyConfigToml(text, "run.toml", trained);
   expectSameRun(trained, plan::parseTrainConfigText(text, "run.toml"));
+}
+
+// A llama with MoE blocks spread over ep ranks (the planner refuses MoE on a
+// GPT, as strata train does).
+TEST(PlanReadsConfig, MixtureOfExpertsKeysReadAsStrataTrainReadsThem) {
+  TrainConfig c;
+  c.model.architecture = kLlamaArchitecture;
+  c.model.tiedEmbeddings = false;
+  c.model.kvHeads = 2;
+  c.model.moe.experts = 8;
+  c.model.moe.topK = 1;
+  c.model.moe.expertFfn = 256;
+  c.model.moe.sharedExperts = 1;
+  c.model.moe.every = 2;
+  c.model.moe.capacityFactor = 1.25;
+  c.parallel.dp = 4;
+  c.parallel.ep = 4;
+  c.parallel.zero = 1;
+  std::string text = configToToml(c);
+  TrainConfig trained;
+  applyConfigToml(text, "moe.toml", trained);
+  expectSameRun(trained, plan::parseTrainConfigText(text, "moe.toml"));
 }
 
 }  // namespace

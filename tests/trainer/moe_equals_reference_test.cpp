@@ -7,7 +7,7 @@
 // both: the reference differentiates loss + aux + z.
 //
 // Layouts: one process; dp 2 with the experts on every rank (ep 1); ep 2;
-// ep 4 with dp 4; ep 2 x tp 2; pp 2 x ep 2; ep 2 under ZeRO-1 and ZeRO-2;
+// ep 4 with dp 4; ep 2 x tp 2; pp 2 x ep 2; ep 2 under ZeRO-1, 2 and 3;
 // capacity drops with a shared expert; cp 2 with ep 2 (the balance loss and
 // the capacity taken over whole sequences); recomputed activations.
 #include <gtest/gtest.h>
@@ -52,6 +52,14 @@ TEST(MoeEqualsReference, Ep2Dp4Zero2) {
   TrainConfig c = moeConfig(1, 4, 1, 2);
   c.parallel.zero = 2;
   expectEqualsReference("moe_ep2zero2", c);
+}
+
+// ZeRO-3: the experts' units sharded over their own replicas (dp 4 / ep 2),
+// the rest over dp 4, gathered together around each layer.
+TEST(MoeEqualsReference, Ep2Dp4Zero3) {
+  TrainConfig c = moeConfig(1, 4, 1, 2);
+  c.parallel.zero = 3;
+  expectEqualsReference("moe_ep2zero3", c);
 }
 
 // Capacity 0.5 drops tokens every step; a shared expert sees every token.

@@ -216,6 +216,13 @@ TEST(TrainerReshard, MoeDp4Ep2Zero1ToDp2) {
                             {1, 2, 1, 0});
 }
 
+// ZeRO-3's expert shards (over the experts' two replicas) resume unsharded
+// with each expert on one of four ranks.
+TEST(TrainerReshard, MoeDp4Ep2Zero3ToEp4) {
+  expectResumeAcrossLayouts("reshard-ep2zero3", tinyMoeConfig(), {1, 4, 1, 3, 1, {}, 1, 2},
+                            {1, 4, 1, 0, 1, {}, 1, 4});
+}
+
 TEST(TrainerReshard, OfflineConvertPp2Tp2ToTp4) {
   expectResumeAcrossLayouts("reshard-convert", tinyConfig(), {2, 1, 2}, {1, 1, 4}, true);
 }

@@ -56,6 +56,25 @@
 // kept scores, a cp-th of it. The dp x cp ranks that hold the same
 // parameters all-reduce (or ZeRO-shard) together. Memory: memory.h.
 //
+// Mixture-of-experts layers (model_desc.h's MoeDesc) compute their active
+// FLOPs: the router, each token's top_k routed experts and the shared ones.
+// Their MLP's tensor-parallel reduction is of the experts' rows, top_k a
+// token, and of the shared experts' output. Routing is taken as balanced
+// (what the load-balancing loss pursues): every expert gets T k / E of the
+// T tokens' k assignments, so no capacity drops and no rank busier than
+// another. Under expert parallelism (Layout::ep > 1) a rank holds E/ep
+// experts of every MoE layer and runs them on the rows the ep group sends
+// it, T k a micro-batch, as many as at ep = 1; each MoE layer's forward
+// trades its T k rows of h activation values by two all-to-alls over ep
+// (dispatch and combine, after a count exchange of E int64) and its
+// backward by two more, blocking, each (ep - 1)/ep of the rows out of every
+// rank on the p2p path of the link the ep group crosses, with a wait for
+// the group's slowest rank at each of dispatch and combine. The ep group is
+// ep consecutive ranks of the dp x cp run (layout.h). A rank's experts are
+// averaged (all-reduced, or ZeRO-1/2 reduce-scattered and gathered) over
+// the dp x cp / ep ranks that hold them, after the rest's dp x cp traffic,
+// and ZeRO shards their optimizer state (and gradients) over that group.
+//
 // With a measured profile (measured_profile.h) the layers' compute comes from
 // it instead of from FLOPs: the measured forward and backward of a block, the
 // embedding (first stage) and the head with its loss (last stage), scaled
@@ -121,13 +140,14 @@ struct TimeBreakdown {
   double recompute = 0;  // the extra forward of full recompute, and W's re-walk (stage_costs)
   double tpComm = 0;     // tensor-parallel collectives, on the critical path
   double cpComm = 0;     // context-parallel traffic not hidden behind attention, and its waits
+  double epComm = 0;     // expert-parallel all-to-alls (none hidden), and their waits
   double bubble = 0;     // pipeline idle time incl. point-to-point waits
   double dpExposed = 0;  // data-parallel (and ZeRO) traffic not hidden
   double optimizer = 0;
   double total() const {
-    return compute + recompute + tpComm + cpComm + bubble + dpExposed + optimizer;
+    return compute + recompute + tpComm + cpComm + epComm + bubble + dpExposed + optimizer;
   }
-  double exposedComm() const { return tpComm + cpComm + dpExposed; }
+  double exposedComm() const { return tpComm + cpComm + epComm + dpExposed; }
 };
 
 struct Estimate {

@@ -79,7 +79,7 @@ struct ModelDesc {
   bool tiedEmbeddings = true;  // the logits reuse the token embedding
   Family family = Family::kGpt;
   int kvHeads = 0;  // key/value heads (grouped-query attention); 0: as many as heads
-  MoeDesc moe{};     // llama only
+  MoeDesc moe{};    // llama only
 
   int keyValueHeads() const { return kvHeads > 0 ? kvHeads : heads; }
   int headDim() const { return hidden / heads; }
@@ -168,8 +168,7 @@ double activeParameterCount(const ModelDesc& m);
 // An MoE layer's MLP instead runs the router and each token's top_k routed
 // experts and the shared ones:
 //   2*b*s*(E*h + 3h*ef*(k + S))
-double layerForwardFlops(const ModelDesc& m, double sequences,
-                         LayerKind kind = LayerKind::kDense);
+double layerForwardFlops(const ModelDesc& m, double sequences, LayerKind kind = LayerKind::kDense);
 // The forward FLOPs one of `tp` ranks does in one layer: layerForwardFlops /
 // tp, except that replicated k and v projections (kvReplicated) compute one
 // kv head per rank, 2*2*b*s*h*d with d the head dim, instead of a 1/tp share,

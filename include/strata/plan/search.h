@@ -1,17 +1,20 @@
 // The search over layouts: every pp x tp x cp x dp that uses all devices
 // (context parallelism, cp > 1, where 2 cp divides the sequence, by ring and
-// by all-to-all attention), with virtual stages, micro-batch size, schedule,
-// ZeRO stage and recompute, kept when it passes checkLayout() and fits in
-// device memory, ranked by throughput.
+// by all-to-all attention), for a mixture-of-experts model every ep that
+// divides dp x cp and the experts, with virtual stages, micro-batch size,
+// schedule, ZeRO stage and recompute, kept when it passes checkLayout() and
+// fits in device memory, ranked by throughput.
 //
 // Ranking is deterministic: samples/s descending, then fewer pipeline stages,
-// then smaller tp, then smaller cp, then the layout's text form. Layouts that differ only in
-// ZeRO stage are listed once (the best-ranked); recompute is not tried where
-// the same layout fits without it, since it only adds time. Sequence parallelism is
-// switched on whenever tp > 1 (same traffic, less memory). searchLayouts()
-// throws PlanError when no layout passes the rules (quoting why, e.g. a batch
-// no mb x dp divides) or none fits in memory (quoting the least memory any
-// layout needs against what a device has).
+// then smaller tp, then smaller cp, then smaller ep, then the layout's text
+// form. Layouts that differ only in ZeRO stage are listed once (the
+// best-ranked); recompute is not tried where the same layout fits without
+// it, since it only adds time. Sequence parallelism is switched on whenever
+// tp > 1 (same traffic, less memory), but for a mixture-of-experts model,
+// which the trainer runs without it. searchLayouts() throws PlanError when
+// no layout passes the rules (quoting why, e.g. a batch no mb x dp divides)
+// or none fits in memory (quoting the least memory any layout needs against
+// what a device has).
 #pragma once
 
 #include <string>
@@ -29,6 +32,7 @@ struct SearchOptions {
   std::vector<int> zeroStages = {0, 1, 2, 3};
   std::vector<bool> recompute = {false, true};
   int maxContextParallel = 1 << 30;  // the largest cp tried; 1: no context parallelism
+  int maxExpertParallel = 1 << 30;   // the largest ep tried; 1: no expert parallelism
 };
 
 struct SearchResult {

@@ -9,15 +9,18 @@
 //   [model]     layers, hidden, heads, ffn, vocab, tied_embeddings,
 //               architecture ("strata", "gpt2" or "llama"), kv_heads (0: as
 //               many as heads)
+//   [model.moe] experts (0: dense), top_k, expert_ffn, shared_experts, every
 //   [train]     seq_len, global_batch, micro_batch, precision ("fp32" or "bf16")
-//   [parallel]  pp, dp, tp, cp, cp_algorithm ("ring" or "all-to-all"),
+//   [parallel]  pp, dp, tp, cp, cp_algorithm ("ring" or "all-to-all"), ep,
 //               schedule, virtual_stages, zero (0 to 3), sequence_parallel,
 //               checkpoint_activations, reshard_after_forward
 // A key the file leaves out takes strata train's default; tied_embeddings's
 // is the architecture's (false for llama, true otherwise). The other keys
-// (model.context, model.dropout, model.rope_theta, model.rms_norm_eps, the
-// optimizer's, [data], [checkpoint]) change no plan; they are strata train's
-// to check and are ignored here.
+// (model.context, model.dropout, model.rope_theta, model.rms_norm_eps,
+// model.moe's aux_loss_coeff, z_loss_coeff, capacity_factor and
+// normalize_top_k, the optimizer's, [data], [checkpoint]) change no plan
+// (the planner takes routing as balanced, which a capacity factor of 1 or
+// more leaves whole); they are strata train's to check and are ignored here.
 //
 // Two approximations: checkpoint_activations is planned as full recompute
 // (strata train keeps each stage's inputs, the planner each layer's, so the

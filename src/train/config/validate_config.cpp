@@ -167,9 +167,6 @@ void checkExperts(const TrainConfig& c, Problems& p) {
   p.check((l.dp * l.cp) % l.ep == 0, "parallel.ep " + to_string(l.ep) +
                                          " does not divide dp x cp = " + to_string(l.dp * l.cp) +
                                          " (expert parallelism is carved out of the replicas)");
-  p.check(l.zero != 3, "parallel.zero 3 with ep " + to_string(l.ep) +
-                           " is not supported: experts are sharded by ep already; use zero "
-                           "0, 1 or 2");
 }
 
 void checkLayout(const TrainConfig& c, int worldSize, Problems& p) {

@@ -7,6 +7,7 @@
 
 #include "strata/data_parallel/flat_optimizer.h"
 #include "strata/error.h"
+#include "strata/expert_parallel/expert_parallel.h"
 
 namespace strata::train {
 namespace {
@@ -18,10 +19,14 @@ struct UnitPlan {
   std::vector<ShardedUnit> units;
   std::map<int, std::vector<int>> layerUnits;
   int tiedUnit = -1;
+  // With `splitExperts`: each layer's routed experts, units of their own.
+  std::vector<ShardedUnit> expertUnits;
+  std::map<int, std::vector<int>> layerExpertUnits;
 };
 
 UnitPlan planUnits(const std::vector<pipeline::Stage>& stages,
-                   const std::vector<NamedTensor>& named, const at::Tensor& tiedWeight) {
+                   const std::vector<NamedTensor>& named, const at::Tensor& tiedWeight,
+                   bool splitExperts) {
   std::unordered_map<const void*, std::string> names;
   for (const NamedTensor& p : named) names[p.tensor.unsafeGetTensorImpl()] = p.name;
   UnitPlan plan;
@@ -30,6 +35,7 @@ UnitPlan planUnits(const std::vector<pipeline::Stage>& stages,
     for (int k = 0; k < stage.numLayers(); ++k) {
       int layer = stage.firstLayer() + k;
       ShardedUnit own{"layer" + std::to_string(layer), {}};
+      ShardedUnit experts{"layer" + std::to_string(layer) + ".experts", {}};
       std::vector<int>& units = plan.layerUnits[layer];
       for (const at::Tensor& p : stage.layers()[k].ptr()->parameters()) {
         const void* key = p.unsafeGetTensorImpl();
@@ -43,7 +49,13 @@ UnitPlan planUnits(const std::vector<pipeline::Stage>& stages,
           placed.insert(key);
           continue;
         }
-        if (placed.insert(key).second) own.parameters.push_back({names[key], p});
+        if (!placed.insert(key).second) continue;
+        bool expert = splitExperts && expert_parallel::isExpertParameter(names[key]);
+        (expert ? experts : own).parameters.push_back({names[key], p});
+      }
+      if (!experts.parameters.empty()) {
+        plan.layerExpertUnits[layer].push_back(static_cast<int>(plan.expertUnits.size()));
+        plan.expertUnits.push_back(std::move(experts));
       }
       if (own.parameters.empty()) continue;
       units.push_back(static_cast<int>(plan.units.size()));
@@ -62,32 +74,71 @@ UnitPlan planUnits(const std::vector<pipeline::Stage>& stages,
 FullyShardedTraining::FullyShardedTraining(const std::vector<pipeline::Stage>& stages,
                                            const std::vector<NamedTensor>& named,
                                            const at::Tensor& tiedWeight, const OptimConfig& config,
-                                           bool reshardAfterForward, Communicator& dp) {
-  UnitPlan plan = planUnits(stages, named, tiedWeight);
+                                           bool reshardAfterForward, Communicator& dp,
+                                           Communicator* expertReplicas) {
+  UnitPlan plan = planUnits(stages, named, tiedWeight, expertReplicas != nullptr);
   layerUnits_ = std::move(plan.layerUnits);
+  layerExpertUnits_ = std::move(plan.layerExpertUnits);
   tiedUnit_ = plan.tiedUnit;
   data_parallel::FullyShardedOptions options;
   options.reshardAfterForward = reshardAfterForward;
   fsdp_ =
       std::make_unique<data_parallel::FullyShardedDataParallel>(std::move(plan.units), dp, options);
+  addOptimizers(*fsdp_, config);
+  if (expertReplicas == nullptr) return;
+  experts_ = std::make_unique<data_parallel::FullyShardedDataParallel>(std::move(plan.expertUnits),
+                                                                       *expertReplicas, options);
+  addOptimizers(*experts_, config);
+}
+
+void FullyShardedTraining::addOptimizers(data_parallel::FullyShardedDataParallel& set,
+                                         const OptimConfig& config) {
   for (bool decayed : {true, false}) {
     data_parallel::AdamWConfig adam{config.lr, config.beta1, config.beta2, config.eps,
                                     decayed ? config.weightDecay : 0.0};
-    auto filter = [this, decayed](int unit, int param) {
-      return (fsdp_->unit(unit).parameters[param].tensor.dim() >= 2) == decayed;
+    auto filter = [&set, decayed](int unit, int param) {
+      return (set.unit(unit).parameters[param].tensor.dim() >= 2) == decayed;
     };
     optimizers_.push_back(std::make_unique<data_parallel::FullyShardedOptimizer>(
-        *fsdp_, std::make_unique<data_parallel::FlatAdamW>(adam), filter));
+        set, std::make_unique<data_parallel::FlatAdamW>(adam), filter));
   }
 }
 
+std::vector<data_parallel::FullyShardedDataParallel*> FullyShardedTraining::sets() const {
+  std::vector<data_parallel::FullyShardedDataParallel*> all{fsdp_.get()};
+  if (experts_) all.push_back(experts_.get());
+  return all;
+}
+
+void FullyShardedTraining::finishGradientSync() {
+  for (auto* set : sets()) set->finishGradientSync();
+}
+void FullyShardedTraining::setRequireSync(bool on) {
+  for (auto* set : sets()) set->setRequireSync(on);
+}
+void FullyShardedTraining::zeroGrad() {
+  for (auto* set : sets()) set->zeroGrad();
+}
+void FullyShardedTraining::reshard() {
+  for (auto* set : sets()) set->reshard();
+}
+void FullyShardedTraining::gatherAll() {
+  for (auto* set : sets()) set->gatherAll();
+}
+void FullyShardedTraining::commitParameters() {
+  for (auto* set : sets()) set->commitParameters();
+}
+
 at::Tensor FullyShardedTraining::forwardLayer(int layer, const std::function<at::Tensor()>& run) {
-  auto found = layerUnits_.find(layer);
-  if (found == layerUnits_.end() || found->second.empty()) return run();
+  // The layer's units of every set: (set, unit).
+  std::vector<std::pair<data_parallel::FullyShardedDataParallel*, int>> units;
+  for (int u : layerUnits_[layer]) units.emplace_back(fsdp_.get(), u);
+  if (experts_)
+    for (int u : layerExpertUnits_[layer]) units.emplace_back(experts_.get(), u);
   // Nested, so every unit of the layer is gathered while it runs.
   std::function<at::Tensor(size_t)> enter = [&](size_t i) -> at::Tensor {
-    if (i == found->second.size()) return run();
-    return fsdp_->forward(found->second[i], [&] { return enter(i + 1); });
+    if (i == units.size()) return run();
+    return units[i].first->forward(units[i].second, [&] { return enter(i + 1); });
   };
   return enter(0);
 }
@@ -96,21 +147,25 @@ GradientTerms FullyShardedTraining::gradientTerms(const std::vector<NormTerm>& n
   std::set<const void*> counted;
   for (const NormTerm& term : normTerms)
     if (term.countHere) counted.insert(term.parameter.unsafeGetTensorImpl());
+  // An expert shard is cut over the expert replicas, so summed over all of
+  // dp x cp with the others it counts every expert of the ep group once.
   GradientTerms gradients;
-  int rank = fsdp_->comm().rank();
-  for (int u = 0; u < fsdp_->numUnits(); ++u) {
-    const data_parallel::BucketLayout& layout = fsdp_->layout(u);
-    at::Tensor weights = torch::zeros({layout.totalNumel()},
-                                      fsdp_->shard(u).options());  // [padded], padding 0
-    const std::vector<NamedTensor>& params = fsdp_->unit(u).parameters;
-    for (size_t i = 0; i < params.size(); ++i) {
-      if (counted.count(params[i].tensor.unsafeGetTensorImpl()) == 0) continue;
-      const data_parallel::ParamSlot& slot = layout.slot(static_cast<int>(i));
-      weights.narrow(0, slot.offset, slot.numel).fill_(1);
+  for (auto* set : sets()) {
+    int rank = set->comm().rank();
+    for (int u = 0; u < set->numUnits(); ++u) {
+      const data_parallel::BucketLayout& layout = set->layout(u);
+      at::Tensor weights = torch::zeros({layout.totalNumel()},
+                                        set->shard(u).options());  // [padded], padding 0
+      const std::vector<NamedTensor>& params = set->unit(u).parameters;
+      for (size_t i = 0; i < params.size(); ++i) {
+        if (counted.count(params[i].tensor.unsafeGetTensorImpl()) == 0) continue;
+        const data_parallel::ParamSlot& slot = layout.slot(static_cast<int>(i));
+        weights.narrow(0, slot.offset, slot.numel).fill_(1);
+      }
+      gradients.sharded.push_back(
+          {set->gradientShard(u),
+           weights.narrow(0, layout.chunkOffset(0, rank), layout.chunkNumel(0))});
     }
-    gradients.sharded.push_back(
-        {fsdp_->gradientShard(u),
-         weights.narrow(0, layout.chunkOffset(0, rank), layout.chunkNumel(0))});
   }
   return gradients;
 }
@@ -128,12 +183,14 @@ void FullyShardedTraining::step(double lr) {
 
 std::vector<at::Tensor> FullyShardedTraining::gatheredCopies(
     const std::vector<at::Tensor>& parameters) {
-  std::vector<at::Tensor> copies = fsdp_->fullParameters();  // unit order
   std::unordered_map<const void*, at::Tensor> byTensor;
-  size_t next = 0;
-  for (int u = 0; u < fsdp_->numUnits(); ++u)
-    for (const NamedTensor& p : fsdp_->unit(u).parameters)
-      byTensor[p.tensor.unsafeGetTensorImpl()] = copies[next++];
+  for (auto* set : sets()) {
+    std::vector<at::Tensor> copies = set->fullParameters();  // unit order
+    size_t next = 0;
+    for (int u = 0; u < set->numUnits(); ++u)
+      for (const NamedTensor& p : set->unit(u).parameters)
+        byTensor[p.tensor.unsafeGetTensorImpl()] = copies[next++];
+  }
   std::vector<at::Tensor> result;
   for (const at::Tensor& p : parameters) result.push_back(byTensor.at(p.unsafeGetTensorImpl()));
   return result;

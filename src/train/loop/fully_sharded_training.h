@@ -6,9 +6,14 @@
 // gradient shards can be summed over the tied group. AdamW in two groups as
 // makeAdamW sets it up (optimizer.h): matrices decay, vectors do not.
 //
-// Construction is a collective over dp (the replica set's); forwardLayer
-// blocks in gathers and backward in reductions, each bounded by the dp
-// communicator's timeout.
+// Under expert parallelism the routed experts' parameters of a layer form a
+// unit of their own, sharded over the experts' replicas (moe_training.h)
+// instead of dp: a second set of units, gathered with the layer's others.
+//
+// Construction is a collective over dp (and the expert replicas); forwardLayer
+// blocks in gathers and backward in reductions, each bounded by the
+// communicator's timeout. The methods below that act on "every set" act on
+// both sets alike (FullyShardedDataParallel's of the same names).
 #pragma once
 
 #include <map>
@@ -29,7 +34,8 @@ class FullyShardedTraining {
   FullyShardedTraining(const std::vector<pipeline::Stage>& stages,
                        const std::vector<data_parallel::NamedTensor>& named,
                        const at::Tensor& tiedWeight, const OptimConfig& config,
-                       bool reshardAfterForward, Communicator& dp);
+                       bool reshardAfterForward, Communicator& dp,
+                       Communicator* expertReplicas = nullptr);
 
   // Runs model layer `layer`'s forward with its units gathered (a
   // pipeline::LayerCall).
@@ -44,15 +50,29 @@ class FullyShardedTraining {
   // Collective over dp: copies of `parameters` (each one of the units'),
   // gathered whole, in the given order.
   std::vector<at::Tensor> gatheredCopies(const std::vector<at::Tensor>& parameters);
-  data_parallel::FullyShardedDataParallel& replicas() { return *fsdp_; }
+  // Every set: waits for the gradient reductions / turns them on or off /
+  // zeroes the gradients / releases the gathered parameters / gathers every
+  // unit / keeps the parameters written while gathered.
+  void finishGradientSync();
+  void setRequireSync(bool on);
+  void zeroGrad();
+  void reshard();
+  void gatherAll();
+  void commitParameters();
   const std::vector<std::unique_ptr<data_parallel::FullyShardedOptimizer>>& optimizers() const {
     return optimizers_;
   }
 
  private:
+  // The sets of units: dp's, then the experts' when there are any.
+  std::vector<data_parallel::FullyShardedDataParallel*> sets() const;
+  void addOptimizers(data_parallel::FullyShardedDataParallel& set, const OptimConfig& config);
+
   std::unique_ptr<data_parallel::FullyShardedDataParallel> fsdp_;
+  std::unique_ptr<data_parallel::FullyShardedDataParallel> experts_;  // nullptr without ep
   std::vector<std::unique_ptr<data_parallel::FullyShardedOptimizer>> optimizers_;
-  std::map<int, std::vector<int>> layerUnits_;  // model layer -> its units, tied first
+  std::map<int, std::vector<int>> layerUnits_;        // model layer -> its units, tied first
+  std::map<int, std::vector<int>> layerExpertUnits_;  // model layer -> its expert unit
   int tiedUnit_ = -1;
 };
 

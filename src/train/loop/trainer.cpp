@@ -119,7 +119,7 @@ GradientTerms gradientTerms(const Trainer::State& s) {
 
 void setRequireSync(Trainer::State& s, bool on) {
   for (auto& replicas : s.replicaSets) replicas->setRequireSync(on);
-  if (s.fullySharded) s.fullySharded->replicas().setRequireSync(on);
+  if (s.fullySharded) s.fullySharded->setRequireSync(on);
 }
 
 // Turns gradient sync off on every replica set for its lifetime.
@@ -381,13 +381,6 @@ void Trainer::linkTiedWeight() {
 void Trainer::buildOptimizer(const std::vector<data_parallel::NamedTensor>& named) {
   State& s = *state_;
   int64_t zero = config_.parallel.zero;
-  if (zero == 3) {
-    s.fullySharded = std::make_unique<FullyShardedTraining>(
-        s.pipeline->stages(), named, s.tiedWeight, config_.train,
-        config_.parallel.reshardAfterForward, *s.replicas);
-    s.gradients = s.fullySharded->gradientTerms(s.normTerms);
-    return;
-  }
   // At ep > 1 the experts average over their own replicas (moe_training.h).
   ExpertSplit split;
   if (s.expertGroup) {
@@ -395,6 +388,14 @@ void Trainer::buildOptimizer(const std::vector<data_parallel::NamedTensor>& name
     divideExpertGradients(split.experts, s.expertGroup->size());
   } else {
     split.common = named;
+  }
+  if (zero == 3) {
+    s.fullySharded = std::make_unique<FullyShardedTraining>(
+        s.pipeline->stages(), named, s.tiedWeight, config_.train,
+        config_.parallel.reshardAfterForward, *s.replicas,
+        s.expertGroup ? s.expertReplicas.get() : nullptr);
+    s.gradients = s.fullySharded->gradientTerms(s.normTerms);
+    return;
   }
   if (zero > 0) {
     buildZero(s, split.common, config_.train, zero, *s.replicas);
@@ -458,7 +459,7 @@ void Trainer::syncGradients() {
   State& s = *state_;
   for (auto& replicas : s.replicaSets) replicas->finishGradientSync();
   if (s.fullySharded) {
-    s.fullySharded->replicas().finishGradientSync();
+    s.fullySharded->finishGradientSync();
     // Both stages shard the tied weight alike (a unit of its own).
     if (s.tiedGroup) {
       at::Tensor shard = s.fullySharded->tiedGradient();
@@ -491,7 +492,7 @@ void Trainer::optimizerStep() {
 void Trainer::zeroGradients() {
   State& s = *state_;
   if (s.fullySharded) {
-    s.fullySharded->replicas().zeroGrad();
+    s.fullySharded->zeroGrad();
   } else if (s.replicaSets.empty()) {
     s.optimizer->zero_grad();
   } else {
@@ -549,7 +550,7 @@ double Trainer::evaluate(int64_t batches) {
     Batch batch = s.validationData->next();
     sum += s.pipeline->evaluate(s.localTokens(batch.input), s.localTokens(batch.target), s.lossFn);
   }
-  if (s.fullySharded) s.fullySharded->replicas().reshard();
+  if (s.fullySharded) s.fullySharded->reshard();
   at::Tensor loss = torch::full({1}, sum / static_cast<double>(batches), torch::kDouble);
   s.replicas->allReduce(loss, ReduceOp::kAvg);
   return loss.item<double>();

@@ -25,15 +25,15 @@ namespace {
 class GatheredWhole {
  public:
   explicit GatheredWhole(FullyShardedTraining* training) : training_(training) {
-    if (training_) training_->replicas().gatherAll();
+    if (training_) training_->gatherAll();
   }
   ~GatheredWhole() {
-    if (training_) training_->replicas().reshard();
+    if (training_) training_->reshard();
   }
   GatheredWhole(const GatheredWhole&) = delete;
   GatheredWhole& operator=(const GatheredWhole&) = delete;
   void commit() {
-    if (training_) training_->replicas().commitParameters();
+    if (training_) training_->commitParameters();
   }
 
  private:
