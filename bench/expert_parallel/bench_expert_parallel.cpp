@@ -19,7 +19,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -29,6 +28,7 @@
 
 #include "bench_ranks.h"
 #include "bench_stats.h"
+#include "memcpy_ceiling.h"
 #include "strata/runtime/world.h"
 #include "strata/train/loop/trainer.h"
 #include "strata/util/json.h"
@@ -41,20 +41,6 @@ constexpr const char* kPhaseVariable = "STRATA_BENCH_MOE_PHASE";
 
 double since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Best-of-10 single-thread copy of 64 MiB, in GB/s.
-double memcpyGbps() {
-  const size_t bytes = size_t{64} << 20;
-  std::vector<char> from(bytes, 1), to(bytes, 0);
-  double best = 1e9;
-  for (int i = 0; i < 10; ++i) {
-    auto start = Clock::now();
-    std::memcpy(to.data(), from.data(), bytes);
-    best = std::min(best, since(start));
-    from[i] = to[bytes - 1 - i];  // keep the copies observable
-  }
-  return static_cast<double>(bytes) / best / 1e9;
 }
 
 double timeAllToAll(Communicator& comm, int64_t bytes) {
@@ -128,9 +114,9 @@ void stepTimes(const std::shared_ptr<World>& world) {
     std::vector<double> seconds, exchange;
   };
   std::vector<Run> runs;
-  runs.push_back({"dense", std::make_unique<train::Trainer>(llamaConfig(0, 1), world)});
-  runs.push_back({"moe_ep1", std::make_unique<train::Trainer>(llamaConfig(8, 1), world)});
-  runs.push_back({"moe_ep2", std::make_unique<train::Trainer>(llamaConfig(8, 2), world)});
+  runs.push_back({"dense", std::make_unique<train::Trainer>(llamaConfig(0, 1), world), {}, {}});
+  runs.push_back({"moe_ep1", std::make_unique<train::Trainer>(llamaConfig(8, 1), world), {}, {}});
+  runs.push_back({"moe_ep2", std::make_unique<train::Trainer>(llamaConfig(8, 2), world), {}, {}});
   for (Run& run : runs) run.trainer->step();  // warm-up
   for (int round = 0; round < 7; ++round) {
     for (Run& run : runs) {

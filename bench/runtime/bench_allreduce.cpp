@@ -11,12 +11,12 @@
 #include <torch/torch.h>
 
 #include <chrono>
-#include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <vector>
 
 #include "bench_ranks.h"
+#include "memcpy_ceiling.h"
 #include "strata/runtime/world.h"
 #include "strata/util/json.h"
 
@@ -26,20 +26,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
-}
-
-// Best-of-10 single-thread copy of 64 MiB, in GB/s (bytes copied per second).
-double memcpyGbps() {
-  const size_t bytes = size_t{64} << 20;
-  std::vector<char> from(bytes, 1), to(bytes, 0);
-  double best = 1e9;
-  for (int i = 0; i < 10; ++i) {
-    auto start = Clock::now();
-    std::memcpy(to.data(), from.data(), bytes);
-    best = std::min(best, seconds(start));
-    from[i] = to[bytes - 1 - i];  // keep the copies observable
-  }
-  return bytes / best / 1e9;
 }
 
 double timeAllReduce(strata::Communicator& comm, torch::Tensor t) {
@@ -58,7 +44,7 @@ int main(int argc, char** argv) {
   if (strata::bench::spawnRanksIfParent(2, argv)) return 0;
   auto world = strata::World::init();
   torch::set_num_threads(1);
-  double copy = world->rank() == 0 ? memcpyGbps() : 0;
+  double copy = world->rank() == 0 ? strata::bench::memcpyGbps() : 0;
   world->comm().barrier();
   int n = world->size();
   for (int64_t bytes = 4096; bytes <= (int64_t{64} << 20); bytes *= 4) {

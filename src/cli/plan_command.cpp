@@ -43,8 +43,8 @@ std::string listOf(const std::vector<std::string>& names) {
 // The [model.moe] shape, named as strata train's flags name it.
 void addMoeFlags(CLI::App& command, PlanOptions& o) {
   addOptionalIntFlag(command, "--moe-experts", &o.experts,
-                     "routed experts of each mixture-of-experts MLP (0: dense; llama only)",
-                     "the model's", 0, kIntMax);
+                     "routed experts of each mixture-of-experts MLP (0: dense)", "the model's", 0,
+                     kIntMax);
   addOptionalIntFlag(command, "--moe-top-k", &o.topK, "experts each token is routed to",
                      "the model's", 1, kIntMax);
   addOptionalIntFlag(command, "--moe-expert-ffn", &o.expertFfn, "each expert's SwiGLU inner width",
@@ -355,7 +355,7 @@ Subcommand addPlanCommand(CLI::App& strata, std::ostream& out, std::ostream& err
       "--seq-len replace its sizes; all six without --model, --config or --profile describe\n"
       "a custom model. --architecture and --kv-heads replace its family and key/value heads,\n"
       "--moe-experts, --moe-top-k, --moe-expert-ffn, --moe-shared-experts and --moe-every its\n"
-      "mixture-of-experts layers (llama only).");
+      "mixture-of-experts layers.");
   auto options = std::make_shared<PlanOptions>();
   addFlags(*command, *options);
   return {command, [command, options, &out, &err] {

@@ -11,6 +11,11 @@ std::string n(int64_t value) { return std::to_string(value); }
 
 }  // namespace
 
+int64_t moeMlpParameters(const MoeOptions& moe, int64_t hidden, bool activeOnly) {
+  int64_t experts = activeOnly ? moe.topK : moe.experts;
+  return moe.experts * hidden + (experts + moe.sharedExperts) * 3 * hidden * moe.expertFfn;
+}
+
 void checkMoe(const MoeOptions& moe, int tp, int ep) {
   if (moe.experts <= 0)
     throw ConfigError("model.moe.experts must be positive, got " + n(moe.experts));

@@ -20,8 +20,10 @@ const ParallelTransformerBlockOptions& checked(const ParallelTransformerBlockOpt
 }  // namespace
 
 ParallelTransformerBlockImpl::ParallelTransformerBlockImpl(
-    const ParallelTransformerBlockOptions& options, std::shared_ptr<Communicator> tp)
-    : sequenceParallel_(checked(options).sequenceParallel),
+    const ParallelTransformerBlockOptions& options, std::shared_ptr<Communicator> tp,
+    torch::nn::AnyModule ownMlp)
+    : ownMlp_(std::move(ownMlp)),
+      sequenceParallel_(checked(options).sequenceParallel),
       tp_(tp),
       attentionResidualDropout_(options.hiddenDropout, deriveSeed(options.init.seed, 2)),
       mlpResidualDropout_(options.hiddenDropout, deriveSeed(options.init.seed, 3)) {
@@ -42,16 +44,23 @@ ParallelTransformerBlockImpl::ParallelTransformerBlockImpl(
   ff.init = deriveInit(options.init, 1);
   // Attention and MLP check their sizes before building anything.
   attention = ParallelSelfAttention(attn, tp);
-  mlp = ParallelMLP(ff, tp);
+  if (ownMlp_.is_empty()) mlp = ParallelMLP(ff, tp);
   ln1 = register_module("ln1", ParallelLayerNorm(options.hidden, options.sequenceParallel, tp));
   register_module("attention", attention);
   ln2 = register_module("ln2", ParallelLayerNorm(options.hidden, options.sequenceParallel, tp));
-  register_module("mlp", mlp);
+  if (ownMlp_.is_empty())
+    register_module("mlp", mlp);
+  else
+    register_module("mlp", ownMlp_.ptr());
 }
 
 at::Tensor ParallelTransformerBlockImpl::forward(const at::Tensor& x) {
   at::Tensor h = x + residualDropout(attentionResidualDropout_, attention(ln1(x)));
-  return h + residualDropout(mlpResidualDropout_, mlp(ln2(h)));
+  return h + residualDropout(mlpResidualDropout_, runMlp(ln2(h)));
+}
+
+at::Tensor ParallelTransformerBlockImpl::runMlp(const at::Tensor& x) {
+  return ownMlp_.is_empty() ? mlp(x) : ownMlp_.forward<at::Tensor>(x);
 }
 
 at::Tensor ParallelTransformerBlockImpl::residualDropout(SeededDropout& dropout,

@@ -69,10 +69,16 @@ void ReferenceGpt::load(const std::map<std::string, torch::Tensor>& strataWeight
     b.bo = trainableCopy(source.take(p + "attention.proj.bias"));
     b.ln2Weight = trainableCopy(source.take(p + "ln2.weight"));
     b.ln2Bias = trainableCopy(source.take(p + "ln2.bias"));
-    b.w1 = trainableCopy(source.take(p + "mlp.fc1.weight"));
-    b.b1 = trainableCopy(source.take(p + "mlp.fc1.bias"));
-    b.w2 = trainableCopy(source.take(p + "mlp.fc2.weight"));
-    b.b2 = trainableCopy(source.take(p + "mlp.fc2.bias"));
+    b.moe = config_.moe.experts > 0 && (i + 1) % config_.moeEvery == 0;
+    if (b.moe) {
+      auto take = [&](const std::string& name) { return trainableCopy(source.take(name)); };
+      b.experts = referenceMoeWeights(take, p + "mlp.", config_.moe.experts, config_.sharedExperts);
+    } else {
+      b.w1 = trainableCopy(source.take(p + "mlp.fc1.weight"));
+      b.b1 = trainableCopy(source.take(p + "mlp.fc1.bias"));
+      b.w2 = trainableCopy(source.take(p + "mlp.fc2.weight"));
+      b.b2 = trainableCopy(source.take(p + "mlp.fc2.bias"));
+    }
     blocks_.push_back(b);
   }
   normWeight_ = trainableCopy(source.take("head.norm.weight"));
@@ -87,6 +93,7 @@ void ReferenceGpt::load(const std::map<std::string, torch::Tensor>& strataWeight
 
 torch::Tensor ReferenceGpt::logits(const torch::Tensor& ids, int64_t dropoutCall, bool training) {
   int64_t s = ids.size(1);
+  routingLoss_ = torch::Tensor();
   torch::Tensor x = torch::embedding(tokens_, ids) + positions_.narrow(0, 0, s);  // [b, s, h]
   x = dropoutActivations(x, embeddingDropoutSeed(config_.seed), dropoutCall, training);
   for (int64_t i = 0; i < config_.layers; ++i) x = block(blocks_[i], i, x, dropoutCall, training);
@@ -107,9 +114,16 @@ torch::Tensor ReferenceGpt::block(const Block& blk, int64_t index, const torch::
   torch::Tensor attended =
       attention(blk, index, layerNorm(x, blk.ln1Weight, blk.ln1Bias), call, training);
   torch::Tensor h = x + dropoutActivations(attended, attentionResidualSeed(seed), call, training);
-  torch::Tensor up = gelu(linear(layerNorm(h, blk.ln2Weight, blk.ln2Bias), blk.w1, blk.b1));
-  torch::Tensor down = linear(up, blk.w2, blk.b2);
+  torch::Tensor down = mlp(blk, layerNorm(h, blk.ln2Weight, blk.ln2Bias));
   return h + dropoutActivations(down, mlpResidualSeed(seed), call, training);
+}
+
+torch::Tensor ReferenceGpt::mlp(const Block& blk, const torch::Tensor& x) {
+  if (!blk.moe) return linear(gelu(linear(x, blk.w1, blk.b1)), blk.w2, blk.b2);
+  ReferenceMoeResult r = referenceMoe(x, blk.experts, config_.moe);
+  torch::Tensor terms = config_.auxLossCoeff * r.balance + config_.zLossCoeff * r.z;
+  routingLoss_ = routingLoss_.defined() ? routingLoss_ + terms : terms;
+  return r.output;
 }
 
 torch::Tensor ReferenceGpt::gelu(const torch::Tensor& x) const {
@@ -161,14 +175,22 @@ torch::Tensor ReferenceGpt::dropoutProbabilities(const torch::Tensor& probs, uin
 
 std::vector<torch::Tensor> ReferenceGpt::trainable() const {
   std::vector<torch::Tensor> all = {tokens_, positions_};
-  for (const Block& b : blocks_) {
-    for (const torch::Tensor& t : {b.ln1Weight, b.ln1Bias, b.wq, b.wk, b.wv, b.bq, b.bk, b.bv, b.wo,
-                                   b.bo, b.ln2Weight, b.ln2Bias, b.w1, b.b1, b.w2, b.b2})
-      all.push_back(t);
-  }
+  for (const Block& b : blocks_)
+    for (const torch::Tensor& t : blockWeights(b)) all.push_back(t);
   all.push_back(normWeight_);
   all.push_back(normBias_);
   if (head_.defined()) all.push_back(head_);
+  return all;
+}
+
+std::vector<torch::Tensor> ReferenceGpt::blockWeights(const Block& b) const {
+  std::vector<torch::Tensor> all = {b.ln1Weight, b.ln1Bias, b.wq, b.wk, b.wv,        b.bq,
+                                    b.bk,        b.bv,      b.wo, b.bo, b.ln2Weight, b.ln2Bias};
+  if (!b.moe) {
+    for (const torch::Tensor& t : {b.w1, b.b1, b.w2, b.b2}) all.push_back(t);
+    return all;
+  }
+  for (const torch::Tensor& t : referenceMoeTensors(b.experts)) all.push_back(t);
   return all;
 }
 
@@ -195,10 +217,14 @@ std::map<std::string, torch::Tensor> ReferenceGpt::parameters() const {
     out[p + "attention.proj.bias"] = b.bo;
     out[p + "ln2.weight"] = b.ln2Weight;
     out[p + "ln2.bias"] = b.ln2Bias;
-    out[p + "mlp.fc1.weight"] = b.w1;
-    out[p + "mlp.fc1.bias"] = b.b1;
-    out[p + "mlp.fc2.weight"] = b.w2;
-    out[p + "mlp.fc2.bias"] = b.b2;
+    if (!b.moe) {
+      out[p + "mlp.fc1.weight"] = b.w1;
+      out[p + "mlp.fc1.bias"] = b.b1;
+      out[p + "mlp.fc2.weight"] = b.w2;
+      out[p + "mlp.fc2.bias"] = b.b2;
+      continue;
+    }
+    putReferenceMoeWeights(b.experts, p + "mlp.", out);
   }
   out["head.norm.weight"] = normWeight_;
   out["head.norm.bias"] = normBias_;

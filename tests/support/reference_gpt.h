@@ -8,7 +8,9 @@
 //   attention: per head softmax(Q K^T / sqrt(d), future masked) V, dropout
 //              on the probabilities; MLP: fc2(gelu(fc1(x))), erf GELU, or
 //              GPT-2's tanh form 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-//              when geluTanh (written out here, not taken from at::gelu).
+//              when geluTanh (written out here, not taken from at::gelu); or
+//              in blocks every-1, 2 every-1, ... a mixture of SwiGLU experts
+//              (reference_moe.h) when moe.experts > 0.
 //
 // Weights come from a Strata model by name (load()), and go back out under
 // the same names and in Strata's layouts (parameters()), so a test compares
@@ -31,6 +33,7 @@
 #include <vector>
 
 #include "reference_model.h"
+#include "reference_moe.h"
 
 namespace strata::testing {
 
@@ -44,7 +47,12 @@ struct ReferenceGptConfig {
   double dropout = 0.0;
   bool tiedEmbeddings = false;
   bool geluTanh = false;
-  uint64_t seed = 0;  // the model seed the dropout streams derive from
+  uint64_t seed = 0;       // the model seed the dropout streams derive from
+  ReferenceMoeConfig moe;  // experts 0: dense
+  int64_t moeEvery = 1;
+  bool sharedExperts = false;
+  double auxLossCoeff = 0;
+  double zLossCoeff = 0;
 };
 
 class ReferenceGpt : public ReferenceModel {
@@ -64,6 +72,7 @@ class ReferenceGpt : public ReferenceModel {
 
   // Every trainable tensor (leaves with requires_grad), for an optimizer.
   std::vector<torch::Tensor> trainable() const override;
+  torch::Tensor routingLoss() const override { return routingLoss_; }
   // The weights under Strata's names and layouts (fused head-major QKV,
   // unpadded vocabulary), detached copies.
   std::map<std::string, torch::Tensor> parameters() const override;
@@ -77,7 +86,12 @@ class ReferenceGpt : public ReferenceModel {
     torch::Tensor ln2Weight, ln2Bias;
     torch::Tensor w1, b1;  // [ffn, hidden], [ffn]
     torch::Tensor w2, b2;  // [hidden, ffn], [hidden]
+    bool moe = false;      // experts instead of w1, b1, w2, b2
+    ReferenceMoeWeights experts;
   };
+
+  torch::Tensor mlp(const Block& blk, const torch::Tensor& x);
+  std::vector<torch::Tensor> blockWeights(const Block& blk) const;
 
   torch::Tensor block(const Block& blk, int64_t index, const torch::Tensor& x, int64_t call,
                       bool training);
@@ -97,6 +111,7 @@ class ReferenceGpt : public ReferenceModel {
   std::vector<Block> blocks_;
   torch::Tensor normWeight_, normBias_;
   torch::Tensor head_;  // [V, hidden]; undefined when tied
+  torch::Tensor routingLoss_;
 };
 
 }  // namespace strata::testing

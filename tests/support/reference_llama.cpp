@@ -137,12 +137,7 @@ std::vector<torch::Tensor> ReferenceLlama::blockWeights(const Block& b) const {
     for (const torch::Tensor& t : {b.wGate, b.wUp, b.wDown}) all.push_back(t);
     return all;
   }
-  const ReferenceMoeWeights& w = b.experts;
-  all.push_back(w.router);
-  for (size_t e = 0; e < w.gate.size(); ++e)
-    for (const torch::Tensor& t : {w.gate[e], w.up[e], w.down[e]}) all.push_back(t);
-  if (w.sharedGate.defined())
-    for (const torch::Tensor& t : {w.sharedGate, w.sharedUp, w.sharedDown}) all.push_back(t);
+  for (const torch::Tensor& t : referenceMoeTensors(b.experts)) all.push_back(t);
   return all;
 }
 
@@ -167,19 +162,9 @@ std::map<std::string, torch::Tensor> ReferenceLlama::parameters() const {
       put(p + "mlp.down.weight", b.wDown);
       continue;
     }
-    const ReferenceMoeWeights& w = b.experts;
-    put(p + "mlp.router.weight", w.router);
-    for (size_t e = 0; e < w.gate.size(); ++e) {
-      std::string expert = p + "mlp.experts." + std::to_string(e) + ".";
-      put(expert + "gate.weight", w.gate[e]);
-      put(expert + "up.weight", w.up[e]);
-      put(expert + "down.weight", w.down[e]);
-    }
-    if (w.sharedGate.defined()) {
-      put(p + "mlp.shared.gate.weight", w.sharedGate);
-      put(p + "mlp.shared.up.weight", w.sharedUp);
-      put(p + "mlp.shared.down.weight", w.sharedDown);
-    }
+    std::map<std::string, torch::Tensor> experts;
+    putReferenceMoeWeights(b.experts, p + "mlp.", experts);
+    for (const auto& [name, tensor] : experts) put(name, tensor);
   }
   put("head.norm.weight", norm_);
   if (head_.defined()) put("head.lm_head.weight", head_);

@@ -93,4 +93,29 @@ ReferenceMoeResult referenceMoe(const torch::Tensor& x, const ReferenceMoeWeight
   return result;
 }
 
+std::vector<torch::Tensor> referenceMoeTensors(const ReferenceMoeWeights& w) {
+  std::vector<torch::Tensor> all{w.router};
+  for (size_t e = 0; e < w.gate.size(); ++e)
+    for (const torch::Tensor& t : {w.gate[e], w.up[e], w.down[e]}) all.push_back(t);
+  if (w.sharedGate.defined())
+    for (const torch::Tensor& t : {w.sharedGate, w.sharedUp, w.sharedDown}) all.push_back(t);
+  return all;
+}
+
+void putReferenceMoeWeights(const ReferenceMoeWeights& w, const std::string& prefix,
+                            std::map<std::string, torch::Tensor>& out) {
+  out[prefix + "router.weight"] = w.router;
+  for (size_t e = 0; e < w.gate.size(); ++e) {
+    std::string expert = prefix + "experts." + std::to_string(e) + ".";
+    out[expert + "gate.weight"] = w.gate[e];
+    out[expert + "up.weight"] = w.up[e];
+    out[expert + "down.weight"] = w.down[e];
+  }
+  if (w.sharedGate.defined()) {
+    out[prefix + "shared.gate.weight"] = w.sharedGate;
+    out[prefix + "shared.up.weight"] = w.sharedUp;
+    out[prefix + "shared.down.weight"] = w.sharedDown;
+  }
+}
+
 }  // namespace strata::testing

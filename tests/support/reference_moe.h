@@ -18,6 +18,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -67,5 +68,12 @@ ReferenceMoeWeights referenceMoeWeights(Take&& take, const std::string& prefix, 
   }
   return w;
 }
+
+// Every tensor of `weights`, for an optimizer.
+std::vector<torch::Tensor> referenceMoeTensors(const ReferenceMoeWeights& weights);
+
+// `weights` under Strata's names below `prefix` ("block1.mlp."), into `out`.
+void putReferenceMoeWeights(const ReferenceMoeWeights& weights, const std::string& prefix,
+                            std::map<std::string, torch::Tensor>& out);
 
 }  // namespace strata::testing

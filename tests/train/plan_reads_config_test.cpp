@@ -46,7 +46,14 @@ TEST(PlanReadsConfig, AnEmptyFileIsStrataTrainsDefaultRun) {
 
 TEST(PlanReadsConfig, EveryKeyThePlannerUsesReadsAsStrataTrainReadsIt) {
   TrainConfig c;
-  c.model = {8, 256, 8, 1024, 512, 512, 0.1, false};
+  c.model.layers = 8;
+  c.model.hidden = 256;
+  c.model.heads = 8;
+  c.model.ffn = 1024;
+  c.model.vocab = 512;
+  c.model.context = 512;
+  c.model.dropout = 0.1;
+  c.model.tiedEmbeddings = false;
   c.parallel.pp = 2;
   c.parallel.dp = 3;
   c.parallel.tp = 2;

@@ -104,15 +104,7 @@ TEST(LlamaExport, HuggingFaceForwardGivesStrataLogits) {
           .value *= kGain;
     }
   }
-  std::shared_ptr<World> world = singleProcessWorld();
-  ParallelGroups groups = world->parallelGroups(ParallelLayout(1, {1, 1, 1, 1}));
-  models::ModelSpec spec = modelSpecOf(config);
-  torch::nn::Sequential model = models::modelFamily(spec.architecture).build(spec, groups.tp);
-  {
-    torch::NoGradGuard noGrad;
-    for (auto& item : model->named_parameters()) item.value().copy_(weights.at(item.key()));
-  }
-  model->eval();
+  torch::nn::Sequential model = oneProcessModel(config, weights);
   torch::Tensor ids = torch::randint(0, 258, {3, 16}, torch::kLong);
   torch::NoGradGuard noGrad;
   torch::Tensor strata = model->forward(ids).transpose(0, 1);  // [b, s, V]

@@ -77,15 +77,7 @@ TEST(MixtralExport, HuggingFaceForwardGivesStrataLogits) {
   TrainConfig config = mixtralConfig(1, 1);
   TensorMap weights = checkpointWeightsOf(dir, config);
   RawSafetensors raw = readSafetensorsIndependently(file);
-  std::shared_ptr<World> world = singleProcessWorld();
-  ParallelGroups groups = world->parallelGroups(ParallelLayout(1, {1, 1, 1, 1}));
-  models::ModelSpec spec = modelSpecOf(config);
-  torch::nn::Sequential model = models::modelFamily(spec.architecture).build(spec, groups.tp);
-  {
-    torch::NoGradGuard noGrad;
-    for (auto& item : model->named_parameters()) item.value().copy_(weights.at(item.key()));
-  }
-  model->eval();
+  torch::nn::Sequential model = oneProcessModel(config, weights);
   torch::Tensor ids = torch::randint(0, 256, {3, 16}, torch::kLong);
   torch::NoGradGuard noGrad;
   torch::Tensor strata = model->forward(ids).transpose(0, 1);  // [b, s, V]
@@ -143,6 +135,10 @@ TEST(MixtralExport, ModelsMixtralsFormatCannotHoldAreRefusedByName) {
   spec.moe.sharedExperts = 0;
   spec.moe.normalizeTopK = false;
   expectRefusalNaming(family, spec, {"model.moe.normalize_top_k = false"});
+  models::ModelSpec gpt2 = spec;
+  gpt2.architecture = "gpt2";
+  expectRefusalNaming(models::modelFamily("gpt2"), gpt2,
+                      {"GPT2LMHeadModel", "has no mixture of experts"});
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Parallel equals serial for mixture-of-experts models: the Trainer with a
-// Llama whose blocks 1 and 3 are MoE MLPs (4 experts, top 2) trains exactly
+// Llama (or GPT) whose blocks 1 and 3 are MoE MLPs (4 experts, top 2) trains exactly
 // what the independent reference (tests/support/reference_moe.h: every
 // expert on exactly its tokens, in one process) trains: every step's loss
 // and gradient norm, the validation loss and every parameter shard
@@ -9,7 +9,8 @@
 // Layouts: one process; dp 2 with the experts on every rank (ep 1); ep 2;
 // ep 4 with dp 4; ep 2 x tp 2; pp 2 x ep 2; ep 2 under ZeRO-1, 2 and 3;
 // capacity drops with a shared expert; cp 2 with ep 2 (the balance loss and
-// the capacity taken over whole sequences); recomputed activations.
+// the capacity taken over whole sequences); recomputed activations; the GPT
+// family at ep 2 with dropout and at pp 2 x dp 2 x tp 2 x ep 2.
 #include <gtest/gtest.h>
 
 #include "reference_comparison.h"
@@ -76,6 +77,28 @@ TEST(MoeEqualsReference, Cp2Ep2Capacity) {
   c.parallel.cp = 2;
   c.model.moe.capacityFactor = 0.75;
   expectEqualsReference("moe_cp2ep2", c);
+}
+
+// The GPT family with MoE blocks 1 and 3 (SwiGLU experts in place of the
+// GELU MLP), its residual dropout after the experts as after a dense MLP.
+TrainConfig gptMoeConfig(int64_t pp, int64_t dp, int64_t tp, int64_t ep) {
+  TrainConfig c = tinyConfig();
+  c.model.moe = tinyMoeConfig().model.moe;
+  c.parallel.pp = pp;
+  c.parallel.dp = dp;
+  c.parallel.tp = tp;
+  c.parallel.ep = ep;
+  return c;
+}
+
+TEST(MoeEqualsReference, GptEp2WithDropout) {
+  TrainConfig c = gptMoeConfig(1, 2, 1, 2);
+  c.model.dropout = 0.1;
+  expectEqualsReference("moe_gpt_ep2", c);
+}
+
+TEST(MoeEqualsReference, GptPp2Dp2Tp2Ep2) {
+  expectEqualsReference("moe_gpt_pp2tp2ep2", gptMoeConfig(2, 2, 2, 2));
 }
 
 TEST(MoeEqualsReference, Pp2Ep2CheckpointedActivations) {

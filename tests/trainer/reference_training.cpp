@@ -39,6 +39,17 @@ std::map<std::string, torch::Tensor> strataInitialWeights(const TrainConfig& con
   return weights;
 }
 
+// The reference MoE settings of a config, for either family's reference.
+template <typename Reference>
+void setMoe(Reference& r, const TrainConfig& c) {
+  const expert_parallel::MoeOptions& moe = c.model.moe;
+  r.moe = {moe.experts, moe.topK, moe.normalizeTopK, moe.capacityFactor};
+  r.moeEvery = moe.every;
+  r.sharedExperts = moe.sharedExperts > 0;
+  r.auxLossCoeff = moe.auxLossCoeff;
+  r.zLossCoeff = moe.zLossCoeff;
+}
+
 strata::testing::ReferenceLlamaConfig referenceLlamaConfig(const TrainConfig& c) {
   strata::testing::ReferenceLlamaConfig r;
   r.layers = c.model.layers;
@@ -50,12 +61,7 @@ strata::testing::ReferenceLlamaConfig referenceLlamaConfig(const TrainConfig& c)
   r.ropeTheta = c.model.ropeTheta;
   r.rmsNormEps = c.model.rmsNormEps;
   r.tiedEmbeddings = c.model.tiedEmbeddings;
-  const expert_parallel::MoeOptions& moe = c.model.moe;
-  r.moe = {moe.experts, moe.topK, moe.normalizeTopK, moe.capacityFactor};
-  r.moeEvery = moe.every;
-  r.sharedExperts = moe.sharedExperts > 0;
-  r.auxLossCoeff = moe.auxLossCoeff;
-  r.zLossCoeff = moe.zLossCoeff;
+  setMoe(r, c);
   return r;
 }
 
@@ -71,6 +77,7 @@ strata::testing::ReferenceGptConfig referenceConfig(const TrainConfig& c) {
   r.tiedEmbeddings = c.model.tiedEmbeddings;
   r.geluTanh = c.model.architecture == kGpt2Architecture;
   r.seed = static_cast<uint64_t>(c.train.seed);
+  setMoe(r, c);
   return r;
 }
 

@@ -10,6 +10,7 @@
 #include <iomanip>
 #include <limits>
 
+#include "strata/models/model_family.h"
 #include "strata/runtime/timeouts.h"
 #include "strata/tensor_parallel/sharding.h"
 #include "strata/train/loop/export_hugging_face.h"
@@ -85,6 +86,19 @@ std::shared_ptr<World> singleProcessWorld() {
   ProcessEnv env;
   env.masterPort = port.number();
   return World::init(env, Timeouts::fromSeconds(30));
+}
+
+torch::nn::Sequential oneProcessModel(const TrainConfig& config, const TensorMap& weights) {
+  std::shared_ptr<World> world = singleProcessWorld();
+  ParallelGroups groups = world->parallelGroups(ParallelLayout(1, {1, 1, 1, 1}));
+  models::ModelSpec spec = modelSpecOf(config);
+  torch::nn::Sequential model = models::modelFamily(spec.architecture).build(spec, groups.tp);
+  {
+    torch::NoGradGuard noGrad;
+    for (auto& item : model->named_parameters()) item.value().copy_(weights.at(item.key()));
+  }
+  model->eval();
+  return model;
 }
 
 std::vector<double> trainSteps(Trainer& trainer, int steps) {

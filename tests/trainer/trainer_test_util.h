@@ -76,6 +76,9 @@ TensorMap byName(const Trainer& trainer);
 // The weights of the checkpoint under dir/ckpt, through a run of
 // `oneProcess` (a one-process layout) resumed from it.
 TensorMap checkpointWeightsOf(const std::string& dir, TrainConfig oneProcess);
+// `config`'s model built in one process (a World of its own) holding
+// `weights` by name, in evaluation mode.
+torch::nn::Sequential oneProcessModel(const TrainConfig& config, const TensorMap& weights);
 // Each of `ranks` ranks' shards saved by writeShards() equals its tp slice
 // of `whole`, whose vocabulary tensors (the token embedding, an untied head)
 // are first padded with zero rows to `paddedVocabulary`.

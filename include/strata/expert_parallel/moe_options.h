@@ -43,6 +43,11 @@ struct MoeOptions {
   bool isMoeBlock(int64_t index) const { return enabled() && (index + 1) % every == 0; }
 };
 
+// An MoE MLP's parameters for width `hidden`: the router and every expert,
+// or with `activeOnly` the router and the top_k experts a token uses; plus
+// the shared experts (SwiGLU, no biases).
+int64_t moeMlpParameters(const MoeOptions& moe, int64_t hidden, bool activeOnly);
+
 // Throws ConfigError naming the values when `moe` cannot be built with its
 // experts over `ep` ranks and each expert's ffn over `tp` ranks: top_k
 // outside 1..experts, expert_ffn not positive or not divisible by tp, ep not

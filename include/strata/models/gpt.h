@@ -58,6 +58,9 @@ struct GptConfig {
   // chunk by chunk (vocab_parallel_linear_cross_entropy.h): float32 logits
   // exist one chunk at a time. For training only: sampling needs logits.
   bool fusedHeadLoss = false;
+  // Mixture-of-experts MLPs (SwiGLU experts, expert_parallel/moe_mlp.h) in
+  // the blocks moe.isMoeBlock names; experts 0: every block dense.
+  expert_parallel::MoeOptions moe;
   uint64_t seed = 1234;
 };
 
@@ -65,16 +68,21 @@ struct GptConfig {
 int64_t gptParameterCount(const GptConfig& config);
 
 // Throws ConfigError naming the values when `config` cannot be split over
-// `tp` ranks (hidden, heads or ffn not divisible by tp, hidden not by heads).
+// `tp` ranks (hidden, heads or ffn not divisible by tp, hidden not by heads),
+// and with MoE for checkMoe's cases and sequence parallelism.
 void checkGpt(const GptConfig& config, int tp);
 
 // The weights that take part in matrix products (model_family.h).
 int64_t gptMatmulParameters(const GptConfig& config);
 
-// Builds layers + 2 modules: the embedding, the blocks, the head.
+// Builds layers + 2 modules: the embedding, the blocks, the head. MoE
+// blocks spread their experts over `ep` (nullptr: all here). An MoE block's
+// MLP parameters: blockN.mlp.router.weight, blockN.mlp.experts.J.{gate,up,
+// down}.weight, blockN.mlp.shared.* (no biases), in place of fc1 and fc2.
 torch::nn::Sequential buildGpt(
     const GptConfig& config, std::shared_ptr<Communicator> tp,
-    std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr);
+    std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
+    std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr);
 
 // The GPT config of a family-neutral spec (gpt2: GPT-2's tanh GELU).
 GptConfig gptConfigOf(const ModelSpec& spec);

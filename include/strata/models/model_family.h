@@ -61,7 +61,7 @@ struct ModelSpec {
   // product and the cross-entropy together, chunk by chunk. Training only:
   // sampling needs logits.
   bool fusedHeadLoss = false;
-  // Mixture-of-experts MLPs (llama family; experts = 0: dense).
+  // Mixture-of-experts MLPs (experts = 0: dense).
   expert_parallel::MoeOptions moe;
   uint64_t seed = 1234;
 

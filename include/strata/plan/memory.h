@@ -21,7 +21,7 @@
 //   tensor parallel:                  s*b*(8h + (8h + 8f)/t) + 2*a*s^2*b/t
 //   tensor + sequence parallel:       s*b*(16h + 8f)/t + 2*a*s^2*b/t
 //   full recompute:                   as GPT's
-// An MoE layer (llama; never sequence parallel, which the trainer refuses
+// An MoE layer (either family; never sequence parallel, which the trainer refuses
 // with MoE) keeps, in place of the SwiGLU's 8f/t a token, with E experts,
 // top_k k, expert width ef and S shared experts (moe_mlp.cpp):
 //   router             the input in fp32 (it scores in float32), the fp32

@@ -16,7 +16,7 @@
 // Output logits tied to the token embedding, or a head of their own (V x h,
 // no bias) when untied; strata train unties llama's by default.
 //
-// A llama may have mixture-of-experts layers (strata train's [model.moe],
+// A model of either family may have mixture-of-experts layers (strata train's [model.moe],
 // expert_parallel/moe_options.h): layer i (from 0) is MoE when (i + 1) %
 // every == 0, its MLP then a router (E x h, no bias) choosing each token's
 // top_k of E routed experts, each a SwiGLU of width expert_ffn (gate and up
@@ -47,7 +47,7 @@ enum class Family { kGpt, kLlama };
 // Whether a layer's MLP is the dense one or a mixture of experts.
 enum class LayerKind { kDense, kMoe };
 
-// The mixture-of-experts layers of a llama ([model.moe]; the training-only
+// The mixture-of-experts layers of a model ([model.moe]; the training-only
 // terms, aux and z-loss coefficients, capacity factor and top_k
 // normalisation, change no count and are not held).
 struct MoeDesc {
@@ -79,7 +79,7 @@ struct ModelDesc {
   bool tiedEmbeddings = true;  // the logits reuse the token embedding
   Family family = Family::kGpt;
   int kvHeads = 0;  // key/value heads (grouped-query attention); 0: as many as heads
-  MoeDesc moe{};    // llama only
+  MoeDesc moe{};    // mixture-of-experts layers, either family
 
   int keyValueHeads() const { return kvHeads > 0 ? kvHeads : heads; }
   int headDim() const { return hidden / heads; }

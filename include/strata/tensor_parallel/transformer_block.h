@@ -14,6 +14,10 @@
 // rank's tokens of every sequence; dropout is refused there (its masks would
 // not be those of the whole sequence).
 //
+// A caller may give its own MLP (a mixture of experts) in place of the dense
+// one: any module taking and returning [s, b, hidden] (the block's input
+// shape), registered as "mlp" and run between LN2 and the residual dropout.
+//
 // The constructor throws ConfigError for sizes not divisible as the
 // sublayers require, and for dropout under context parallelism; forward
 // blocks in the tp and cp communication.
@@ -21,6 +25,7 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
+#include <torch/nn/modules/container/any.h>
 #include <torch/nn/pimpl.h>
 
 #include <memory>
@@ -48,17 +53,21 @@ struct ParallelTransformerBlockOptions {
 
 class ParallelTransformerBlockImpl : public torch::nn::Module {
  public:
+  // `ownMlp`: the caller's MLP in place of the dense one (empty: ParallelMLP).
   ParallelTransformerBlockImpl(const ParallelTransformerBlockOptions& options,
-                               std::shared_ptr<Communicator> tp);
+                               std::shared_ptr<Communicator> tp, torch::nn::AnyModule ownMlp = {});
 
   at::Tensor forward(const at::Tensor& x);
 
   ParallelLayerNorm ln1{nullptr};
   ParallelSelfAttention attention{nullptr};
   ParallelLayerNorm ln2{nullptr};
-  ParallelMLP mlp{nullptr};
+  ParallelMLP mlp{nullptr};  // nullptr with the caller's own MLP
 
  private:
+  at::Tensor runMlp(const at::Tensor& x);
+
+  torch::nn::AnyModule ownMlp_;
   at::Tensor residualDropout(SeededDropout& dropout, const at::Tensor& x);
 
   bool sequenceParallel_;

@@ -4,6 +4,7 @@
 
 #include "models/decoder_head.h"
 #include "strata/error.h"
+#include "strata/expert_parallel/moe_mlp.h"
 #include "strata/tensor_parallel/comm_ops.h"
 #include "strata/tensor_parallel/dropout.h"
 #include "strata/tensor_parallel/init.h"
@@ -96,15 +97,25 @@ void checkDivisible(const char* what, int64_t value, int tpSize) {
   }
 }
 
+// Block `index`'s MLP: fc1 and fc2 with their biases, or the router and
+// experts (all of them, or with `activeOnly` the top_k a token uses) and the
+// shared ones, without biases.
+int64_t gptMlpParameters(const GptConfig& c, int64_t index, bool activeOnly) {
+  if (!c.moe.isMoeBlock(index)) return 2 * c.hidden * c.ffn + (activeOnly ? 0 : c.ffn + c.hidden);
+  return expert_parallel::moeMlpParameters(c.moe, c.hidden, activeOnly);
+}
+
 }  // namespace
 
 int64_t gptParameterCount(const GptConfig& c) {
-  int64_t perBlock = 4 * c.hidden * c.hidden + 4 * c.hidden     // attention: QKV and output
-                     + 2 * c.hidden * c.ffn + c.ffn + c.hidden  // MLP
-                     + 4 * c.hidden;                            // two LayerNorms
   int64_t embeddings = c.vocab * c.hidden + c.context * c.hidden;
   int64_t head = 2 * c.hidden + (c.tiedEmbeddings ? 0 : c.vocab * c.hidden);
-  return embeddings + c.layers * perBlock + head;
+  int64_t total = embeddings + head;
+  for (int64_t i = 0; i < c.layers; ++i)
+    total += 4 * c.hidden * c.hidden + 4 * c.hidden  // attention: QKV and output
+             + gptMlpParameters(c, i, false)         // MLP
+             + 4 * c.hidden;                         // two LayerNorms
+  return total;
 }
 
 void checkGpt(const GptConfig& c, int tpSize) {
@@ -115,17 +126,30 @@ void checkGpt(const GptConfig& c, int tpSize) {
     throw ConfigError("hidden " + std::to_string(c.hidden) + " is not divisible by heads " +
                       std::to_string(c.heads));
   }
+  if (!c.moe.enabled()) return;
+  expert_parallel::checkMoe(c.moe, tpSize, 1);
+  if (c.sequenceParallel)
+    throw ConfigError(
+        "model.moe blocks route whole tokens and do not take sequence parallelism: "
+        "set parallel.sequence_parallel = false");
 }
 
 int64_t gptMatmulParameters(const GptConfig& c) {
-  // Per block Q, K, V and the output projection (4 h^2) and the MLP's two
-  // matrices (2 h f); the LM head (h V), counted when tied too.
-  return c.layers * (4 * c.hidden * c.hidden + 2 * c.hidden * c.ffn) + c.hidden * c.vocab;
+  // Per block Q, K, V and the output projection (4 h^2) and the MLP's
+  // matrices (2 h f, or an MoE's router and active experts); the LM head
+  // (h V), counted when tied too.
+  int64_t total = c.hidden * c.vocab;
+  for (int64_t i = 0; i < c.layers; ++i)
+    total += 4 * c.hidden * c.hidden + gptMlpParameters(c, i, true);
+  return total;
 }
 
 torch::nn::Sequential buildGpt(const GptConfig& c, std::shared_ptr<Communicator> tpComm,
-                               std::shared_ptr<const context_parallel::ContextParallel> cp) {
+                               std::shared_ptr<const context_parallel::ContextParallel> cp,
+                               std::shared_ptr<expert_parallel::ExpertParallel> ep) {
   checkGpt(c, tpComm->size());
+  if (c.moe.enabled() && !ep)
+    ep = std::make_shared<expert_parallel::ExpertParallel>(nullptr, cp ? cp->comm : nullptr);
   torch::nn::Sequential model;
   GptEmbedding embedding(c, tpComm, cp);
   model->push_back("embedding", embedding);
@@ -140,7 +164,17 @@ torch::nn::Sequential buildGpt(const GptConfig& c, std::shared_ptr<Communicator>
     options.geluTanh = c.geluTanh;
     options.init = initFor(c, blockStream(i));
     options.contextParallel = cp;
-    model->push_back("block" + std::to_string(i), tp::ParallelTransformerBlock(options, tpComm));
+    torch::nn::AnyModule moe;
+    if (c.moe.isMoeBlock(i)) {
+      expert_parallel::MoeMlpOptions m;
+      m.hidden = c.hidden;
+      m.moe = c.moe;
+      m.block = i;
+      m.init = tp::deriveInit(options.init, 1);  // the dense MLP's stream
+      moe = torch::nn::AnyModule(expert_parallel::MoeMlp(m, tpComm, ep));
+    }
+    model->push_back("block" + std::to_string(i),
+                     tp::ParallelTransformerBlock(options, tpComm, std::move(moe)));
   }
   tp::VocabParallelEmbedding tiedTo{nullptr};
   if (c.tiedEmbeddings) tiedTo = embedding->tokens;
@@ -167,6 +201,7 @@ GptConfig gptConfigOf(const ModelSpec& spec) {
   g.geluTanh = spec.architecture == "gpt2";
   g.sequenceParallel = spec.sequenceParallel;
   g.fusedHeadLoss = spec.fusedHeadLoss;
+  g.moe = spec.moe;
   g.seed = spec.seed;
   return g;
 }

@@ -6,18 +6,12 @@
 
 namespace strata::models {
 
-void GptFamily::check(const ModelSpec& spec, int tp) const {
-  if (spec.moe.enabled())
-    throw ConfigError("model.moe (" + std::to_string(spec.moe.experts) +
-                      " experts) is built by the llama family; architecture '" + spec.architecture +
-                      "' has dense MLPs only");
-  checkGpt(gptConfigOf(spec), tp);
-}
+void GptFamily::check(const ModelSpec& spec, int tp) const { checkGpt(gptConfigOf(spec), tp); }
 
 torch::nn::Sequential GptFamily::build(const ModelSpec& spec, std::shared_ptr<Communicator> tp,
                                        std::shared_ptr<const context_parallel::ContextParallel> cp,
-                                       std::shared_ptr<expert_parallel::ExpertParallel>) const {
-  return buildGpt(gptConfigOf(spec), std::move(tp), std::move(cp));
+                                       std::shared_ptr<expert_parallel::ExpertParallel> ep) const {
+  return buildGpt(gptConfigOf(spec), std::move(tp), std::move(cp), std::move(ep));
 }
 
 int64_t GptFamily::parameterCount(const ModelSpec& spec) const {
@@ -35,6 +29,13 @@ std::unique_ptr<HuggingFaceLayout> GptFamily::huggingFace(const ModelSpec& spec)
     throw ConfigError("architecture '" + spec.architecture +
                       "' has no Hugging Face equivalent: its weights mean something else in "
                       "GPT-2 implementations (train with --architecture gpt2 or llama)");
+  if (spec.moe.enabled())
+    throw ConfigError(
+        "GPT-2's Hugging Face format (GPT2LMHeadModel) has no mixture of experts; "
+        "a gpt2 model with model.moe (" +
+        std::to_string(spec.moe.experts) +
+        " experts) cannot be exported or initialised from it (the llama family "
+        "exports as Mixtral)");
   return std::make_unique<Gpt2HuggingFace>(gptConfigOf(spec));
 }
 

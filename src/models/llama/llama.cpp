@@ -153,13 +153,15 @@ void checkLlama(const LlamaConfig& c, int tpSize) {
         "set parallel.sequence_parallel = false");
 }
 
+namespace {
+
 // A block's MLP parameters: all of them, or those one token uses.
 int64_t mlpParameters(const LlamaConfig& c, int64_t index, bool activeOnly) {
-  const expert_parallel::MoeOptions& m = c.moe;
-  if (!m.isMoeBlock(index)) return 3 * c.hidden * c.ffn;  // gate, up, down
-  int64_t experts = activeOnly ? m.topK : m.experts;
-  return m.experts * c.hidden + (experts + m.sharedExperts) * 3 * c.hidden * m.expertFfn;
+  if (!c.moe.isMoeBlock(index)) return 3 * c.hidden * c.ffn;  // gate, up, down
+  return expert_parallel::moeMlpParameters(c.moe, c.hidden, activeOnly);
 }
+
+}  // namespace
 
 int64_t llamaParameterCount(const LlamaConfig& c) {
   int64_t kvWidth = c.kvHeads * (c.hidden / c.heads);

@@ -157,9 +157,6 @@ void checkExperts(const TrainConfig& c, Problems& p) {
   } catch (const ConfigError& e) {
     p.check(false, e.what());
   }
-  p.check(c.model.architecture == kLlamaArchitecture,
-          "model.moe is built by the llama family; model.architecture is '" + c.model.architecture +
-              "'");
   p.check(!l.sequenceParallel,
           "model.moe blocks route whole tokens and do not take "
           "parallel.sequence_parallel; set it to false");

@@ -39,7 +39,7 @@ struct ModelConfig {
   int64_t kvHeads = 0;
   double ropeTheta = 10000.0;  // llama: the rotary base (Llama 3: 500000)
   double rmsNormEps = 1e-5;    // llama: RMSNorm's epsilon
-  // llama: mixture-of-experts MLPs, the [model.moe] table
+  // Mixture-of-experts MLPs, the [model.moe] table
   // (expert_parallel/moe_options.h); experts = 0 keeps every block dense.
   expert_parallel::MoeOptions moe;
 };
