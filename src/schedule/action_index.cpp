@@ -44,6 +44,11 @@ std::vector<Action> inputsOf(const Action& action, const Schedule& schedule,
   return {};
 }
 
+std::vector<Slot> issuedTogether(const Schedule& schedule, const Slot& first) {
+  if (!schedule.overlapsNext(first.rank, first.step)) return {first};
+  return {first, {first.rank, first.step + 1}};
+}
+
 bool BlockingRun::finished(const Schedule& schedule) const {
   for (int rank = 0; rank < schedule.ranks(); ++rank) {
     if (next[rank] < static_cast<int>(schedule.actions(rank).size())) return false;
@@ -53,11 +58,14 @@ bool BlockingRun::finished(const Schedule& schedule) const {
 
 namespace {
 
-bool inputsReady(const Action& action, const Schedule& schedule, const ActionIndex& index,
-                 const BlockingRun& run) {
-  for (const Action& input : inputsOf(action, schedule, index)) {
-    const std::optional<Slot> slot = index.find(input);
-    if (!slot || !run.hasRun(*slot)) return false;
+bool inputsReady(const std::vector<Slot>& issued, const Schedule& schedule,
+                 const ActionIndex& index, const BlockingRun& run) {
+  for (const Slot& consumer : issued) {
+    const Action& action = schedule.actions(consumer.rank)[consumer.step];
+    for (const Action& input : inputsOf(action, schedule, index)) {
+      const std::optional<Slot> slot = index.find(input);
+      if (!slot || !run.hasRun(*slot)) return false;
+    }
   }
   return true;
 }
@@ -70,12 +78,13 @@ BlockingRun runBlocking(const Schedule& schedule, const ActionIndex& index) {
   for (bool progressed = true; progressed;) {
     progressed = false;
     for (int rank = 0; rank < schedule.ranks(); ++rank) {
-      const auto& actions = schedule.actions(rank);
+      const int steps = static_cast<int>(schedule.actions(rank).size());
       int& step = run.next[rank];
-      while (step < static_cast<int>(actions.size()) &&
-             inputsReady(actions[step], schedule, index, run)) {
-        run.order.push_back({rank, step});
-        ++step;
+      while (step < steps) {
+        const std::vector<Slot> issued = issuedTogether(schedule, {rank, step});
+        if (!inputsReady(issued, schedule, index, run)) break;
+        run.order.insert(run.order.end(), issued.begin(), issued.end());
+        step += static_cast<int>(issued.size());
         progressed = true;
       }
     }

@@ -36,9 +36,14 @@ class ActionIndex {
 std::vector<Action> inputsOf(const Action& action, const Schedule& schedule,
                              const ActionIndex& index);
 
+// The slots a rank issues at once from `first`: that slot and, when it starts
+// an overlapped pair, its partner.
+std::vector<Slot> issuedTogether(const Schedule& schedule, const Slot& first);
+
 // Runs every rank's list in order under blocking point-to-point semantics: an
-// action runs once all its inputs have run. Stops when every rank is done or
-// none can progress.
+// action runs once all its inputs have run, and an overlapped pair once the
+// inputs of both have run, as a runner that issues them together must wait.
+// Stops when every rank is done or none can progress.
 struct BlockingRun {
   std::vector<Slot> order;  // the actions that ran, in an order that respects every input
   std::vector<int> next;    // per rank, the step of the first action that did not run

@@ -25,6 +25,11 @@ const std::vector<Entry>& entries() {
        }},
       {{"zb-h1", "zero bubble: backward split into I and W; 1F1B memory", false},
        [](const GeneratorOptions& o) { return zeroBubbleH1(o.ranks, o.microbatches); }},
+      {{"zb-v", "zero bubble V: two chunks per rank in a V, I and W split; 1F1B memory", false, 2},
+       [](const GeneratorOptions& o) { return zeroBubbleV(o.ranks, o.microbatches); }},
+      {{"dualpipe-v", "DualPipe in a V: each forward overlapped with a backward; m >= 2p", false,
+        2},
+       [](const GeneratorOptions& o) { return dualPipeV(o.ranks, o.microbatches); }},
   };
   return table;
 }
@@ -60,8 +65,10 @@ Schedule generate(const std::string& name, const GeneratorOptions& options) {
   for (const Entry& entry : entries()) {
     if (entry.info.name != name) continue;
     if (!entry.info.takesVirtualStages && options.virtualStages != 1) {
-      throw ScheduleError("schedule '" + name + "' has one stage per rank, but virtual stages " +
-                          std::to_string(options.virtualStages) +
+      const int perRank = entry.info.stagesPerRank;
+      throw ScheduleError("schedule '" + name + "' has " +
+                          (perRank == 1 ? "one stage" : std::to_string(perRank) + " stages") +
+                          " per rank, but virtual stages " + std::to_string(options.virtualStages) +
                           " was asked for; schedules with virtual stages: " + joinedNames(true));
     }
     return entry.make(options);

@@ -46,6 +46,7 @@ Schedule::Schedule(int ranks, int microbatches, std::vector<int> stageRanks)
     }
   }
   actions_.resize(ranks);
+  overlapsNext_.resize(ranks);
 }
 
 int Schedule::rankOf(int stage) const {
@@ -80,6 +81,13 @@ const std::vector<Action>& Schedule::actions(int rank) const {
 void Schedule::append(int rank, const Action& action) {
   checkRank(rank);
   actions_[rank].push_back(action);
+  overlapsNext_[rank].push_back(false);
+}
+
+void Schedule::appendOverlapped(int rank, const Action& first, const Action& second) {
+  append(rank, first);
+  overlapsNext_[rank].back() = true;
+  append(rank, second);
 }
 
 std::size_t Schedule::actionCount() const {
@@ -88,11 +96,29 @@ std::size_t Schedule::actionCount() const {
   return count;
 }
 
+bool Schedule::overlapsNext(int rank, int step) const {
+  checkRank(rank);
+  return step >= 0 && step < static_cast<int>(overlapsNext_[rank].size()) &&
+         overlapsNext_[rank][step];
+}
+
+bool Schedule::overlapsPrevious(int rank, int step) const { return overlapsNext(rank, step - 1); }
+
 void Schedule::checkRank(int rank) const {
   if (rank < 0 || rank >= ranks()) {
     throw ScheduleError("rank " + std::to_string(rank) + " is out of range: the schedule has " +
                         std::to_string(ranks()) + " ranks");
   }
+}
+
+std::vector<int> vPlacement(int ranks) {
+  if (ranks < 1) throw ScheduleError("ranks must be >= 1, got " + std::to_string(ranks));
+  std::vector<int> stageRanks(2 * ranks);
+  for (int rank = 0; rank < ranks; ++rank) {
+    stageRanks[rank] = rank;
+    stageRanks[2 * ranks - 1 - rank] = rank;
+  }
+  return stageRanks;
 }
 
 }  // namespace strata::schedule

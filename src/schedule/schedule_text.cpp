@@ -80,6 +80,21 @@ std::vector<int> parseStageRanks(const LineParser& line, const Header& header) {
   return stageRanks;
 }
 
+// One action, or an overlapped pair written as two joined by '+': 0F5+7B2.
+void appendToken(Schedule& schedule, int rank, const std::string& token) {
+  const std::size_t plus = token.find('+');
+  if (plus == std::string::npos) {
+    schedule.append(rank, parseAction(token));
+    return;
+  }
+  const std::string second = token.substr(plus + 1);
+  if (second.find('+') != std::string::npos) {
+    throw ScheduleError("bad overlapped pair '" + token +
+                        "': a pair has two actions, e.g. 0F5+7B2");
+  }
+  schedule.appendOverlapped(rank, parseAction(token.substr(0, plus)), parseAction(second));
+}
+
 void parseRankLine(const LineParser& line, Schedule& schedule) {
   const auto& words = line.words();
   if (words.size() < 2 || words[1].empty() || words[1].back() != ':') {
@@ -93,7 +108,7 @@ void parseRankLine(const LineParser& line, Schedule& schedule) {
   }
   for (std::size_t i = 2; i < words.size(); ++i) {
     try {
-      schedule.append(*rank, parseAction(words[i]));
+      appendToken(schedule, *rank, words[i]);
     } catch (const ScheduleError& error) {
       line.fail(error.what());
     }
@@ -146,7 +161,10 @@ std::string formatSchedule(const Schedule& schedule) {
   }
   for (int rank = 0; rank < schedule.ranks(); ++rank) {
     out << "rank " << rank << ":";
-    for (const Action& action : schedule.actions(rank)) out << " " << toString(action);
+    const auto& actions = schedule.actions(rank);
+    for (int step = 0; step < static_cast<int>(actions.size()); ++step) {
+      out << (schedule.overlapsPrevious(rank, step) ? "+" : " ") << toString(actions[step]);
+    }
     out << "\n";
   }
   return out.str();

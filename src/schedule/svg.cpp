@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <vector>
 
 #include "escape.h"
 
@@ -57,19 +58,49 @@ void drawRows(std::ostream& out, const Layout& layout, int ranks) {
   }
 }
 
+std::vector<std::string> splitOn(const std::string& text, char separator) {
+  std::vector<std::string> parts{""};
+  for (const char c : text) {
+    if (c == separator) {
+      parts.emplace_back();
+    } else {
+      parts.back() += c;
+    }
+  }
+  return parts;
+}
+
+struct Band {
+  double y, height;
+  std::string kind, label;
+};
+
+void drawBlock(std::ostream& out, const Layout& layout, const TimelineItem& item,
+               const Band& band) {
+  const double x = layout.x(item.start);
+  const double width = (item.end - item.start) * layout.unitWidth;
+  out << "<rect class=\"action\" x=\"" << x << "\" y=\"" << band.y << "\" width=\"" << width
+      << "\" height=\"" << band.height << "\" fill=\"" << colourOf(band.kind)
+      << "\" stroke=\"#ffffff\" stroke-width=\"1\"><title>" << escapeXml(item.label) << " "
+      << item.start << "-" << item.end << "</title></rect>\n";
+  // Labels only where they fit; the tooltip still names every block.
+  if (width >= 7.0 * static_cast<double>(band.label.size()) + 4 && band.height >= 14) {
+    out << "<text x=\"" << x + width / 2 << "\" y=\"" << band.y + band.height / 2 + 4
+        << "\" text-anchor=\"middle\" fill=\"#ffffff\">" << escapeXml(band.label) << "</text>\n";
+  }
+}
+
+// An item whose kind joins kinds with '+' is an overlapped pair, both passes
+// running at once: one band per pass, stacked in the rank's row.
 void drawItems(std::ostream& out, const Layout& layout, const Timeline& timeline) {
   for (const TimelineItem& item : timeline.items) {
-    const double x = layout.x(item.start);
-    const double width = (item.end - item.start) * layout.unitWidth;
-    const double y = layout.rowTop(item.rank);
-    out << "<rect class=\"action\" x=\"" << x << "\" y=\"" << y << "\" width=\"" << width
-        << "\" height=\"" << layout.rowHeight << "\" fill=\"" << colourOf(item.kind)
-        << "\" stroke=\"#ffffff\" stroke-width=\"1\"><title>" << escapeXml(item.label) << " "
-        << item.start << "-" << item.end << "</title></rect>\n";
-    // Labels only where they fit; the tooltip still names every block.
-    if (width >= 7.0 * static_cast<double>(item.label.size()) + 4) {
-      out << "<text x=\"" << x + width / 2 << "\" y=\"" << y + layout.rowHeight / 2 + 4
-          << "\" text-anchor=\"middle\" fill=\"#ffffff\">" << escapeXml(item.label) << "</text>\n";
+    const std::vector<std::string> kinds = splitOn(item.kind, '+');
+    std::vector<std::string> labels = splitOn(item.label, '+');
+    if (labels.size() != kinds.size()) labels.assign(kinds.size(), item.label);
+    const double height = layout.rowHeight / static_cast<double>(kinds.size());
+    for (std::size_t i = 0; i < kinds.size(); ++i) {
+      const double y = layout.rowTop(item.rank) + static_cast<double>(i) * height;
+      drawBlock(out, layout, item, {y, height, kinds[i], labels[i]});
     }
   }
 }

@@ -22,11 +22,16 @@ bool rowVisible(const std::vector<GridMark>& marks, int context, int step) {
                      [&](const GridMark& m) { return std::abs(m.step - step) <= context; });
 }
 
+// The action's text, with a '+' on the side of its overlapped partner.
+std::string stepLabel(const Schedule& schedule, int rank, int step) {
+  return (schedule.overlapsPrevious(rank, step) ? "+" : "") +
+         toString(schedule.actions(rank)[step]) + (schedule.overlapsNext(rank, step) ? "+" : "");
+}
+
 std::string cellText(const Schedule& schedule, const std::vector<GridMark>& marks, int rank,
                      int step) {
-  const auto& actions = schedule.actions(rank);
-  if (step >= static_cast<int>(actions.size())) return "";
-  const std::string label = toString(actions[step]);
+  if (step >= static_cast<int>(schedule.actions(rank).size())) return "";
+  const std::string label = stepLabel(schedule, rank, step);
   return isMarked(marks, rank, step) ? ">" + label + "<" : " " + label;
 }
 
@@ -39,8 +44,8 @@ std::string renderStepGrid(const Schedule& schedule, const std::vector<GridMark>
   for (int rank = 0; rank < schedule.ranks(); ++rank) {
     steps = std::max(steps, static_cast<int>(schedule.actions(rank).size()));
     width = std::max(width, ("rank " + std::to_string(rank)).size());
-    for (const Action& action : schedule.actions(rank)) {
-      width = std::max(width, toString(action).size() + 2);
+    for (int step = 0; step < static_cast<int>(schedule.actions(rank).size()); ++step) {
+      width = std::max(width, stepLabel(schedule, rank, step).size() + 2);
     }
   }
   const std::size_t stepWidth = std::max<std::size_t>(4, std::to_string(steps).size());

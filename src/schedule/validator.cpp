@@ -28,6 +28,15 @@ std::string describe(const Schedule& schedule, const Slot& slot) {
          std::to_string(slot.step) + ")";
 }
 
+// What a rank issues at `slot`: one action, or an overlapped pair as 0F5+7B2.
+std::string issuedText(const Schedule& schedule, const Slot& slot) {
+  std::string text;
+  for (const Slot& issued : issuedTogether(schedule, slot)) {
+    text += (text.empty() ? "" : "+") + toString(actionAt(schedule, issued));
+  }
+  return text;
+}
+
 template <typename Check>
 void forEachSlot(const Schedule& schedule, const Check& check) {
   for (int rank = 0; rank < schedule.ranks(); ++rank) {
@@ -107,6 +116,39 @@ void checkCompleteness(const Schedule& schedule, const ActionIndex& index) {
   }
 }
 
+bool dependsOn(const Action& consumer, const Action& producer, const Schedule& schedule,
+               const ActionIndex& index) {
+  for (const Action& input : inputsOf(consumer, schedule, index)) {
+    if (input == producer) return true;
+  }
+  return false;
+}
+
+// The pairs DualPipe overlaps: a forward and a full backward, which must not
+// wait on each other because they start together.
+void checkOverlaps(const Schedule& schedule, const ActionIndex& index) {
+  forEachSlot(schedule, [&](const Slot& slot) {
+    if (!schedule.overlapsNext(slot.rank, slot.step)) return;
+    const Slot partner{slot.rank, slot.step + 1};
+    const Action& first = actionAt(schedule, slot);
+    const Action& second = actionAt(schedule, partner);
+    const std::vector<GridMark> marks{{slot.rank, slot.step}, {partner.rank, partner.step}};
+    const std::string pair = issuedText(schedule, slot) + " (rank " + std::to_string(slot.rank) +
+                             ", steps " + std::to_string(slot.step) + "-" +
+                             std::to_string(partner.step) + ")";
+    if (first.kind != ActionKind::kForward || second.kind != ActionKind::kBackward) {
+      reject(schedule, "overlapped pair " + pair + " must be a forward and a full backward, as F+B",
+             marks);
+    }
+    if (dependsOn(second, first, schedule, index)) {
+      reject(schedule,
+             "overlapped pair " + pair + " runs " + toString(second) +
+                 " at the same time as its input " + toString(first),
+             marks);
+    }
+  });
+}
+
 // An input produced on the same rank must come earlier in the rank's list;
 // otherwise the rank would wait on itself.
 void checkLocalOrder(const Schedule& schedule, const ActionIndex& index) {
@@ -122,13 +164,16 @@ void checkLocalOrder(const Schedule& schedule, const ActionIndex& index) {
   });
 }
 
-// The first input of the rank's next action that has not been produced yet.
+// The first input not produced yet of what the rank issues next: its next
+// action, or both actions of an overlapped pair.
 Slot blockingInput(const Schedule& schedule, const ActionIndex& index, const BlockingRun& run,
                    int rank) {
   const Slot head{rank, run.next[rank]};
-  for (const Action& input : inputsOf(actionAt(schedule, head), schedule, index)) {
-    const Slot source = *index.find(input);
-    if (!run.hasRun(source)) return source;
+  for (const Slot& issued : issuedTogether(schedule, head)) {
+    for (const Action& input : inputsOf(actionAt(schedule, issued), schedule, index)) {
+      const Slot source = *index.find(input);
+      if (!run.hasRun(source)) return source;
+    }
   }
   return head;
 }
@@ -153,9 +198,9 @@ void checkDeadlock(const Schedule& schedule, const ActionIndex& index) {
     const Slot head{path[i], run.next[path[i]]};
     const Slot source = blockingInput(schedule, index, run, path[i]);
     cycle += (cycle.empty() ? "" : "; ") + std::string("rank ") + std::to_string(head.rank) +
-             " waits at " + toString(actionAt(schedule, head)) + " (step " +
-             std::to_string(head.step) + ") for " + toString(actionAt(schedule, source)) +
-             " from rank " + std::to_string(source.rank);
+             " waits at " + issuedText(schedule, head) + " (step " + std::to_string(head.step) +
+             ") for " + toString(actionAt(schedule, source)) + " from rank " +
+             std::to_string(source.rank);
     marks.push_back({head.rank, head.step});
   }
   reject(schedule, "deadlock: " + cycle, marks);
@@ -168,6 +213,7 @@ void validate(const Schedule& schedule) {
   const ActionIndex index(schedule);
   checkDuplicates(schedule, index);
   checkCompleteness(schedule, index);
+  checkOverlaps(schedule, index);
   checkLocalOrder(schedule, index);
   checkDeadlock(schedule, index);
 }

@@ -31,8 +31,8 @@ TEST(ActionText, RejectsMalformedTokensByName) {
 }
 
 TEST(ScheduleText, RoundTripsGeneratedSchedules) {
-  for (const Schedule& schedule :
-       {oneFOneB(3, 5), interleavedOneFOneB(2, 4, 3), zeroBubbleH1(4, 6), gpipe(1, 2)}) {
+  for (const Schedule& schedule : {oneFOneB(3, 5), interleavedOneFOneB(2, 4, 3), zeroBubbleH1(4, 6),
+                                   gpipe(1, 2), zeroBubbleV(3, 5), dualPipeV(2, 5)}) {
     const std::string text = formatSchedule(schedule);
     EXPECT_EQ(formatSchedule(parseSchedule(text)), text);
   }
@@ -51,6 +51,21 @@ TEST(ScheduleText, ReadsCommentsStageMapAndSplitRankLines) {
   EXPECT_EQ(schedule.actions(0).size(), 4u);
   EXPECT_EQ(toString(schedule.actions(0)[1]), "3F0");
   EXPECT_EQ(formatSchedule(parseSchedule(formatSchedule(schedule))), formatSchedule(schedule));
+}
+
+TEST(ScheduleText, WritesTheVPlacementAndOverlappedPairs) {
+  const Schedule schedule = dualPipeV(2, 4);
+  const std::string text = formatSchedule(schedule);
+  EXPECT_NE(text.find("ranks 2 stages 4 microbatches 4\nstage-ranks 0 1 1 0\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find(" 0F3+3B1 "), std::string::npos) << text;
+  const Schedule reread = parseSchedule(text);
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_EQ(reread.actions(rank), schedule.actions(rank));
+    for (int step = 0; step < static_cast<int>(schedule.actions(rank).size()); ++step) {
+      EXPECT_EQ(reread.overlapsNext(rank, step), schedule.overlapsNext(rank, step));
+    }
+  }
 }
 
 void expectParseError(const std::string& text, const std::string& expected) {
@@ -73,6 +88,9 @@ TEST(ScheduleText, ParseErrorsNameLineAndToken) {
   expectParseError("ranks 2 stages 2 microbatches 1\nstage-ranks 0\n", "lists 1 ranks");
   expectParseError("ranks 2 stages 2 microbatches 1\nstage-ranks 0 0\n", "rank 1 owns no stage");
   expectParseError("ranks 2 stages 2 microbatches 1\nbogus 1\n", "unknown keyword 'bogus'");
+  expectParseError("ranks 1 stages 1 microbatches 2\nrank 0: 0F0 0F1+0B0+0B1\n",
+                   "schedule line 2: bad overlapped pair '0F1+0B0+0B1'");
+  expectParseError("ranks 1 stages 1 microbatches 2\nrank 0: 0F0 0F1+\n", "bad action ''");
   expectParseError("ranks 0 stages 2 microbatches 1\nrank 0:\n", "ranks must be >= 1, got 0");
 }
 

@@ -70,22 +70,23 @@ TEST(Generators, RejectNonPositiveSizes) {
 }
 
 TEST(Registry, GeneratesEveryKnownSchedule) {
-  EXPECT_EQ(generatorNames(),
-            (std::vector<std::string>{"gpipe", "1f1b", "interleaved-1f1b", "zb-h1"}));
+  EXPECT_EQ(generatorNames(), (std::vector<std::string>{"gpipe", "1f1b", "interleaved-1f1b",
+                                                        "zb-h1", "zb-v", "dualpipe-v"}));
   for (const GeneratorInfo& info : knownGenerators()) {
     const Schedule schedule = generate(info.name, {4, 8, info.takesVirtualStages ? 2 : 1});
     expectValid(schedule, info.name);
-    EXPECT_EQ(schedule.stages(), info.takesVirtualStages ? 8 : 4);
+    EXPECT_EQ(schedule.stages(), 4 * (info.takesVirtualStages ? 2 : info.stagesPerRank));
   }
 }
 
 TEST(Registry, UnknownNameListsKnownOnes) {
   try {
-    generate("zb-v", {4, 8, 1});
-    FAIL() << "accepted zb-v";
+    generate("zb-h2", {4, 8, 1});
+    FAIL() << "accepted zb-h2";
   } catch (const ScheduleError& error) {
     EXPECT_STREQ(error.what(),
-                 "unknown schedule 'zb-v'; known schedules: gpipe, 1f1b, interleaved-1f1b, zb-h1");
+                 "unknown schedule 'zb-h2'; known schedules: gpipe, 1f1b, interleaved-1f1b, zb-h1, "
+                 "zb-v, dualpipe-v");
   }
 }
 
@@ -95,6 +96,14 @@ TEST(Registry, VirtualStagesOnlyForInterleaved) {
     FAIL() << "accepted virtual stages for 1f1b";
   } catch (const ScheduleError& error) {
     EXPECT_NE(std::string(error.what()).find("virtual stages 2"), std::string::npos);
+  }
+  try {
+    generate("zb-v", {4, 8, 3});
+    FAIL() << "accepted virtual stages for zb-v";
+  } catch (const ScheduleError& error) {
+    EXPECT_NE(std::string(error.what()).find("'zb-v' has 2 stages per rank, but virtual stages 3"),
+              std::string::npos)
+        << error.what();
   }
 }
 

@@ -46,6 +46,17 @@ TEST(TimeGrid, AlignsActionsInTime) {
             "one column = 1\n");
 }
 
+TEST(StepGrid, JoinsOverlappedPairsWithPlus) {
+  // One rank runs both arms of the V: 0F0 1F0 0F1 1B0 1F1+0B0 1B1 0I1 0W1.
+  const std::string grid = renderStepGrid(dualPipeV(1, 2));
+  EXPECT_NE(grid.find("4    |  1F1+ \n5    |  +0B0 \n"), std::string::npos) << grid;
+}
+
+TEST(TimeGrid, ShowsAnOverlappedPairAsOneItem) {
+  const std::string grid = renderTimeGrid(simulatedTimeline(dualPipeV(1, 2)));
+  EXPECT_NE(grid.find("1B0     ---     1F1+0B0 ------- ------- 1B1"), std::string::npos) << grid;
+}
+
 using Json = nlohmann::json;
 
 std::size_t eventsOfPhase(const Json& trace, const std::string& phase) {
@@ -67,6 +78,20 @@ TEST(ChromeTrace, ParsesWithOneCompleteEventPerAction) {
                         R"("args":{"name":"rank 3"}})"));
   EXPECT_EQ(trace.at("traceEvents").at(4),
             Json::parse(R"({"name":"0F0","cat":"F","ph":"X","ts":0,"dur":1000,"pid":0,"tid":0})"));
+}
+
+TEST(ChromeTrace, OneEventPerOverlappedPair) {
+  const Schedule schedule = dualPipeV(1, 2);
+  const Json trace = Json::parse(toChromeTrace(simulatedTimeline(schedule)));
+  EXPECT_EQ(eventsOfPhase(trace, "X"), schedule.actionCount() - 1);
+  bool found = false;
+  for (const Json& event : trace.at("traceEvents")) {
+    if (event.at("name") != "1F1+0B0") continue;
+    found = true;
+    EXPECT_EQ(event.at("cat"), "F+B");
+    EXPECT_EQ(event.at("dur"), 3000);
+  }
+  EXPECT_TRUE(found) << trace.dump();
 }
 
 TEST(ChromeTrace, EscapesLabelsSoTheyReadBack) {
@@ -116,6 +141,21 @@ TEST(Svg, ColoursEachKindDistinctly) {
   for (const char* colour : {"#4c78a8", "#e45756", "#f58518", "#54a24b", "#9d9d9d"}) {
     EXPECT_NE(svg.find(std::string("fill=\"") + colour + "\" stroke"), std::string::npos) << colour;
   }
+}
+
+TEST(Svg, StacksTheTwoPassesOfAnOverlappedPair) {
+  const Schedule schedule = dualPipeV(2, 4);
+  EXPECT_EQ(occurrences(renderSvg(simulatedTimeline(schedule)), "<rect class=\"action\""),
+            schedule.actionCount());
+  Timeline pair{1, "", {{0, "0F1+1B0", "F+B", 0, 3}}};
+  const std::string svg = renderSvg(pair);
+  EXPECT_EQ(occurrences(svg, "<rect class=\"action\""), 2u);
+  EXPECT_NE(svg.find("y=\"40\" width=\"960\" height=\"14\" fill=\"#4c78a8\""), std::string::npos)
+      << svg;
+  EXPECT_NE(svg.find("y=\"54\" width=\"960\" height=\"14\" fill=\"#e45756\""), std::string::npos)
+      << svg;
+  EXPECT_NE(svg.find(">0F1</text>"), std::string::npos);
+  EXPECT_NE(svg.find("<title>0F1+1B0 0-3</title>"), std::string::npos);
 }
 
 TEST(Renderers, RejectMalformedTimelines) {

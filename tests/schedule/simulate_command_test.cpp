@@ -54,6 +54,28 @@ TEST(SimulateCommand, PrintsGridAndSummary) {
       << result.out;
 }
 
+TEST(SimulateCommand, RunsTheVSchedules) {
+  const CommandOutput zbv =
+      runSimulate({"--schedule", "zb-v", "--ranks", "4", "--microbatches", "8"});
+  ASSERT_EQ(zbv.status, 0) << zbv.err;
+  EXPECT_NE(zbv.out.find("zb-v: 4 ranks, 8 stages, 8 microbatches"), std::string::npos);
+  // Each chunk costs half its rank's share: idle (p - 1) / 2 against 1F1B's 9.
+  EXPECT_NE(zbv.out.find("makespan 25.5"), std::string::npos) << zbv.out;
+  EXPECT_NE(zbv.out.find("mean bubble 5.88%, worst 5.88%, peak stash 8"), std::string::npos)
+      << zbv.out;
+  const CommandOutput dual =
+      runSimulate({"--schedule", "dualpipe-v", "--ranks", "4", "--microbatches", "10"});
+  ASSERT_EQ(dual.status, 0) << dual.err;
+  EXPECT_NE(dual.out.find("0F7+7B3"), std::string::npos) << dual.out;
+  EXPECT_NE(dual.out.find("makespan 33"), std::string::npos) << dual.out;
+  EXPECT_NE(dual.out.find("mean bubble 9.09%, worst 9.09%, peak stash 9"), std::string::npos)
+      << dual.out;
+  const CommandOutput few =
+      runSimulate({"--schedule", "dualpipe-v", "--ranks", "4", "--microbatches", "6"});
+  EXPECT_EQ(few.status, 1);
+  EXPECT_NE(few.err.find("6 microbatches on 4 ranks"), std::string::npos) << few.err;
+}
+
 TEST(SimulateCommand, WritesSvgTraceAndTextThatReadsBack) {
   const std::string svg = tempPath("out.svg"), trace = tempPath("out.json"),
                     text = tempPath("sched.txt");

@@ -95,6 +95,35 @@ TEST(Simulator, ReportsStartAndEndOfEveryAction) {
   }
 }
 
+TEST(Simulator, OverlappedPairRunsBothPassesInOneSpan) {
+  const Schedule schedule = parseSchedule(
+      "ranks 2 stages 2 microbatches 2\n"
+      "rank 0: 0F0 0F1+0B0 0B1\n"
+      "rank 1: 1F0 1B0 1F1 1B1\n");
+  for (const auto& [overlap, span] : {std::pair{0.0, 3.0}, {0.5, 2.5}, {1.0, 2.0}}) {
+    CostModel costs = unitCosts();
+    costs.overlap = overlap;
+    const SimulationResult result = simulate(schedule, costs);
+    const TimedAction& forward = result.actions[1];
+    const TimedAction& backward = result.actions[2];
+    EXPECT_TRUE(forward.overlapsNext);
+    EXPECT_FALSE(backward.overlapsNext);
+    // The pair waits for 1B0, which ends at 4, although 0F1 could start at 1.
+    EXPECT_DOUBLE_EQ(forward.start, 4);
+    EXPECT_DOUBLE_EQ(backward.start, 4);
+    EXPECT_DOUBLE_EQ(forward.end, 4 + span);
+    EXPECT_DOUBLE_EQ(backward.end, 4 + span);
+    EXPECT_DOUBLE_EQ(result.ranks[0].busy, 1 + span + 2) << "overlap " << overlap;
+    EXPECT_DOUBLE_EQ(result.ranks[0].busy + result.ranks[0].idle, result.makespan);
+  }
+}
+
+TEST(Simulator, CountsMessagesBetweenRanks) {
+  // Each microbatch crosses p - 1 links down and p - 1 up.
+  EXPECT_EQ(simulate(gpipe(4, 8), unitCosts()).messages, 2 * 8 * 3);
+  EXPECT_EQ(simulate(gpipe(1, 8), unitCosts()).messages, 0);
+}
+
 TEST(Simulator, SlowStageSetsThePace) {
   CostModel costs;
   costs.perStage.assign(4, StageCosts{1, 2, 1, 1});
@@ -118,6 +147,16 @@ TEST(Simulator, RejectsBadCostsAndInvalidSchedules) {
   CostModel negative = unitCosts();
   negative.latency = -1;
   EXPECT_THROW(simulate(oneFOneB(2, 2), negative), ScheduleError);
+  CostModel tooMuchOverlap = unitCosts();
+  tooMuchOverlap.overlap = 1.5;
+  try {
+    simulate(oneFOneB(2, 2), tooMuchOverlap);
+    FAIL() << "accepted overlap 1.5";
+  } catch (const ScheduleError& error) {
+    EXPECT_NE(std::string(error.what()).find("overlap must be in [0, 1], got 1.5"),
+              std::string::npos)
+        << error.what();
+  }
   EXPECT_THROW(
       simulate(parseSchedule("ranks 1 stages 1 microbatches 1\nrank 0: 0B0 0F0\n"), unitCosts()),
       ValidationError);

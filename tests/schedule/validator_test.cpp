@@ -47,6 +47,36 @@ TEST(Validator, ReportsDeadlockCycleOnGrid) {
   expectContains(message, "1    | >0B0<  |  1F0");
 }
 
+TEST(Validator, AcceptsAnOverlappedForwardAndBackward) {
+  EXPECT_NO_THROW(
+      validate(parseSchedule("ranks 2 stages 2 microbatches 2\n"
+                             "rank 0: 0F0 0F1+0B0 0B1\n"
+                             "rank 1: 1F0 1B0 1F1 1B1\n")));
+}
+
+TEST(Validator, OverlappedPairWaitsForBothInputs) {
+  // One after the other, 0F1 would feed 1F1 before 0B0 waits; issued
+  // together, 0F1 waits with 0B0 for 1B0, which rank 1 runs after 1F1.
+  const std::string message = rejection(
+      "ranks 2 stages 2 microbatches 2\n"
+      "rank 0: 0F0 0F1+0B0 0B1\n"
+      "rank 1: 1F0 1F1 1B0 1B1\n");
+  expectContains(message, "rank 0 waits at 0F1+0B0 (step 1) for 1B0 from rank 1");
+  expectContains(message, "rank 1 waits at 1F1 (step 1) for 0F1 from rank 0");
+  expectContains(message, ">0F1+<");
+}
+
+TEST(Validator, RejectsOverlappedPairsThatAreNotForwardThenBackward) {
+  expectContains(rejection("ranks 1 stages 2 microbatches 2\n"
+                           "rank 0: 0F0 1F0 1B0+0F1 1F1 0B0 1B1 0B1\n"),
+                 "overlapped pair 1B0+0F1 (rank 0, steps 2-3) must be a forward and a full "
+                 "backward, as F+B");
+  expectContains(rejection("ranks 1 stages 1 microbatches 1\n"
+                           "rank 0: 0F0+0B0\n"),
+                 "overlapped pair 0F0+0B0 (rank 0, steps 0-1) runs 0B0 at the same time as its "
+                 "input 0F0");
+}
+
 TEST(Validator, RejectsBackwardBeforeForwardOnARank) {
   const std::string message = rejection(
       "ranks 2 stages 2 microbatches 1\n"

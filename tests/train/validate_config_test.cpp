@@ -101,6 +101,17 @@ TEST(ValidateConfig, ExpertsAndExpertParallelism) {
   expectInvalid(dense, 8, {"parallel.ep 2 spreads experts, but the model has none"});
 }
 
+// The V schedules are simulated, not yet run by the trainer: refused by name.
+TEST(ValidateConfig, VSchedulesAreRefusedUntilThePipelineRunsThem) {
+  TrainConfig c = valid3d();
+  c.parallel.schedule = "zb-v";
+  expectInvalid(
+      c, 8,
+      {"schedule zb-v places two stages on each rank in a V", "strata simulate --schedule zb-v"});
+  c.parallel.schedule = "dualpipe-v";
+  expectInvalid(c, 8, {"schedule dualpipe-v places two stages"});
+}
+
 TEST(ValidateConfig, LayersMustFillEveryStage) {
   TrainConfig c = valid3d();
   c.model.layers = 1;

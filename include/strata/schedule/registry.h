@@ -1,6 +1,7 @@
 // Schedule generators by name, for the CLI and the planner.
 //
-// Names: "gpipe", "1f1b", "interleaved-1f1b", "zb-h1". generate() throws
+// Names: "gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-v", "dualpipe-v"
+// (the last two run two stages per rank, in a V). generate() throws
 // ScheduleError listing the known names for an unknown one, naming the value
 // when virtualStages is given to a schedule that has none, and whatever the
 // generator itself throws (generators.h). A new schedule is a new generator
@@ -24,6 +25,9 @@ struct GeneratorInfo {
   std::string name;
   std::string summary;
   bool takesVirtualStages = false;
+  // Stages per rank of a schedule that does not take virtual stages: 2 for the
+  // V schedules, whose schedules have 2 * ranks stages.
+  int stagesPerRank = 1;
 };
 
 const std::vector<GeneratorInfo>& knownGenerators();

@@ -6,6 +6,7 @@
 //   rank 0: 0F0 0F1 0B0 0F2 0B1 0B2
 //   rank 1: 1F0 1B0 1F1 1B1 1F2 1B2
 //
+// A `+` joins the two actions of an overlapped pair (schedule.h): `0F2+3B0`.
 // The header line comes first. A rank may have several `rank N:` lines; their
 // actions are appended in order. parseSchedule and readScheduleFile throw
 // ScheduleError naming the line number and the bad token; they check syntax and

@@ -17,7 +17,8 @@ struct GridMark {
 };
 
 // Rows are steps (positions in each rank's list), columns are ranks. Marked
-// cells read `>0B0<` so an error can point at the action it is about.
+// cells read `>0B0<` so an error can point at the action it is about; the
+// actions of an overlapped pair read `0F5+` and `+7B2`.
 // With `context` >= 0 and some marks, only the rows within `context` steps of
 // a mark are shown; the rest fold into `...`.
 std::string renderStepGrid(const Schedule& schedule, const std::vector<GridMark>& marks = {},

@@ -92,7 +92,8 @@ const std::vector<ConfigOption>& configOptions() {
        "rank's heads and kv heads)",
        +[](C& c) -> std::string& { return c.parallel.cpAlgorithm; }},
       {"parallel", "schedule", "schedule",
-       "pipeline schedule: gpipe, 1f1b, interleaved-1f1b, zb-h1",
+       "pipeline schedule: gpipe, 1f1b, interleaved-1f1b, zb-h1 (zb-v and dualpipe-v: strata "
+       "simulate only, for now)",
        +[](C& c) -> std::string& { return c.parallel.schedule; }},
       {"parallel", "virtual_stages", "virtual-stages", "model chunks per pipeline rank",
        +[](C& c) -> int64_t& { return c.parallel.virtualStages; }},

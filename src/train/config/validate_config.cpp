@@ -256,10 +256,26 @@ std::string knownScheduleNames() {
   return known;
 }
 
+// A schedule of two stages per rank in a V (zb-v, dualpipe-v): the
+// pipeline's layer cut and executor do not place stages in a V yet, so the
+// trainer refuses them; `strata simulate` shows them.
+bool placesStagesInAV(const std::string& name) {
+  for (const schedule::GeneratorInfo& info : schedule::knownGenerators())
+    if (info.name == name) return info.stagesPerRank > 1;
+  return false;
+}
+
 // Asks the schedule's own generator, so the rule (for example interleaved
 // 1F1B's "micro-batches a multiple of pp") lives in one place.
 void checkScheduleFits(const TrainConfig& c, Problems& p) {
   const ParallelConfig& l = c.parallel;
+  if (placesStagesInAV(l.schedule)) {
+    p.check(false, "schedule " + l.schedule +
+                       " places two stages on each rank in a V, which strata train does not run "
+                       "yet (strata simulate --schedule " +
+                       l.schedule + " shows it); use gpipe, 1f1b, interleaved-1f1b or zb-h1");
+    return;
+  }
   int64_t m = c.microBatches();
   try {
     schedule::generate(l.schedule, {static_cast<int>(l.pp), static_cast<int>(m),
