@@ -122,9 +122,9 @@ Groups makeGroups(World& world) {
     std::vector<int> members;
     for (int r = 0; r < cp; ++r) members.push_back(r);
     groups.firstRanks[cp] =
-        rank < cp ? world.newGroup("first" + std::to_string(cp), members)
-                  : world.newGroup("outside" + std::to_string(cp) + "-" + std::to_string(rank),
-                                   {rank});
+        rank < cp
+            ? world.newGroup("first" + std::to_string(cp), members)
+            : world.newGroup("outside" + std::to_string(cp) + "-" + std::to_string(rank), {rank});
   }
   return groups;
 }
@@ -156,14 +156,15 @@ void activationMemory(World& world, const Groups& groups) {
     world.comm().barrier();
   }
   if (world.rank() != 0) return;
-  emitJson({{"bench", "cp_activation_memory"},
-            {"sequence", sequence},
-            {"hidden", shape.hidden},
-            {"attention_bytes_by_cp", attention},
-            {"mlp_bytes_by_cp", mlp},
-            {"attention_ratio_cp4_to_cp2", jsonNumber(double(attention["4"]) / double(attention["2"]))},
-            {"mlp_ratio_cp2_to_cp1", jsonNumber(double(mlp["2"]) / double(mlp["1"]))},
-            {"mlp_ratio_cp4_to_cp1", jsonNumber(double(mlp["4"]) / double(mlp["1"]))}});
+  emitJson(
+      {{"bench", "cp_activation_memory"},
+       {"sequence", sequence},
+       {"hidden", shape.hidden},
+       {"attention_bytes_by_cp", attention},
+       {"mlp_bytes_by_cp", mlp},
+       {"attention_ratio_cp4_to_cp2", jsonNumber(double(attention["4"]) / double(attention["2"]))},
+       {"mlp_ratio_cp2_to_cp1", jsonNumber(double(mlp["2"]) / double(mlp["1"]))},
+       {"mlp_ratio_cp4_to_cp1", jsonNumber(double(mlp["4"]) / double(mlp["1"]))}});
 }
 
 // Peak tensor bytes of one block's forward and backward on this rank.
@@ -206,7 +207,8 @@ void longestSequence(World& world, const Groups& groups) {
 // One hop of a k/v block around the ring with nothing to hide behind.
 double hopAlone(Communicator& ring, const at::Tensor& block) {
   std::vector<double> times;
-  int next = (ring.rank() + 1) % ring.size(), previous = (ring.rank() + ring.size() - 1) % ring.size();
+  int next = (ring.rank() + 1) % ring.size(),
+      previous = (ring.rank() + ring.size() - 1) % ring.size();
   for (int i = 0; i < 9; ++i) {
     at::Tensor in = at::empty_like(block);
     ring.barrier();
