@@ -96,8 +96,9 @@ at::Tensor MoeMlpImpl::forward(const at::Tensor& x) {
 
   if (!is_training() || !torch::GradMode::is_enabled()) return y;
   detail::RoutingLosses losses = detail::routingLosses(routing, b, ep_->sequence());
-  ep_->record(options_.block, exchange.sentPerExpert(), dropped, losses.balance.item<double>(),
-              losses.z.item<double>());
+  at::Tensor values = torch::stack({losses.balance, losses.z}).detach().to(at::kDouble).cpu();
+  ep_->record(options_.block, exchange.sentPerExpert(), dropped, values[0].item<double>(),
+              values[1].item<double>());  // one copy to the host for both
   at::Tensor trained = moe.auxLossCoeff * losses.balance + moe.zLossCoeff * losses.z;
   return AddLossGradient::apply(y, trained, ep_->lossScale());
 }

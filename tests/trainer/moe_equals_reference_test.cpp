@@ -107,5 +107,23 @@ TEST(MoeEqualsReference, Pp2Ep2CheckpointedActivations) {
   expectEqualsReference("moe_pp2ep2ckpt", c);
 }
 
+// The step's routing report on every rank: each token's top_k assignments
+// counted once over the replicas and both pipeline stages (8 sequences of 16
+// tokens, top 2 of 4 experts: a mean of 64 per expert and layer), nothing
+// dropped without a capacity, a balance loss near its balanced value of 1.
+TEST(MoeReport, CountsEveryAssignmentOnceOverReplicasAndStages) {
+  strata::testing::runInProcesses(4, [](const strata::testing::RankContext&) {
+    Trainer trainer(moeConfig(2, 2, 1, 2), World::init());
+    StepReport step = trainer.step();
+    ASSERT_TRUE(step.moe.present);
+    EXPECT_DOUBLE_EQ(step.moe.tokensMean, 8 * 16 * 2 / 4.0);
+    EXPECT_LE(step.moe.tokensMin, step.moe.tokensMean);
+    EXPECT_GE(step.moe.tokensMax, step.moe.tokensMean);
+    EXPECT_EQ(step.moe.dropped, 0);
+    EXPECT_NEAR(step.moe.auxLoss, 1.0, 0.5);
+    EXPECT_GT(step.moe.exchangeSeconds, 0);
+  });
+}
+
 }  // namespace
 }  // namespace strata::train::testing

@@ -44,39 +44,42 @@ void divideExpertGradients(const std::vector<data_parallel::NamedTensor>& expert
 MoeReport gatherMoeReport(expert_parallel::ExpertParallel& experts, Communicator& replicas,
                           Communicator& pp) {
   std::map<int64_t, expert_parallel::MoeLayerStats> layers = experts.takeStats();
-  // [dropped, aux sum, z sum, layer passes] summed over replicas and stages;
-  // the losses then averaged over the replicas.
-  at::Tensor sums = torch::zeros({4}, torch::kDouble);
-  // [-min, max] of an expert's tokens, [sum, count] for the mean.
-  at::Tensor extremes = torch::full({2}, -std::numeric_limits<double>::infinity(), torch::kDouble);
-  at::Tensor totals = torch::zeros({2}, torch::kDouble);
-  for (auto& [block, layer] : layers) {
-    at::Tensor counts = layer.tokensPerExpert.to(torch::kDouble);
-    replicas.allReduce(counts);  // every layer's on every rank of this stage alike
-    extremes[0] = std::max(extremes[0].item<double>(), -counts.min().item<double>());
-    extremes[1] = std::max(extremes[1].item<double>(), counts.max().item<double>());
-    totals[0] += counts.sum();
-    totals[1] += counts.numel();
-    sums[0] += static_cast<double>(layer.dropped);
-    sums[1] += layer.auxLoss;
-    sums[2] += layer.zLoss;
-    sums[3] += static_cast<double>(layer.passes);
+  // One all-reduce over the replicas (each stage has the same layers on all
+  // of them): every layer's counts, then [dropped, aux, z, passes].
+  std::vector<at::Tensor> parts;
+  at::Tensor scalars = torch::zeros({4}, torch::kDouble);
+  for (const auto& [block, layer] : layers) {
+    parts.push_back(layer.tokensPerExpert.to(torch::kDouble));
+    scalars += torch::tensor({static_cast<double>(layer.dropped), layer.auxLoss, layer.zLoss,
+                              static_cast<double>(layer.passes)},
+                             torch::kDouble);
   }
-  replicas.allReduce(sums);
-  pp.allReduce(sums);
+  parts.push_back(scalars);
+  at::Tensor summed = torch::cat(parts);
+  replicas.allReduce(summed);
+  int64_t countNumel = summed.numel() - 4;
+  at::Tensor counts = summed.narrow(0, 0, countNumel);
+  const double infinity = std::numeric_limits<double>::infinity();
+  // Over the stages: [-min, max] of an expert's tokens; [sum, count] of them
+  // and the scalars.
+  at::Tensor extremes = countNumel > 0 ? torch::stack({-counts.min(), counts.max()})
+                                       : torch::full({2}, -infinity, torch::kDouble);
+  at::Tensor totals =
+      torch::cat({torch::stack({counts.sum(), torch::full({}, countNumel, torch::kDouble)}),
+                  summed.narrow(0, countNumel, 4)});
   pp.allReduce(extremes, ReduceOp::kMax);
   pp.allReduce(totals);
   MoeReport report;
   report.exchangeSeconds = experts.takeExchangeSeconds();
-  report.present = totals[1].item<double>() > 0;
+  const double* t = totals.data_ptr<double>();  // [sum, count, dropped, aux, z, passes]
+  report.present = t[1] > 0;
   if (!report.present) return report;
-  double passes = sums[3].item<double>();
   report.tokensMin = -extremes[0].item<double>();
   report.tokensMax = extremes[1].item<double>();
-  report.tokensMean = totals[0].item<double>() / totals[1].item<double>();
-  report.dropped = static_cast<int64_t>(sums[0].item<double>());
-  report.auxLoss = passes > 0 ? sums[1].item<double>() / passes : 0;
-  report.zLoss = passes > 0 ? sums[2].item<double>() / passes : 0;
+  report.tokensMean = t[0] / t[1];
+  report.dropped = static_cast<int64_t>(t[2]);
+  report.auxLoss = t[5] > 0 ? t[3] / t[5] : 0;
+  report.zLoss = t[5] > 0 ? t[4] / t[5] : 0;
   return report;
 }
 
