@@ -1,0 +1,157 @@
+// The Trainer's optimizer: gradient averaging over the replicas (plain data
+// parallelism, ZeRO-1/2 replica sets, or ZeRO-3's fully sharded units), the
+// experts' over their own replicas under expert parallelism, what clipping
+// measures, and the step itself.
+#include <torch/torch.h>
+
+#include <set>
+
+#include "strata/data_parallel/data_parallel.h"
+#include "strata/data_parallel/flat_optimizer.h"
+#include "strata/data_parallel/zero_optimizer.h"
+#include "strata/train/loop/optimizer.h"
+#include "strata/train/loop/trainer.h"
+#include "train/loop/fully_sharded_training.h"
+#include "train/loop/moe_training.h"
+#include "train/loop/trainer_state.h"
+
+namespace strata::train {
+namespace {
+
+bool contains(const std::set<c10::TensorImpl*>& set, const at::Tensor& t) {
+  return set.count(t.unsafeGetTensorImpl()) > 0;
+}
+
+// ZeRO with the decay policy of makeAdamW (optimizer.h): matrices decay,
+// vectors do not, so each group gets its own replica set and sharded AdamW.
+// Under ZeRO-2 a weight tied across pipeline stages keeps whole averaged
+// gradients in a set of its own: its two stages' copies must be summed
+// whole, and the stages' sets cut it into different chunks.
+void buildZero(Trainer::State& s, const std::vector<data_parallel::NamedTensor>& named,
+               const OptimConfig& c, int64_t stage, Communicator& replicas) {
+  enum { kDecayed, kPlain, kTied, kGroups };
+  std::vector<data_parallel::NamedTensor> groups[kGroups];
+  for (const auto& item : named) {
+    bool tied = s.tiedGroup && item.tensor.is_same(s.tiedWeight);
+    groups[stage == 2 && tied ? kTied : item.tensor.dim() >= 2 ? kDecayed : kPlain].push_back(item);
+  }
+  for (int g = 0; g < kGroups; ++g) {
+    if (groups[g].empty()) continue;
+    data_parallel::AdamWConfig adam{c.lr, c.beta1, c.beta2, c.eps,
+                                    g == kPlain ? 0.0 : c.weightDecay};
+    data_parallel::DataParallelOptions options;
+    if (stage == 2 && g != kTied)
+      options.reduction = data_parallel::GradientReduction::kReduceScatter;
+    s.replicaSets.push_back(
+        std::make_unique<data_parallel::DataParallel>(groups[g], replicas, options));
+    s.zero.push_back(std::make_unique<data_parallel::ZeroOptimizer>(
+        *s.replicaSets.back(), std::make_unique<data_parallel::FlatAdamW>(adam)));
+  }
+}
+
+// What clipping measures: whole gradients, except those a ZeRO-2 replica set
+// holds only as this rank's chunks, which are measured chunk by chunk with
+// each element weighted as its parameter's NormTerm says. Under expert
+// parallelism the experts' whole gradients differ between ep ranks and are
+// measured apart (summed over ep).
+GradientTerms gradientTerms(const Trainer::State& s) {
+  std::set<c10::TensorImpl*> counted, chunked;
+  for (const NormTerm& term : s.normTerms)
+    if (term.countHere) counted.insert(term.parameter.unsafeGetTensorImpl());
+  GradientTerms gradients;
+  for (const auto& replicas : s.replicaSets) {
+    if (replicas->options().reduction != data_parallel::GradientReduction::kReduceScatter) continue;
+    const data_parallel::BucketLayout& layout = replicas->layout();
+    const std::vector<at::Tensor>& params = replicas->parameters();
+    at::Tensor weights =
+        torch::zeros({layout.totalNumel()}, at::device(s.device));  // [total], padding 0
+    for (size_t i = 0; i < params.size(); ++i) {
+      chunked.insert(params[i].unsafeGetTensorImpl());
+      const data_parallel::ParamSlot& slot = layout.slot(static_cast<int>(i));
+      if (contains(counted, params[i])) weights.narrow(0, slot.offset, slot.numel).fill_(1);
+    }
+    int dpRank = replicas->comm().rank();
+    for (int b = 0; b < static_cast<int>(layout.buckets().size()); ++b) {
+      gradients.sharded.push_back(
+          {replicas->ownedGradient(b),
+           weights.narrow(0, layout.chunkOffset(b, dpRank), layout.chunkNumel(b))});
+    }
+  }
+  std::set<c10::TensorImpl*> experts;
+  if (s.expertGroup)
+    for (const ParameterShard& shard : s.shards)
+      if (expert_parallel::isExpertParameter(shard.name))
+        experts.insert(shard.tensor.unsafeGetTensorImpl());
+  for (const NormTerm& term : s.normTerms) {
+    if (contains(chunked, term.parameter)) continue;
+    (contains(experts, term.parameter) ? gradients.expertTerms : gradients.terms).push_back(term);
+  }
+  return gradients;
+}
+
+}  // namespace
+
+void Trainer::buildOptimizer(const std::vector<data_parallel::NamedTensor>& named) {
+  State& s = *state_;
+  int64_t zero = config_.parallel.zero;
+  // At ep > 1 the experts average over their own replicas (moe_training.h).
+  ExpertSplit split;
+  if (s.expertGroup) {
+    split = splitExpertParameters(named);
+    divideExpertGradients(split.experts, s.expertGroup->size());
+  } else {
+    split.common = named;
+  }
+  if (zero == 3) {
+    s.fullySharded = std::make_unique<FullyShardedTraining>(
+        s.pipeline->stages(), named, s.tiedWeight, config_.train,
+        config_.parallel.reshardAfterForward, *s.replicas,
+        s.expertGroup ? s.expertReplicas.get() : nullptr);
+    s.gradients = s.fullySharded->gradientTerms(s.normTerms);
+    return;
+  }
+  if (zero > 0) {
+    buildZero(s, split.common, config_.train, zero, *s.replicas);
+    if (!split.experts.empty()) buildZero(s, split.experts, config_.train, zero, *s.expertReplicas);
+  } else {
+    if (s.replicas->size() > 1 && !split.common.empty())
+      s.replicaSets.push_back(
+          std::make_unique<data_parallel::DataParallel>(split.common, *s.replicas));
+    if (s.expertReplicas && s.expertReplicas->size() > 1 && !split.experts.empty())
+      s.replicaSets.push_back(
+          std::make_unique<data_parallel::DataParallel>(split.experts, *s.expertReplicas));
+    else if (!s.replicaSets.empty())
+      for (const auto& item : split.experts) s.unreplicated.push_back(item.tensor);
+    s.optimizer = makeAdamW(s.parameters, config_.train);
+  }
+  s.gradients = gradientTerms(s);
+}
+
+void Trainer::optimizerStep() {
+  State& s = *state_;
+  if (s.optimizer) {
+    lr_.apply(*s.optimizer);
+    s.optimizer->step();
+    return;
+  }
+  if (s.fullySharded) s.fullySharded->step(lr_.current());
+  for (auto& zero : s.zero) {
+    zero->setLearningRate(lr_.current());
+    zero->stepAfterSync();
+  }
+}
+
+void Trainer::zeroGradients() {
+  State& s = *state_;
+  if (s.fullySharded) {
+    s.fullySharded->zeroGrad();
+  } else if (s.replicaSets.empty()) {
+    s.optimizer->zero_grad();
+  } else {
+    for (auto& replicas : s.replicaSets) replicas->zeroGrad();
+    for (at::Tensor& t : s.unreplicated)
+      if (t.grad().defined()) t.mutable_grad().zero_();
+  }
+}
+
+}  // namespace strata::train
