@@ -87,7 +87,7 @@ at::Tensor MoeMlpImpl::forward(const at::Tensor& x) {
   int64_t dropped = 0;
   at::Tensor chosen = chooseExperts(routing.experts, s, b, dropped);  // [T, k], -1 dropped
 
-  detail::TokenExchange exchange(chosen, moe.experts, *ep_);
+  detail::TokenExchange exchange(chosen, moe.experts, hidden, *ep_);
   at::Tensor entered = tp::copyToTensorRegion(tokens, *tp_);
   at::Tensor partial = experts_->forward(exchange.dispatch(entered), exchange.rowsPerLocalExpert());
   at::Tensor outputs = tp::reduceFromTensorRegion(partial, *tp_);  // [N, hidden]

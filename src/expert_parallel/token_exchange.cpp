@@ -65,7 +65,7 @@ std::vector<int64_t> sumRows(const at::Tensor& matrix) {  // [n, m] -> n sums
 
 }  // namespace
 
-TokenExchange::TokenExchange(const at::Tensor& experts, int64_t numExperts,
+TokenExchange::TokenExchange(const at::Tensor& experts, int64_t numExperts, int64_t hidden,
                              ExpertParallel& parallel)
     : parallel_(&parallel), ep_(parallel.ep()), topK_(experts.size(1)) {
   at::Tensor flat = experts.flatten();  // [A]
@@ -84,7 +84,7 @@ TokenExchange::TokenExchange(const at::Tensor& experts, int64_t numExperts,
   at::Tensor arriving;  // [source, local expert]
   {
     ExchangeTimer timer(parallel);
-    arriving = ep_->exchangeCounts(sent, /*rowNumel=*/1);
+    arriving = ep_->exchangeCounts(sent, hidden);
   }
   sendSplits_ = sumRows(sent);
   receiveSplits_ = sumRows(arriving);

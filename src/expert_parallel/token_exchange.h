@@ -29,9 +29,12 @@ namespace strata::expert_parallel::detail {
 class TokenExchange {
  public:
   // experts [T, k] int64 (-1: dropped); numExperts E divisible by the ep
-  // group's size. Blocks in its count exchange; the all-to-alls' time goes
-  // to parallel.addExchangeSeconds.
-  TokenExchange(const at::Tensor& experts, int64_t numExperts, ExpertParallel& parallel);
+  // group's size; rows of `hidden` elements. Blocks in its count exchange,
+  // which refuses (ProtocolError naming the sender) counts whose rows would
+  // pass the receive limit; the all-to-alls' time goes to
+  // parallel.addExchangeSeconds.
+  TokenExchange(const at::Tensor& experts, int64_t numExperts, int64_t hidden,
+                ExpertParallel& parallel);
 
   // tokens [T, hidden] -> [N, hidden]: this rank's experts' rows, grouped by
   // local expert (rowsPerLocalExpert() of each).
