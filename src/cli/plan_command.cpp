@@ -103,7 +103,9 @@ void addFlags(CLI::App& command, PlanOptions& o) {
              "(1: none; 0: any that divides dp x cp and the experts)",
              0, kIntMax);
   addTextFlag(command, "--layout", &o.layout,
-              "predict this one layout, e.g. pp8,tp8,dp24,mb1,1f1b,zero1,recompute,sp, or "
+              "predict this one layout, e.g. pp8,tp8,dp24,mb1,1f1b,zero1,recompute,sp (schedules: "
+              "gpipe, 1f1b, interleaved-1f1b with vN, zb-h1, and zb-v and dualpipe-v, which place "
+              "2 pp stages in a V), or "
               "tp8,cp4,zero3,recompute,sp for context parallelism (cp4: every sequence over 4 "
               "ranks, by ring attention; cp-a2a: by all-to-all), or tp2,dp16,ep8,zero1 for expert "
               "parallelism (ep8: each MoE layer's experts over 8 of the dp x cp ranks) (dp "
@@ -220,6 +222,18 @@ void printExpertParallel(std::ostream& out, const plan::Layout& l, const plan::M
       << l.expertReplicas() << " ranks\n";
 }
 
+// How the pipeline's stages sit on its ranks and how many hand-offs cross
+// between them a step.
+void printPipeline(std::ostream& out, const plan::Layout& l, const Estimate& e) {
+  int stages = plan::pipelineStages(l);
+  out << "  pipeline: " << stages << (stages == 1 ? " stage" : " stages");
+  if (plan::isVSchedule(l))
+    out << " in a V on pp " << l.pp << " ranks (rank 0 runs the first and the last)";
+  else if (l.virtualStages > 1)
+    out << ", " << l.virtualStages << " per rank round-robin";
+  out << "; " << e.pipelineMessages << " hand-offs between ranks a step\n";
+}
+
 void printExplain(std::ostream& out, const Estimate& e, const plan::TrainingJob& job) {
   const plan::TimeBreakdown& t = e.time;
   auto part = [&](const char* name, double s) {
@@ -244,6 +258,7 @@ void printExplain(std::ostream& out, const Estimate& e, const plan::TrainingJob&
       << " stage-micro-batches); total " << fmt("%.2f", gib(e.memory.total())) << " of "
       << fmt("%.0f", gib(job.cluster.device.memoryBytes)) << " GiB"
       << (e.fitsMemory ? "" : "  -- DOES NOT FIT") << "\n";
+  if (e.layout.pp > 1) printPipeline(out, e.layout, e);
   if (e.layout.cp > 1)
     out << "  context parallel: cp " << e.layout.cp << " by "
         << plan::cpAlgorithmName(e.layout.cpAlgorithm) << " attention, each rank holding "

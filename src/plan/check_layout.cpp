@@ -10,6 +10,21 @@ namespace {
 
 std::string str(long long v) { return std::to_string(v); }
 
+// The V schedules' own rules (docs/schedules.md): two stages per rank and
+// no virtual stages; DualPipeV's order needs m >= 2 pp micro-batches.
+std::string checkVSchedule(const Layout& l, int microBatches) {
+  if (l.virtualStages != 1)
+    return "schedule " + l.schedule +
+           " places two stages per rank in a V and takes no virtual "
+           "stages, but v is " +
+           str(l.virtualStages) + " (use v1)";
+  if (l.schedule == "dualpipe-v" && microBatches < 2 * l.pp)
+    return "dualpipe-v needs at least 2 x pp = " + str(2 * l.pp) +
+           " micro-batches per pipeline, but the batch gives " + str(microBatches) +
+           " (global batch / (mb x dp)); use zb-v, a larger batch or a smaller mb or dp";
+  return "";
+}
+
 std::string checkSchedule(const Layout& l, int microBatches) {
   std::vector<std::string> names = schedule::generatorNames();
   if (std::find(names.begin(), names.end(), l.schedule) == names.end()) {
@@ -17,6 +32,7 @@ std::string checkSchedule(const Layout& l, int microBatches) {
     for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
     return "unknown schedule '" + l.schedule + "'; known schedules: " + known;
   }
+  if (isVSchedule(l)) return checkVSchedule(l, microBatches);
   bool interleaved = l.schedule == "interleaved-1f1b";
   if (!interleaved && l.virtualStages != 1)
     return "schedule " + l.schedule + " runs one stage per rank, but v is " + str(l.virtualStages) +
@@ -89,13 +105,16 @@ std::string checkLayout(const TrainingJob& job, const Layout& l) {
     return "pp " + str(l.pp) + " x tp " + str(l.tp) + (l.cp > 1 ? " x cp " + str(l.cp) : "") +
            " x dp " + str(l.dp) + " = " + str(l.devices()) + " devices, but the cluster has " +
            str(c.nodes) + " nodes x " + str(c.devicesPerNode) + " = " + str(c.totalDevices());
-  int stages = l.pp * l.virtualStages;
+  int stages = pipelineStages(l);
+  // "pp 4 x v 2" or "2 x pp 4 (zb-v)": how the stages come about.
+  std::string cut = isVSchedule(l) ? "2 x pp " + str(l.pp) + " (" + l.schedule + ")"
+                                   : "pp " + str(l.pp) + " x v " + str(l.virtualStages);
   if (m.layers < stages)
-    return str(m.layers) + " layers cannot fill pp " + str(l.pp) + " x v " + str(l.virtualStages) +
-           " = " + str(stages) + " stages of at least one layer";
+    return str(m.layers) + " layers cannot fill " + cut + " = " + str(stages) +
+           " stages of at least one layer";
   if (job.evenStages && m.layers % stages != 0)
-    return str(m.layers) + " layers do not divide into pp " + str(l.pp) + " x v " +
-           str(l.virtualStages) + " = " + str(stages) + " equal stages";
+    return str(m.layers) + " layers do not divide into " + cut + " = " + str(stages) +
+           " equal stages";
   // tp dividing the heads divides the hidden size too, which they divide.
   if (m.heads % l.tp != 0 || m.ffn % l.tp != 0)
     return "tp " + str(l.tp) + " does not divide the " + str(m.heads) + " heads and ffn " +

@@ -23,9 +23,9 @@ constexpr double kUsableMemoryFraction = 0.9;
 constexpr double kGatheredLayers = 2;
 
 // Time one micro-batch spends on a rank's stages: {forward + backward, backward}.
-std::pair<double, double> rankMicroBatchSeconds(const StagePlan& plan, int rank, int pp) {
+std::pair<double, double> rankMicroBatchSeconds(const StagePlan& plan, int rank) {
   double both = 0, backward = 0;
-  for (size_t s = rank; s < plan.stages.size(); s += pp) {
+  for (int s : stagesOn(plan, rank)) {
     both += plan.stages[s].costs.forward + plan.stages[s].costs.backward;
     backward += plan.stages[s].costs.backward;
   }
@@ -81,7 +81,7 @@ double exposedDataParallel(const TrainingJob& job, const Layout& l, const StageP
   int replicas = l.replicas();
   if (replicas == 1) return 0;
   const Link& link = groupLink(job.cluster, l.replicaStride(), replicas);
-  auto [perMicroBatch, backward] = rankMicroBatchSeconds(plan, rank, l.pp);
+  auto [perMicroBatch, backward] = rankMicroBatchSeconds(plan, rank);
   // The step's last gradient bucket leaves only when the slowest replica has
   // finished its backward: a wait no overlap hides.
   double wait = syncWaitSeconds(microBatches * perMicroBatch, replicas, job.cluster.device.noise);
@@ -167,7 +167,7 @@ double rankLayerActivations(const TrainingJob& job, const Layout& l, const Stage
   double perMoe = m.moe.enabled() ? stashed(LayerKind::kMoe) : 0;
   double heaviest = 0;
   bool dense = false, moe = false;
-  for (size_t s = rank; s < plan.stages.size(); s += l.pp) {
+  for (int s : stagesOn(plan, rank)) {
     const StageLayers& layers = plan.stageLayers[s];
     heaviest = std::max(heaviest, layers.dense * perDense + layers.moe * perMoe);
     dense = dense || layers.dense > 0;
@@ -190,7 +190,7 @@ MemoryBreakdown rankMemory(const TrainingJob& job, const Layout& l, const StageP
   mem.activations += transientAttentionBytes(m, l.microBatch, l.tp, l.cp, l.cpAlgorithm);
   // The last stage also holds one micro-batch's fp32 logits for the loss, of
   // the rank's S/cp tokens.
-  if (rank == (static_cast<int>(plan.stages.size()) - 1) % l.pp)
+  if (rank == plan.stageRank.back())
     mem.activations += 4.0 * l.microBatch * m.seqLen * m.vocab / l.tp / l.cp;
   return mem;
 }
@@ -222,19 +222,26 @@ schedule::CostModel simulatorCosts(const StagePlan& plan) {
   schedule::CostModel costs;
   for (const StageTime& stage : plan.stages) costs.perStage.push_back(stage.costs);
   costs.latency = plan.p2pSeconds;
+  costs.overlap = plan.overlap;
   return costs;
 }
 
+// The busiest rank's time by cause. What overlapped pairs hide (dualpipe-v)
+// comes off the communication it hides, each kind in proportion.
 void fillBreakdown(Estimate& e, const StagePlan& plan, const PipelineTiming& timing, int rank) {
-  const Layout& l = e.layout;
-  for (size_t s = rank; s < plan.stages.size(); s += l.pp) {
+  for (int s : stagesOn(plan, rank)) {
     e.time.compute += e.microBatches * plan.stages[s].compute;
     e.time.recompute += e.microBatches * plan.stages[s].recompute;
-    if (timing.splitBackward) e.time.recompute += e.microBatches * plan.stages[s].rewalk;
+    e.time.recompute += timing.splitBackwards[s] * plan.stages[s].rewalk;
     e.time.tpComm += e.microBatches * plan.stages[s].tpComm;
     e.time.cpComm += e.microBatches * plan.stages[s].cpComm;
     e.time.epComm += e.microBatches * plan.stages[s].epComm;
   }
+  double traffic = e.time.tpComm + e.time.cpComm + e.time.epComm;
+  double kept = traffic > 0 ? 1 - std::min(1.0, timing.hidden[rank] / traffic) : 1;
+  e.time.tpComm *= kept;
+  e.time.cpComm *= kept;
+  e.time.epComm *= kept;
   e.time.bubble = timing.makespan - timing.busy[rank];
 }
 
@@ -261,15 +268,23 @@ schedule::Schedule buildSchedule(const Layout& l, int microBatches) {
 }
 
 PipelineTiming timePipeline(const schedule::Schedule& pipeline, const StagePlan& plan) {
-  schedule::SimulationResult sim = schedule::simulate(pipeline, simulatorCosts(plan));
+  schedule::CostModel costs = simulatorCosts(plan);
+  schedule::SimulationResult sim = schedule::simulate(pipeline, costs);
   PipelineTiming timing;
   timing.makespan = sim.makespan;
-  for (int r = 0; r < pipeline.ranks() && !timing.splitBackward; ++r)
-    for (const schedule::Action& action : pipeline.actions(r))
-      if (action.kind == schedule::ActionKind::kBackwardInput) timing.splitBackward = true;
-  for (const schedule::RankSummary& rank : sim.ranks) {
-    timing.busy.push_back(rank.busy);
-    timing.stash.push_back(rank.peakStash);
+  timing.messages = sim.messages;
+  timing.splitBackwards.assign(pipeline.stages(), 0);
+  for (int r = 0; r < pipeline.ranks(); ++r) {
+    double alone = 0;  // the rank's actions run one after another
+    for (const schedule::Action& action : pipeline.actions(r)) {
+      alone += costs.costOf(action);
+      if (action.kind == schedule::ActionKind::kBackwardInput)
+        ++timing.splitBackwards[action.stage];
+    }
+    timing.busy.push_back(sim.ranks[r].busy);
+    // Without overlap the two sums differ only by rounding.
+    timing.hidden.push_back(costs.overlap > 0 ? alone - sim.ranks[r].busy : 0);
+    timing.stash.push_back(sim.ranks[r].peakStash);
   }
   return timing;
 }
@@ -303,6 +318,7 @@ Estimate estimateFrom(const TrainingJob& job, const Layout& layout, const StageP
   Estimate e;
   e.layout = layout;
   e.microBatches = layout.microBatches(job.globalBatch);
+  e.pipelineMessages = timing.messages;
   int busiest = static_cast<int>(std::max_element(timing.busy.begin(), timing.busy.end()) -
                                  timing.busy.begin());
   fillBreakdown(e, plan, timing, busiest);

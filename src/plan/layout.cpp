@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "strata/plan/errors.h"
+#include "strata/schedule/registry.h"
+#include "strata/schedule/schedule.h"
 #include "strata/util/parse_number.h"
 
 namespace strata::plan {
@@ -24,9 +26,12 @@ bool numberAfter(const std::string& item, const std::string& prefix, int* out) {
   return true;
 }
 
-const std::vector<std::string>& scheduleNames() {
-  static const std::vector<std::string> names = {"gpipe", "1f1b", "interleaved-1f1b", "zb-h1"};
-  return names;
+// The schedule generators' names (strata/schedule/registry.h), so that a
+// layout names every schedule the simulator can time.
+std::string scheduleList() {
+  std::string list;
+  for (const std::string& name : schedule::generatorNames()) list += ", " + name;
+  return list;
 }
 
 void applyItem(Layout& layout, const std::string& item) {
@@ -64,21 +69,40 @@ void applyItem(Layout& layout, const std::string& item) {
     layout.reshardAfterForward = false;
     return;
   } else {
-    for (const std::string& name : scheduleNames()) {
+    for (const std::string& name : schedule::generatorNames()) {
       if (item == name) {
         layout.schedule = name;
         return;
       }
     }
-    throw PlanError(
-        "layout item '" + item +
-        "' is not one of ppN, tpN, dpN, cpN, cp-ring, cp-a2a, epN, mbN, vN, zero0..zero3, "
-        "recompute, sp, pp-inner, no-reshard, gpipe, 1f1b, interleaved-1f1b, zb-h1");
+    throw PlanError("layout item '" + item +
+                    "' is not one of ppN, tpN, dpN, cpN, cp-ring, cp-a2a, epN, mbN, vN, "
+                    "zero0..zero3, recompute, sp, pp-inner, no-reshard" +
+                    scheduleList());
   }
   if (value < 1) throw PlanError("layout item '" + item + "' must be at least 1");
 }
 
 }  // namespace
+
+// A V schedule is one whose generator runs two stages per rank; a name no
+// generator has is none (checkLayout refuses it).
+bool isVSchedule(const Layout& layout) {
+  for (const schedule::GeneratorInfo& info : schedule::knownGenerators())
+    if (info.name == layout.schedule) return info.stagesPerRank == 2;
+  return false;
+}
+
+int pipelineStages(const Layout& layout) {
+  return isVSchedule(layout) ? 2 * layout.pp : layout.pp * layout.virtualStages;
+}
+
+std::vector<int> stageRanks(const Layout& layout) {
+  if (isVSchedule(layout)) return schedule::vPlacement(layout.pp);
+  std::vector<int> ranks;
+  for (int s = 0; s < pipelineStages(layout); ++s) ranks.push_back(s % layout.pp);
+  return ranks;
+}
 
 const char* cpAlgorithmName(CpAlgorithm algorithm) {
   return algorithm == CpAlgorithm::kAllToAll ? "all-to-all" : "ring";

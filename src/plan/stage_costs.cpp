@@ -388,12 +388,29 @@ std::vector<int> stageLayerCounts(const ModelDesc& m, int stages, const LayoutWo
   return partitionBalanced(layers, stages).counts();
 }
 
+// DualPipeV issues one micro-batch's forward together with another's
+// backward so that each one's communication runs under the other's compute
+// (DeepSeek-V3 technical report, 2024, section 3.2.1). What a pair can hide
+// is its communication: the stages' exposed tensor-, context- and
+// expert-parallel traffic. The simulator hides overlap x min(F, B) of a
+// pair, one share for every stage, so the share is that traffic over
+// min(F, B), both summed over the stages, at most all of it.
+double pairOverlap(const std::vector<StageTime>& stages) {
+  double traffic = 0, shorter = 0;
+  for (const StageTime& t : stages) {
+    traffic += t.tpComm + t.cpComm + t.epComm;
+    shorter += std::min(t.costs.forward, t.costs.backward);
+  }
+  return shorter > 0 ? std::min(1.0, traffic / shorter) : 0;
+}
+
 }  // namespace
 
 StagePlan planStages(const TrainingJob& job, const Layout& l) {
   const ModelDesc& m = job.model;
-  int stages = l.pp * l.virtualStages;
+  int stages = pipelineStages(l);
   StagePlan plan;
+  plan.stageRank = stageRanks(l);
   plan.rankParams.assign(l.pp, 0.0);
   plan.rankExpertParams.assign(l.pp, 0.0);
   LayoutWork work = layoutWork(job, l);
@@ -412,17 +429,20 @@ StagePlan planStages(const TrainingJob& job, const Layout& l) {
                               stageTime(layers.moe, work.moeLayer, {}, l.recompute)));
     // The first stage owns the embeddings; the last the logits' weights: a
     // copy of the word embedding when tied (kept in sync by a small
-    // all-reduce), which the first stage already holds when it is the last,
-    // or the untied head's own. Replicated k and v weights are whole on
+    // all-reduce), which the first stage's rank already holds when it runs
+    // the last stage too (one stage, or the V's rank 0), or the untied
+    // head's own. Replicated k and v weights are whole on
     // every tp rank. An MoE layer's share is tpRankLayerParameters's: its
     // E/ep experts, its router whole.
     double params = layers.dense * layerParameters(m);
     if (s == 0) params += embeddingParameters(m);
-    if (last && (stages > 1 || !m.tiedEmbeddings)) params += headWeights;
-    plan.rankParams[s % l.pp] += params / l.tp + layers.dense * kvReplicaParameters(m, l.tp) +
-                                 layers.moe * tpRankLayerParameters(m, LayerKind::kMoe, l.tp, l.ep);
-    plan.rankExpertParams[s % l.pp] += layers.moe * tpRankExpertParameters(m, l.tp, l.ep);
+    int rank = plan.stageRank[s];
+    if (last && (rank != plan.stageRank[0] || !m.tiedEmbeddings)) params += headWeights;
+    plan.rankParams[rank] += params / l.tp + layers.dense * kvReplicaParameters(m, l.tp) +
+                             layers.moe * tpRankLayerParameters(m, LayerKind::kMoe, l.tp, l.ep);
+    plan.rankExpertParams[rank] += layers.moe * tpRankExpertParameters(m, l.tp, l.ep);
   }
+  if (l.schedule == "dualpipe-v") plan.overlap = pairOverlap(plan.stages);
   double valueBytes = job.profile ? activationValueBytes(*job.profile) : 2;
   double handOffBytes = valueBytes * l.microBatch * rankTokens(m, l) * m.hidden / l.tp;
   plan.p2pSeconds = l.pp > 1
@@ -430,6 +450,13 @@ StagePlan planStages(const TrainingJob& job, const Layout& l) {
                               handOffBytes, groupPointToPointLink(job.cluster, l.ppStride(), l.pp))
                         : 0;
   return plan;
+}
+
+std::vector<int> stagesOn(const StagePlan& plan, int rank) {
+  std::vector<int> out;
+  for (size_t s = 0; s < plan.stageRank.size(); ++s)
+    if (plan.stageRank[s] == rank) out.push_back(static_cast<int>(s));
+  return out;
 }
 
 }  // namespace strata::plan

@@ -27,24 +27,35 @@ struct StageLayers {
 };
 
 struct StagePlan {
-  std::vector<StageTime> stages;         // pp * v stages, stage s on rank s % pp
+  std::vector<StageTime> stages;         // pipelineStages(layout) of them (layout.h)
+  std::vector<int> stageRank;            // the rank of each (stageRanks, layout.h)
   std::vector<StageLayers> stageLayers;  // of each stage
   // Parameters per rank (already / tp; cp ranks hold them all), its experts'
   // (E/ep of each MoE layer) among them.
   std::vector<double> rankParams;
   std::vector<double> rankExpertParams;
   double p2pSeconds = 0;  // one activation hand-off between ranks
+  // The share of an overlapped pair's shorter action the simulator hides
+  // (schedule::CostModel::overlap): only dualpipe-v issues pairs.
+  double overlap = 0;
 };
 
 StagePlan planStages(const TrainingJob& job, const Layout& layout);
+// The stages `rank` runs, in increasing order: one, v round-robin, or the
+// V's two.
+std::vector<int> stagesOn(const StagePlan& plan, int rank);
 
 // What the schedule simulator says about a layout's pipeline. The ZeRO stage
 // does not change it, so the search shares one timing between ZeRO variants.
 struct PipelineTiming {
   double makespan = 0;
   std::vector<double> busy;    // per rank
+  std::vector<double> hidden;  // per rank: what overlapped pairs saved of its actions' sum
   std::vector<int> stash;      // peak stage-micro-batches per rank
-  bool splitBackward = false;  // the schedule runs I and W instead of B
+  // Per stage, the micro-batches whose backward the schedule splits into I
+  // and W (all of them under zb-h1 and zb-v, DualPipeV's last few).
+  std::vector<int> splitBackwards;
+  int messages = 0;  // hand-offs between ranks a step
 };
 
 schedule::Schedule buildSchedule(const Layout& layout, int microBatches);

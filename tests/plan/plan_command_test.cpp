@@ -88,6 +88,23 @@ TEST(PlanCommand, InvalidInputExitsTwoWithTheReason) {
   EXPECT_NE(file.err.find("cannot read cluster file"), std::string::npos);
 }
 
+TEST(PlanCommand, VSchedulesExplainTheirPlacementAndDualPipeVNeedsTwicePpMicroBatches) {
+  Outcome zbv = plan(with(kMegatron, {"--layout", "pp8,tp8,mb1,zb-v,recompute", "--explain"}));
+  ASSERT_EQ(zbv.code, 0) << zbv.err;
+  // 96 micro-batches, each crossing 2 (8 - 1) links each way.
+  EXPECT_NE(zbv.out.find("pipeline: 16 stages in a V on pp 8 ranks (rank 0 runs the first and the "
+                         "last); 2688 hand-offs between ranks a step"),
+            std::string::npos)
+      << zbv.out;
+  // 2304 sequences over mb 8 x dp 24: 12 micro-batches.
+  Outcome few = plan(with(kMegatron, {"--layout", "pp8,tp8,mb8,dualpipe-v"}));
+  EXPECT_EQ(few.code, 2);
+  EXPECT_NE(few.err.find("dualpipe-v needs at least 2 x pp = 16 micro-batches per pipeline, but "
+                         "the batch gives 12"),
+            std::string::npos)
+      << few.err;
+}
+
 // gpt2-medium's sizes, flag by flag.
 const std::vector<std::string> kMediumSizes = {"--layers", "24",    "--hidden",  "1024",
                                                "--heads",  "16",    "--ffn",     "4096",

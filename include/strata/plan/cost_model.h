@@ -1,9 +1,11 @@
 // Predicts one training iteration of a layout: time (with its breakdown),
 // memory per device, throughput and time to train.
 //
-// Time. Every pipeline stage holds layers / (pp * v) transformer layers when
-// that divides, otherwise the balanced partitioner's cut (partition.h); the
-// first stage also holds the embedding, the last the logits. A layer's forward on a
+// Time. Every pipeline stage holds layers / stages transformer layers when
+// that divides, otherwise the balanced partitioner's cut (partition.h), with
+// pp x v stages, or 2 pp in a V for zb-v and dualpipe-v (layout.h's
+// pipelineStages and stageRanks; rank 0 then runs the first and the last);
+// the first stage also holds the embedding, the last the logits. A layer's forward on a
 // tensor-parallel rank takes its FLOPs (tpRankLayerForwardFlops: FLOPs / tp
 // but for replicated k and v) / (peak x efficiency), plus its element-wise
 // work (norms, softmax, GeLU or SiLU, dropout), bound by memory bandwidth: 2
@@ -15,13 +17,14 @@
 // the backward. These per-stage costs, and the point-to-point time of one
 // activation (b*s*h*2/tp bytes, each tp rank sending its slice) as the hand-off
 // latency, feed the schedule simulator (strata/schedule/simulator.h), whose
-// makespan is the pipeline time. The data-parallel gradient all-reduce is
-// bucketed and starts during the last micro-batch's backward: it hides behind
-// one micro-batch's backward through the rank's layers, the rest is exposed.
-// Every tensor-parallel collective, and the step's data-parallel gradient
-// sync, also waits for the group's slowest member: comm.h's syncWaitSeconds
-// of the compute since the last synchronisation (half a layer's forward or
-// backward; the rank's whole step for dp), by the device's ComputeNoise.
+// makespan is the pipeline time. DualPipeV's overlapped pairs hide each
+// other's exposed tp, cp and ep traffic (stage_costs.cpp's pairOverlap),
+// which the breakdown takes off that communication. The data-parallel
+// gradient all-reduce is bucketed and starts during the last micro-batch's backward: it hides
+// behind one micro-batch's backward through the rank's layers, the rest is exposed. Every
+// tensor-parallel collective, and the step's data-parallel gradient sync, also waits for the
+// group's slowest member: comm.h's syncWaitSeconds of the compute since the last synchronisation
+// (half a layer's forward or backward; the rank's whole step for dp), by the device's ComputeNoise.
 // ZeRO-3 re-gathers parameters for every micro-batch's forward and backward,
 // prefetched so that only the part longer than that micro-batch's compute is
 // exposed, and reduce-scatters its gradients once per step, hidden behind the
@@ -155,8 +158,9 @@ struct Estimate {
   int microBatches = 0;
   double iterationSeconds = 0;
   TimeBreakdown time;
-  MemoryBreakdown memory;  // the rank that needs the most
-  int peakStash = 0;       // stage-micro-batches the busiest-memory rank keeps
+  MemoryBreakdown memory;    // the rank that needs the most
+  int peakStash = 0;         // stage-micro-batches the busiest-memory rank keeps
+  int pipelineMessages = 0;  // activations and gradients handed between ranks a step
   bool fitsMemory = false;
   double samplesPerSecond = 0;
   double tokensPerSecond = 0;

@@ -40,6 +40,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace strata::plan {
 
@@ -55,7 +56,9 @@ struct Layout {
   CpAlgorithm cpAlgorithm = CpAlgorithm::kRing;
   int ep = 1;  // expert parallel: ranks of dp x cp each MoE layer's experts are spread over
   int virtualStages = 1;  // model chunks per pipeline rank (interleaved schedules)
-  int microBatch = 1;     // sequences per micro-batch
+  // Any generator of strata/schedule/registry.h; zb-v and dualpipe-v run
+  // two stages per rank, in a V (pipelineStages, stageRanks).
+  int microBatch = 1;  // sequences per micro-batch
   std::string schedule = "1f1b";
   int zeroStage = 0;  // 0: replicated; 1: optimizer; 2: + gradients; 3: + parameters
   bool recompute = false;
@@ -91,6 +94,16 @@ struct Layout {
 
 // "ring" or "all-to-all", as the trainer's parallel.cp_algorithm.
 const char* cpAlgorithmName(CpAlgorithm algorithm);
+
+// The V schedules (zb-v, dualpipe-v): 2 pp stages, rank r running stage r
+// on the way down and stage 2 pp - 1 - r on the way back up, so rank 0
+// holds both the embedding's stage and the head's, and the hand-off
+// between the arms stays on rank pp - 1 (schedule::vPlacement).
+bool isVSchedule(const Layout& layout);
+// Stages of the pipeline: pp x v, or 2 pp for a V schedule.
+int pipelineStages(const Layout& layout);
+// The rank of every stage: round-robin (stage % pp), or the V's.
+std::vector<int> stageRanks(const Layout& layout);
 
 Layout parseLayout(const std::string& text);
 std::string toString(const Layout& layout);

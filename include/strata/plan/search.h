@@ -26,7 +26,8 @@ namespace strata::plan {
 
 struct SearchOptions {
   int top = 5;
-  std::vector<std::string> schedules = {"1f1b", "interleaved-1f1b", "zb-h1", "gpipe"};
+  std::vector<std::string> schedules = {"1f1b", "interleaved-1f1b", "zb-h1",
+                                        "zb-v", "dualpipe-v",       "gpipe"};
   std::vector<int> microBatchSizes = {1, 2, 4, 8};
   std::vector<int> virtualStages = {2, 3, 4};  // tried with interleaved-1f1b
   std::vector<int> zeroStages = {0, 1, 2, 3};
