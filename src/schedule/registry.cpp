@@ -1,5 +1,6 @@
 #include "strata/schedule/registry.h"
 
+#include <algorithm>
 #include <functional>
 
 #include "strata/schedule/error.h"
@@ -72,6 +73,18 @@ Schedule generate(const std::string& name, const GeneratorOptions& options) {
                           " was asked for; schedules with virtual stages: " + joinedNames(true));
     }
     return entry.make(options);
+  }
+  throw ScheduleError("unknown schedule '" + name + "'; known schedules: " + joinedNames());
+}
+
+std::vector<int> stagePlacement(const std::string& name, int ranks, int virtualStages) {
+  for (const Entry& entry : entries()) {
+    if (entry.info.name != name) continue;
+    if (entry.info.stagesPerRank == 2) return vPlacement(ranks);
+    if (ranks < 1) throw ScheduleError("ranks must be >= 1, got " + std::to_string(ranks));
+    std::vector<int> stageRanks(static_cast<size_t>(ranks) * std::max(virtualStages, 1));
+    for (size_t s = 0; s < stageRanks.size(); ++s) stageRanks[s] = static_cast<int>(s) % ranks;
+    return stageRanks;
   }
   throw ScheduleError("unknown schedule '" + name + "'; known schedules: " + joinedNames());
 }

@@ -79,6 +79,18 @@ TEST(Registry, GeneratesEveryKnownSchedule) {
   }
 }
 
+// The trainer cuts its layers by this map before any schedule exists; it
+// must be the generator's own.
+TEST(Registry, StagePlacementIsTheGeneratedSchedules) {
+  for (const GeneratorInfo& info : knownGenerators()) {
+    const int v = info.takesVirtualStages ? 2 : 1;
+    EXPECT_EQ(stagePlacement(info.name, 3, v), generate(info.name, {3, 6, v}).stageRanks())
+        << info.name;
+  }
+  EXPECT_EQ(stagePlacement("zb-v", 2, 1), (std::vector<int>{0, 1, 1, 0}));
+  EXPECT_THROW(stagePlacement("zb-h2", 2, 1), ScheduleError);
+}
+
 TEST(Registry, UnknownNameListsKnownOnes) {
   try {
     generate("zb-h2", {4, 8, 1});

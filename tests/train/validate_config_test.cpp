@@ -101,15 +101,24 @@ TEST(ValidateConfig, ExpertsAndExpertParallelism) {
   expectInvalid(dense, 8, {"parallel.ep 2 spreads experts, but the model has none"});
 }
 
-// The V schedules are simulated, not yet run by the trainer: refused by name.
-TEST(ValidateConfig, VSchedulesAreRefusedUntilThePipelineRunsThem) {
+// The V schedules cut the model into 2 x pp stages, two on every rank.
+TEST(ValidateConfig, VSchedulesCutTwoStagesPerRank) {
   TrainConfig c = valid3d();
   c.parallel.schedule = "zb-v";
-  expectInvalid(
-      c, 8,
-      {"schedule zb-v places two stages on each rank in a V", "strata simulate --schedule zb-v"});
+  EXPECT_NO_THROW(validateConfig(c, 8));
+  c.parallel.stageLayers = {3, 3};
+  expectInvalid(c, 8, {"has 2 counts, one a stage is 4 (2 x pp 2 in a V for zb-v)"});
+  c.parallel.stageLayers = {1, 2, 2, 1};
+  EXPECT_NO_THROW(validateConfig(c, 8));
+  c = valid3d();
   c.parallel.schedule = "dualpipe-v";
-  expectInvalid(c, 8, {"schedule dualpipe-v places two stages"});
+  EXPECT_NO_THROW(validateConfig(c, 8));  // 4 micro-batches = 2 x pp
+  c.train.globalBatch = 12;               // 3 micro-batches
+  expectInvalid(c, 8, {"schedule dualpipe-v cannot run 3 micro-batches", "pp 2"});
+  c = valid3d();
+  c.parallel.schedule = "zb-v";
+  c.parallel.virtualStages = 2;
+  expectInvalid(c, 8, {"'zb-v' has 2 stages per rank, but virtual stages 2"});
 }
 
 TEST(ValidateConfig, LayersMustFillEveryStage) {

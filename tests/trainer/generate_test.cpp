@@ -20,10 +20,11 @@
 namespace strata::train::testing {
 namespace {
 
-TrainConfig checkpointedConfig(const std::string& dir) {
+TrainConfig checkpointedConfig(const std::string& dir, const std::string& schedule) {
   TrainConfig c = tinyConfig();
   c.parallel.pp = 2;
   c.parallel.tp = 2;
+  c.parallel.schedule = schedule;
   c.model.vocab = 257;  // padded to 258 under tp 2; the reassembled model drops the padding
   c.checkpoint.dir = dir + "/ckpt";
   return c;
@@ -42,12 +43,13 @@ double validationLoss(torch::nn::Sequential& model, const TrainConfig& c) {
       .item<double>();
 }
 
-TEST(Generate, ReassembledModelIsTheTrainedOne) {
-  std::string dir = sharedDir("generate");
+// Trains pp 2 x tp 2 under `schedule`, saves, and checks that the model
+// reassembled from the checkpoint has the trained model's validation loss.
+void expectReassembledModelIsTheTrainedOne(const std::string& dir, const std::string& schedule) {
   strata::testing::runInProcesses(
       4,
       [&](const strata::testing::RankContext& ctx) {
-        TrainConfig c = checkpointedConfig(dir);
+        TrainConfig c = checkpointedConfig(dir, schedule);
         c.train.evalBatches = 1;
         Trainer trainer(c, World::init());
         trainSteps(trainer, 3);
@@ -60,6 +62,11 @@ TEST(Generate, ReassembledModelIsTheTrainedOne) {
   torch::nn::Sequential model = loadFullModel(dir + "/ckpt", &config);
   EXPECT_EQ(config.parallel.pp, 2);
   EXPECT_NEAR(validationLoss(model, config), readValues(dir, "val", 0)[0], 1e-4);
+}
+
+TEST(Generate, ReassembledModelIsTheTrainedOne) {
+  std::string dir = sharedDir("generate");
+  expectReassembledModelIsTheTrainedOne(dir, "1f1b");
 
   GenerateOptions greedy;
   greedy.checkpoint = dir + "/ckpt";
@@ -76,6 +83,13 @@ TEST(Generate, ReassembledModelIsTheTrainedOne) {
   sampled.seed = 3;
   EXPECT_EQ(generateText(sampled), generateText(sampled));  // seeded
   EXPECT_EQ(generateText(sampled).size(), text.size());
+  removeSharedDir(dir);
+}
+
+// In a V rank 0 trained the first and the last stage, rank 1 the middle.
+TEST(Generate, ReassembledFromAZbVCheckpoint) {
+  std::string dir = sharedDir("generate_zbv");
+  expectReassembledModelIsTheTrainedOne(dir, "zb-v");
   removeSharedDir(dir);
 }
 

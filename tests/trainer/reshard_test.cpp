@@ -26,6 +26,7 @@ struct Layout {
   std::vector<int64_t> stageLayers = {};  // empty: the even cut
   int cp = 1;
   int ep = 1;
+  std::string schedule = "";  // empty: 1f1b, or interleaved-1f1b with virtual stages
   int processes() const { return pp * dp * cp * tp; }
 };
 
@@ -39,6 +40,7 @@ TrainConfig at(TrainConfig config, Layout layout) {
   config.parallel.virtualStages = layout.virtualStages;
   config.parallel.stageLayers = layout.stageLayers;
   if (layout.virtualStages > 1) config.parallel.schedule = "interleaved-1f1b";
+  if (!layout.schedule.empty()) config.parallel.schedule = layout.schedule;
   return config;
 }
 
@@ -128,6 +130,23 @@ TEST(TrainerReshard, Pp2ToPp2WithTwoVirtualStages) {
 // stage_layers): the checkpoint's config carries it, so B, cut evenly,
 // finds that rank 0 trained the embedding only, and reads the blocks it now
 // holds from rank 1's shard.
+// From 1F1B to ZB-V on the same ranks: rank 1 gave its last layers to
+// rank 0 (which now holds the head) and took the middle ones.
+TEST(TrainerReshard, Pp2OneFOneBToPp2ZbV) {
+  Layout zbv{2, 1, 1};
+  zbv.schedule = "zb-v";
+  expectResumeAcrossLayouts("reshard_zbv", tinyConfig(), {2, 1, 1}, zbv);
+}
+
+// From DualPipeV (the tied weight one tensor on rank 0) to one process.
+TEST(TrainerReshard, Pp2DualPipeVToOneProcess) {
+  TrainConfig config = tinyConfig();
+  config.train.microBatch = 1;  // 4 micro-batches: DualPipeV needs 2 x pp
+  Layout dualPipeV{2, 1, 1};
+  dualPipeV.schedule = "dualpipe-v";
+  expectResumeAcrossLayouts("reshard_dpv", config, dualPipeV, {1, 1, 1});
+}
+
 TEST(TrainerReshard, Pp2CutOneAndFiveToPp2Even) {
   expectResumeAcrossLayouts("reshard-pp2-cut15", tinyConfig(), {2, 1, 1, 0, 1, {1, 5}}, {2, 1, 1});
 }

@@ -33,5 +33,10 @@ struct GeneratorInfo {
 const std::vector<GeneratorInfo>& knownGenerators();
 std::vector<std::string> generatorNames();
 Schedule generate(const std::string& name, const GeneratorOptions& options);
+// The stage-to-rank map generate() would give `ranks` ranks and
+// `virtualStages` chunks per rank, without building the schedule: the V of
+// the schedules with two stages per rank (vPlacement), else round-robin over
+// ranks x virtualStages. Throws ScheduleError for an unknown name or ranks < 1.
+std::vector<int> stagePlacement(const std::string& name, int ranks, int virtualStages);
 
 }  // namespace strata::schedule

@@ -1,5 +1,7 @@
 #include "strata/train/config/config.h"
 
+#include "strata/schedule/registry.h"
+
 namespace strata::train {
 
 int64_t TrainConfig::microBatches() const {
@@ -11,6 +13,11 @@ std::string layoutText(const ParallelConfig& p) {
   std::string text = "pp " + std::to_string(p.pp) + " x dp " + std::to_string(p.dp);
   if (p.cp != 1) text += " x cp " + std::to_string(p.cp);
   return text + " x tp " + std::to_string(p.tp);
+}
+
+std::vector<int> pipelineStageRanks(const ParallelConfig& p) {
+  return schedule::stagePlacement(p.schedule, static_cast<int>(p.pp),
+                                  static_cast<int>(p.virtualStages));
 }
 
 bool defaultTiedEmbeddings(const std::string& architecture) {
@@ -92,8 +99,8 @@ const std::vector<ConfigOption>& configOptions() {
        "rank's heads and kv heads)",
        +[](C& c) -> std::string& { return c.parallel.cpAlgorithm; }},
       {"parallel", "schedule", "schedule",
-       "pipeline schedule: gpipe, 1f1b, interleaved-1f1b, zb-h1 (zb-v and dualpipe-v: strata "
-       "simulate only, for now)",
+       "pipeline schedule: gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v or dualpipe-v (the last two "
+       "cut the model into 2 x pp stages in a V)",
        +[](C& c) -> std::string& { return c.parallel.schedule; }},
       {"parallel", "virtual_stages", "virtual-stages", "model chunks per pipeline rank",
        +[](C& c) -> int64_t& { return c.parallel.virtualStages; }},

@@ -91,6 +91,13 @@ void checkReals(const TrainConfig& c, Problems& p) {
 
 // An explicit cut counts the pipeline's layers: the embedding, the blocks
 // and the head (buildGpt's model->children()).
+// A schedule of two stages per rank in a V (zb-v, dualpipe-v): 2 x pp stages.
+bool placesStagesInAV(const std::string& name) {
+  for (const schedule::GeneratorInfo& info : schedule::knownGenerators())
+    if (info.name == name) return info.stagesPerRank > 1;
+  return false;
+}
+
 void checkStageLayers(const TrainConfig& c, int64_t stages, const std::string& stageText,
                       Problems& p) {
   const std::vector<int64_t>& counts = c.parallel.stageLayers;
@@ -171,8 +178,10 @@ void checkLayout(const TrainConfig& c, int worldSize, Problems& p) {
   p.check(worldSize == l.pp * l.dp * l.cp * l.tp, "world size " + to_string(worldSize) +
                                                       " != " + layoutText(l) + " = " +
                                                       to_string(l.pp * l.dp * l.cp * l.tp));
-  int64_t stages = l.pp * l.virtualStages;
-  std::string stageText = l.virtualStages == 1
+  bool inAV = placesStagesInAV(l.schedule);
+  int64_t stages = l.pp * (inAV ? 2 : l.virtualStages);
+  std::string stageText = inAV ? "2 x pp " + to_string(l.pp) + " in a V for " + l.schedule
+                          : l.virtualStages == 1
                               ? "pp " + to_string(l.pp)
                               : "pp " + to_string(l.pp) + " x virtual stages " +
                                     to_string(l.virtualStages) + " = " + to_string(stages);
@@ -256,26 +265,10 @@ std::string knownScheduleNames() {
   return known;
 }
 
-// A schedule of two stages per rank in a V (zb-v, dualpipe-v): the
-// pipeline's layer cut and executor do not place stages in a V yet, so the
-// trainer refuses them; `strata simulate` shows them.
-bool placesStagesInAV(const std::string& name) {
-  for (const schedule::GeneratorInfo& info : schedule::knownGenerators())
-    if (info.name == name) return info.stagesPerRank > 1;
-  return false;
-}
-
 // Asks the schedule's own generator, so the rule (for example interleaved
 // 1F1B's "micro-batches a multiple of pp") lives in one place.
 void checkScheduleFits(const TrainConfig& c, Problems& p) {
   const ParallelConfig& l = c.parallel;
-  if (placesStagesInAV(l.schedule)) {
-    p.check(false, "schedule " + l.schedule +
-                       " places two stages on each rank in a V, which strata train does not run "
-                       "yet (strata simulate --schedule " +
-                       l.schedule + " shows it); use gpipe, 1f1b, interleaved-1f1b or zb-h1");
-    return;
-  }
   int64_t m = c.microBatches();
   try {
     schedule::generate(l.schedule, {static_cast<int>(l.pp), static_cast<int>(m),

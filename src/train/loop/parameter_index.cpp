@@ -9,13 +9,14 @@
 namespace strata::train {
 
 std::vector<int> layerOwners(const TrainConfig& c, int layers) {
-  int pp = static_cast<int>(c.parallel.pp);
-  int stages = pp * static_cast<int>(c.parallel.virtualStages);
+  std::vector<int> stageRanks = pipelineStageRanks(c.parallel);
+  int stages = static_cast<int>(stageRanks.size());
   std::vector<int> owners;
   std::vector<int> counts(c.parallel.stageLayers.begin(), c.parallel.stageLayers.end());
   if (counts.empty()) counts = pipeline::evenCounts(layers, stages);
   for (int stage = 0; stage < stages; ++stage) {
-    for (int i = 0; i < counts[static_cast<size_t>(stage)]; ++i) owners.push_back(stage % pp);
+    for (int i = 0; i < counts[static_cast<size_t>(stage)]; ++i)
+      owners.push_back(stageRanks[static_cast<size_t>(stage)]);
   }
   return owners;
 }

@@ -2,7 +2,7 @@
 // index sees them: the trainer's own rank, a rank that generation or an
 // offline conversion rebuilds in one process. Builds on how Trainer cuts the
 // model (parallel.stage_layers, the cut a run records, else even layer counts
-// over pp x virtual stages; stages placed round-robin) and
+// over the schedule's stages, placed as pipelineStageRanks says) and
 // on each module's tp split (tensor_parallel/sharding.h). Nothing blocks.
 #pragma once
 

@@ -46,6 +46,13 @@ bool contains(const std::set<c10::TensorImpl*>& set, const at::Tensor& t) {
   return set.count(t.unsafeGetTensorImpl()) > 0;
 }
 
+// The pipeline ranks of the embedding's stage and of the head's.
+int firstStageRank(const Trainer::State& s) { return s.pipeline->schedule().rankOf(0); }
+int lastStageRank(const Trainer::State& s) {
+  const schedule::Schedule& plan = s.pipeline->schedule();
+  return plan.rankOf(plan.stages() - 1);
+}
+
 void setRequireSync(Trainer::State& s, bool on) {
   for (auto& replicas : s.replicaSets) replicas->setRequireSync(on);
   if (s.fullySharded) s.fullySharded->setRequireSync(on);
@@ -272,7 +279,6 @@ std::vector<data_parallel::NamedTensor> Trainer::collectOwnParameters() {
   std::set<c10::TensorImpl*> owned, seen;
   for (const at::Tensor& t : s.pipeline->parameters()) owned.insert(t.unsafeGetTensorImpl());
   std::vector<data_parallel::NamedTensor> named;
-  bool lastStage = s.groups.coord.pp == s.layout.degree(Dim::kPipeline) - 1;
   for (const auto& item : s.model->named_parameters()) {
     const at::Tensor& t = item.value();
     if (!contains(owned, t) || contains(seen, t)) continue;
@@ -281,7 +287,7 @@ std::vector<data_parallel::NamedTensor> Trainer::collectOwnParameters() {
     int64_t shardDim = tensor_parallel::shardDimOf(*s.model, item.key());
     bool replicatedOverTp = shardDim == tensor_parallel::kReplicated;
     bool counted = !(replicatedOverTp && s.groups.coord.tp != 0) &&
-                   !(tied && lastStage && s.groups.coord.pp != 0);
+                   !(tied && s.groups.coord.pp != firstStageRank(s));
     s.parameters.push_back(t);
     s.shards.push_back({item.key(), t, shardDim});
     s.normTerms.push_back({t, counted});
@@ -292,15 +298,15 @@ std::vector<data_parallel::NamedTensor> Trainer::collectOwnParameters() {
 }
 
 // A weight tied across the pipeline (the embedding reused as the head) lives
-// on the first and the last stage; their copies are kept equal through a
-// group of those two ranks.
+// on the first and the last stage; when those run on two ranks their copies
+// are kept equal through a group of the two. (In a V both are on rank 0,
+// which holds one copy used twice.)
 void Trainer::linkTiedWeight() {
   State& s = *state_;
-  int pp = s.layout.degree(Dim::kPipeline);
-  if (!s.tiedWeight.defined() || pp == 1) return;
+  if (!s.tiedWeight.defined() || firstStageRank(s) == lastStageRank(s)) return;
   Coord first = s.groups.coord, last = s.groups.coord;
-  first.pp = 0;
-  last.pp = pp - 1;
+  first.pp = firstStageRank(s);
+  last.pp = lastStageRank(s);
   s.tiedGroup =
       world_->newGroup("tied[dp=" + std::to_string(first.dp) + ",cp=" + std::to_string(first.cp) +
                            ",tp=" + std::to_string(first.tp) + "]",

@@ -189,6 +189,13 @@ struct TrainConfig {
   int64_t microBatches() const;
 };
 
+// The pipeline rank that runs each stage: pp x virtual_stages stages
+// round-robin, or for the V schedules (zb-v, dualpipe-v) 2 x pp stages with
+// rank r running stages r and 2pp-1-r. Its size is the number of stages.
+// Throws schedule::ScheduleError for an unknown schedule (validate_config.h
+// reports that first).
+std::vector<int> pipelineStageRanks(const ParallelConfig& parallel);
+
 // One option: its place in the file, its flag, and where it lives.
 struct ConfigOption {
   const char* table;  // "model", "parallel", "train", "data", "checkpoint"
