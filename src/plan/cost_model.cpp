@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "fully_sharded_time.h"
 #include "stage_costs.h"
 #include "strata/plan/comm.h"
 #include "strata/plan/errors.h"
@@ -22,16 +23,6 @@ constexpr double kUsableMemoryFraction = 0.9;
 // trainer's default prefetch, fully_sharded.h).
 constexpr double kGatheredLayers = 2;
 
-// Time one micro-batch spends on a rank's stages: {forward + backward, backward}.
-std::pair<double, double> rankMicroBatchSeconds(const StagePlan& plan, int rank) {
-  double both = 0, backward = 0;
-  for (int s : stagesOn(plan, rank)) {
-    both += plan.stages[s].costs.forward + plan.stages[s].costs.backward;
-    backward += plan.stages[s].costs.backward;
-  }
-  return {both, backward};
-}
-
 // `collective` over `bytes` on `ranks` sent as the gradient buckets are: one
 // message per bucket.
 double bucketedSeconds(double bytes, const GradientBuckets& buckets,
@@ -45,14 +36,6 @@ double bucketedSeconds(double bytes, const GradientBuckets& buckets,
   for (double message : {first, last})
     if (message > 0) seconds += collective(message, ranks, link);
   return seconds;
-}
-
-// A rank's parameters by the group that averages their gradients (and
-// shards them under ZeRO): {the dp x cp replicas', the experts' own
-// replicas'}. At ep = 1 the trainer keeps the experts with the rest.
-std::pair<double, double> replicatedParams(const Layout& l, const StagePlan& plan, int rank) {
-  double experts = l.ep > 1 ? plan.rankExpertParams[rank] : 0;
-  return {plan.rankParams[rank] - experts, experts};
 }
 
 // ZeRO-0 to 2's traffic for `params` parameters over `ranks` replicas
@@ -80,32 +63,11 @@ double exposedDataParallel(const TrainingJob& job, const Layout& l, const StageP
                            int microBatches) {
   int replicas = l.replicas();
   if (replicas == 1) return 0;
-  const Link& link = groupLink(job.cluster, l.replicaStride(), replicas);
   auto [perMicroBatch, backward] = rankMicroBatchSeconds(plan, rank);
   // The step's last gradient bucket leaves only when the slowest replica has
   // finished its backward: a wait no overlap hides.
   double wait = syncWaitSeconds(microBatches * perMicroBatch, replicas, job.cluster.device.noise);
-  if (l.zeroStage >= 3) {
-    // The gradients reduce-scatter once per step, behind the last backward;
-    // under ep > 1 the experts' over their own replicas, after the rest.
-    auto [common, experts] = replicatedParams(l, plan, rank);
-    const Link& expertLink = groupLink(job.cluster, l.expertReplicaStride(), l.expertReplicas());
-    auto over = [&](double (*collective)(double, int, const Link&), double bytesPerParam) {
-      double seconds = collective(common * bytesPerParam, replicas, link);
-      if (experts > 0 && l.expertReplicas() > 1)
-        seconds += collective(experts * bytesPerParam, l.expertReplicas(), expertLink);
-      return seconds;
-    };
-    double reduce = std::max(0.0, over(reduceScatterSeconds, job.precision.gradBytes) - backward);
-    double gather = over(allGatherSeconds, job.precision.weightBytes);
-    // Kept gathered, the weights are gathered once per step, prefetched
-    // behind the first micro-batch's forward.
-    if (!l.reshardAfterForward)
-      return std::max(0.0, gather - (perMicroBatch - backward)) + reduce + wait;
-    // Resharding, every micro-batch gathers the weights twice (forward, and
-    // backward), prefetched behind its compute.
-    return microBatches * std::max(0.0, 2 * gather - perMicroBatch) + reduce + wait;
-  }
+  if (l.zeroStage >= 3) return fullyShardedExposed(job, l, plan, rank, microBatches) + wait;
   auto [common, experts] = replicatedParams(l, plan, rank);
   double traffic = bucketedTraffic(job, l, common, replicas, l.replicaStride()) +
                    bucketedTraffic(job, l, experts, l.expertReplicas(), l.expertReplicaStride());
@@ -236,6 +198,7 @@ void fillBreakdown(Estimate& e, const StagePlan& plan, const PipelineTiming& tim
     e.time.tpComm += e.microBatches * plan.stages[s].tpComm;
     e.time.cpComm += e.microBatches * plan.stages[s].cpComm;
     e.time.epComm += e.microBatches * plan.stages[s].epComm;
+    e.time.ppComm += e.microBatches * plan.stages[s].ppComm;
   }
   double traffic = e.time.tpComm + e.time.cpComm + e.time.epComm;
   double kept = traffic > 0 ? 1 - std::min(1.0, timing.hidden[rank] / traffic) : 1;
@@ -333,13 +296,20 @@ Estimate estimateFrom(const TrainingJob& job, const Layout& layout, const StageP
 
 double iterationLowerBound(const TrainingJob& job, const Layout& layout, const StagePlan& plan,
                            const schedule::Schedule& pipeline) {
-  // Each rank runs its actions one after another, so the makespan is at
-  // least every rank's busy time, the sum of its actions' costs.
+  // Each rank runs its actions one after another (an overlapped pair as
+  // one), so the makespan is at least every rank's busy time, the sum of
+  // their costs.
   schedule::CostModel costs = simulatorCosts(plan);
   double busiest = 0;
   for (int r = 0; r < pipeline.ranks(); ++r) {
+    const std::vector<schedule::Action>& actions = pipeline.actions(r);
     double busy = 0;
-    for (const schedule::Action& action : pipeline.actions(r)) busy += costs.costOf(action);
+    for (size_t step = 0; step < actions.size(); ++step) {
+      bool paired = pipeline.overlapsNext(r, static_cast<int>(step));
+      busy += paired ? costs.costOfOverlapped(actions[step], actions[step + 1])
+                     : costs.costOf(actions[step]);
+      if (paired) ++step;
+    }
     busiest = std::max(busiest, busy);
   }
   int microBatches = layout.microBatches(job.globalBatch);

@@ -404,6 +404,36 @@ double pairOverlap(const std::vector<StageTime>& stages) {
   return shorter > 0 ? std::min(1.0, traffic / shorter) : 0;
 }
 
+// One activation's hand-off between pipeline ranks: b*s*h values (s the
+// rank's S/cp tokens), of which each tp rank sends its 1/tp, or all of them
+// when the framework does not split hand-offs (cost_model.h's Framework).
+double handOffSeconds(const TrainingJob& job, const Layout& l) {
+  if (l.pp == 1) return 0;
+  const ModelDesc& m = job.model;
+  double valueBytes = job.profile ? activationValueBytes(*job.profile) : 2;
+  double bytes = valueBytes * l.microBatch * rankTokens(m, l) * m.hidden;
+  if (job.framework.splitHandOffs) bytes /= l.tp;
+  return pointToPointSeconds(bytes, groupPointToPointLink(job.cluster, l.ppStride(), l.pp));
+}
+
+// A blocking send holds its sender for the hand-off: a stage's forward for
+// the activation it sends the next stage's rank, its backward for the
+// gradient it sends the previous one's (none where they share a rank).
+void addBlockingSends(StagePlan& plan) {
+  size_t stages = plan.stages.size();
+  for (size_t s = 0; s < stages; ++s) {
+    StageTime& t = plan.stages[s];
+    bool sendsForward = s + 1 < stages && plan.stageRank[s + 1] != plan.stageRank[s];
+    bool sendsBackward = s > 0 && plan.stageRank[s - 1] != plan.stageRank[s];
+    double forward = sendsForward ? plan.p2pSeconds : 0;
+    double backward = sendsBackward ? plan.p2pSeconds : 0;
+    t.ppComm = forward + backward;
+    t.costs.forward += forward;
+    t.costs.backward += backward;
+    t.costs.backwardInput += backward;
+  }
+}
+
 }  // namespace
 
 StagePlan planStages(const TrainingJob& job, const Layout& l) {
@@ -442,13 +472,9 @@ StagePlan planStages(const TrainingJob& job, const Layout& l) {
                              layers.moe * tpRankLayerParameters(m, LayerKind::kMoe, l.tp, l.ep);
     plan.rankExpertParams[rank] += layers.moe * tpRankExpertParameters(m, l.tp, l.ep);
   }
+  plan.p2pSeconds = handOffSeconds(job, l);
+  if (job.framework.blockingHandOffs) addBlockingSends(plan);
   if (l.schedule == "dualpipe-v") plan.overlap = pairOverlap(plan.stages);
-  double valueBytes = job.profile ? activationValueBytes(*job.profile) : 2;
-  double handOffBytes = valueBytes * l.microBatch * rankTokens(m, l) * m.hidden / l.tp;
-  plan.p2pSeconds = l.pp > 1
-                        ? pointToPointSeconds(
-                              handOffBytes, groupPointToPointLink(job.cluster, l.ppStride(), l.pp))
-                        : 0;
   return plan;
 }
 
@@ -457,6 +483,26 @@ std::vector<int> stagesOn(const StagePlan& plan, int rank) {
   for (size_t s = 0; s < plan.stageRank.size(); ++s)
     if (plan.stageRank[s] == rank) out.push_back(static_cast<int>(s));
   return out;
+}
+
+std::pair<double, double> rankMicroBatchSeconds(const StagePlan& plan, int rank) {
+  double both = 0, backward = 0;
+  for (int s : stagesOn(plan, rank)) {
+    both += plan.stages[s].costs.forward + plan.stages[s].costs.backward;
+    backward += plan.stages[s].costs.backward;
+  }
+  return {both, backward};
+}
+
+int rankLayers(const StagePlan& plan, int rank) {
+  int layers = 0;
+  for (int s : stagesOn(plan, rank)) layers += plan.stageLayers[s].dense + plan.stageLayers[s].moe;
+  return layers;
+}
+
+std::pair<double, double> replicatedParams(const Layout& l, const StagePlan& plan, int rank) {
+  double experts = l.ep > 1 ? plan.rankExpertParams[rank] : 0;
+  return {plan.rankParams[rank] - experts, experts};
 }
 
 }  // namespace strata::plan

@@ -2,6 +2,7 @@
 // simulator and of the memory model. Formulas are in cost_model.h.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "strata/plan/cost_model.h"
@@ -16,6 +17,7 @@ struct StageTime {
   double tpComm = 0;           // tensor-parallel collectives
   double cpComm = 0;           // context-parallel traffic not hidden, and its waits
   double epComm = 0;           // expert-parallel all-to-alls and their waits
+  double ppComm = 0;           // hand-offs a blocking sender waits for (Framework)
   double rewalk = 0;           // what W repeats of I when a schedule splits B (see stageTime)
   schedule::StageCosts costs;  // what the simulator sees
 };
@@ -44,6 +46,14 @@ StagePlan planStages(const TrainingJob& job, const Layout& layout);
 // The stages `rank` runs, in increasing order: one, v round-robin, or the
 // V's two.
 std::vector<int> stagesOn(const StagePlan& plan, int rank);
+// Time one micro-batch spends on a rank's stages: {forward + backward, backward}.
+std::pair<double, double> rankMicroBatchSeconds(const StagePlan& plan, int rank);
+// The transformer layers of a rank's stages.
+int rankLayers(const StagePlan& plan, int rank);
+// A rank's parameters by the group that averages their gradients (and
+// shards them under ZeRO): {the dp x cp replicas', the experts' own
+// replicas'}. At ep = 1 the trainer keeps the experts with the rest.
+std::pair<double, double> replicatedParams(const Layout& l, const StagePlan& plan, int rank);
 
 // What the schedule simulator says about a layout's pipeline. The ZeRO stage
 // does not change it, so the search shares one timing between ZeRO variants.

@@ -119,10 +119,18 @@ TrainingJob slowLinkZeroThreeJob() {
 // Ring collectives over dp 8 (comm.h): (p - 1) / p * bytes / bandwidth.
 double ringSeconds(double bytes) { return 7.0 / 8.0 * bytes / 1e8; }
 
-// Kept gathered (reshard_after_forward = false), ZeRO-3 gathers the weights
-// once per step, behind the first micro-batch's forward, and holds every
-// layer of the rank; resharding gathers them twice per micro-batch and holds
-// two layers.
+// One pass over 8 layers of `compute` seconds each whose collectives take
+// `traffic`, each prefetched behind the layer before: the first layer's
+// whole, then each layer's excess (fully_sharded_time.cpp).
+double prefetchedPass(double compute, double traffic) {
+  return traffic + 8 * std::max(0.0, traffic - compute);
+}
+
+// Kept gathered (reshard_after_forward = false), ZeRO-3 gathers each layer
+// once per step, in the first micro-batch's forward, and holds every layer
+// of the rank; resharding gathers each layer before its forward and its
+// backward in every micro-batch and holds two layers. Either way the step's
+// last backward reduce-scatters the layers' gradients one by one.
 TEST(CostModel, ZeroThreeKeptGatheredGathersOncePerStepAndHoldsEveryLayer) {
   TrainingJob job = slowLinkZeroThreeJob();
   Estimate resharding = evaluateLayout(job, parseLayout("dp8,mb1,zero3"));
@@ -135,14 +143,20 @@ TEST(CostModel, ZeroThreeKeptGatheredGathersOncePerStepAndHoldsEveryLayer) {
               1e-9 * kept.memory.parameters);
   EXPECT_NEAR(resharding.memory.parameters, params * p.weightBytes / 8 + 2 * layer * p.weightBytes,
               1e-9 * resharding.memory.parameters);
-  // A micro-batch's compute on one rank: its forward is a third.
-  double microBatch = trainingFlops(job.model, 1, false) / 0.5e12;
+  // A micro-batch's compute on one layer (the embedding's few FLOPs aside):
+  // its forward is a third. The embedding's weights are spread over the
+  // layers.
+  double microBatch = trainingFlops(job.model, 1, false) / 0.5e12 / 8;
   double forward = microBatch / 3, backward = microBatch - forward;
-  double gather = ringSeconds(params * p.weightBytes);
-  double reduce = std::max(0.0, ringSeconds(params * p.gradBytes) - backward);
+  double gather = ringSeconds(params * p.weightBytes / 8);
+  double reduce = ringSeconds(params * p.gradBytes / 8);
   ASSERT_GT(gather, forward);
-  EXPECT_NEAR(kept.time.dpExposed, gather - forward + reduce, 1e-6 * kept.time.dpExposed);
-  EXPECT_NEAR(resharding.time.dpExposed, 4 * std::max(0.0, 2 * gather - microBatch) + reduce,
+  EXPECT_NEAR(kept.time.dpExposed,
+              prefetchedPass(forward, gather) + prefetchedPass(backward, reduce),
+              1e-6 * kept.time.dpExposed);
+  EXPECT_NEAR(resharding.time.dpExposed,
+              4 * prefetchedPass(forward, gather) + 3 * prefetchedPass(backward, gather) + gather +
+                  8 * std::max(0.0, gather + reduce - backward) + reduce,
               1e-6 * resharding.time.dpExposed);
 }
 
@@ -242,6 +256,25 @@ TEST(CostModel, PipelineHandOffsTakeThePointToPointPath) {
   EXPECT_DOUBLE_EQ(slow.time.tpComm, base.time.tpComm);
   job.cluster.interNodeP2p = Link{1, 1};  // a path between nodes, which this layout never takes
   EXPECT_DOUBLE_EQ(evaluateLayout(job, layout).iterationSeconds, slow.iterationSeconds);
+}
+
+// A framework that sends hand-offs whole from every tp rank and waits for
+// each (DeepSpeed's pipeline engine) holds every stage for its sends: each
+// of the 8 micro-batches sends one activation from stage 0 and one gradient
+// from stage 1, b*s*h 2-byte values, where the trainer's split hand-offs
+// cost no stage anything.
+TEST(CostModel, BlockingWholeHandOffsHoldTheSender) {
+  TrainingJob job = roundJob(1, 4, 8);
+  Layout layout = parseLayout("pp2,tp2,mb1,1f1b");
+  Estimate split = evaluateLayout(job, layout);
+  EXPECT_EQ(split.time.ppComm, 0);
+  job.framework.splitHandOffs = false;
+  job.framework.blockingHandOffs = true;
+  Estimate blocking = evaluateLayout(job, layout);
+  double handOff = 2.0 * 1024 * 1024 / 1e11;  // one sequence of 1024 x 1024 values at 100 GB/s
+  EXPECT_NEAR(blocking.time.ppComm, 8 * handOff, 1e-9);
+  EXPECT_NEAR(blocking.iterationSeconds, blocking.time.total(), 1e-9 * blocking.iterationSeconds);
+  EXPECT_GT(blocking.iterationSeconds, split.iterationSeconds + 8 * handOff);
 }
 
 TEST(CostModel, UnevenLayersUseTheBalancedPartitioner) {

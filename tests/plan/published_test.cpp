@@ -1,13 +1,7 @@
 // The planner against published large-scale training results.
 //
-// Megatron-LM: Narayanan et al., "Efficient Large-Scale Language Model
-// Training on GPU Clusters Using Megatron-LM", SC21, Table 1: GPT models on
-// DGX A100-80GB nodes (8 GPUs, NVLink/NVSwitch, 8 x 200 Gb/s HDR InfiniBand),
-// vocabulary 51200, sequence 2048, mixed precision, activation recompute,
-// teraFLOP/s per GPU counted with the 96*B*s*l*h^2(...) formula (recompute
-// included). The planner gets each row's exact tp, pp and batch (micro-batch
-// 1, non-interleaved 1F1B, no ZeRO) and must predict its per-GPU teraFLOP/s
-// within 15%. One efficiency constant (cluster_presets.cpp) serves all rows.
+// Megatron-LM's SC21 Table 1 and the other published runs with full
+// configurations are in published_runs.toml (published_runs_test.cpp).
 //
 // GPT-3 175B on 120 ml.p4d.24xlarge: AWS Machine Learning Blog, "Train 175+
 // billion parameter NLP models with model parallel additions and Hugging Face
@@ -27,43 +21,6 @@
 
 namespace strata::plan {
 namespace {
-
-struct MegatronRow {
-  const char* model;
-  int tp, pp, gpus, batch;
-  double reportedTflops;
-};
-
-const MegatronRow kTable1[] = {
-    {"megatron-1.7b", 1, 1, 32, 512, 137},       {"megatron-3.6b", 2, 1, 64, 512, 138},
-    {"megatron-7.5b", 4, 1, 128, 512, 142},      {"megatron-18.4b", 8, 1, 256, 1024, 135},
-    {"megatron-39.1b", 8, 2, 512, 1536, 138},    {"megatron-76.1b", 8, 4, 1024, 1792, 140},
-    {"megatron-145.6b", 8, 8, 1536, 2304, 148},  {"megatron-310.1b", 8, 16, 1920, 2160, 155},
-    {"megatron-529.6b", 8, 35, 2520, 2520, 163}, {"megatron-1t", 8, 64, 3072, 3072, 163},
-};
-
-TEST(Published, MegatronSc21Table1WithinFifteenPercent) {
-  std::printf("%-16s %-34s %9s %9s %7s\n", "model", "layout", "reported", "predicted", "error");
-  for (const MegatronRow& row : kTable1) {
-    TrainingJob job;
-    job.model = modelPreset(row.model);
-    job.cluster = clusterPreset("dgx-a100-80gb-ib200");
-    job.cluster.nodes = row.gpus / 8;
-    job.globalBatch = row.batch;
-    Layout layout;
-    layout.tp = row.tp;
-    layout.pp = row.pp;
-    layout.dp = row.gpus / (row.tp * row.pp);
-    layout.recompute = true;
-    Estimate e = evaluateLayout(job, layout);
-    double predicted = e.hardwareFlopsPerDevice / 1e12;
-    double error = predicted / row.reportedTflops - 1;
-    std::printf("%-16s %-34s %9.0f %9.1f %+6.1f%%\n", row.model, toString(layout).c_str(),
-                row.reportedTflops, predicted, 100 * error);
-    EXPECT_TRUE(e.fitsMemory) << row.model;
-    EXPECT_LT(std::abs(error), 0.15) << row.model << " predicted " << predicted;
-  }
-}
 
 Estimate gpt3OnP4d(int instances, const char* layout) {
   TrainingJob job;

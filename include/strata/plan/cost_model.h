@@ -25,14 +25,20 @@
 // tensor-parallel collective, and the step's data-parallel gradient sync, also waits for the
 // group's slowest member: comm.h's syncWaitSeconds of the compute since the last synchronisation
 // (half a layer's forward or backward; the rank's whole step for dp), by the device's ComputeNoise.
-// ZeRO-3 re-gathers parameters for every micro-batch's forward and backward,
-// prefetched so that only the part longer than that micro-batch's compute is
-// exposed, and reduce-scatters its gradients once per step, hidden behind the
-// last micro-batch's backward; its memory adds two gathered layers (the
+// ZeRO-3 gathers each layer of the rank before its forward and again before
+// its backward, in every micro-batch, and reduce-scatters each layer's
+// gradient in the step's last backward, layer by layer
+// (fully_sharded_time.h): a layer's gather overlaps the compute of the layer
+// before it (one layer prefetched), so each layer shows what its gather
+// (and, in the last backward, its reduce-scatter on the same link) takes
+// beyond its own compute, and each pass's first gather and the last
+// reduce-scatter show whole. Every collective pays the ring's (p - 1)
+// latencies, which dominate a layer's shard at dp in the thousands. Its
+// memory adds two gathered layers (the
 // running one and the prefetched) to the shards (the word embedding when it
 // is the largest layer; the trainer gathers one unit per layer,
 // fully_sharded.h). With Layout::reshardAfterForward off the rank's layers
-// are gathered once per step, behind the first micro-batch's forward, and all
+// are gathered once per step, in the first micro-batch's forward, and all
 // stay gathered for the step instead. Full gradients: one layer's before its
 // reduce-scatter with one micro-batch per step; with more, every layer of the
 // rank's, accumulated until the step's reduce-scatter (FSDP's no_sync). The
@@ -113,6 +119,25 @@ struct GradientBuckets {
   double bytes = 25 << 20;
 };
 
+// What the framework a job runs under does differently from Strata's
+// trainer, for predicting runs made with other software (the published
+// runs of tests/plan/published_runs.toml). The defaults are the trainer's.
+struct Framework {
+  // Collectives each ZeRO-3 layer's gather (and gradient reduce-scatter)
+  // takes: the trainer gathers one unit a layer (fully_sharded.h); a
+  // framework that gathers every parameter tensor by itself issues one
+  // each, and each pays the ring's (p - 1) latencies.
+  int zero3CollectivesPerLayer = 1;
+  // Each tp rank hands 1/tp of an activation to the next stage, as the
+  // trainer and Megatron-LM's scatter/gather do; false: every tp rank sends
+  // all of it, as DeepSpeed's pipeline engine does.
+  bool splitHandOffs = true;
+  // The sender waits for its hand-off to arrive before it computes on (a
+  // blocking send, DeepSpeed's pipeline engine); false: the send runs
+  // beside the sender's next compute.
+  bool blockingHandOffs = false;
+};
+
 struct TrainingJob {
   ModelDesc model;
   Cluster cluster;
@@ -124,6 +149,7 @@ struct TrainingJob {
   bool evenStages = false;                 // require layers % (pp * v) == 0
   std::optional<MeasuredProfile> profile;  // measured layer times replace FLOPs
   GradientBuckets buckets;
+  Framework framework;
 };
 
 // Why `layout` cannot run `job`, or "" when it can: devices, at least one
@@ -145,12 +171,13 @@ struct TimeBreakdown {
   double cpComm = 0;     // context-parallel traffic not hidden behind attention, and its waits
   double epComm = 0;     // expert-parallel all-to-alls (none hidden), and their waits
   double bubble = 0;     // pipeline idle time incl. point-to-point waits
+  double ppComm = 0;     // hand-offs a blocking sender waits for (Framework)
   double dpExposed = 0;  // data-parallel (and ZeRO) traffic not hidden
   double optimizer = 0;
   double total() const {
-    return compute + recompute + tpComm + cpComm + epComm + bubble + dpExposed + optimizer;
+    return compute + recompute + tpComm + cpComm + epComm + bubble + ppComm + dpExposed + optimizer;
   }
-  double exposedComm() const { return tpComm + cpComm + epComm + dpExposed; }
+  double exposedComm() const { return tpComm + cpComm + epComm + ppComm + dpExposed; }
 };
 
 struct Estimate {
