@@ -192,6 +192,7 @@ void printJson(std::ostream& out, int rank, const Estimate& e) {
       {"tp_comm_s", jsonNumber(e.time.tpComm)},
       {"cp_comm_s", jsonNumber(e.time.cpComm)},
       {"ep_comm_s", jsonNumber(e.time.epComm)},
+      {"pp_comm_s", jsonNumber(e.time.ppComm)},
       {"dp_exposed_s", jsonNumber(e.time.dpExposed)},
       {"optimizer_s", jsonNumber(e.time.optimizer)}};
   out << dumpJson(line) << "\n";
@@ -234,6 +235,32 @@ void printPipeline(std::ostream& out, const plan::Layout& l, const Estimate& e) 
   out << "; " << e.pipelineMessages << " hand-offs between ranks a step\n";
 }
 
+// "0, 15": the stages a pipeline rank runs.
+std::string stagesText(const std::vector<int>& stageRanks, int rank) {
+  std::string text;
+  for (size_t s = 0; s < stageRanks.size(); ++s)
+    if (stageRanks[s] == rank) text += (text.empty() ? "" : ", ") + std::to_string(s);
+  return text;
+}
+
+// Each pipeline rank's memory: the ranks differ (the embedding's, the
+// head's with its logits, the first stages' deeper stash), and the device
+// that runs out is the heaviest's, not the average's.
+void printRankMemory(std::ostream& out, const Estimate& e) {
+  std::vector<int> stageRanks = plan::stageRanks(e.layout);
+  out << "  memory per pipeline rank, GiB (the heaviest is the one that runs out):\n"
+      << "    rank  stages      parameters  gradients  optimizer  activations  stash    total\n";
+  for (size_t r = 0; r < e.rankMemory.size(); ++r) {
+    const plan::MemoryBreakdown& m = e.rankMemory[r];
+    char line[200];
+    std::snprintf(line, sizeof line, "    %4zu  %-10s %11.2f %10.2f %10.2f %12.2f %6d %8.2f%s\n", r,
+                  stagesText(stageRanks, static_cast<int>(r)).c_str(), gib(m.parameters),
+                  gib(m.gradients), gib(m.optimizer), gib(m.activations), e.rankStash[r],
+                  gib(m.total()), m.total() == e.memory.total() ? "  <- heaviest" : "");
+    out << line;
+  }
+}
+
 void printExplain(std::ostream& out, const Estimate& e, const plan::TrainingJob& job) {
   const plan::TimeBreakdown& t = e.time;
   auto part = [&](const char* name, double s) {
@@ -246,6 +273,7 @@ void printExplain(std::ostream& out, const Estimate& e, const plan::TrainingJob&
   part("compute            ", t.compute);
   part("recompute          ", t.recompute);
   part("pipeline bubble    ", t.bubble);
+  if (t.ppComm > 0) part("pp hand-offs (sent)", t.ppComm);
   part("tp communication   ", t.tpComm);
   if (e.layout.cp > 1) part("cp communication   ", t.cpComm);
   if (e.layout.ep > 1) part("ep communication   ", t.epComm);
@@ -258,6 +286,7 @@ void printExplain(std::ostream& out, const Estimate& e, const plan::TrainingJob&
       << " stage-micro-batches); total " << fmt("%.2f", gib(e.memory.total())) << " of "
       << fmt("%.0f", gib(job.cluster.device.memoryBytes)) << " GiB"
       << (e.fitsMemory ? "" : "  -- DOES NOT FIT") << "\n";
+  if (e.layout.pp > 1) printRankMemory(out, e);
   if (e.layout.pp > 1) printPipeline(out, e.layout, e);
   if (e.layout.cp > 1)
     out << "  context parallel: cp " << e.layout.cp << " by "

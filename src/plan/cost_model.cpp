@@ -286,6 +286,9 @@ Estimate estimateFrom(const TrainingJob& job, const Layout& layout, const StageP
                                  timing.busy.begin());
   fillBreakdown(e, plan, timing, busiest);
   e.time.dpExposed = maxExposedDataParallel(job, layout, plan, e.microBatches);
+  for (int r = 0; r < layout.pp; ++r)
+    e.rankMemory.push_back(rankMemory(job, layout, plan, r, timing.stash[r]));
+  e.rankStash = timing.stash;
   e.memory = peakRankMemory(job, layout, plan, timing.stash, &e.peakStash);
   e.time.optimizer = optimizerSeconds(job, layout, plan);
   e.iterationSeconds = timing.makespan + e.time.dpExposed + e.time.optimizer;

@@ -42,6 +42,16 @@ TEST(PlanCommand, FixedLayoutPrintsThroughputAndExplains) {
   EXPECT_NE(r.out.find("pp8,tp8,dp24,mb1,v1,1f1b,zero0,recompute"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("pipeline bubble"), std::string::npos);
   EXPECT_NE(r.out.find("memory per device"), std::string::npos);
+  // Rank by rank: 1F1B's first stage stashes pp micro-batches and the
+  // embedding, the last one and the head; the first is the heaviest.
+  EXPECT_NE(r.out.find("       0  0                 4.37       4.37      26.23         4.29      8 "
+                       "   39.26  <- heaviest"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("       7  7                 4.37       4.37      26.19         1.06      1 "
+                       "   35.98\n"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(PlanCommand, JsonIsOneObjectPerLayout) {

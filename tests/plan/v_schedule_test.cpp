@@ -106,6 +106,10 @@ TEST(VSchedules, RankZeroHoldsTheEmbeddingAndTheHead) {
   EXPECT_LT(oneF.memory.parameters, 2 * (layers + embeddingParameters(m)) + 1);
   // The head's fp32 logits sit on rank 0 too, with its activations.
   EXPECT_GT(zbv.memory.activations, oneF.memory.activations);
+  // Every rank's memory is listed; rank 0's is the estimate's.
+  ASSERT_EQ(zbv.rankMemory.size(), 4u);
+  EXPECT_DOUBLE_EQ(zbv.rankMemory[0].total(), zbv.memory.total());
+  EXPECT_LT(zbv.rankMemory[1].parameters, zbv.rankMemory[0].parameters);
   // Tied, the head reads the embedding rank 0 already holds: no copy.
   job.model.tiedEmbeddings = true;
   Estimate tied = evaluateLayout(job, parseLayout("pp4,zb-v"));

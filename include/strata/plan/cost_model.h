@@ -185,7 +185,12 @@ struct Estimate {
   int microBatches = 0;
   double iterationSeconds = 0;
   TimeBreakdown time;
-  MemoryBreakdown memory;    // the rank that needs the most
+  MemoryBreakdown memory;  // the rank that needs the most
+  // Every pipeline rank's, and the stage-micro-batches each keeps at its
+  // peak: the embedding's and head's ranks and the first stages' deeper
+  // stash make them differ, and the heaviest is the one that runs out.
+  std::vector<MemoryBreakdown> rankMemory;
+  std::vector<int> rankStash;
   int peakStash = 0;         // stage-micro-batches the busiest-memory rank keeps
   int pipelineMessages = 0;  // activations and gradients handed between ranks a step
   bool fitsMemory = false;
