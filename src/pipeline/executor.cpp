@@ -9,6 +9,7 @@
 
 #include "device_copy.h"
 #include "forward_replay.h"
+#include "split_backward.h"
 #include "stage_links.h"
 #include "strata/error.h"
 #include "strata/schedule/error.h"
@@ -88,7 +89,8 @@ struct Executor::Stashed {
   at::Tensor output;      // y_m, or loss_m on the last stage; undefined while checkpointed
   at::Tensor outputGrad;  // dL/dy_m, kept from I until W
   int64_t bytes = 0;      // activation bytes this entry holds
-  std::optional<ForwardReplay> replay;  // checkpointed: what the recompute must see
+  std::optional<ForwardReplay> replay;   // checkpointed: what the recompute must see
+  std::unique_ptr<SplitBackward> split;  // from I until W, when I ran on the graph
 };
 
 struct Executor::StepState {
@@ -328,33 +330,44 @@ void Executor::backward(const Action& action, StepState& state) {
 }
 
 // I: only dL/dx_m = (dy_m/dx_m)^T dL/dy_m, sent on at once because the previous
-// stage waits for it. retain_graph keeps the saved activations for W, so the
-// stash stays until W; W then walks the graph again from y_m to the weights,
-// recomputing the activation gradients inside the stage (the price of the
-// split: about one extra input-gradient pass per stage, traded for filling
-// bubbles with W).
+// stage waits for it. The graph and the gradients entering the nodes where
+// weight gradients branch off stay for W (split_backward.h), so the stash
+// stays until W. The first stage has no input gradient to send: its W runs
+// the whole backward. Without weightPassFromKeptGradients, I keeps the whole
+// graph and W walks it again from the output.
 void Executor::backwardInput(const Action& action, StepState& state) {
   auto key = std::make_pair(action.stage, action.microbatch);
   Stashed& entry = state.stash.at(key);
   ensureOutput(action, entry, state);
   entry.outputGrad = receiveOutputGrad(action, entry, state);
   if (action.stage == 0 || !entry.output.requires_grad()) return;
-  at::Tensor inputGrad = torch::autograd::grad({entry.output}, {entry.input}, {entry.outputGrad},
-                                               /*retain_graph=*/true)[0];
-  sendInputGrad(action, inputGrad, state);
+  if (!options_.weightPassFromKeptGradients) {
+    at::Tensor inputGrad = torch::autograd::grad({entry.output}, {entry.input}, {entry.outputGrad},
+                                                 /*retain_graph=*/true)[0];
+    sendInputGrad(action, inputGrad, state);
+    return;
+  }
+  entry.split =
+      std::make_unique<SplitBackward>(entry.output, entry.input, stage(action.stage).parameters());
+  // The last stage's output is its loss, seeded with 1.
+  at::Tensor seed = entry.outputGrad.defined() ? entry.outputGrad : at::ones_like(entry.output);
+  sendInputGrad(action, entry.split->inputGradient(seed), state);
 }
 
-// W: dL/dw = (dy_m/dw)^T dL/dy_m, accumulated into every parameter's .grad.
+// W: dL/dw = (dy_m/dw)^T dL/dy_m, accumulated into every parameter's .grad
+// by autograd's own accumulation, which runs the gradient-accumulator hooks
+// data parallelism listens to.
 void Executor::backwardWeight(const Action& action, StepState& state) {
   auto key = std::make_pair(action.stage, action.microbatch);
   Stashed& entry = state.stash.at(key);
-  std::vector<at::Tensor> parameters = stage(action.stage).parameters();
-  if (!parameters.empty() && entry.output.requires_grad()) {
-    // backward() restricted to the weights, rather than grad() plus a manual
-    // sum: autograd's own accumulation runs the gradient-accumulator hooks
-    // that data parallelism listens to.
-    torch::autograd::backward({entry.output}, {entry.outputGrad}, /*keep_graph=*/false,
-                              /*create_graph=*/false, parameters);
+  if (entry.split) {
+    entry.split->weightGradients();
+  } else {
+    std::vector<at::Tensor> parameters = stage(action.stage).parameters();
+    if (!parameters.empty() && entry.output.requires_grad()) {
+      torch::autograd::backward({entry.output}, {entry.outputGrad}, /*keep_graph=*/false,
+                                /*create_graph=*/false, parameters);
+    }
   }
   state.release(key);
 }

@@ -125,6 +125,7 @@ Pipeline::Pipeline(torch::nn::Sequential model, int ranks, std::shared_ptr<Commu
   ExecutorOptions executorOptions;
   executorOptions.checkpointStages = checkpointedStages(options_, stages);
   executorOptions.trace = options_.trace;
+  executorOptions.weightPassFromKeptGradients = options_.weightPassFromKeptGradients;
   executor_ = pp ? std::make_unique<Executor>(plan, stages_, pp, executorOptions)
                  : std::make_unique<Executor>(plan, stages_, executorOptions);
 }

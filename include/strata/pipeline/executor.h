@@ -49,6 +49,12 @@ struct ExecutorOptions {
   // and counters or statistics are not advanced twice (forward_replay.h).
   std::vector<int> checkpointStages;
   bool trace = false;  // record a TraceEvent per action and per wait
+  // Zero-bubble schedules: W runs only the weight-gradient products, from
+  // the gradients I kept (split_backward.h). False makes W walk the stage's
+  // backward again from its output, as a plain backward restricted to the
+  // weights; needed when parameters are gathered by hooks on the layers'
+  // outputs, which only that walk passes (ZeRO-3's fully sharded units).
+  bool weightPassFromKeptGradients = true;
 };
 
 // What a caller can act on during step().

@@ -56,9 +56,10 @@ struct PipelineOptions {
   ProfileOptions profile;
   double memoryLimitBytes = plan::kNoMemoryLimit;  // per stage, for autoPartition
 
-  bool checkpointActivations = false;  // recompute every stage's forward in backward
-  std::vector<int> checkpointStages;   // or only these stages
-  bool trace = false;                  // keep TraceEvents of every step (lastStep())
+  bool checkpointActivations = false;       // recompute every stage's forward in backward
+  std::vector<int> checkpointStages;        // or only these stages
+  bool trace = false;                       // keep TraceEvents of every step (lastStep())
+  bool weightPassFromKeptGradients = true;  // ExecutorOptions (executor.h)
 
   at::Device device = at::kCPU;  // multi-process: the device of this rank's stages
   LayerCall layerCall;           // runs around every layer's forward (stage.h)

@@ -244,6 +244,8 @@ void Trainer::buildModel() {
   options.trace = true;
   options.device = s.device;
   if (p.zero == 3) {
+    // Its units are gathered for backward by hooks on the layers' outputs.
+    options.weightPassFromKeptGradients = false;
     // Set before the first forward: buildOptimizer() creates the units.
     options.layerCall = [state = &s](int layer, const std::function<at::Tensor()>& run) {
       return state->fullySharded ? state->fullySharded->forwardLayer(layer, run) : run();
