@@ -1,12 +1,17 @@
-// Pipeline benchmarks: two processes (one thread each) train an MLP with
-// GPipe, 1F1B and ZB-H1 (8 micro-batches) and compare with
+// Pipeline benchmarks: four processes (one thread each) train an MLP of 16
+// equal blocks with every schedule (8 micro-batches: gpipe, 1f1b,
+// interleaved-1f1b with 2 chunks, zb-h1, zb-v, dualpipe-v) and compare with
 //  - ideal_s: the simulator's makespan for the schedule fed with the compute
 //    durations measured in this same run, zero communication cost;
 //  - one process training the same model on the same global batch, timed on
-//    rank 0 just before each schedule while rank 1 waits (so both sides of the
-//    ratio see the same machine state).
-// Then peak stashed activations of GPipe vs 1F1B, and an equal-count cut vs
-// the profiled automatic cut of a model with one layer 10x heavier.
+//    rank 0 just before each schedule while the other ranks wait (so both
+//    sides of the ratio see the same machine state).
+// Each schedule's peak stashed activations (largest over ranks), the
+// simulated and measured bubbles, and ZB-V's simulated bubble against
+// 1F1B's; then an equal-count cut vs the profiled automatic cut of a model
+// with one layer 10x heavier.
+// Four workers on two cores share them: every rank's compute times are
+// measured under that sharing, and the simulator is fed with them.
 // Set STRATA_TRACE_DIR to also write measured and simulated 1F1B timelines
 // (SVG and Chrome trace) side by side.
 #include <torch/torch.h>
@@ -16,6 +21,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "bench_ranks.h"
@@ -34,9 +40,10 @@ namespace {
 using namespace strata;
 using namespace strata::pipeline;
 
-constexpr int kRanks = 2;
+constexpr int kRanks = 4;
 constexpr int kMicrobatches = 8;
-constexpr int64_t kWidth = 1024;
+constexpr int kBlocks = 16;  // 16 stages of 1 block at pp 4 x 2 chunks
+constexpr int64_t kWidth = 512;
 constexpr int64_t kHeavyWidth = 512;
 constexpr int64_t kMicrobatchRows = 64;
 constexpr int64_t kBatch = kMicrobatches * kMicrobatchRows;
@@ -45,14 +52,21 @@ constexpr int kTimedSteps = 8;
 
 using Clock = std::chrono::steady_clock;
 
-// 8 Linear(1024, 1024) with ReLU between: 15 layers, cut 8 + 7 (4 Linear each).
+// relu(W x + b): one pipeline layer.
+struct LinearReluImpl : torch::nn::Module {
+  explicit LinearReluImpl(int64_t width)
+      : linear(register_module("linear", torch::nn::Linear(width, width))) {}
+  torch::Tensor forward(const torch::Tensor& x) { return torch::relu(linear(x)); }
+  torch::nn::Linear linear;
+};
+TORCH_MODULE(LinearRelu);
+
+// 16 equal blocks, so that every cut the schedules make (4 or 8 stages) is
+// balanced.
 torch::nn::Sequential makeMlp() {
   torch::manual_seed(0);
   torch::nn::Sequential model;
-  for (int i = 0; i < 8; ++i) {
-    if (i) model->push_back(torch::nn::ReLU());
-    model->push_back(torch::nn::Linear(kWidth, kWidth));
-  }
+  for (int i = 0; i < kBlocks; ++i) model->push_back(LinearRelu(kWidth));
   return model;
 }
 
@@ -154,22 +168,38 @@ double serialStepSecondsOnRoot(const ParallelGroups& groups) {
   return serial;
 }
 
+struct ScheduleRun {
+  const char* name;
+  int virtualStages;
+};
+
+const ScheduleRun kSchedules[] = {{"gpipe", 1}, {"1f1b", 1}, {"interleaved-1f1b", 2},
+                                  {"zb-h1", 1}, {"zb-v", 1}, {"dualpipe-v", 1}};
+
+// The simulated bubble of a schedule, in seconds of one rank's idle time.
+double bubbleSeconds(const schedule::SimulationResult& result) {
+  return result.meanBubbleFraction() * result.makespan;
+}
+
 void benchSchedules(const ParallelGroups& groups) {
   bool root = groups.pp->rank() == 0;
-  for (const char* name : {"gpipe", "1f1b", "zb-h1"}) {
+  std::map<std::string, double> simulatedBubble;
+  for (const ScheduleRun& run : kSchedules) {
     double serialSeconds = serialStepSecondsOnRoot(groups);
     PipelineOptions options;
-    options.schedule = name;
+    options.schedule = run.name;
     options.microbatches = kMicrobatches;
+    options.virtualStages = run.virtualStages;
     Measured measured = runTimed(makeMlp(), kWidth, groups, options);
     if (!root) continue;
-    schedule::Schedule plan = schedule::generate(name, {kRanks, kMicrobatches, 1});
+    schedule::Schedule plan =
+        schedule::generate(run.name, {kRanks, kMicrobatches, run.virtualStages});
     schedule::CostModel costs;
     costs.perStage = measuredStageCosts(measured.events, plan.stages());
     schedule::SimulationResult ideal = schedule::simulate(plan, costs);
-    double bubble = measuredBubble(measured.events);
+    simulatedBubble[run.name] = bubbleSeconds(ideal);
     bench::emitJson({{"bench", "pipeline_efficiency"},
-                     {"schedule", name},
+                     {"schedule", run.name},
                      {"pp", kRanks},
                      {"microbatches", kMicrobatches},
                      {"measured_s", jsonNumber(measured.stepSeconds)},
@@ -177,20 +207,27 @@ void benchSchedules(const ParallelGroups& groups) {
                      {"efficiency", jsonNumber(ideal.makespan / measured.stepSeconds)},
                      {"speedup_vs_1proc", jsonNumber(serialSeconds / measured.stepSeconds)}});
     bench::emitJson({{"bench", "pipeline_bubble"},
-                     {"schedule", name},
+                     {"schedule", run.name},
                      {"simulated", jsonNumber(ideal.meanBubbleFraction())},
-                     {"measured", jsonNumber(bubble)}});
-    if (std::string(name) != "zb-h1") {
-      bench::emitJson({{"bench", "pipeline_memory"},
-                       {"schedule", name},
-                       {"microbatches", kMicrobatches},
-                       {"peak_activation_bytes", measured.peakStashBytes}});
-    }
-    if (std::string(name) == "1f1b") {
+                     {"measured", jsonNumber(measuredBubble(measured.events))}});
+    bench::emitJson({{"bench", "pipeline_memory"},
+                     {"schedule", run.name},
+                     {"microbatches", kMicrobatches},
+                     {"peak_activation_bytes", measured.peakStashBytes}});
+    if (std::string(run.name) == "1f1b") {
       std::vector<TraceEvent> lastStep = stepSlice(measured.events, kTimedSteps - 1);
       writeTimelines(toTimeline(lastStep, kRanks, earliestStart(lastStep)),
                      schedule::toTimeline(ideal));
     }
+  }
+  // docs/schedules.md: with F = I = W a rank idles 3(p - 1) stage forwards
+  // under 1F1B and (p - 1) / 2 under ZB-V (m >= 2p - 1), a factor of 6.
+  if (root) {
+    bench::emitJson({{"bench", "zb_v_bubble_vs_1f1b"},
+                     {"pp", kRanks},
+                     {"simulated_1f1b_over_zb_v",
+                      jsonNumber(simulatedBubble["1f1b"] / simulatedBubble["zb-v"])},
+                     {"formula_at_equal_f_i_w", 6}});
   }
 }
 
