@@ -66,6 +66,16 @@ bool producesWeightGradients(const Action& action) {
   return action.kind == ActionKind::kBackward || action.kind == ActionKind::kBackwardWeight;
 }
 
+// Each stage's last weight-gradient action in `order`, by index.
+std::map<size_t, int> lastWeightGradientsOf(const std::vector<Action>& order) {
+  std::map<int, size_t> lastOfStage;
+  for (size_t i = 0; i < order.size(); ++i)
+    if (producesWeightGradients(order[i])) lastOfStage[order[i].stage] = i;
+  std::map<size_t, int> stageAt;
+  for (const auto& [stage, index] : lastOfStage) stageAt[index] = stage;
+  return stageAt;
+}
+
 // The first index of `order` after which every weight-gradient action is the
 // last of its stage (order.size() when the order has none).
 size_t lastWeightGradientsFrom(const std::vector<Action>& order) {
@@ -131,6 +141,7 @@ Executor::Executor(schedule::Schedule schedule, std::vector<Stage>& stages,
   order_ = schedule_.actions(rank_);
   forwardOrder_ = forwardsOf(order_);
   lastWeightGradientsFrom_ = lastWeightGradientsFrom(order_);
+  lastWeightGradientsOf_ = lastWeightGradientsOf(order_);
 }
 
 Executor::Executor(schedule::Schedule schedule, std::vector<Stage>& stages, ExecutorOptions options)
@@ -142,6 +153,7 @@ Executor::Executor(schedule::Schedule schedule, std::vector<Stage>& stages, Exec
   order_ = dependencyOrder(schedule_);
   forwardOrder_ = forwardsOf(order_);
   lastWeightGradientsFrom_ = lastWeightGradientsFrom(order_);
+  lastWeightGradientsOf_ = lastWeightGradientsOf(order_);
 }
 
 void Executor::adoptStages(std::vector<Stage>& stages, const std::vector<int>& expected) {
@@ -165,6 +177,12 @@ void Executor::adoptStages(std::vector<Stage>& stages, const std::vector<int>& e
 }
 
 Executor::~Executor() = default;
+
+std::vector<int> Executor::stagesByLastWeightGradients() const {
+  std::vector<int> stages;
+  for (const auto& entry : lastWeightGradientsOf_) stages.push_back(entry.second);
+  return stages;
+}
 
 Stage& Executor::stage(int index) { return *stages_.at(index); }
 
@@ -191,6 +209,10 @@ void Executor::run(const std::vector<Action>& order, StepState& state, const Ste
   for (size_t i = 0; i < order.size(); ++i) {
     if (i == lastWeightGradientsFrom_ && hooks.beforeLastWeightGradients) {
       hooks.beforeLastWeightGradients();
+    }
+    auto last = lastWeightGradientsOf_.find(i);
+    if (last != lastWeightGradientsOf_.end() && hooks.beforeStageLastWeightGradients) {
+      hooks.beforeStageLastWeightGradients(last->second);
     }
     runAction(order[i], state);
   }

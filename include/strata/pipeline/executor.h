@@ -68,6 +68,11 @@ struct StepHooks {
   // interleaved schedules a rank's chunks finish at different times and the
   // hook comes before the last chunk's final gradients only.
   std::function<void()> beforeLastWeightGradients;
+  // Runs once per step for each stage of this rank, before the action that
+  // gives the stage's parameters their last gradients, in the order of
+  // stagesByLastWeightGradients(). With one replica set per model chunk,
+  // data parallelism reduces each chunk's buckets as that chunk finishes.
+  std::function<void(int stage)> beforeStageLastWeightGradients;
 };
 
 struct StepResult {
@@ -100,6 +105,10 @@ class Executor {
   double evaluate(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn);
 
   const schedule::Schedule& schedule() const { return schedule_; }
+  // This rank's stages in the order their last weight gradients come in a
+  // step (every stage in-process). A parameter two stages share receives its
+  // last gradient with the later one.
+  std::vector<int> stagesByLastWeightGradients() const;
 
  private:
   struct Stashed;
@@ -131,8 +140,9 @@ class Executor {
   schedule::Schedule schedule_;
   std::map<int, Stage*> stages_;
   std::vector<schedule::Action> order_;
-  std::vector<schedule::Action> forwardOrder_;  // order_'s F actions: evaluate()
-  size_t lastWeightGradientsFrom_ = 0;          // index in order_: StepHooks
+  std::vector<schedule::Action> forwardOrder_;   // order_'s F actions: evaluate()
+  size_t lastWeightGradientsFrom_ = 0;           // index in order_: StepHooks
+  std::map<size_t, int> lastWeightGradientsOf_;  // index in order_ -> its stage's last
   std::vector<bool> checkpoint_;
   std::unique_ptr<StageLinks> links_;
   std::shared_ptr<Communicator> pp_;

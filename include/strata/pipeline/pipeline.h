@@ -86,6 +86,10 @@ class Pipeline {
   std::vector<at::Tensor> parameters() const;  // of this process's stages
   const std::vector<Stage>& stages() const { return stages_; }
   const schedule::Schedule& schedule() const { return executor_->schedule(); }
+  // Executor::stagesByLastWeightGradients().
+  std::vector<int> stagesByLastWeightGradients() const {
+    return executor_->stagesByLastWeightGradients();
+  }
   // Every stage's layers, with predicted time and memory when profiled.
   const plan::Partition& partition() const { return partition_; }
   std::string partitionTable() const { return formatPartition(partition_); }

@@ -58,6 +58,14 @@ void setRequireSync(Trainer::State& s, bool on) {
   if (s.fullySharded) s.fullySharded->setRequireSync(on);
 }
 
+// Turns sync on for the sets `stage`'s last weight gradients complete
+// (kEveryStage: those of no single stage, and ZeRO-3's units).
+void startSyncOf(Trainer::State& s, int stage) {
+  for (size_t i = 0; i < s.replicaSets.size(); ++i)
+    if (s.replicaSetStages[i] == stage) s.replicaSets[i]->setRequireSync(true);
+  if (s.fullySharded && stage == Trainer::State::kEveryStage) s.fullySharded->setRequireSync(true);
+}
+
 // Turns gradient sync off on every replica set for its lifetime.
 class AccumulateOnly {
  public:
@@ -346,10 +354,11 @@ double Trainer::runBatch(const Batch& batch) {
   PrecisionGuard precision(config_.train.precision, s.device.type());
   // Micro-batches only accumulate until each parameter's last gradient is
   // due; from there the buckets reduce as they fill, during the last
-  // micro-batch's backward.
+  // micro-batch's backward (of each model chunk, when the rank runs several).
   AccumulateOnly accumulate(s);
   pipeline::StepHooks hooks;
-  hooks.beforeLastWeightGradients = [&s] { setRequireSync(s, true); };
+  hooks.beforeLastWeightGradients = [&s] { startSyncOf(s, Trainer::State::kEveryStage); };
+  hooks.beforeStageLastWeightGradients = [&s](int stage) { startSyncOf(s, stage); };
   return s.pipeline->step(s.localTokens(batch.input), s.localTokens(batch.target), s.lossFn, hooks);
 }
 

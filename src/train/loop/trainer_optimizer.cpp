@@ -4,6 +4,7 @@
 // measures, and the step itself.
 #include <torch/torch.h>
 
+#include <map>
 #include <set>
 
 #include "strata/data_parallel/data_parallel.h"
@@ -89,26 +90,44 @@ GradientTerms gradientTerms(const Trainer::State& s) {
   return gradients;
 }
 
+// This rank's parameters grouped by the model chunk (pipeline stage) whose
+// last weight gradients complete them, in `named`'s order within a group: one
+// group of every parameter when the rank runs one stage. A parameter two
+// stages share (a tied weight in a V) goes with the later.
+std::vector<std::pair<int, std::vector<data_parallel::NamedTensor>>> groupByChunk(
+    const Trainer::State& s, const std::vector<data_parallel::NamedTensor>& named) {
+  std::vector<int> finishOrder = s.pipeline->stagesByLastWeightGradients();
+  if (s.pipeline->stages().size() < 2 || finishOrder.size() < 2)
+    return {{Trainer::State::kEveryStage, named}};
+  std::map<int, const pipeline::Stage*> byIndex;
+  for (const pipeline::Stage& stage : s.pipeline->stages()) byIndex[stage.index()] = &stage;
+  std::map<c10::TensorImpl*, int> chunkOf;
+  for (auto it = finishOrder.rbegin(); it != finishOrder.rend(); ++it)
+    for (const at::Tensor& t : byIndex.at(*it)->parameters())
+      chunkOf.emplace(t.unsafeGetTensorImpl(), *it);
+  std::vector<std::pair<int, std::vector<data_parallel::NamedTensor>>> groups;
+  for (int stage : finishOrder) {
+    std::vector<data_parallel::NamedTensor> members;
+    for (const auto& item : named)
+      if (chunkOf.at(item.tensor.unsafeGetTensorImpl()) == stage) members.push_back(item);
+    if (!members.empty()) groups.emplace_back(stage, std::move(members));
+  }
+  return groups;
+}
+
 }  // namespace
 
-void Trainer::buildOptimizer(const std::vector<data_parallel::NamedTensor>& named) {
+// Plain data parallelism or ZeRO-1/2 over one group of parameters; the sets
+// it adds are completed by `stage`'s last weight gradients.
+void Trainer::buildReplicaSets(const std::vector<data_parallel::NamedTensor>& named, int stage) {
   State& s = *state_;
   int64_t zero = config_.parallel.zero;
   // At ep > 1 the experts average over their own replicas (moe_training.h).
   ExpertSplit split;
   if (s.expertGroup) {
     split = splitExpertParameters(named);
-    divideExpertGradients(split.experts, s.expertGroup->size());
   } else {
     split.common = named;
-  }
-  if (zero == 3) {
-    s.fullySharded = std::make_unique<FullyShardedTraining>(
-        s.pipeline->stages(), named, s.tiedWeight, config_.train,
-        config_.parallel.reshardAfterForward, *s.replicas,
-        s.expertGroup ? s.expertReplicas.get() : nullptr);
-    s.gradients = s.fullySharded->gradientTerms(s.normTerms);
-    return;
   }
   if (zero > 0) {
     buildZero(s, split.common, config_.train, zero, *s.replicas);
@@ -120,9 +139,35 @@ void Trainer::buildOptimizer(const std::vector<data_parallel::NamedTensor>& name
     if (s.expertReplicas && s.expertReplicas->size() > 1 && !split.experts.empty())
       s.replicaSets.push_back(
           std::make_unique<data_parallel::DataParallel>(split.experts, *s.expertReplicas));
-    else if (!s.replicaSets.empty())
-      for (const auto& item : split.experts) s.unreplicated.push_back(item.tensor);
+  }
+  s.replicaSetStages.resize(s.replicaSets.size(), stage);
+}
+
+void Trainer::buildOptimizer(const std::vector<data_parallel::NamedTensor>& named) {
+  State& s = *state_;
+  int64_t zero = config_.parallel.zero;
+  if (s.expertGroup) {
+    divideExpertGradients(splitExpertParameters(named).experts, s.expertGroup->size());
+  }
+  if (zero == 3) {
+    s.fullySharded = std::make_unique<FullyShardedTraining>(
+        s.pipeline->stages(), named, s.tiedWeight, config_.train,
+        config_.parallel.reshardAfterForward, *s.replicas,
+        s.expertGroup ? s.expertReplicas.get() : nullptr);
+    s.gradients = s.fullySharded->gradientTerms(s.normTerms);
+    return;
+  }
+  for (const auto& [stage, members] : groupByChunk(s, named)) buildReplicaSets(members, stage);
+  if (zero == 0) {
     s.optimizer = makeAdamW(s.parameters, config_.train);
+    // The experts when each has a single holder (ep = dp x cp) while other
+    // parameters are replicated: zeroed apart.
+    std::set<c10::TensorImpl*> held;
+    for (const auto& replicas : s.replicaSets)
+      for (const at::Tensor& t : replicas->parameters()) held.insert(t.unsafeGetTensorImpl());
+    if (!held.empty())
+      for (const auto& item : named)
+        if (!contains(held, item.tensor)) s.unreplicated.push_back(item.tensor);
   }
   s.gradients = gradientTerms(s);
 }

@@ -52,6 +52,11 @@ struct Trainer::State {
   // two (weights that decay and those that do not, each with its own
   // sharded AdamW).
   std::vector<std::unique_ptr<data_parallel::DataParallel>> replicaSets;
+  // Parallel to replicaSets: the pipeline stage whose last weight gradients
+  // complete the set (one group of sets per model chunk when this rank runs
+  // several, so each chunk reduces as it finishes), or kEveryStage.
+  static constexpr int kEveryStage = -1;
+  std::vector<int> replicaSetStages;
   // Parameters no replica set holds while others do (the experts when each
   // has a single holder, at ep = dp x cp): zeroed apart.
   std::vector<at::Tensor> unreplicated;

@@ -159,6 +159,7 @@ class Trainer {
   std::vector<data_parallel::NamedTensor> collectOwnParameters();
   void linkTiedWeight();
   void buildOptimizer(const std::vector<data_parallel::NamedTensor>& named);
+  void buildReplicaSets(const std::vector<data_parallel::NamedTensor>& named, int stage);
   void openData(const DataSplit& data);
 
   double runBatch(const Batch& batch);
