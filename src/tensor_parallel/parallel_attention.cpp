@@ -58,8 +58,11 @@ at::Tensor ParallelSelfAttentionImpl::forward(const at::Tensor& x) {
   at::Tensor fused = qkv(x);  // [s, b, 3h/p], features [H/p, 3, d]
   int64_t s = fused.size(0);
   int64_t b = fused.size(1);
-  at::Tensor split = fused.view({s, b, localHeads_, 3, headDim_}).permute({3, 1, 2, 0, 4});
-  at::Tensor heads = attend(split[0], split[1], split[2]);  // [b, H/p, s, d]
+  // unbind, not three selects: backward stacks the three gradients once
+  // instead of zero-filling the whole fused gradient three times and adding.
+  std::vector<at::Tensor> qkvHeads =
+      fused.view({s, b, localHeads_, 3, headDim_}).permute({3, 1, 2, 0, 4}).unbind(0);
+  at::Tensor heads = attend(qkvHeads[0], qkvHeads[1], qkvHeads[2]);  // [b, H/p, s, d]
   at::Tensor merged = heads.permute({2, 0, 1, 3}).reshape({s, b, localHeads_ * headDim_});
   return proj(merged);
 }
