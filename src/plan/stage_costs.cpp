@@ -280,12 +280,15 @@ EndWork scaled(const LayerSeconds& measured, double stretch) {
 
 // Forward F and backward B. Split, the backward's input gradients (I) are
 // half its compute, and carry its all-reduces (waiting for half the
-// backward's spread) and any recompute, on the critical path. Strata's W is
-// autograd's backward restricted to the weights: it walks the stage's graph
-// again, recomputing the activation gradients inside the stage, so it costs
-// about a whole backward — I + W is 1.5 B (`rewalk` is the extra half). The
-// weight gradients' own all-reduce (replicated k and v) belongs to W.
-StageTime stageTime(double layers, const LayerTime& layer, const EndWork& ends, bool recompute) {
+// backward's spread) and any recompute, on the critical path. Strata's W
+// runs only the weight-gradient products, from the gradients I kept
+// (pipeline/split_backward.h): the other half. Under ZeRO-3 (`rewalk`) W
+// walks the stage's graph again from its output instead, recomputing the
+// activation gradients inside the stage, so it costs about a whole
+// backward: I + W is 1.5 B (`rewalk` is the extra half). The weight
+// gradients' own all-reduce (replicated k and v) belongs to W.
+StageTime stageTime(double layers, const LayerTime& layer, const EndWork& ends, bool recompute,
+                    bool rewalk) {
   StageTime t;
   double forward = layers * layer.forward + ends.forward;
   double backward = layers * layer.backward + ends.backward;
@@ -307,11 +310,11 @@ StageTime stageTime(double layers, const LayerTime& layer, const EndWork& ends, 
   t.tpComm = forwardComm + transfers + backwardWait + weightGrads + redoComm;
   t.cpComm = cpForward + cpBackward + redoCp;
   t.epComm = epForward + epBackward + redoEp;
-  t.rewalk = backward / 2;
+  t.rewalk = rewalk ? backward / 2 : 0;
   t.costs.forward = forward + forwardComm + cpForward + epForward;
   t.costs.backwardInput = backward / 2 + transfers + backwardWait / 2 + redo + redoComm +
                           cpBackward + redoCp + epBackward + redoEp;
-  t.costs.backwardWeight = backward + weightGrads;
+  t.costs.backwardWeight = backward / 2 + t.rewalk + weightGrads;
   t.costs.backward = backward + transfers + backwardWait + weightGrads + redo + redoComm +
                      cpBackward + redoCp + epBackward + redoEp;
   return t;
@@ -382,9 +385,9 @@ std::vector<int> stageLayerCounts(const ModelDesc& m, int stages, const LayoutWo
   std::vector<LayerCost> layers;
   for (int i = 0; i < m.layers; ++i) {
     LayerKind kind = m.moe.isMoeLayer(i) ? LayerKind::kMoe : LayerKind::kDense;
-    layers.push_back({seconds(stageTime(1, work.of(kind), {}, recompute)), 0});
+    layers.push_back({seconds(stageTime(1, work.of(kind), {}, recompute, false)), 0});
   }
-  layers.back().seconds += seconds(stageTime(0, work.layer, work.head, false));
+  layers.back().seconds += seconds(stageTime(0, work.layer, work.head, false, false));
   return partitionBalanced(layers, stages).counts();
 }
 
@@ -455,8 +458,9 @@ StagePlan planStages(const TrainingJob& job, const Layout& l) {
     int moe = moeLayersIn(m, first, counts[s]);
     StageLayers layers{counts[s] - moe, moe};
     plan.stageLayers.push_back(layers);
-    plan.stages.push_back(sum(stageTime(layers.dense, work.layer, ends, l.recompute),
-                              stageTime(layers.moe, work.moeLayer, {}, l.recompute)));
+    bool rewalk = l.zeroStage == 3;
+    plan.stages.push_back(sum(stageTime(layers.dense, work.layer, ends, l.recompute, rewalk),
+                              stageTime(layers.moe, work.moeLayer, {}, l.recompute, rewalk)));
     // The first stage owns the embeddings; the last the logits' weights: a
     // copy of the word embedding when tied (kept in sync by a small
     // all-reduce), which the first stage's rank already holds when it runs

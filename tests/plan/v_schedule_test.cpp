@@ -48,11 +48,11 @@ TEST(VSchedules, RulesNameTheValues) {
 }
 
 // 1F1B on p = 4 ranks with F = f and B = 2f a stage idles (p - 1)(F + B) =
-// 9f. ZB-V cuts the same model into 8 stages of half the work: F = I = f/2,
-// and W = f, since Strata's W re-walks the stage's graph (a whole backward,
-// stage_costs.cpp). The planner's ZB-V bubble must be the simulator's on
-// those costs: 0.28 of 1F1B's here (with W = I it would be a sixth,
-// docs/schedules.md).
+// 9f. ZB-V cuts the same model into 8 stages of half the work: F = I = W =
+// f/2 (Strata's W runs only the weight-gradient products, stage_costs.cpp).
+// The planner's ZB-V bubble must be the simulator's on those costs: a sixth
+// of 1F1B's here, as docs/schedules.md gives. Under ZeRO-3 W walks the
+// stage's backward again (W = f): 0.28 of 1F1B's, and the re-walk counted.
 TEST(VSchedules, ZbVBubbleIsTheSimulatorsOnHalfStages) {
   const int p = 4, m = 16;
   TrainingJob job = freeHandOffs(p, m);
@@ -61,12 +61,18 @@ TEST(VSchedules, ZbVBubbleIsTheSimulatorsOnHalfStages) {
   double f = oneF.time.compute / (3 * m);
   EXPECT_NEAR(oneF.time.bubble, 3 * (p - 1) * f, 1e-3 * f);
   schedule::CostModel half;
-  half.uniform = {f / 2, f, f / 2, f};
+  half.uniform = {f / 2, f, f / 2, f / 2};
   schedule::SimulationResult sim = schedule::simulate(schedule::generate("zb-v", {p, m}), half);
   EXPECT_NEAR(zbv.time.bubble, sim.ranks[0].idle, 1e-2 * f);
-  EXPECT_NEAR(zbv.time.bubble / oneF.time.bubble, 0.28, 0.01);
+  EXPECT_NEAR(zbv.time.bubble / oneF.time.bubble, 1.0 / 6, 0.01);
   EXPECT_DOUBLE_EQ(zbv.time.compute, oneF.time.compute);
+  EXPECT_DOUBLE_EQ(zbv.time.recompute, 0);
   EXPECT_NEAR(zbv.iterationSeconds, zbv.time.total(), 1e-9 * zbv.iterationSeconds);
+
+  Estimate oneFZero3 = evaluateLayout(job, parseLayout("pp4,1f1b,zero3"));
+  Estimate zbvZero3 = evaluateLayout(job, parseLayout("pp4,zb-v,zero3"));
+  EXPECT_NEAR(zbvZero3.time.bubble / oneFZero3.time.bubble, 0.28, 0.01);
+  EXPECT_GT(zbvZero3.time.recompute, 0);
 }
 
 TEST(VSchedules, ZbVKeepsOneFOneBsActivationsAndSendsTwiceTheMessages) {
@@ -129,7 +135,7 @@ TEST(VSchedules, DualPipeVHidesCommunicationUnderItsPairs) {
 }
 
 // Four single-device nodes on a slow link and a batch of 6: pp 4 wins, and
-// of its schedules ZB-V's smaller bubble outweighs its W's re-walk.
+// of its schedules ZB-V has the smallest bubble.
 TEST(VSchedules, SearchPicksZbVWhereItWins) {
   TrainingJob job = roundJob(4, 1, 6);
   job.cluster.interNode.bandwidth = 1e8;
