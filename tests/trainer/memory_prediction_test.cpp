@@ -15,7 +15,7 @@
 //
 // The planner predicts the same job from the same config (read as
 // `strata plan --config` reads it). The goal is within 10% of every rank's
-// measured peak; these layouts land within 2%, and the test holds them to
+// measured peak; these layouts land within 3.5%, and the test holds them to
 // 5% so that a term lost or miscounted shows. Its "fits" must be right with
 // the device's usable memory 10% above and 10% below the heaviest rank's
 // peak.
@@ -205,6 +205,8 @@ std::vector<MemoryCase> layouts() {
        with(layout(gpt, 2, 1, 1), [](TrainConfig& c) { c.parallel.schedule = "gpipe"; })},
       {"pp2_interleaved", with(layout(gpt, 2, 1, 1), schedule("interleaved-1f1b", 2))},
       {"pp2_zbv", with(layout(gpt, 2, 1, 1), schedule("zb-v", 1))},
+      {"pp2_zbv_recompute", with(with(layout(gpt, 2, 1, 1), schedule("zb-v", 1)),
+                                 [](TrainConfig& c) { c.parallel.checkpointActivations = true; })},
       {"pp2_dualpipev", with(layout(gpt, 2, 1, 1), schedule("dualpipe-v", 1))},
       {"dp2_zero1", with(layout(gpt, 1, 2, 1), [](TrainConfig& c) { c.parallel.zero = 1; })},
       {"dp2_zero2", with(layout(gpt, 1, 2, 1), [](TrainConfig& c) { c.parallel.zero = 2; })},
