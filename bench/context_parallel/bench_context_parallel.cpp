@@ -50,9 +50,9 @@
 #include "strata/runtime/world.h"
 #include "strata/tensor_parallel/grouped_query_attention.h"
 #include "strata/tensor_parallel/swiglu_mlp.h"
+#include "strata/train/loop/tensor_memory.h"
 #include "strata/train/loop/trainer.h"
 #include "strata/util/json.h"
-#include "tensor_memory.h"
 
 namespace strata::bench {
 namespace {
@@ -60,6 +60,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using context_parallel::ContextParallel;
 using context_parallel::CpAlgorithm;
+using train::installTensorMemoryCounter;
+using train::liveTensorBytes;
+using train::peakTensorBytes;
+using train::resetPeakTensorBytes;
 
 constexpr const char* kPhaseVariable = "STRATA_BENCH_CP_PHASE";
 constexpr int64_t kBudgetBytes = int64_t{64} << 20;

@@ -36,8 +36,8 @@
 #include "strata/data_parallel/fully_sharded_optimizer.h"
 #include "strata/data_parallel/zero_optimizer.h"
 #include "strata/runtime/world.h"
+#include "strata/train/loop/tensor_memory.h"
 #include "strata/util/json.h"
-#include "tensor_memory.h"
 
 namespace {
 
@@ -248,9 +248,9 @@ Zero3Memory measureZero3Memory(const bench::MlpShape& shape, Communicator& comm,
   Zero3 zero3(shape, comm, prefetch);
   // The first step has no prefetch plan yet and makes AdamW's state.
   zero3.secondsPerStep(comm, 1);
-  bench::resetPeakTensorBytes();
+  train::resetPeakTensorBytes();
   zero3.secondsPerStep(comm, kStepsPerRound);
-  m.tensorPeak = bench::peakTensorBytes();
+  m.tensorPeak = train::peakTensorBytes();
   const FullyShardedDataParallel& fsdp = zero3.replicas();
   for (int u = 0; u < fsdp.numUnits(); ++u) m.params += fsdp.layout(u).totalNumel();
   m.optimizerState = zero3.optimizerStateBytes();
@@ -311,7 +311,7 @@ void measureMemory(const bench::MlpShape& shape, Communicator& comm) {
 int main(int argc, char** argv) {
   if (bench::spawnRanksIfParent(2, argv)) return 0;
   torch::set_num_threads(1);
-  bench::installTensorMemoryCounter();
+  train::installTensorMemoryCounter();
   auto world = World::init();
   measureMemory(bench::largeMlp(), world->comm());
   measureOverhead(bench::largeMlp(), world->comm());

@@ -249,14 +249,16 @@ std::string stagesText(const std::vector<int>& stageRanks, int rank) {
 void printRankMemory(std::ostream& out, const Estimate& e) {
   std::vector<int> stageRanks = plan::stageRanks(e.layout);
   out << "  memory per pipeline rank, GiB (the heaviest is the one that runs out):\n"
-      << "    rank  stages      parameters  gradients  optimizer  activations  stash    total\n";
+      << "    rank  stages      parameters  gradients  optimizer  activations  buffers  stash    "
+         "total\n";
   for (size_t r = 0; r < e.rankMemory.size(); ++r) {
     const plan::MemoryBreakdown& m = e.rankMemory[r];
     char line[200];
-    std::snprintf(line, sizeof line, "    %4zu  %-10s %11.2f %10.2f %10.2f %12.2f %6d %8.2f%s\n", r,
-                  stagesText(stageRanks, static_cast<int>(r)).c_str(), gib(m.parameters),
-                  gib(m.gradients), gib(m.optimizer), gib(m.activations), e.rankStash[r],
-                  gib(m.total()), m.total() == e.memory.total() ? "  <- heaviest" : "");
+    std::snprintf(
+        line, sizeof line, "    %4zu  %-10s %11.2f %10.2f %10.2f %12.2f %8.2f %6d %8.2f%s\n", r,
+        stagesText(stageRanks, static_cast<int>(r)).c_str(), gib(m.parameters), gib(m.gradients),
+        gib(m.optimizer), gib(m.activations), gib(m.buffers), e.rankStash[r], gib(m.total()),
+        m.total() == e.memory.total() ? "  <- heaviest" : "");
     out << line;
   }
 }
@@ -283,7 +285,8 @@ void printExplain(std::ostream& out, const Estimate& e, const plan::TrainingJob&
       << " GiB, gradients " << fmt("%.2f", gib(e.memory.gradients)) << " GiB, optimizer "
       << fmt("%.2f", gib(e.memory.optimizer)) << " GiB, activations "
       << fmt("%.2f", gib(e.memory.activations)) << " GiB (peak stash " << e.peakStash
-      << " stage-micro-batches); total " << fmt("%.2f", gib(e.memory.total())) << " of "
+      << " stage-micro-batches), buffers " << fmt("%.2f", gib(e.memory.buffers)) << " GiB; total "
+      << fmt("%.2f", gib(e.memory.total())) << " of "
       << fmt("%.0f", gib(job.cluster.device.memoryBytes)) << " GiB"
       << (e.fitsMemory ? "" : "  -- DOES NOT FIT") << "\n";
   if (e.layout.pp > 1) printRankMemory(out, e);

@@ -87,7 +87,7 @@ void checkKeysNeeded(const std::vector<util::TomlEntry>& entries) {
 }
 
 std::string knownKeys() {
-  std::string out = "name, preset, device";
+  std::string out = "name, preset, device, host_memory";
   for (const auto& entry : numericKeys()) out += ", " + entry.first;
   return out;
 }
@@ -153,6 +153,10 @@ Cluster parseClusterText(const std::string& text, const std::string& source) {
       cluster.name = stringOf(entry);
     } else if (key == "device") {
       cluster.device.name = stringOf(entry);
+    } else if (key == "host_memory") {
+      auto* value = std::get_if<bool>(&entry.value);
+      if (!value) wrongValue(entry, "true or false");
+      cluster.device.hostMemory = *value;
     } else if (auto it = numericKeys().find(key); it != numericKeys().end()) {
       it->second(cluster, parseValue(entry));
     } else if (key != "preset") {

@@ -94,7 +94,7 @@ Cluster cpuLocal() {
   Cluster c;
   c.name = "cpu-local";
   c.devicesPerNode = 2;
-  c.device = {"cpu-core", 179 * kGiga, 179 * kGiga, 11 * kGiB, 10 * kGiga, 0.5, {}};
+  c.device = {"cpu-core", 179 * kGiga, 179 * kGiga, 11 * kGiB, 10 * kGiga, 0.5, {}, true};
   c.intraNode = {2 * kGiga, 50 * kMicro};
   c.interNode = {1 * kGiga, 100 * kMicro};
   return c;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "fully_sharded_time.h"
+#include "rank_memory.h"
 #include "stage_costs.h"
 #include "strata/plan/comm.h"
 #include "strata/plan/errors.h"
@@ -19,9 +20,6 @@ constexpr double kOptimizerBytesPerParam = 32;
 // Device memory left for the CUDA context, allocator fragmentation and
 // communication buffers, which the accounting below does not itemise.
 constexpr double kUsableMemoryFraction = 0.9;
-// ZeRO-3 layers gathered at once: the one computing and one prefetched (the
-// trainer's default prefetch, fully_sharded.h).
-constexpr double kGatheredLayers = 2;
 
 // `collective` over `bytes` on `ranks` sent as the gradient buckets are: one
 // message per bucket.
@@ -72,89 +70,6 @@ double exposedDataParallel(const TrainingJob& job, const Layout& l, const StageP
   double traffic = bucketedTraffic(job, l, common, replicas, l.replicaStride()) +
                    bucketedTraffic(job, l, experts, l.expertReplicas(), l.expertReplicaStride());
   return std::max(0.0, traffic - backward) + wait;
-}
-
-// What ZeRO-3 holds whole on top of the shards (see cost_model.h). The word
-// embedding is the largest layer there may be, or an MoE layer with this ep
-// rank's experts.
-void addFullyShardedExtras(const TrainingJob& job, const Layout& l, double rankParams,
-                           MemoryBreakdown& mem) {
-  const ModelDesc& m = job.model;
-  double layer = tpRankLayerParameters(m, LayerKind::kDense, l.tp, l.ep);
-  if (m.moe.enabled())
-    layer = std::max(layer, tpRankLayerParameters(m, LayerKind::kMoe, l.tp, l.ep));
-  double largest = std::max(layer, embeddingParameters(m) / l.tp);
-  // Resharding: the running layer and the one prefetched. Kept gathered:
-  // every layer of the rank, from its first forward to the step's
-  // reduce-scatter.
-  double gathered = l.reshardAfterForward ? kGatheredLayers * largest : rankParams;
-  mem.parameters += gathered * job.precision.weightBytes;
-  // One micro-batch: the running layer's full gradient before its
-  // reduce-scatter. More: every layer's full gradient accumulates until the
-  // step's reduce-scatter (FSDP's no_sync).
-  double fullGradients = l.microBatches(job.globalBatch) > 1 ? rankParams : largest;
-  mem.gradients += fullGradients * job.precision.gradBytes;
-}
-
-// A rank's parameters, gradients and optimizer state: ZeRO shards the
-// experts under ep > 1 over their own replicas (replicatedParams), the rest
-// over dp x cp.
-MemoryBreakdown rankModelState(const TrainingJob& job, const Layout& l, const StagePlan& plan,
-                               int rank) {
-  auto [common, experts] = replicatedParams(l, plan, rank);
-  MemoryBreakdown mem = modelStateBytes(common, l.replicas(), l.zeroStage, job.precision);
-  if (experts == 0) return mem;
-  MemoryBreakdown own = modelStateBytes(experts, l.expertReplicas(), l.zeroStage, job.precision);
-  mem.parameters += own.parameters;
-  mem.gradients += own.gradients;
-  mem.optimizer += own.optimizer;
-  return mem;
-}
-
-// Activations a rank keeps for `stash` stage-micro-batches: the heaviest of
-// its stages' layers, each at its kind's stash, and under full recompute the
-// working set of the heaviest kind it runs.
-double rankLayerActivations(const TrainingJob& job, const Layout& l, const StagePlan& plan,
-                            int rank, int stash) {
-  const ModelDesc& m = job.model;
-  auto stashed = [&](LayerKind kind) {
-    return stashedActivationBytes(m, l.microBatch, l.tp, l.sequenceParallel, l.recompute, l.cp,
-                                  l.cpAlgorithm, kind);
-  };
-  auto working = [&](LayerKind kind) {
-    return workingActivationBytes(m, l.microBatch, l.tp, l.sequenceParallel, l.cp, l.cpAlgorithm,
-                                  kind);
-  };
-  double perDense = stashed(LayerKind::kDense);
-  double perMoe = m.moe.enabled() ? stashed(LayerKind::kMoe) : 0;
-  double heaviest = 0;
-  bool dense = false, moe = false;
-  for (int s : stagesOn(plan, rank)) {
-    const StageLayers& layers = plan.stageLayers[s];
-    heaviest = std::max(heaviest, layers.dense * perDense + layers.moe * perMoe);
-    dense = dense || layers.dense > 0;
-    moe = moe || layers.moe > 0;
-  }
-  if (!l.recompute) return stash * heaviest;
-  double running =
-      std::max(dense ? working(LayerKind::kDense) : 0.0, moe ? working(LayerKind::kMoe) : 0.0);
-  return stash * heaviest + running;
-}
-
-MemoryBreakdown rankMemory(const TrainingJob& job, const Layout& l, const StagePlan& plan, int rank,
-                           int stash) {
-  const ModelDesc& m = job.model;
-  MemoryBreakdown mem = rankModelState(job, l, plan, rank);
-  if (l.zeroStage >= 3) addFullyShardedExtras(job, l, plan.rankParams[rank], mem);
-  mem.activations = rankLayerActivations(job, l, plan, rank, stash);
-  // What ring attention's backward holds while one layer runs (its own
-  // block's scores above all).
-  mem.activations += transientAttentionBytes(m, l.microBatch, l.tp, l.cp, l.cpAlgorithm);
-  // The last stage also holds one micro-batch's fp32 logits for the loss, of
-  // the rank's S/cp tokens.
-  if (rank == plan.stageRank.back())
-    mem.activations += 4.0 * l.microBatch * m.seqLen * m.vocab / l.tp / l.cp;
-  return mem;
 }
 
 // What the step adds after the pipeline: the data-parallel traffic the
@@ -253,13 +168,13 @@ PipelineTiming timePipeline(const schedule::Schedule& pipeline, const StagePlan&
 }
 
 MemoryBreakdown peakRankMemory(const TrainingJob& job, const Layout& layout, const StagePlan& plan,
-                               const std::vector<int>& stash, int* peakStash) {
+                               const schedule::Schedule& pipeline, int* peakRank) {
   MemoryBreakdown peak;
   for (int r = 0; r < layout.pp; ++r) {
-    MemoryBreakdown mem = rankMemory(job, layout, plan, r, stash[r]);
+    MemoryBreakdown mem = rankMemory(job, layout, plan, pipeline, r);
     if (mem.total() > peak.total()) {
       peak = mem;
-      if (peakStash) *peakStash = stash[r];
+      if (peakRank) *peakRank = r;
     }
   }
   return peak;
@@ -277,7 +192,7 @@ bool fitsDevice(const TrainingJob& job, double bytes) {
 }
 
 Estimate estimateFrom(const TrainingJob& job, const Layout& layout, const StagePlan& plan,
-                      const PipelineTiming& timing) {
+                      const PipelineTiming& timing, const schedule::Schedule& pipeline) {
   Estimate e;
   e.layout = layout;
   e.microBatches = layout.microBatches(job.globalBatch);
@@ -286,10 +201,14 @@ Estimate estimateFrom(const TrainingJob& job, const Layout& layout, const StageP
                                  timing.busy.begin());
   fillBreakdown(e, plan, timing, busiest);
   e.time.dpExposed = maxExposedDataParallel(job, layout, plan, e.microBatches);
-  for (int r = 0; r < layout.pp; ++r)
-    e.rankMemory.push_back(rankMemory(job, layout, plan, r, timing.stash[r]));
+  for (int r = 0; r < layout.pp; ++r) {
+    e.rankMemory.push_back(rankMemory(job, layout, plan, pipeline, r));
+    if (e.rankMemory[r].total() > e.memory.total()) {
+      e.memory = e.rankMemory[r];
+      e.peakStash = timing.stash[r];
+    }
+  }
   e.rankStash = timing.stash;
-  e.memory = peakRankMemory(job, layout, plan, timing.stash, &e.peakStash);
   e.time.optimizer = optimizerSeconds(job, layout, plan);
   e.iterationSeconds = timing.makespan + e.time.dpExposed + e.time.optimizer;
   e.fitsMemory = fitsDevice(job, e.memory.total());
@@ -324,9 +243,8 @@ Estimate evaluateLayout(const TrainingJob& job, const Layout& layout) {
   job.model.validate();
   if (std::string why = checkLayout(job, layout); !why.empty()) throw PlanError(why);
   StagePlan plan = planStages(job, layout);
-  PipelineTiming timing =
-      timePipeline(buildSchedule(layout, layout.microBatches(job.globalBatch)), plan);
-  return estimateFrom(job, layout, plan, timing);
+  schedule::Schedule pipeline = buildSchedule(layout, layout.microBatches(job.globalBatch));
+  return estimateFrom(job, layout, plan, timePipeline(pipeline, plan), pipeline);
 }
 
 }  // namespace strata::plan

@@ -153,7 +153,7 @@ std::string formatProfile(const MeasuredProfile& p) {
 }
 
 Precision precisionOf(const MeasuredProfile& profile) {
-  if (profile.dtype == Dtype::Fp32) return {4, 4, 8};
+  if (profile.dtype == Dtype::Fp32) return {4, 4, 8, 4};
   return Precision{};
 }
 

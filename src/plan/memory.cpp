@@ -5,49 +5,134 @@
 namespace strata::plan {
 
 MemoryBreakdown modelStateBytes(double params, int dp, int zeroStage, const Precision& precision) {
+  double w = precision.weightBytes, g = precision.gradBytes, o = precision.optimizerBytes;
   MemoryBreakdown out;
-  out.parameters = params * precision.weightBytes / (zeroStage >= 3 ? dp : 1);
-  out.gradients = params * precision.gradBytes / (zeroStage >= 2 ? dp : 1);
-  out.optimizer = params * precision.optimizerBytes / (zeroStage >= 1 ? dp : 1);
+  out.parameters = params * w / (zeroStage >= 3 ? dp : 1);
+  out.gradients = params * g / (zeroStage >= 3 ? dp : 1);
+  out.optimizer = params * o / (zeroStage >= 1 ? dp : 1);
+  if (zeroStage == 1 || zeroStage == 2) out.parameters += params * w;  // the flat copy
+  // ZeRO-2's averaged chunks beside the whole flat gradient, and the
+  // norm's weight for each chunk element (ZeRO-2 and 3).
+  if (zeroStage == 2) out.gradients += params * g / dp;
+  if (zeroStage >= 2) out.gradients += params * w / dp;
   return out;
 }
 
 namespace {
 
-// Korthikanti et al.'s count for GPT (memory.h), 16-bit values, dropout masks
-// of one byte.
-double gptActivationBytes(const ModelDesc& m, double microBatch, int tp, bool sequenceParallel) {
-  double s = m.seqLen, b = microBatch, h = m.hidden, a = m.heads, t = tp;
-  double attention = 5 * a * s / (h * t);
-  double perElement = sequenceParallel ? 34 / t + attention : 10 + 24 / t + attention;
-  return s * b * h * perElement;
+// A layer's activations on a rank a micro-batch: per token of the rank
+// `values` at the activation width and `bytes` at a fixed width (fp32
+// statistics, int64 indices), and per micro-batch, whatever its sequences,
+// `fixedValues` and `fixedBytes`.
+struct Kept {
+  double values = 0;
+  double bytes = 0;
+  double fixedValues = 0;
+  double fixedBytes = 0;
+  double total(double tokens, double valueBytes) const {
+    return tokens * (values * valueBytes + bytes) + fixedValues * valueBytes + fixedBytes;
+  }
+};
+
+// The tokens of every sequence a context-parallel rank holds (checkLayout
+// makes S / cp whole).
+double rankTokens(const ModelDesc& m, int cp) { return double(m.seqLen) / cp; }
+
+bool isLlama(const ModelDesc& m) { return m.family == Family::kLlama; }
+
+// The hidden-sized values the residual stream keeps a token: the block's
+// two sums (after attention; its output, the next layer's input) and the
+// norms' tensors, a LayerNorm its output (the next matmul's input), a
+// RMSNorm also x^2 (its pow's result) and x / rms before the weight. Under
+// sequence parallel these hold 1/t of the tokens, but the two matmul inputs
+// gathered from the norms' outputs are kept whole.
+double residualValues(const ModelDesc& m, int tp, bool sequenceParallel) {
+  double h = m.hidden;
+  double perNorm = isLlama(m) ? 3 : 1;
+  double all = (2 + 2 * perNorm) * h;
+  if (!sequenceParallel) return all;
+  return (all - 2 * h) / tp + 2 * h;
 }
 
-// The same count for a llama layer, per rank, 16-bit values. Llama has no
-// dropout, so no masks, and the weighted sum over V reads the softmax's own
-// output. RoPE's backward needs only its cos/sin tables (shared by the
-// batch), so the k and q projections' outputs are kept only as rotated. K
-// and V count at the query heads' width: Strata's attention expands each kv
-// head to the query heads of its group (repeat_interleave) before the
-// products, which keep the expanded copies. Grouped-query attention thus
-// saves projection work and communication, not these activations.
-double llamaActivationBytes(const ModelDesc& m, double microBatch, int tp, bool sequenceParallel) {
-  double s = m.seqLen, b = microBatch, h = m.hidden, f = m.ffn, a = m.heads, t = tp;
-  // Replicated over tp, or split along the sequence under sequence parallel:
-  double replicated = 2 * h        // attention RMSNorm's input
-                      + 2 * h      // its output, the q, k and v projections' shared input
-                      + 2 * h      // MLP RMSNorm's input
-                      + 2 * h;     // its output, gate's and up's shared input
-  double split = 2 * h / t         // rotated Q, for the scores' backward
-                 + 2 * h / t       // rotated K expanded to the query heads, for the scores
-                 + 2 * h / t       // V expanded likewise, for the weighted sum's backward
-                 + 2 * h / t       // the weighted sum, the o projection's input
-                 + 2 * f / t       // gate's output, SiLU's input
-                 + 2 * f / t       // SiLU's output, for up's gradient through the product
-                 + 2 * f / t       // up's output, for the gate side's gradient through the product
-                 + 2 * f / t;      // the product, down's input
-  double softmax = 2 * a * s / t;  // the probabilities [b, a/t, s, s], per token
-  return s * b * ((sequenceParallel ? replicated / t : replicated) + split + softmax);
+// The norms' fp32 statistics a token, two norms a layer: LayerNorm's mean
+// and 1/std, RMSNorm's 1/rms.
+double normStatBytes(const ModelDesc& m, int tp, bool sequenceParallel) {
+  double perNorm = isLlama(m) ? 4 : 8;
+  return 2 * perNorm / (sequenceParallel ? tp : 1);
+}
+
+// The attention's projections a token, each 1/t of the heads: GPT's fused
+// q, k and v output (whose views the products keep) and the output
+// projection's input; llama's rotated q, its rotated k and v expanded to
+// the query heads (copies, the products keep them rather than the kv
+// heads) and the output projection's input.
+double projectionValues(const ModelDesc& m, int tp) { return 4.0 * m.hidden / tp; }
+
+// The dense MLP a token: GPT's fc1 and GELU outputs, llama's gate, its
+// SiLU, up and their product.
+double denseMlpValues(const ModelDesc& m, int tp) { return (isLlama(m) ? 4.0 : 2.0) * m.ffn / tp; }
+
+// A whole-sequence layer (cp = 1) on one of tp ranks.
+Kept wholeSequenceLayer(const ModelDesc& m, int tp, bool sequenceParallel) {
+  double s = m.seqLen, h = m.hidden, a = m.heads, t = tp;
+  Kept kept;
+  kept.values = residualValues(m, tp, sequenceParallel) + projectionValues(m, tp) +
+                denseMlpValues(m, tp) + a * s / t;  // the softmax's probabilities
+  kept.bytes = normStatBytes(m, tp, sequenceParallel);
+  kept.fixedBytes = s * s;  // the causal mask, bool [s, s]
+  if (isLlama(m)) {
+    kept.fixedValues = 2 * s * m.headDim();  // RoPE's cos and sin tables
+    // Each rank repeats its kv heads to its query heads when fewer (the
+    // repeat's int64 indices, one a query head, for k and for v).
+    double kvHeads = kvReplicated(m, tp) ? 1 : m.keyValueHeads() / t;
+    if (kvHeads < a / t) kept.fixedBytes += 2 * 8 * a / t;
+  } else if (m.dropout) {
+    // Strata's dropout masks are values of the activation's type (dropout.h):
+    // the two hidden dropouts' (drawn whole under sequence parallel, the
+    // rank's slice a view of it) and the attention's, with the dropped-out
+    // probabilities the product with V reads.
+    kept.values += 2 * h + 2 * a * s / t;
+  }
+  return kept;
+}
+
+// Ring attention's layer on one of cp ranks: the whole-sequence layer's
+// token-wise tensors for its S/cp tokens, and in place of the scores its
+// own output and fp32 log-sum-exp (no mask: the ring masks blocks as it
+// goes). Llama's ring keeps k and v as they travel, at the kv heads' width
+// c, rather than expanded.
+Kept ringLayer(const ModelDesc& m, int tp, bool sequenceParallel, int cp) {
+  double h = m.hidden, a = m.heads, t = tp;
+  Kept kept;
+  double attention = projectionValues(m, tp) + h / t;  // and the ring's output
+  if (isLlama(m)) attention += 2 * kvColumnsPerRank(m, tp) - 2 * h / t;
+  kept.values = residualValues(m, tp, sequenceParallel) + attention + denseMlpValues(m, tp);
+  kept.bytes = normStatBytes(m, tp, sequenceParallel) + 4 * a / t;
+  if (isLlama(m)) kept.fixedValues = 2 * rankTokens(m, cp) * m.headDim();  // RoPE's tables
+  return kept;
+}
+
+// All-to-all attention runs the whole-sequence path on a/(t cp) heads: a
+// cp-th of every token-wise and score-sized tensor, but the whole causal
+// mask and the sequence's int64 positions twice (its order and inverse).
+Kept allToAllLayer(const ModelDesc& m, int tp, bool sequenceParallel, int cp) {
+  Kept kept = wholeSequenceLayer(m, tp, sequenceParallel);
+  kept.fixedBytes += 16.0 * m.seqLen;
+  kept.fixedValues /= cp;  // RoPE rotates the rank's own tokens
+  return kept;
+}
+
+// A dense layer's activations a micro-batch of b sequences, on the rank's
+// S/cp tokens of each.
+double denseLayerBytes(const ModelDesc& m, double microBatch, int tp, bool sequenceParallel, int cp,
+                       CpAlgorithm algorithm, double valueBytes) {
+  double tokens = microBatch * rankTokens(m, cp);
+  if (cp == 1) return wholeSequenceLayer(m, tp, sequenceParallel).total(tokens, valueBytes);
+  if (algorithm == CpAlgorithm::kRing)
+    return ringLayer(m, tp, sequenceParallel, cp).total(tokens, valueBytes);
+  // The token-wise tensors hold the rank's tokens; the scores a cp-th of
+  // the whole sequence's, which per token of the rank is what cp = 1 keeps.
+  return allToAllLayer(m, tp, sequenceParallel, cp).total(tokens, valueBytes);
 }
 
 // Bytes of one fp32 entry of a ring block's scores while blockBackward runs:
@@ -59,95 +144,46 @@ constexpr double kRingBlockScoreBytes = 16;
 // (but one query row whatever its length).
 constexpr double kRingTileElements = 1 << 20;
 
-// The tokens of every sequence a context-parallel rank holds (checkLayout
-// makes S / cp whole).
-double rankTokens(const ModelDesc& m, int cp) { return double(m.seqLen) / cp; }
-
-// Bytes the whole-sequence path keeps per entry of the scores [b, a/t, s, s]:
-// GPT's probabilities, dropout mask and dropped-out probabilities
-// (Korthikanti's 5as/h), llama's probabilities.
-double scoreEntryBytes(const ModelDesc& m) { return m.family == Family::kLlama ? 2 : 5; }
-
-// A GPT layer on one of cp > 1 ranks under ring attention, s = S/cp tokens
-// (memory.h): Korthikanti's token-wise terms as at cp = 1 (the hidden
-// dropout masks too, counted whatever the rate as at cp = 1, although the
-// trainer refuses dropout under cp), and instead of the s x s terms the
-// ring's own copy of its output and its fp32 log-sum-exp.
-double gptRingBytes(const ModelDesc& m, double microBatch, int tp, bool sequenceParallel, int cp) {
-  double s = rankTokens(m, cp), b = microBatch, h = m.hidden, a = m.heads, t = tp;
-  double tokenwise = sequenceParallel ? 34 / t : 10 + 24 / t;
-  double ring = 2 / t               // the output the ring saves, besides the projection's copy
-                + 4 * a / (h * t);  // the log-sum-exp, one fp32 per head and token
-  return s * b * h * (tokenwise + ring);
-}
-
-// A llama layer on one of cp > 1 ranks under ring attention: llamaActivationBytes's
-// terms for s = S/cp tokens, but K and V as the ring keeps them and no probabilities.
-double llamaRingBytes(const ModelDesc& m, double microBatch, int tp, bool sequenceParallel,
-                      int cp) {
-  double s = rankTokens(m, cp), b = microBatch, h = m.hidden, f = m.ffn, a = m.heads, t = tp;
-  double c = kvColumnsPerRank(m, tp);
-  double replicated = 8 * h;       // the two RMSNorms' inputs and outputs
-  double attention = 2 * h / t     // rotated Q, saved by the ring
-                     + 4 * c       // rotated K and V, unrepeated: only kv heads travel and stay
-                     + 2 * h / t   // the ring's output
-                     + 2 * h / t   // the o projection's input
-                     + 4 * a / t;  // the fp32 log-sum-exp
-  double mlp = 8 * f / t;          // gate, SiLU, up and product
-  return s * b * ((sequenceParallel ? replicated / t : replicated) + attention + mlp);
-}
-
-// A dense layer's working set (workingActivationBytes).
-double denseWorkingBytes(const ModelDesc& m, double microBatch, int tp, bool sequenceParallel,
-                         int cp, CpAlgorithm algorithm) {
-  bool llama = m.family == Family::kLlama;
-  // All-to-all runs the whole-sequence path on a/(t cp) heads: the same
-  // tensors as cp = 1, a cp-th of each.
-  if (cp > 1 && algorithm == CpAlgorithm::kAllToAll)
-    return denseWorkingBytes(m, microBatch, tp, sequenceParallel, 1, algorithm) / cp;
-  if (cp > 1)
-    return llama ? llamaRingBytes(m, microBatch, tp, sequenceParallel, cp)
-                 : gptRingBytes(m, microBatch, tp, sequenceParallel, cp);
-  if (llama) return llamaActivationBytes(m, microBatch, tp, sequenceParallel);
-  return gptActivationBytes(m, microBatch, tp, sequenceParallel);
-}
-
 }  // namespace
 
-double moeMlpBytesPerToken(const ModelDesc& m, int tp) {
+double moeMlpValuesPerToken(const ModelDesc& m, int tp) {
   const MoeDesc& moe = m.moe;
-  double h = m.hidden, t = tp, e = moe.experts, ef = moe.expertFfn;
-  double router = 4 * h             // the input in fp32, the router's matmul's
-                  + 4 * e           // the fp32 logits, for the z-loss
-                  + 4 * e;          // the fp32 probabilities, for softmax's backward and the gates
-  double assignment = 2 * h         // the dispatched row, gate's and up's input
-                      + 8 * ef / t  // the expert's gate, SiLU, up and product
-                      + 2 * h;      // the row brought back, for its gate's gradient
-  double shared = 8 * moe.sharedExperts * ef / t;
-  return router + moe.topK * assignment + shared;
+  double h = m.hidden, t = tp, ef = moe.expertFfn;
+  double assignment = 3 * h          // its row dispatched, out of its expert, and combined back
+                      + 4 * ef / t;  // the expert's gate, SiLU, up and product
+  return moe.topK * assignment + 4.0 * moe.sharedExperts * ef / t;
+}
+
+double moeRouterBytesPerToken(const ModelDesc& m) {
+  double e = m.moe.experts, k = m.moe.topK;
+  return 12 * e    // the fp32 logits, probabilities and their copy for the losses
+         + 24 * k  // int64 per assignment: its exchange order, dispatch and combine weights
+         + 32;     // int64 and fp32 a token: the top expert, combine's order, the losses'
 }
 
 double workingActivationBytes(const ModelDesc& m, double microBatch, int tp, bool sequenceParallel,
-                              int cp, CpAlgorithm algorithm, LayerKind kind) {
-  double dense = denseWorkingBytes(m, microBatch, tp, sequenceParallel, cp, algorithm);
+                              int cp, CpAlgorithm algorithm, LayerKind kind, double valueBytes) {
+  double dense = denseLayerBytes(m, microBatch, tp, sequenceParallel, cp, algorithm, valueBytes);
   if (kind == LayerKind::kDense) return dense;
-  // Every form of attention keeps the SwiGLU's 8f/t a token of the rank's
-  // S/cp tokens; an MoE layer keeps its MLP's instead.
+  // An MoE layer keeps its MLP's in place of the dense MLP's.
   double tokens = microBatch * rankTokens(m, cp);
-  return dense + tokens * (moeMlpBytesPerToken(m, tp) - 8.0 * m.ffn / tp);
+  double mlp = (moeMlpValuesPerToken(m, tp) - denseMlpValues(m, tp)) * valueBytes +
+               moeRouterBytesPerToken(m);
+  return dense + tokens * mlp;
 }
 
-double scoreActivationBytes(const ModelDesc& m, double microBatch, int tp) {
-  double s = m.seqLen;
-  return scoreEntryBytes(m) * microBatch * (double(m.heads) / tp) * s * s;
+double layerInputBytes(const ModelDesc& m, double microBatch, int tp, bool sequenceParallel, int cp,
+                       double valueBytes) {
+  double tokens = microBatch * rankTokens(m, cp);
+  return tokens * m.hidden * valueBytes / (sequenceParallel ? tp : 1);
 }
 
 double stashedActivationBytes(const ModelDesc& m, double microBatch, int tp, bool sequenceParallel,
-                              bool recompute, int cp, CpAlgorithm algorithm, LayerKind kind) {
-  if (!recompute)
-    return workingActivationBytes(m, microBatch, tp, sequenceParallel, cp, algorithm, kind);
-  double input = 2.0 * m.seqLen * microBatch * m.hidden / cp;  // the rank's S/cp tokens
-  return sequenceParallel ? input / tp : input;
+                              bool recompute, int cp, CpAlgorithm algorithm, LayerKind kind,
+                              double valueBytes) {
+  if (recompute) return layerInputBytes(m, microBatch, tp, sequenceParallel, cp, valueBytes);
+  return workingActivationBytes(m, microBatch, tp, sequenceParallel, cp, algorithm, kind,
+                                valueBytes);
 }
 
 double transientAttentionBytes(const ModelDesc& m, double microBatch, int tp, int cp,

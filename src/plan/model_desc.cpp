@@ -1,5 +1,6 @@
 #include "strata/plan/model_desc.h"
 
+#include <cmath>
 #include <map>
 #include <utility>
 
@@ -257,11 +258,16 @@ double tpRankExpertParameters(const ModelDesc& m, int tp, int ep) {
 }
 
 double tpRankLayerParameters(const ModelDesc& m, LayerKind kind, int tp, int ep) {
-  double replicated = kvReplicaParameters(m, tp);
-  if (kind == LayerKind::kDense) return layerParameters(m) / tp + replicated;
+  double whole = tpReplicatedLayerParameters(m);
+  double replicated = whole + kvReplicaParameters(m, tp);
+  if (kind == LayerKind::kDense) return (layerParameters(m) - whole) / tp + replicated;
   double experts = double(m.moe.experts) * expertParameters(m);
-  double split = layerParameters(m, kind) - experts - routerParameters(m);
+  double split = layerParameters(m, kind) - experts - routerParameters(m) - whole;
   return split / tp + routerParameters(m) + replicated + tpRankExpertParameters(m, tp, ep);
+}
+
+double tpReplicatedLayerParameters(const ModelDesc& m) {
+  return m.family == Family::kLlama ? 2.0 * m.hidden : 6.0 * m.hidden;
 }
 
 double kvProjectionParameters(const ModelDesc& m) { return 2.0 * m.hidden * m.kvWidth(); }
@@ -282,6 +288,12 @@ double embeddingParameters(const ModelDesc& m) {
   if (m.family == Family::kLlama) return tokens + h;  // RoPE has no table; one final RMSNorm
   return tokens + double(m.seqLen) * h + 2 * h;
 }
+
+double finalNormParameters(const ModelDesc& m) {
+  return m.family == Family::kLlama ? m.hidden : 2.0 * m.hidden;
+}
+
+double paddedVocab(const ModelDesc& m, int tp) { return std::ceil(double(m.vocab) / tp) * tp; }
 
 double headParameters(const ModelDesc& m) {
   return m.tiedEmbeddings ? 0 : double(m.vocab) * m.hidden;

@@ -9,7 +9,6 @@
 
 #include "stage_costs.h"
 #include "strata/plan/errors.h"
-#include "strata/schedule/stash.h"
 
 namespace strata::plan {
 namespace {
@@ -132,12 +131,11 @@ struct RuleCount {
   throw PlanError(msg.str());
 }
 
-// A generated schedule and its per-rank peak stash, which depend only on
-// the schedule's name, pp, micro-batches and v: shared by every layout alike
-// in those (tp, cp, dp, ZeRO, recompute...).
+// A generated schedule, which depends only on the schedule's name, pp,
+// micro-batches and v: shared by every layout alike in those (tp, cp, dp,
+// ZeRO, recompute...).
 struct Pipeline {
   schedule::Schedule schedule;
-  std::vector<int> stash;
 };
 
 // The slack the pruning below leaves for rounding: the simulator adds the
@@ -171,7 +169,7 @@ class Evaluator {
     auto cached = timings_.find(toString(key));
     if (cached == timings_.end()) {
       const Pipeline& pipeline = pipelineOf(layout);
-      MemoryBreakdown memory = peakRankMemory(job_, layout, plan, pipeline.stash);
+      MemoryBreakdown memory = peakRankMemory(job_, layout, plan, pipeline.schedule);
       if (!fitsDevice(job_, memory.total())) {
         noteOverflow(memory.total(), layout);
         return;
@@ -183,7 +181,7 @@ class Evaluator {
       }
       cached = timings_.emplace(toString(key), timePipeline(pipeline.schedule, plan)).first;
     }
-    Estimate e = estimateFrom(job_, layout, plan, cached->second);
+    Estimate e = estimateFrom(job_, layout, plan, cached->second, pipelineOf(layout).schedule);
     if (!e.fitsMemory) {
       noteOverflow(e.memory.total(), layout);
       return;
@@ -209,9 +207,7 @@ class Evaluator {
                        std::to_string(microBatches) + "," + std::to_string(l.virtualStages);
     auto it = pipelines_.find(name);
     if (it != pipelines_.end()) return it->second;
-    schedule::Schedule generated = buildSchedule(l, microBatches);
-    std::vector<int> stash = schedule::peakStash(generated).perRank;
-    return pipelines_.emplace(name, Pipeline{std::move(generated), std::move(stash)}).first->second;
+    return pipelines_.emplace(name, Pipeline{buildSchedule(l, microBatches)}).first->second;
   }
 
   void noteFit(const Layout& layout) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "layer_traffic.h"
 #include "strata/plan/comm.h"
 #include "strata/plan/errors.h"
 #include "strata/plan/partition.h"
@@ -187,10 +188,10 @@ double attentionShare(const ModelDesc& m) {
 // The element-wise bytes of ring attention's block scores, which it computes
 // but does not keep: the rank's 1/cp share of the layer's score matrices,
 // priced per entry as the whole-sequence path's kept ones are
-// (scoreActivationBytes), so that the ring's softmax costs what cp = 1's does.
+// (scoreTrafficBytes), so that the ring's softmax costs what cp = 1's does.
 double ringScoreBytes(const ModelDesc& m, const Layout& l) {
   if (l.cp == 1 || l.cpAlgorithm != CpAlgorithm::kRing) return 0;
-  return scoreActivationBytes(m, l.microBatch, l.tp) / l.cp;
+  return scoreTrafficBytes(m, l.microBatch, l.tp) / l.cp;
 }
 
 // From FLOPs: the matmuls at peak x efficiency, a backward of twice the
@@ -206,10 +207,9 @@ LayerTime layerFromFlops(const TrainingJob& job, const Layout& l, LayerKind kind
   double achieved = job.cluster.achievedFlops(job.dtype);
   double matmul = flops / achieved;
   // The element-wise work between the matmuls (norms, softmax, GeLU or SiLU,
-  // dropout, residual adds) is bound by memory bandwidth: it writes, and the
-  // next op reads, each activation the layer keeps for its backward once.
+  // dropout, residual adds) is bound by memory bandwidth (layer_traffic.h).
   double kept =
-      workingActivationBytes(m, l.microBatch, l.tp, l.sequenceParallel, l.cp, l.cpAlgorithm, kind);
+      layerTrafficBytes(m, l.microBatch, l.tp, l.sequenceParallel, l.cp, l.cpAlgorithm, kind);
   double traffic = 2 * (kept + ringScoreBytes(m, l));
   double forward = matmul + traffic / device.memoryBandwidth;
   double s = m.seqLen;
@@ -448,8 +448,10 @@ StagePlan planStages(const TrainingJob& job, const Layout& l) {
   plan.rankExpertParams.assign(l.pp, 0.0);
   LayoutWork work = layoutWork(job, l);
   std::vector<int> counts = stageLayerCounts(m, stages, work, l.recompute);
-  double headWeights = double(m.vocab) * m.hidden;
-  int first = 0;  // the stage's first layer
+  double wordEmbedding = double(m.vocab) * m.hidden;
+  double vocabRows =
+      paddedVocab(m, l.tp) / l.tp * m.hidden;  // of the embedding or head, a tp rank's
+  int first = 0;                               // the stage's first layer
   for (int s = 0; s < stages; first += counts[s], ++s) {
     bool last = s == stages - 1;
     EndWork ends;
@@ -461,19 +463,23 @@ StagePlan planStages(const TrainingJob& job, const Layout& l) {
     bool rewalk = l.zeroStage == 3;
     plan.stages.push_back(sum(stageTime(layers.dense, work.layer, ends, l.recompute, rewalk),
                               stageTime(layers.moe, work.moeLayer, {}, l.recompute, rewalk)));
-    // The first stage owns the embeddings; the last the logits' weights: a
-    // copy of the word embedding when tied (kept in sync by a small
-    // all-reduce), which the first stage's rank already holds when it runs
-    // the last stage too (one stage, or the V's rank 0), or the untied
-    // head's own. Replicated k and v weights are whole on
-    // every tp rank. An MoE layer's share is tpRankLayerParameters's: its
-    // E/ep experts, its router whole.
-    double params = layers.dense * layerParameters(m);
-    if (s == 0) params += embeddingParameters(m);
+    // The first stage owns the embeddings: the word embedding's rows split
+    // over tp, the positions (GPT) whole. The last owns the final norm,
+    // whole on every tp rank, and the logits' weights: a copy of the word
+    // embedding when tied (kept in sync by a small all-reduce), which the
+    // first stage's rank already holds when it runs the last stage too (one
+    // stage, or the V's rank 0), or the untied head's own. A layer's share
+    // is tpRankLayerParameters's: norms, row-parallel biases and replicated
+    // k and v weights whole, an MoE layer's E/ep experts and router.
     int rank = plan.stageRank[s];
-    if (last && (rank != plan.stageRank[0] || !m.tiedEmbeddings)) params += headWeights;
-    plan.rankParams[rank] += params / l.tp + layers.dense * kvReplicaParameters(m, l.tp) +
-                             layers.moe * tpRankLayerParameters(m, LayerKind::kMoe, l.tp, l.ep);
+    double params = layers.dense * tpRankLayerParameters(m, LayerKind::kDense, l.tp, l.ep) +
+                    layers.moe * tpRankLayerParameters(m, LayerKind::kMoe, l.tp, l.ep);
+    if (s == 0)
+      params += embeddingParameters(m) - finalNormParameters(m) - wordEmbedding + vocabRows;
+    if (last) params += finalNormParameters(m);
+    plan.modelParams += params + (last && !m.tiedEmbeddings ? vocabRows : 0);
+    if (last && (rank != plan.stageRank[0] || !m.tiedEmbeddings)) params += vocabRows;
+    plan.rankParams[rank] += params;
     plan.rankExpertParams[rank] += layers.moe * tpRankExpertParameters(m, l.tp, l.ep);
   }
   plan.p2pSeconds = handOffSeconds(job, l);

@@ -36,6 +36,10 @@ struct StagePlan {
   // (E/ep of each MoE layer) among them.
   std::vector<double> rankParams;
   std::vector<double> rankExpertParams;
+  // The whole model's parameters as a tp rank (and ep rank) builds it: the
+  // trainer builds every layer on every pp rank, each rank's stages then
+  // kept by the pipeline.
+  double modelParams = 0;
   double p2pSeconds = 0;  // one activation hand-off between ranks
   // The share of an overlapped pair's shorter action the simulator hides
   // (schedule::CostModel::overlap): only dualpipe-v issues pairs.
@@ -71,11 +75,11 @@ struct PipelineTiming {
 schedule::Schedule buildSchedule(const Layout& layout, int microBatches);
 PipelineTiming timePipeline(const schedule::Schedule& pipeline, const StagePlan& plan);
 Estimate estimateFrom(const TrainingJob& job, const Layout& layout, const StagePlan& plan,
-                      const PipelineTiming& timing);
-// The memory of the rank that needs the most, given each rank's peak stash
-// (from the simulator, or from schedule::peakStash without timing it).
+                      const PipelineTiming& timing, const schedule::Schedule& pipeline);
+// The memory of the rank that needs the most over a step of `pipeline`
+// (rank_memory.h), and which rank that is.
 MemoryBreakdown peakRankMemory(const TrainingJob& job, const Layout& layout, const StagePlan& plan,
-                               const std::vector<int>& stash, int* peakStash = nullptr);
+                               const schedule::Schedule& pipeline, int* peakRank = nullptr);
 // At most estimateFrom's iterationSeconds, without simulating the pipeline:
 // the busiest rank's compute, the exposed data-parallel traffic and the
 // optimizer step (no bubble). The search skips the simulation of a layout

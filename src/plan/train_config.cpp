@@ -20,6 +20,7 @@ ConfiguredRun strataTrainDefaults(const std::string& source) {
   run.model = {source, 4, 128, 4, 512, 256, 128};
   run.layout.microBatch = 4;
   run.globalBatch = 16;
+  run.model.dropout = false;
   return run;
 }
 
@@ -37,6 +38,14 @@ int zeroStage(const TomlEntry& entry) {
   int stage = wholeNumber(entry, 0);
   if (stage > 3) wrongValue(entry, "0, 1, 2 or 3");
   return stage;
+}
+
+// A dropout rate, in [0, 1) as strata train takes it.
+double rate(const TomlEntry& entry) {
+  const std::string expected = "a number from 0 up to 1";
+  double value = numberOf(entry, expected);
+  if (value < 0 || value >= 1) wrongValue(entry, expected);
+  return value;
 }
 
 bool boolean(const TomlEntry& entry) {
@@ -80,6 +89,7 @@ const std::map<std::string, Setter>& setters() {
       {"model.tied_embeddings", [](R& r, const E& e) { r.model.tiedEmbeddings = boolean(e); }},
       {"model.architecture", [](R& r, const E& e) { r.model.family = architecture(e); }},
       {"model.kv_heads", [](R& r, const E& e) { r.model.kvHeads = wholeNumber(e, 0); }},
+      {"model.dropout", [](R& r, const E& e) { r.model.dropout = rate(e) > 0; }},
       {"model.moe.experts", [](R& r, const E& e) { r.model.moe.experts = wholeNumber(e, 0); }},
       {"model.moe.top_k", [](R& r, const E& e) { r.model.moe.topK = positive(e); }},
       {"model.moe.expert_ffn", [](R& r, const E& e) { r.model.moe.expertFfn = wholeNumber(e, 0); }},
@@ -121,6 +131,8 @@ ConfiguredRun parseTrainConfigText(const std::string& text, const std::string& s
   }
   // The default follows the architecture, wherever the file writes it.
   if (!tiedGiven) run.model.tiedEmbeddings = defaultTiedEmbeddings(run.model.family);
+  // Autocast keeps bf16 activations; fp32 training keeps fp32 ones.
+  run.precision.activationBytes = run.dtype == Dtype::Fp32 ? 4 : 2;
   run.model.validate();
   return run;
 }

@@ -123,31 +123,39 @@ TEST(ContextParallelMemory, TheRingKeepsNothingSequenceSquaredByHand) {
   ModelDesc m = tinyLlama();
   CpAlgorithm ring = CpAlgorithm::kRing;
   // cp 2: 2 tokens a rank, 2-byte values, per token:
-  //   two RMSNorm inputs and outputs [8]:          4 * 2*8 = 64
-  //   rotated Q, the ring's output, o's input [8]: 3 * 2*8 = 48
-  //   rotated K and V unrepeated [4]:              2 * 2*4 = 16
-  //   the fp32 log-sum-exp, 4 heads:               4*4     = 16
-  //   gate, SiLU, up and product [12]:             4 * 2*12 = 96
-  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 1, false, 2, ring), 2 * (64 + 48 + 16 + 16 + 96));
+  //   the block's two sums, each RMSNorm's x^2, x/rms and output [8]: 8 * 2*8 = 128
+  //   rotated Q, the ring's output, o's input [8]:                    3 * 2*8 =  48
+  //   rotated K and V unrepeated [4]:                                 2 * 2*4 =  16
+  //   gate, SiLU, up and product [12]:                                4 * 2*12 = 96
+  //   the fp32 log-sum-exp, 4 heads, and the norms' 1/rms:            4*4 + 2*4 = 24
+  // and RoPE's tables for the rank's 2 positions, 2 x [2 x 2] (16 bytes).
+  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 1, false, 2, ring), 2 * 312 + 16);
   // While a layer runs its backward: its own block's scores, 4 heads x [2 x
   // 2], 16 bytes each; a token, the fp32 dq, expanded k and v, the output's
   // gradient and dv (16h), the k/v block, the arriving one, its gradient and
   // the partial one received (24c), delta (4a); the 2 gradients sent (2 x 8c).
   EXPECT_DOUBLE_EQ(transientAttentionBytes(m, 1, 1, 2, ring),
                    16 * 4 * 2 * 2 + 2 * (16 * 8 + 24 * 4 + 4 * 4 + 2 * 8 * 4));
-  // tp 2: one kv head of d 2 a rank; tp 4 replicates them (still one head of d 2).
-  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 2, false, 2, ring), 2 * (64 + 24 + 8 + 8 + 48));
-  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 4, false, 2, ring), 2 * (64 + 12 + 8 + 4 + 24));
-  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 4, true, 2, ring), 2 * (16 + 12 + 8 + 4 + 24));
+  // tp 2: one kv head of d 2 a rank, 128 + 24 + 8 + 48 + 8 + 8 = 224; tp 4
+  // replicates them (still one head of d 2), 128 + 12 + 8 + 24 + 4 + 8 = 184,
+  // and with sequence parallel the sums and the norms' x^2 and x/rms split
+  // (6 x 2*8 / 4) but the two gathered inputs stay whole (2 x 2*8), the 1/rms
+  // split: 24 + 32 + 12 + 8 + 24 + 4 + 2 = 106.
+  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 2, false, 2, ring), 2 * 224 + 16);
+  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 4, false, 2, ring), 2 * 184 + 16);
+  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 4, true, 2, ring), 2 * 106 + 16);
   EXPECT_DOUBLE_EQ(transientAttentionBytes(m, 1, 2, 2, ring),
                    16 * 2 * 2 * 2 + 2 * (16 * 4 + 24 * 2 + 4 * 2 + 2 * 8 * 2));
-  // All-to-all keeps the whole-sequence path's tensors, a cp-th of each
-  // (memory_test.cpp counts 1024 bytes at cp 1), and no ring blocks.
+  // All-to-all keeps, per token of the rank, the whole-sequence path's
+  // tensors (memory_test.cpp counts 328 bytes a token at cp 1), the whole
+  // causal mask [4 x 4], the tables of its 2 positions (16 bytes), the
+  // repeat's indices (64) and the sequence's int64 order and inverse (64);
+  // no ring blocks.
   CpAlgorithm a2a = CpAlgorithm::kAllToAll;
-  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 1, false, 2, a2a), 1024.0 / 2);
+  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 1, false, 2, a2a), 2 * 328 + 16 + 16 + 64 + 64);
   EXPECT_EQ(transientAttentionBytes(m, 1, 1, 2, a2a), 0);
   EXPECT_EQ(transientAttentionBytes(m, 1, 1, 1, ring), 0);
-  // Full recompute keeps the input of the rank's 2 tokens.
+  // Per-layer recompute keeps the input of the rank's 2 tokens.
   EXPECT_DOUBLE_EQ(stashedActivationBytes(m, 1, 1, false, true, 2, ring), 2 * 2 * 8);
 }
 
@@ -163,22 +171,31 @@ TEST(ContextParallelMemory, ActivationsPerRankFallAsOneOverCp) {
   // column per rank, 128 here, for the whole sequence's tokens however cp
   // cuts it), and per-token working tensors, which fall as 1/cp.
   double tile = 16.0 * (1 << 20), sent = 8.0 * 128 * 32768;
+  // All-to-all keeps on every rank the whole bool causal mask, the repeat's
+  // indices (2 x 8 x 4 bytes) and the sequence's order and inverse; the
+  // rest falls as 1/cp.
+  double mask = 32768.0 * 32768, repeat = 2 * 8 * 4, order = 16.0 * 32768;
   for (int cp : {4, 8, 16}) {
     SCOPED_TRACE(cp);
     // Every term the ring keeps is per token: exactly 1/cp.
     EXPECT_NEAR(workingActivationBytes(m, 1, 8, true, cp, ring), ring2 * 2 / cp, 1e-12 * ring2);
     EXPECT_NEAR(transientAttentionBytes(m, 1, 8, cp, ring) - tile - sent,
                 (block2 - tile - sent) * 2 / cp, 1e-9 * block2);
-    EXPECT_NEAR(workingActivationBytes(m, 1, 8, true, cp, a2a), whole / cp, 1e-12 * whole);
+    EXPECT_NEAR(workingActivationBytes(m, 1, 8, true, cp, a2a) - mask - repeat - order,
+                (whole - mask - repeat) / cp, 1e-12 * whole);
   }
   // The ring keeps no [s, s] probabilities (2 x 32/8 heads x 32768 = 262,144
   // bytes a token at cp 1). Per token of its 16384, tp 8, sequence parallel:
-  // the norms 8h/8, Q, the output and o's input 3 x 2h/8, K and V 4 x 128,
-  // the log-sum-exp 4 x 32/8, the MLP 8f/8.
-  EXPECT_DOUBLE_EQ(ring2, 16384.0 * (4096 + 3 * 1024 + 512 + 16 + 14336));
-  EXPECT_LT(ring2, whole / 2 / 10);
-  // Whole layouts on one DGX H100: the activations of all-to-all halve from
-  // cp 2 to cp 4 (one micro-batch in flight, pp 1), and are half cp 1's at cp 2.
+  // the sums and the norms' x^2 and x/rms 6 x 2h/8, the two gathered inputs
+  // 2 x 2h, Q, the output and o's input 3 x 2h/8, K and V 4 x 128, the MLP
+  // 8f/8, the log-sum-exp 4 x 32/8 and the norms' 1/rms 2 x 4/8; and RoPE's
+  // tables for its positions, 2 x [16384 x 128] values.
+  EXPECT_DOUBLE_EQ(ring2,
+                   16384.0 * (6144 + 16384 + 3072 + 512 + 14336 + 16 + 1) + 2.0 * 2 * 16384 * 128);
+  EXPECT_LT(ring2, whole / 2 / 8);
+  // Whole layouts on one DGX H100 (one micro-batch in flight, pp 1): the
+  // layers' activations of all-to-all fall to about half from cp 1 to cp 2
+  // and from cp 2 to cp 4, less the causal masks each rank keeps whole.
   TrainingJob job;
   job.model = m;
   job.cluster = clusterPreset("dgx-h100-80gb");
@@ -186,8 +203,9 @@ TEST(ContextParallelMemory, ActivationsPerRankFallAsOneOverCp) {
   Estimate cp1 = evaluateLayout(job, parseLayout("tp2,dp4,mb1"));
   Estimate cp2 = evaluateLayout(job, parseLayout("tp2,cp2,dp2,cp-a2a,mb1"));
   Estimate cp4 = evaluateLayout(job, parseLayout("tp2,cp4,cp-a2a,mb1"));
-  EXPECT_NEAR(cp2.memory.activations, cp1.memory.activations / 2, 1e-9 * cp1.memory.activations);
-  EXPECT_NEAR(cp4.memory.activations, cp2.memory.activations / 2, 1e-9 * cp2.memory.activations);
+  double masks = m.layers * mask;
+  EXPECT_NEAR((cp2.memory.activations - masks) / (cp1.memory.activations - masks), 0.5, 0.01);
+  EXPECT_NEAR((cp4.memory.activations - masks) / (cp2.memory.activations - masks), 0.5, 0.01);
 }
 
 // The dp x cp ranks hold the same parameters and share ZeRO's shards: cp 4 x

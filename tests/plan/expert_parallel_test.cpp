@@ -88,12 +88,13 @@ TEST(ExpertParallelModel, CountsAndFlopsOfASmallMoeByHand) {
   // head's 2*2*4*8*4 on each rank) and runs the router whole (2*4*32).
   EXPECT_DOUBLE_EQ(tpRankLayerForwardFlops(m, 1, 2, LayerKind::kMoe),
                    (moeForward - 512 - 256) / 2 + 512 + 256);
-  // What a rank of tp 2, ep 2 holds: half of the layer but its router and
-  // experts, the router whole, the replicated k and v's other half (32),
-  // and 2 of the 4 experts, half of each.
+  // What a rank of tp 2, ep 2 holds: half of the layer but its router,
+  // norms and experts, the router (32) and the two RMSNorms (16) whole, the
+  // replicated k and v's other half (32), and 2 of the 4 experts, half of
+  // each.
   EXPECT_DOUBLE_EQ(tpRankExpertParameters(m, 2, 2), 2 * 384 / 2.0);
   EXPECT_DOUBLE_EQ(tpRankLayerParameters(m, LayerKind::kMoe, 2, 2),
-                   (2160 - 4 * 384 - 32) / 2.0 + 32 + 32 + 384);
+                   (2160 - 4 * 384 - 32 - 16) / 2.0 + 32 + 16 + 32 + 384);
 }
 
 TEST(ExpertParallelModel, ShapesTheTrainerRefusesAreNamed) {
@@ -174,9 +175,9 @@ TEST(ExpertParallelRules, CheckLayoutRefusesWhatTheTrainerRefuses) {
 }
 
 // Mixtral on eight devices, every parameter on each (pp 1, tp 1): the
-// experts' weights and gradients fall with ep, the rest stays; ZeRO-1
-// shards the experts' optimizer state over dp / ep ranks holding ep times
-// fewer experts, the same per rank at every ep.
+// experts' weights (and ZeRO-1's flat copy of them) and gradients fall with
+// ep, the rest stays; ZeRO-1 shards the experts' optimizer state over dp /
+// ep ranks holding ep times fewer experts, the same per rank at every ep.
 TEST(ExpertParallelMemory, ExpertStateFallsWithEp) {
   TrainingJob job = roundJob(1, 8, 8);
   job.model = modelPreset("mixtral-8x7b");
@@ -188,7 +189,7 @@ TEST(ExpertParallelMemory, ExpertStateFallsWithEp) {
     Layout l = parseLayout("dp8,zero1,ep" + std::to_string(ep));
     Estimate e = evaluateLayout(job, l);
     double held = common + experts / ep;
-    EXPECT_DOUBLE_EQ(e.memory.parameters, 2 * held) << ep;
+    EXPECT_DOUBLE_EQ(e.memory.parameters, 2 * held + 2 * held) << ep;
     EXPECT_DOUBLE_EQ(e.memory.gradients, 2 * held) << ep;
     EXPECT_DOUBLE_EQ(e.memory.optimizer, 12 * common / 8 + 12 * (experts / ep) / (8.0 / ep)) << ep;
     // Balanced routing: a rank's experts take top_k rows a token at every ep.
@@ -200,19 +201,20 @@ TEST(ExpertParallelMemory, ExpertStateFallsWithEp) {
   }
 }
 
-// An MoE layer keeps its MLP's activations in place of the SwiGLU's 8f/t a
-// token (memory.h): for tinyMoe at tp 2, a token of the rank keeps
-//   router 4h + 8E = 32 + 32; per assignment 4h + 8ef/t = 32 + 64, twice;
-//   the shared expert 8 x 16 / 2 = 64
-// = 320 bytes where the dense MLP keeps 8 x 32 / 2 = 128.
+// An MoE layer keeps its MLP's activations in place of the SwiGLU's 4f/t
+// values a token (memory.h): for tinyMoe at tp 2 a token of the rank keeps,
+// per assignment, 3h + 4ef/t = 24 + 32 values, twice, and the shared
+// expert's 4 x 16 / 2 = 32: 144 values where the dense MLP keeps
+// 4 x 32 / 2 = 64; and the router's 12E + 24k + 32 = 128 bytes.
 TEST(ExpertParallelMemory, AnMoeLayerKeepsItsExpertsRows) {
   ModelDesc m = tinyMoe();
-  EXPECT_DOUBLE_EQ(moeMlpBytesPerToken(m, 2), 320);
+  EXPECT_DOUBLE_EQ(moeMlpValuesPerToken(m, 2), 144);
+  EXPECT_DOUBLE_EQ(moeRouterBytesPerToken(m), 128);
   for (int cp : {1, 2})
     for (CpAlgorithm algorithm : {CpAlgorithm::kRing, CpAlgorithm::kAllToAll}) {
       double dense = workingActivationBytes(m, 3, 2, false, cp, algorithm);
       double moe = workingActivationBytes(m, 3, 2, false, cp, algorithm, LayerKind::kMoe);
-      EXPECT_DOUBLE_EQ(moe - dense, 3 * (4.0 / cp) * (320 - 128)) << cp;
+      EXPECT_DOUBLE_EQ(moe - dense, 3 * (4.0 / cp) * ((144 - 64) * 2 + 128)) << cp;
     }
   // Full recompute stashes the layer's input whatever its MLP.
   EXPECT_DOUBLE_EQ(

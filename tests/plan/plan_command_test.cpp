@@ -42,15 +42,24 @@ TEST(PlanCommand, FixedLayoutPrintsThroughputAndExplains) {
   EXPECT_NE(r.out.find("pp8,tp8,dp24,mb1,v1,1f1b,zero0,recompute"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("pipeline bubble"), std::string::npos);
   EXPECT_NE(r.out.find("memory per device"), std::string::npos);
-  // Rank by rank: 1F1B's first stage stashes pp micro-batches and the
-  // embedding, the last one and the head; the first is the heaviest.
-  EXPECT_NE(r.out.find("       0  0                 4.37       4.37      26.23         4.29      8 "
-                       "   39.26  <- heaviest"),
-            std::string::npos)
+  // Rank by rank: with the trainer's recompute each rank keeps its stage's
+  // inputs (1F1B's first stage pp of them) and rebuilds the stage for one
+  // micro-batch's backward; the hand-offs a rank sends stay until the step
+  // ends, so the middle ranks, which send both ways, are the heaviest.
+  EXPECT_NE(
+      r.out.find("       0  0                 4.41       4.41      26.48         6.46     4.71 "
+                 "     8    46.48\n"),
+      std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("       7  7                 4.37       4.37      26.19         1.06      1 "
-                       "   35.98\n"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("       1  1                 4.22       4.22      25.32         6.70     8.89 "
+                 "     7    49.34  <- heaviest"),
+      std::string::npos)
+      << r.out;
+  EXPECT_NE(
+      r.out.find("       7  7                 4.37       4.37      26.20         6.61     4.67 "
+                 "     1    46.21\n"),
+      std::string::npos)
       << r.out;
 }
 

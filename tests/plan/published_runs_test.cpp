@@ -67,8 +67,15 @@ std::optional<int> size(const std::map<std::string, util::TomlValue>& keys, cons
   return static_cast<int>(number(keys, key));
 }
 
+// Every row's software checkpoints each layer when it recomputes
+// (Megatron-LM's full recompute, DeepSpeed's and FSDP's activation
+// checkpointing), where Strata's trainer checkpoints whole stages, and frees
+// a hand-off's buffer once it is delivered, where the trainer keeps it for
+// the step.
 Framework frameworkOf(const std::map<std::string, util::TomlValue>& keys) {
   Framework framework;
+  framework.layerRecompute = true;
+  framework.keepsSentHandOffs = false;
   if (keys.count("zero3_collectives_per_layer"))
     framework.zero3CollectivesPerLayer =
         static_cast<int>(number(keys, "zero3_collectives_per_layer"));

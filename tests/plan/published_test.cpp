@@ -35,8 +35,8 @@ Estimate gpt3OnP4d(int instances, const char* layout) {
 TEST(Published, Gpt3On120And240P4dInstances) {
   // The layout `strata plan` ranks first on 120 instances, and the same
   // pipeline with twice the data parallelism on 240.
-  Estimate at120 = gpt3OnP4d(120, "pp20,tp8,dp6,mb1,zb-h1,zero1,recompute,sp");
-  Estimate at240 = gpt3OnP4d(240, "pp20,tp8,dp12,mb1,zb-h1,zero1,recompute,sp");
+  Estimate at120 = gpt3OnP4d(120, "pp10,tp8,dp3,cp4,cp-a2a,mb1,dualpipe-v,zero1,sp");
+  Estimate at240 = gpt3OnP4d(240, "pp10,tp8,dp6,cp4,cp-a2a,mb1,dualpipe-v,zero1,sp");
   std::printf("gpt3-175b on 120 p4d: %.1f samples/s (reported ~32), %.1f days for 300B tokens\n",
               at120.samplesPerSecond, at120.daysToTrain);
   std::printf("gpt3-175b on 240 p4d: %.1f samples/s, %.1f days for 300B tokens (reported ~25)\n",

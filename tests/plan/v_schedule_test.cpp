@@ -84,16 +84,15 @@ TEST(VSchedules, ZbVKeepsOneFOneBsActivationsAndSendsTwiceTheMessages) {
   EXPECT_EQ(oneF.pipelineMessages, 2 * m * (p - 1));
   EXPECT_EQ(zbv.pipelineMessages, 4 * m * (p - 1));
   EXPECT_EQ(dual.pipelineMessages, 4 * m * (p - 1));
-  // 2p half stages are p whole ones; DualPipeV holds one half stage more.
-  // Rank 0, the busiest in memory either way, also holds the last stage's
-  // fp32 logits under the V.
-  const ModelDesc& model = job.model;
-  double logits = 4.0 * model.seqLen * model.vocab;
+  // 2p half stages are p whole ones; DualPipeV holds one half stage more
+  // (the vocabulary of 1 makes the head's part negligible). ZB-V's split
+  // backwards keep, from each I to its W, the gradients W needs (memory.h):
+  // more than 1F1B's whole backwards hold, less than a stage's stash.
   EXPECT_EQ(zbv.peakStash, 2 * p);
-  EXPECT_DOUBLE_EQ(zbv.memory.activations, oneF.memory.activations + logits);
+  EXPECT_GT(zbv.memory.activations, oneF.memory.activations);
+  EXPECT_LT(zbv.memory.activations - oneF.memory.activations, oneF.memory.activations / p);
   EXPECT_EQ(dual.peakStash, 2 * p + 1);
-  EXPECT_NEAR((dual.memory.activations - logits) / oneF.memory.activations, (2 * p + 1) / (2.0 * p),
-              1e-9);
+  EXPECT_NEAR(dual.memory.activations / oneF.memory.activations, (2 * p + 1) / (2.0 * p), 1e-3);
 }
 
 // A vocabulary large enough that the embedding and the head outweigh the
@@ -110,7 +109,7 @@ TEST(VSchedules, RankZeroHoldsTheEmbeddingAndTheHead) {
                    2 * (layers + embeddingParameters(m) + headParameters(m)));
   Estimate oneF = evaluateLayout(job, parseLayout("pp4,1f1b"));
   EXPECT_LT(oneF.memory.parameters, 2 * (layers + embeddingParameters(m)) + 1);
-  // The head's fp32 logits sit on rank 0 too, with its activations.
+  // The head's kept gradients sit on rank 0 too, with its activations.
   EXPECT_GT(zbv.memory.activations, oneF.memory.activations);
   // Every rank's memory is listed; rank 0's is the estimate's.
   ASSERT_EQ(zbv.rankMemory.size(), 4u);

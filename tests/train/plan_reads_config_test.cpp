@@ -17,6 +17,7 @@ void expectSameRun(const TrainConfig& c, const plan::ConfiguredRun& run) {
   EXPECT_EQ(run.model.ffn, c.model.ffn);
   EXPECT_EQ(run.model.vocab, c.model.vocab);
   EXPECT_EQ(run.model.tiedEmbeddings, c.model.tiedEmbeddings);
+  EXPECT_EQ(run.model.dropout, c.model.dropout > 0);
   EXPECT_EQ(run.model.moe.experts, c.model.moe.experts);
   EXPECT_EQ(run.model.moe.topK, c.model.moe.topK);
   EXPECT_EQ(run.model.moe.expertFfn, c.model.moe.expertFfn);
@@ -26,6 +27,7 @@ void expectSameRun(const TrainConfig& c, const plan::ConfiguredRun& run) {
   EXPECT_EQ(run.globalBatch, c.train.globalBatch);
   EXPECT_EQ(run.layout.microBatch, c.train.microBatch);
   EXPECT_EQ(run.dtype == plan::Dtype::Bf16 ? "bf16" : "fp32", c.train.precision);
+  EXPECT_EQ(run.precision.activationBytes, c.train.precision == "fp32" ? 4 : 2);
   EXPECT_EQ(run.layout.pp, c.parallel.pp);
   EXPECT_EQ(run.layout.dp, c.parallel.dp);
   EXPECT_EQ(run.layout.tp, c.parallel.tp);

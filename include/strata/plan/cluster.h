@@ -7,8 +7,8 @@
 // parallel dimension communicate at once. clusterPreset() and
 // loadClusterFile() throw PlanError for an unknown preset (listing the known
 // ones), an unreadable file, a TOML syntax error (file, line and column), an
-// unknown key, or a value that is not a positive number, naming the file,
-// line and key.
+// unknown key, or a value that is not a positive number (host_memory: not
+// true or false), naming the file, line and key.
 #pragma once
 
 #include <optional>
@@ -41,6 +41,9 @@ struct DeviceSpec {
   double memoryBandwidth = 0;   // bytes/s, bounds the optimizer step
   double matmulEfficiency = 0;  // achieved / peak for transformer layers
   ComputeNoise noise;           // 0 in the presets, whose machines nobody here measured
+  // The device's memory is the host's (a CPU worker): what the trainer
+  // keeps on the host counts against it too (memory.h).
+  bool hostMemory = false;
 };
 
 // A link's rate may fall for large messages: a shared-memory transport's

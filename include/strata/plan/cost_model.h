@@ -41,7 +41,8 @@
 // are gathered once per step, in the first micro-batch's forward, and all
 // stay gathered for the step instead. Full gradients: one layer's before its
 // reduce-scatter with one micro-batch per step; with more, every layer of the
-// rank's, accumulated until the step's reduce-scatter (FSDP's no_sync). The
+// rank's, accumulated until the step's reduce-scatters (FSDP's no_sync),
+// which make the gradient shards as they drop them. The
 // optimizer step streams 32 bytes per optimizer-owned parameter through
 // device memory.
 //
@@ -92,8 +93,11 @@
 // profile must describe the job's model (PlanError naming both otherwise).
 //
 // A layout fits in memory when its busiest rank needs at most 90% of the
-// device's memory; the rest is left to the CUDA context, allocator
-// fragmentation and communication buffers, which are not itemised.
+// device's memory at its peak over a step (memory.h: model state, stashes,
+// the hand-offs and working tensors beside them); the rest is left to the
+// CUDA context, the allocator's rounding and fragmentation and the
+// communication library's own buffers (NCCL's, Gloo's), which are not
+// itemised.
 // evaluateLayout() throws PlanError when the layout does not fit the job
 // (see checkLayout); memory over the device's capacity is reported, not thrown.
 #pragma once
@@ -136,6 +140,17 @@ struct Framework {
   // blocking send, DeepSpeed's pipeline engine); false: the send runs
   // beside the sender's next compute.
   bool blockingHandOffs = false;
+  // Recompute checkpoints every layer, keeping each layer's input and
+  // rebuilding one layer at a time in the backward (Megatron-LM's full
+  // recompute, FSDP's activation checkpointing); false: the trainer's, which
+  // checkpoints a whole stage, keeping its input and rebuilding all of its
+  // layers for the stage's backward (pipeline/executor.h).
+  bool layerRecompute = false;
+  // The sender keeps every hand-off it sends until the step ends, as the
+  // trainer does (pipeline/stage_links.h's flush): memory that grows with
+  // the micro-batches; false: a send's buffer goes once it is delivered
+  // (Megatron-LM, DeepSpeed).
+  bool keepsSentHandOffs = true;
 };
 
 struct TrainingJob {

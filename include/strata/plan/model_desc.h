@@ -80,6 +80,10 @@ struct ModelDesc {
   Family family = Family::kGpt;
   int kvHeads = 0;  // key/value heads (grouped-query attention); 0: as many as heads
   MoeDesc moe{};    // mixture-of-experts layers, either family
+  // A GPT trains with dropout (a rate above 0), whose masks its layers keep
+  // for the backward (memory.h); strata train's default rate, 0, keeps none.
+  // The llama family has no dropout.
+  bool dropout = true;
 
   int keyValueHeads() const { return kvHeads > 0 ? kvHeads : heads; }
   int headDim() const { return hidden / heads; }
@@ -124,7 +128,8 @@ double expertParameters(const ModelDesc& m);
 // The router's weight, E*h: whole on every tp rank (each routes the same tokens).
 double routerParameters(const ModelDesc& m);
 // What one rank of `tp` and `ep` holds of one layer: a 1/tp share of its
-// matrices but the router's (whole), the replicated k and v projections'
+// matrices but the router's (whole), the norms and row-parallel biases
+// whole (tpReplicatedLayerParameters), the replicated k and v projections'
 // other (1 - 1/tp) (kvReplicaParameters), and of an MoE layer's experts its
 // E/ep, each split over tp (tpRankExpertParameters).
 double tpRankLayerParameters(const ModelDesc& m, LayerKind kind, int tp, int ep);
@@ -149,6 +154,17 @@ double kvReplicaParameters(const ModelDesc& m, int tp);
 // GPT: token embedding V*h + positions s*h + final LN 2h.
 // Llama: token embedding V*h + final RMSNorm h.
 double embeddingParameters(const ModelDesc& m);
+// Of those, the final norm's (GPT's LayerNorm 2h, llama's RMSNorm h): the
+// trainer runs it with the head, on the last stage.
+double finalNormParameters(const ModelDesc& m);
+// The parameters of one dense layer that every tensor-parallel rank holds
+// whole: the norms' (GPT's two LayerNorms 4h, llama's two RMSNorms 2h) and
+// GPT's row-parallel biases (the attention output's and fc2's, 2h), which
+// are added after the all-reduce.
+double tpReplicatedLayerParameters(const ModelDesc& m);
+// The word embedding's rows: the vocabulary padded to a multiple of tp, as
+// the trainer pads it (models/gpt.h), so that every tp rank holds V_p / tp.
+double paddedVocab(const ModelDesc& m, int tp);
 // The logits' own weights: V*h when untied, 0 when tied to the embedding.
 double headParameters(const ModelDesc& m);
 // Every parameter, every expert of every MoE layer counted.

@@ -8,7 +8,7 @@
 // dotted keys, inline tables):
 //   [model]     layers, hidden, heads, ffn, vocab, tied_embeddings,
 //               architecture ("strata", "gpt2" or "llama"), kv_heads (0: as
-//               many as heads)
+//               many as heads), dropout (above 0: its masks are kept)
 //   [model.moe] experts (0: dense), top_k, expert_ffn, shared_experts, every
 //   [train]     seq_len, global_batch, micro_batch, precision ("fp32" or "bf16")
 //   [parallel]  pp, dp, tp, cp, cp_algorithm ("ring" or "all-to-all"), ep,
@@ -16,17 +16,16 @@
 //               checkpoint_activations, reshard_after_forward
 // A key the file leaves out takes strata train's default; tied_embeddings's
 // is the architecture's (false for llama, true otherwise). The other keys
-// (model.context, model.dropout, model.rope_theta, model.rms_norm_eps,
+// (model.context, model.rope_theta, model.rms_norm_eps,
 // model.moe's aux_loss_coeff, z_loss_coeff, capacity_factor and
 // normalize_top_k, the optimizer's, [data], [checkpoint]) change no plan
 // (the planner takes routing as balanced, which a capacity factor of 1 or
 // more leaves whole); they are strata train's to check and are ignored here.
 //
-// Two approximations: checkpoint_activations is planned as full recompute
-// (strata train keeps each stage's inputs, the planner each layer's, so the
-// activation memory is estimated on the high side), and model state is fp32
-// weights, gradients and AdamW moments under either precision, as strata
-// train keeps them (bf16 is autocast: only the compute runs in bf16).
+// Model state is fp32 weights, gradients and AdamW moments under either
+// precision, as strata train keeps them (bf16 is autocast: only the compute
+// runs in bf16); activations are kept at 4 bytes a value under fp32 and
+// taken at 2 under bf16 (autocast keeps some fp32: an approximation).
 //
 // Nothing blocks. Throws PlanError for an unreadable file, a TOML syntax
 // error (file, line and column), a value of the wrong type or out of range
@@ -48,7 +47,7 @@ struct ConfiguredRun {
   Layout layout;
   int globalBatch = 0;
   Dtype dtype = Dtype::Fp32;
-  Precision precision{4, 4, 8};
+  Precision precision{4, 4, 8, 4};
 };
 
 ConfiguredRun parseTrainConfigText(const std::string& text, const std::string& source);

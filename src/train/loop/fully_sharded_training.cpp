@@ -162,9 +162,11 @@ GradientTerms FullyShardedTraining::gradientTerms(const std::vector<NormTerm>& n
         const data_parallel::ParamSlot& slot = layout.slot(static_cast<int>(i));
         weights.narrow(0, slot.offset, slot.numel).fill_(1);
       }
+      // Copied out, so that the unit-size tensor goes: the rank keeps only
+      // its shard's weights.
       gradients.sharded.push_back(
           {set->gradientShard(u),
-           weights.narrow(0, layout.chunkOffset(0, rank), layout.chunkNumel(0))});
+           weights.narrow(0, layout.chunkOffset(0, rank), layout.chunkNumel(0)).clone()});
     }
   }
   return gradients;

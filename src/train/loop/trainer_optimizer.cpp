@@ -71,11 +71,13 @@ GradientTerms gradientTerms(const Trainer::State& s) {
       const data_parallel::ParamSlot& slot = layout.slot(static_cast<int>(i));
       if (contains(counted, params[i])) weights.narrow(0, slot.offset, slot.numel).fill_(1);
     }
+    // Each chunk's weights are copied out, so that the whole-size tensor
+    // goes: the rank keeps 1/dp of it, as it keeps 1/dp of the gradients.
     int dpRank = replicas->comm().rank();
     for (int b = 0; b < static_cast<int>(layout.buckets().size()); ++b) {
       gradients.sharded.push_back(
           {replicas->ownedGradient(b),
-           weights.narrow(0, layout.chunkOffset(b, dpRank), layout.chunkNumel(b))});
+           weights.narrow(0, layout.chunkOffset(b, dpRank), layout.chunkNumel(b)).clone()});
     }
   }
   std::set<c10::TensorImpl*> experts;

@@ -1,0 +1,205 @@
+#include "rank_memory.h"
+
+#include <algorithm>
+
+#include "stage_memory.h"
+
+namespace strata::plan {
+namespace {
+
+using schedule::Action;
+using schedule::ActionKind;
+
+// ZeRO-3 layers gathered at once: the one computing and one prefetched (the
+// trainer's default prefetch, fully_sharded.h).
+constexpr double kGatheredLayers = 2;
+
+// ZeRO-3's largest unit, a layer's or the word embedding's (the trainer
+// gathers one unit a layer, fully_sharded.h), with this ep rank's experts.
+double largestUnit(const ModelDesc& m, const Layout& l) {
+  double layer = tpRankLayerParameters(m, LayerKind::kDense, l.tp, l.ep);
+  if (m.moe.enabled())
+    layer = std::max(layer, tpRankLayerParameters(m, LayerKind::kMoe, l.tp, l.ep));
+  return std::max(layer, embeddingParameters(m) / l.tp);
+}
+
+// What ZeRO-3 holds whole on top of the shards while the pipeline runs
+// (see cost_model.h).
+MemoryBreakdown fullyShardedExtras(const TrainingJob& job, const Layout& l, double rankParams) {
+  double largest = largestUnit(job.model, l);
+  MemoryBreakdown extras;
+  // Resharding: the running layer and the one prefetched. Kept gathered:
+  // every layer of the rank, from its first forward to the step's
+  // reduce-scatter.
+  double gathered = l.reshardAfterForward ? kGatheredLayers * largest : rankParams;
+  extras.parameters = gathered * job.precision.weightBytes;
+  // Full gradients: with one micro-batch a step, the running layer's
+  // before its reduce-scatter makes its shard; with more, every layer's,
+  // accumulated until the last backward's reduce-scatters (FSDP's no_sync),
+  // which make the shards as they drop them: the rank then holds its full
+  // gradients in place of its shards.
+  double shards = rankParams / l.replicas();
+  extras.gradients = l.microBatches(job.globalBatch) > 1 ? (rankParams - shards) : largest;
+  extras.gradients *= job.precision.gradBytes;
+  return extras;
+}
+
+// The moment a rank holds the most: its stashes and the buffers beside them.
+struct Moment {
+  double stash = 0;
+  double buffers = 0;
+  double total() const { return stash + buffers; }
+};
+
+void keepLarger(Moment& peak, double stash, double buffers) {
+  if (stash + buffers > peak.total()) peak = {stash, buffers};
+}
+
+// Walks the rank's actions in order, as the executor runs them
+// (pipeline/executor.cpp): a forward stashes its stage's `kept` (its input
+// is the previous stage's output when that stage runs here too), its end
+// holds the head's working tensors. A backward (B, or a split one's I)
+// first rebuilds a recomputed stage, whose forward's end holds the head's
+// working tensors again, then holds its own working tensors at its start,
+// and its layers' (ring attention's) once the head's are gone; I keeps the
+// gradients W needs as it goes, which W turns into the weights' gradients
+// before B or W frees the stash. The first stage's I does nothing but keep
+// its output gradient: its W runs the whole backward. Every hand-off sent
+// to another rank stays with its send until the step ends (stage_links.h's
+// flush): an output once its stash is gone (at once from a recomputed
+// stage, which does not stash it), an input gradient from its backward on;
+// one handed to a stage of the same rank waits in its mailbox until that
+// stage's backward takes it. The replica's batch (int64 ids and targets)
+// lives through the pipeline.
+Moment pipelinePeak(const TrainingJob& job, const Layout& l, const StagePlan& plan,
+                    const schedule::Schedule& pipeline, int rank) {
+  std::vector<StageMemory> stages = stageMemory(job, l, plan);
+  double handOff = handOffBytes(job, l);
+  // Another framework's sends free their buffers as they are delivered.
+  double sentHandOff = job.framework.keepsSentHandOffs ? handOff : 0;
+  int last = pipeline.stages() - 1;
+  auto remote = [&](int stage) { return pipeline.rankOf(stage) != rank; };
+  auto keptBy = [&](int s) {
+    bool localInput = s > 0 && !remote(s - 1);
+    return stages[s].kept - (localInput ? stages[s].input : 0);
+  };
+  double batch = 16.0 * job.globalBatch / l.dp * job.model.seqLen;
+  double stash = 0, sent = 0, mailbox = 0;
+  Moment peak{0, batch};
+  auto others = [&] { return batch + sent + mailbox; };
+  // Where the backward of stage s takes its output's gradient from, and
+  // leaves its input's.
+  auto takeGradient = [&](int s) {
+    if (s < last && !remote(s + 1)) mailbox -= handOff;
+  };
+  auto passGradient = [&](int s) {
+    if (s == 0) return;
+    if (remote(s - 1)) {
+      sent += sentHandOff;
+    } else {
+      mailbox += handOff;
+    }
+  };
+  // The moments of a backward that `keeps` more as it goes (I's gradients).
+  auto backward = [&](const StageMemory& stage, double keeps) {
+    double rebuilt = stash + stage.rebuilt;
+    if (stage.checkpointed) keepLarger(peak, rebuilt, others() + stage.forwardWork);
+    keepLarger(peak, rebuilt + keeps, others() + stage.backwardWork);
+    keepLarger(peak, rebuilt - stage.headKept, others() + stage.layerWork);
+  };
+  for (const Action& action : pipeline.actions(rank)) {
+    int s = action.stage;
+    const StageMemory& stage = stages[s];
+    bool sendsOutput = s < last && remote(s + 1);
+    // A stashed output sent on stays with its send once the stash goes.
+    double outputSent = sendsOutput && !stage.checkpointed ? sentHandOff : 0;
+    switch (action.kind) {
+      case ActionKind::kForward:
+        stash += keptBy(s);
+        keepLarger(peak, stash, others() + stage.forwardWork);
+        if (sendsOutput && stage.checkpointed) sent += sentHandOff;
+        break;
+      case ActionKind::kBackwardInput:
+        takeGradient(s);
+        if (s > 0) backward(stage, stage.weightPassKept);
+        passGradient(s);
+        stash += stage.weightPassKept + (s > 0 ? stage.rebuilt : 0);
+        break;
+      case ActionKind::kBackward:
+        takeGradient(s);
+        backward(stage, 0);
+        passGradient(s);
+        stash -= keptBy(s);
+        sent += outputSent;
+        break;
+      case ActionKind::kBackwardWeight:
+        if (s > 0) keepLarger(peak, stash, others() + stage.weightPassWork);
+        stash -= stage.weightPassKept;
+        if (s == 0) backward(stage, 0);
+        stash -= keptBy(s) + (s > 0 ? stage.rebuilt : 0);
+        sent += outputSent;
+        break;
+    }
+  }
+  return peak;
+}
+
+// After the pipeline, the global norm and the optimizer step take each
+// gradient (or ZeRO chunk) in turn: the norm squares a float64 copy of it
+// (16 bytes an element, grad_norm.cpp; a chunk first weighed, g more),
+// AdamW divides the square root of its variance (8 bytes an element), and
+// ZeRO-1 and 2 copy every updated chunk for the all-gathers.
+double stepWork(const TrainingJob& job, const Layout& l, const StagePlan& plan, int rank) {
+  const Precision& p = job.precision;
+  double largest = largestTensorElements(job, l, plan, rank);
+  int replicas = l.replicas();
+  if (l.zeroStage == 0) return 16 * largest;
+  // ZeRO-3's chunks are its units' shards.
+  if (l.zeroStage == 3) return (16 + p.gradBytes) * largestUnit(job.model, l) / replicas;
+  // ZeRO-1 and 2's are their gradient buckets' shares.
+  auto [common, experts] = replicatedParams(l, plan, rank);
+  double chunk = std::min(common, job.buckets.bytes / p.gradBytes) / replicas;
+  double norm = l.zeroStage == 2 ? (16 + p.gradBytes) * chunk : 16 * largest;
+  double owned = common / replicas + experts / l.expertReplicas();
+  return std::max(norm, 8 * chunk + owned * p.weightBytes);
+}
+
+}  // namespace
+
+MemoryBreakdown rankModelState(const TrainingJob& job, const Layout& l, const StagePlan& plan,
+                               int rank) {
+  // ZeRO shards the experts under ep > 1 over their own replicas
+  // (replicatedParams), the rest over dp x cp.
+  auto [common, experts] = replicatedParams(l, plan, rank);
+  MemoryBreakdown mem = modelStateBytes(common, l.replicas(), l.zeroStage, job.precision);
+  if (experts > 0) {
+    MemoryBreakdown own = modelStateBytes(experts, l.expertReplicas(), l.zeroStage, job.precision);
+    mem.parameters += own.parameters;
+    mem.gradients += own.gradients;
+    mem.optimizer += own.optimizer;
+  }
+  // The weights of the stages other pp ranks run stay where the trainer
+  // built them, on the host: device memory only where that is the host.
+  if (job.cluster.device.hostMemory)
+    mem.parameters += (plan.modelParams - plan.rankParams[rank]) * job.precision.weightBytes;
+  return mem;
+}
+
+MemoryBreakdown rankMemory(const TrainingJob& job, const Layout& l, const StagePlan& plan,
+                           const schedule::Schedule& pipeline, int rank) {
+  MemoryBreakdown state = rankModelState(job, l, plan, rank);
+  MemoryBreakdown during = state;
+  if (l.zeroStage >= 3) {
+    MemoryBreakdown extras = fullyShardedExtras(job, l, plan.rankParams[rank]);
+    during.parameters += extras.parameters;
+    during.gradients += extras.gradients;
+  }
+  Moment peak = pipelinePeak(job, l, plan, pipeline, rank);
+  during.activations = peak.stash;
+  during.buffers = peak.buffers;
+  MemoryBreakdown after = state;
+  after.buffers = stepWork(job, l, plan, rank);
+  return after.total() > during.total() ? after : during;
+}
+
+}  // namespace strata::plan
