@@ -20,15 +20,13 @@
 //
 // Cutting: layersPerStage when given, else a profiled cost-balanced cut when
 // autoPartition, else layer counts as even as possible. Stages = pipeline
-// ranks x virtualStages. Construction throws ConfigError, on every rank alike
-// and before any communication, for an unknown schedule, a schedule/size
-// combination it rejects, fewer layers than stages, bad counts, or
-// autoPartition without profileInput; with autoPartition it blocks on one
-// all-reduce of the measured times over every rank of the groups' world, so
-// that tp and dp peers, whose pp groups differ, cut alike. step() blocks and
-// throws as Executor::step (executor.h). Apart from that all-reduce only the
-// pp dimension of the groups is used: dp and tp are the business of their
-// own components.
+// ranks x virtualStages, or 2 x ranks placed in a V for zb-v and dualpipe-v. Construction throws
+// ConfigError, on every rank alike and before any communication, for an unknown schedule, a
+// schedule/size combination it rejects, fewer layers than stages, bad counts, or autoPartition
+// without profileInput; with autoPartition it blocks on one all-reduce of the measured times over
+// every rank of the groups' world, so that tp and dp peers, whose pp groups differ, cut alike.
+// step() blocks and throws as Executor::step (executor.h). Apart from that all-reduce only the pp
+// dimension of the groups is used: dp and tp are the business of their own components.
 #pragma once
 
 #include <torch/nn/modules/container/sequential.h>

@@ -1,5 +1,5 @@
 // strata/train/loop/: the training loop: the Trainer, optimizer and LR schedule, gradient norm
-// and clipping, metrics, progress, generation, checkpoint conversion.
+// and clipping, metrics, progress, generation, checkpoint conversion, the CPU tensor counter.
 //
 // Includes every public header of the folder.
 #pragma once
@@ -21,5 +21,6 @@
 #include "strata/train/loop/precision.h"
 #include "strata/train/loop/progress.h"
 #include "strata/train/loop/run_report.h"
+#include "strata/train/loop/tensor_memory.h"
 #include "strata/train/loop/train_loop.h"
 #include "strata/train/loop/trainer.h"
