@@ -41,4 +41,12 @@ void checkMoe(const MoeOptions& moe, int tp, int ep) {
                       std::to_string(moe.capacityFactor));
 }
 
+void checkMoeBlocks(const MoeOptions& moe, int tp, bool sequenceParallel) {
+  checkMoe(moe, tp, 1);
+  if (sequenceParallel)
+    throw ConfigError(
+        "model.moe blocks route whole tokens and do not take sequence parallelism: "
+        "set parallel.sequence_parallel = false");
+}
+
 }  // namespace strata::expert_parallel

@@ -55,4 +55,8 @@ int64_t moeMlpParameters(const MoeOptions& moe, int64_t hidden, bool activeOnly)
 // capacity factor below 0.
 void checkMoe(const MoeOptions& moe, int tp, int ep);
 
+// A model family's MoE blocks, built whole (ep 1): checkMoe's cases, and
+// sequence parallelism, which blocks routing whole tokens do not take.
+void checkMoeBlocks(const MoeOptions& moe, int tp, bool sequenceParallel);
+
 }  // namespace strata::expert_parallel

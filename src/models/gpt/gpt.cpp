@@ -126,12 +126,7 @@ void checkGpt(const GptConfig& c, int tpSize) {
     throw ConfigError("hidden " + std::to_string(c.hidden) + " is not divisible by heads " +
                       std::to_string(c.heads));
   }
-  if (!c.moe.enabled()) return;
-  expert_parallel::checkMoe(c.moe, tpSize, 1);
-  if (c.sequenceParallel)
-    throw ConfigError(
-        "model.moe blocks route whole tokens and do not take sequence parallelism: "
-        "set parallel.sequence_parallel = false");
+  if (c.moe.enabled()) expert_parallel::checkMoeBlocks(c.moe, tpSize, c.sequenceParallel);
 }
 
 int64_t gptMatmulParameters(const GptConfig& c) {

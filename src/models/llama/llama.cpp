@@ -145,12 +145,7 @@ void checkLlama(const LlamaConfig& c, int tpSize) {
   tp::checkGroupedQueryAttention(attentionOptions(c), tpSize);
   requireDivisible("hidden", c.hidden, tpSize);
   requireDivisible("ffn", c.ffn, tpSize);
-  if (!c.moe.enabled()) return;
-  expert_parallel::checkMoe(c.moe, tpSize, 1);
-  if (c.sequenceParallel)
-    throw ConfigError(
-        "model.moe blocks route whole tokens and do not take sequence parallelism: "
-        "set parallel.sequence_parallel = false");
+  if (c.moe.enabled()) expert_parallel::checkMoeBlocks(c.moe, tpSize, c.sequenceParallel);
 }
 
 namespace {
