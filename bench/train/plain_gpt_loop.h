@@ -37,8 +37,8 @@ class PlainGptLoop {
  private:
   std::shared_ptr<Communicator> single_;
   torch::nn::Sequential model_;
-  std::vector<at::Tensor> parameters_;  // each once (a tied weight is registered twice)
-  std::unique_ptr<torch::optim::AdamW> optimizer_;
+  std::vector<at::Tensor> parameters_;              // each once (a tied weight is registered twice)
+  std::unique_ptr<torch::optim::AdamW> optimizer_;  // optim::FusedAdamW
   std::unique_ptr<train::BatchReader> data_;
   double gradClip_;
 };

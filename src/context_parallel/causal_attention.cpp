@@ -9,11 +9,15 @@
 namespace strata::context_parallel::detail {
 
 at::Tensor causalProbabilities(const at::Tensor& q, const at::Tensor& k) {
-  int64_t s = q.size(2);
-  double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
-  at::Tensor scores = at::matmul(q, k.transpose(-2, -1)) * scale;  // [b, heads, s, s]
-  at::Tensor future = at::ones({s, s}, q.options().dtype(at::kBool)).triu(1);
-  return at::softmax(scores.masked_fill(future, -INFINITY), -1);
+  int64_t b = q.size(0), heads = q.size(1), s = q.size(2), d = q.size(3);
+  double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  // 0 where key j <= query i, -inf after: added to the scores by the product
+  // itself (baddbmm's beta), scaled there too (alpha), so neither the scale
+  // nor the mask is a pass over the [s, s] scores, forward or backward.
+  at::Tensor future = at::full({s, s}, -INFINITY, q.options()).triu_(1);
+  at::Tensor scores = at::baddbmm(future, q.reshape({b * heads, s, d}),
+                                  k.reshape({b * heads, s, d}).transpose(1, 2), 1.0, scale);
+  return at::softmax(scores, -1).view({b, heads, s, s});
 }
 
 at::Tensor causalAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "strata/error.h"
+#include "strata/optim/adamw_update.h"
 
 namespace strata::data_parallel {
 namespace {
@@ -70,15 +71,9 @@ void FlatAdamW::allocate(const std::vector<int64_t>& segmentNumels, const at::Te
 
 void FlatAdamW::update(size_t segment, at::Tensor& param, const at::Tensor& grad) {
   torch::NoGradGuard noGrad;
-  at::Tensor& m = expAvg_[segment];
-  at::Tensor& v = expAvgSq_[segment];
-  if (config_.weightDecay != 0) param.mul_(1 - config_.lr * config_.weightDecay);
-  double biasCorrection1 = 1 - std::pow(config_.beta1, step_);
-  double biasCorrection2 = 1 - std::pow(config_.beta2, step_);
-  m.mul_(config_.beta1).add_(grad, 1 - config_.beta1);
-  v.mul_(config_.beta2).addcmul_(grad, grad, 1 - config_.beta2);
-  at::Tensor denom = (v.sqrt() / std::sqrt(biasCorrection2)).add_(config_.eps);
-  param.addcdiv_(m, denom, -config_.lr / biasCorrection1);
+  optim::adamwUpdate(
+      param, grad, expAvg_[segment], expAvgSq_[segment],
+      {config_.lr, config_.beta1, config_.beta2, config_.eps, config_.weightDecay, step_});
 }
 
 int64_t FlatAdamW::stateBytes() const { return bytesOf(expAvg_) + bytesOf(expAvgSq_); }

@@ -145,23 +145,30 @@ Moment pipelinePeak(const TrainingJob& job, const Layout& l, const StagePlan& pl
 }
 
 // After the pipeline, the global norm and the optimizer step take each
-// gradient (or ZeRO chunk) in turn: the norm squares a float64 copy of it
-// (16 bytes an element, grad_norm.cpp; a chunk first weighed, g more),
-// AdamW divides the square root of its variance (8 bytes an element), and
-// ZeRO-1 and 2 copy every updated chunk for the all-gathers.
+// gradient (or ZeRO chunk) in turn. On a CPU worker, whose parameters and
+// gradients are float32 (autocast keeps them so), both run in one pass over
+// memory (strata/optim/) and copy nothing but a sharded chunk first weighed
+// (g bytes an element). Elsewhere they run as tensor operations: the norm
+// squares a float64 copy of each gradient (16 bytes an element,
+// grad_norm.cpp) and AdamW divides the square root of its variance (8 bytes
+// an element). ZeRO-1 and 2 also copy every updated chunk for the
+// all-gathers.
 double stepWork(const TrainingJob& job, const Layout& l, const StagePlan& plan, int rank) {
   const Precision& p = job.precision;
+  bool singlePass = job.cluster.device.hostMemory;
+  double squared = singlePass ? 0 : 16;  // a norm's copy, bytes an element
+  double divided = singlePass ? 0 : 8;   // AdamW's temporaries, bytes an element
   double largest = largestTensorElements(job, l, plan, rank);
   int replicas = l.replicas();
-  if (l.zeroStage == 0) return 16 * largest;
+  if (l.zeroStage == 0) return squared * largest;
   // ZeRO-3's chunks are its units' shards.
-  if (l.zeroStage == 3) return (16 + p.gradBytes) * largestUnit(job.model, l) / replicas;
+  if (l.zeroStage == 3) return (squared + p.gradBytes) * largestUnit(job.model, l) / replicas;
   // ZeRO-1 and 2's are their gradient buckets' shares.
   auto [common, experts] = replicatedParams(l, plan, rank);
   double chunk = std::min(common, job.buckets.bytes / p.gradBytes) / replicas;
-  double norm = l.zeroStage == 2 ? (16 + p.gradBytes) * chunk : 16 * largest;
+  double norm = l.zeroStage == 2 ? (squared + p.gradBytes) * chunk : squared * largest;
   double owned = common / replicas + experts / l.expertReplicas();
-  return std::max(norm, 8 * chunk + owned * p.weightBytes);
+  return std::max(norm, divided * chunk + owned * p.weightBytes);
 }
 
 }  // namespace

@@ -1,23 +1,10 @@
 #include "train/checkpoint/adamw_state.h"
 
-#include <type_traits>
-
+#include "strata/optim/optimizer_state_key.h"
 #include "strata/train/checkpoint/checkpoint.h"
 
 namespace strata::train {
 namespace {
-
-// LibTorch 1.13 keys the state by the TensorImpl's address as text, 2.x by
-// the address itself; the map's key type says which.
-template <typename State>
-auto stateKey(const State&, const at::Tensor& parameter) {
-  using Key = typename std::decay_t<State>::key_type;
-  if constexpr (std::is_same_v<Key, std::string>) {
-    return c10::guts::to_string(parameter.unsafeGetTensorImpl());
-  } else {
-    return static_cast<Key>(parameter.unsafeGetTensorImpl());
-  }
-}
 
 at::Tensor readEntry(torch::serialize::InputArchive& archive, const std::string& key,
                      const std::string& origin) {
@@ -79,7 +66,7 @@ void readAdamWState(torch::serialize::InputArchive& archive, torch::optim::AdamW
 const torch::optim::AdamWParamState* adamWStateOf(const torch::optim::AdamW& optimizer,
                                                   const at::Tensor& parameter) {
   const auto& state = optimizer.state();
-  auto found = state.find(stateKey(state, parameter));
+  auto found = state.find(optim::optimizerStateKey(state, parameter));
   if (found == state.end()) return nullptr;
   return dynamic_cast<const torch::optim::AdamWParamState*>(found->second.get());
 }
@@ -90,7 +77,7 @@ void setAdamWState(torch::optim::AdamW& optimizer, const at::Tensor& parameter, 
   state->step(step);
   state->exp_avg(expAvg.to(parameter.device()).contiguous());
   state->exp_avg_sq(expAvgSq.to(parameter.device()).contiguous());
-  optimizer.state()[stateKey(optimizer.state(), parameter)] = std::move(state);
+  optimizer.state()[optim::optimizerStateKey(optimizer.state(), parameter)] = std::move(state);
 }
 
 }  // namespace strata::train

@@ -4,12 +4,14 @@
 
 #include <cmath>
 
+#include "strata/optim/sum_of_squares.h"
+
 namespace strata::train {
 
 namespace {
 
 // Accumulated in float64 so millions of small squares keep their digits.
-at::Tensor squares(const at::Tensor& values) { return values.to(torch::kDouble).pow(2).sum(); }
+at::Tensor squares(const at::Tensor& values) { return optim::sumOfSquares(values); }
 
 // Where the gradients live (a GPU when training on one), so that the sum is
 // taken there and only the final norm crosses to the host.

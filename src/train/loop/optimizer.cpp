@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include "strata/optim/fused_adamw.h"
+
 namespace strata::train {
 
 std::unique_ptr<torch::optim::AdamW> makeAdamW(const std::vector<at::Tensor>& parameters,
@@ -18,8 +20,8 @@ std::unique_ptr<torch::optim::AdamW> makeAdamW(const std::vector<at::Tensor>& pa
   std::vector<torch::optim::OptimizerParamGroup> groups;
   groups.emplace_back(decayed, options(config.weightDecay));
   groups.emplace_back(plain, options(0.0));
-  return std::make_unique<torch::optim::AdamW>(std::move(groups),
-                                               torch::optim::AdamWOptions(config.lr));
+  return std::make_unique<optim::FusedAdamW>(std::move(groups),
+                                             torch::optim::AdamWOptions(config.lr));
 }
 
 }  // namespace strata::train

@@ -1,4 +1,5 @@
-// AdamW (torch::optim::AdamW) set up the way GPT training usually is:
+// AdamW (optim::FusedAdamW: torch::optim::AdamW's arithmetic and state in
+// one pass over memory) set up the way GPT training usually is:
 // weight decay on matrices (embeddings and linear weights, dim >= 2) only,
 // none on biases and layer-norm gains, which decay would pull towards zero
 // for no regularising benefit.

@@ -1,0 +1,25 @@
+// The key of a parameter in a LibTorch optimizer's state map.
+//
+// LibTorch 1.13 keys the state by the parameter's TensorImpl address as
+// text, 2.x by the address itself; the map's key type says which.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/util/string_utils.h>
+
+#include <string>
+#include <type_traits>
+
+namespace strata::optim {
+
+template <typename StateMap>
+auto optimizerStateKey(const StateMap&, const at::Tensor& parameter) {
+  using Key = typename std::decay_t<StateMap>::key_type;
+  if constexpr (std::is_same_v<Key, std::string>) {
+    return c10::guts::to_string(parameter.unsafeGetTensorImpl());
+  } else {
+    return static_cast<Key>(parameter.unsafeGetTensorImpl());
+  }
+}
+
+}  // namespace strata::optim
