@@ -12,7 +12,7 @@
 # what an installed consumer needs explicitly below.
 
 set(STRATA_CORE_PARTS strata_util strata_schedule strata_plan)
-set(STRATA_TORCH_PARTS strata_runtime strata_optim strata_launch strata_pipeline strata_context_parallel
+set(STRATA_TORCH_PARTS strata_runtime strata_optim strata_ops strata_launch strata_pipeline strata_context_parallel
                        strata_tensor_parallel strata_expert_parallel
                        strata_data_parallel strata_formats strata_models strata_train strata_trainer strata_deploy)
 

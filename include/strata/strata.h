@@ -9,6 +9,7 @@
 #include "strata/formats.h"
 #include "strata/launch.h"
 #include "strata/models.h"
+#include "strata/ops.h"
 #include "strata/optim.h"
 #include "strata/pipeline.h"
 #include "strata/plan.h"

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "collectives.h"
+#include "strata/ops/linear.h"
 #include "strata/tensor_parallel/comm_ops.h"
 
 namespace strata::tensor_parallel {
@@ -34,7 +35,7 @@ at::Tensor ColumnParallelLinearImpl::forward(const at::Tensor& x) {
 }
 
 at::Tensor ColumnParallelLinearImpl::forwardEntered(const at::Tensor& entered) {
-  at::Tensor y = at::linear(entered, weight, bias);  // [s, b, out/p]
+  at::Tensor y = ops::linear(entered, weight, bias);  // [s, b, out/p]
   return options_.gatherOutput ? gatherFromTensorRegion(y, *tp_) : y;
 }
 

@@ -4,6 +4,7 @@
 
 #include "strata/context_parallel/all_to_all_attention.h"
 #include "strata/error.h"
+#include "strata/ops/linear.h"
 #include "strata/tensor_parallel/comm_ops.h"
 #include "strata/tensor_parallel/rotary.h"
 
@@ -50,9 +51,9 @@ KvProjectionImpl::KvProjectionImpl(const GroupedQueryAttentionOptions& o, const 
 }
 
 at::Tensor KvProjectionImpl::forwardEntered(const at::Tensor& entered) {
-  if (split_) return at::linear(entered, weight);                     // [s, b, K d / p]
-  at::Tensor summed = copyToTensorRegion(weight, *tp_);               // gradient summed over tp
-  return at::linear(entered, summed.narrow(0, firstRow_, headDim_));  // [s, b, d]
+  if (split_) return ops::linear(entered, weight);                     // [s, b, K d / p]
+  at::Tensor summed = copyToTensorRegion(weight, *tp_);                // gradient summed over tp
+  return ops::linear(entered, summed.narrow(0, firstRow_, headDim_));  // [s, b, d]
 }
 
 ParallelGroupedQueryAttentionImpl::ParallelGroupedQueryAttentionImpl(

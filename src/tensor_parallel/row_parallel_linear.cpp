@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "collectives.h"
+#include "strata/ops/linear.h"
 #include "strata/tensor_parallel/comm_ops.h"
 
 namespace strata::tensor_parallel {
@@ -24,7 +25,7 @@ RowParallelLinearImpl::RowParallelLinearImpl(const RowParallelLinearOptions& opt
 
 at::Tensor RowParallelLinearImpl::forward(const at::Tensor& x) {
   at::Tensor input = options_.inputIsParallel ? x : scatterToTensorRegion(x, *tp_);
-  at::Tensor partial = at::linear(input, weight);  // [s, b, out], X_r A_r
+  at::Tensor partial = ops::linear(input, weight);  // [s, b, out], X_r A_r
   if (!options_.sequenceParallel) {
     at::Tensor y = reduceFromTensorRegion(partial, *tp_);  // sum_r X_r A_r
     return options_.bias ? y + bias : y;

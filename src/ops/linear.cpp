@@ -1,0 +1,109 @@
+#include "strata/ops/linear.h"
+
+#include <ATen/autocast_mode.h>
+#include <dlfcn.h>
+#include <torch/autograd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+namespace strata::ops {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::tensor_list;
+
+// oneDNN's C GEMM (dnnl.h): row-major C = alpha op(A) op(B) + beta C;
+// returns dnnl_success, 0, or an error status.
+using Sgemm = int (*)(char transA, char transB, int64_t m, int64_t n, int64_t k, float alpha,
+                      const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                      float* c, int64_t ldc);
+
+// Looked up at run time: present where LibTorch links oneDNN as a shared
+// library (Debian's does), absent where it carries it hidden inside.
+Sgemm oneDnnSgemm() {
+  static const Sgemm found = []() -> Sgemm {
+    const char* choice = std::getenv("STRATA_ONEDNN_GEMM");
+    if (choice != nullptr && std::string(choice) == "0") return nullptr;
+    return reinterpret_cast<Sgemm>(dlsym(RTLD_DEFAULT, "dnnl_sgemm"));
+  }();
+  return found;
+}
+
+// c [m, n] = op(a) op(b) + beta c, every operand a contiguous float matrix.
+void gemm(bool transA, bool transB, const at::Tensor& a, const at::Tensor& b, const at::Tensor& c,
+          float beta) {
+  int64_t m = c.size(0), n = c.size(1), k = transA ? a.size(0) : a.size(1);
+  int status =
+      oneDnnSgemm()(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, 1.0f, a.data_ptr<float>(),
+                    a.size(1), b.data_ptr<float>(), b.size(1), beta, c.data_ptr<float>(), n);
+  TORCH_CHECK(status == 0, "oneDNN's sgemm failed with status ", status, " on a [", m, ", ", k,
+              "] x [", k, ", ", n, "] product");
+}
+
+// x viewed as rows of its last dimension: [tokens, in].
+at::Tensor rowsOf(const at::Tensor& x) { return x.view({-1, x.size(-1)}); }
+
+// x W^T + b: [..., in] -> [..., out], the bias (when kBias) entering as the
+// product's starting value, as addmm does. LibTorch's custom functions take
+// no undefined tensor, hence one instance with a bias and one without.
+template <bool kBias>
+struct OneDnnLinear : torch::autograd::Function<OneDnnLinear<kBias>> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
+                            const at::Tensor& bias) {
+    at::Tensor rows = rowsOf(x);                                            // [t, in]
+    at::Tensor y = at::empty({rows.size(0), weight.size(0)}, x.options());  // [t, out]
+    if (kBias) y.copy_(bias.expand_as(y));
+    gemm(false, true, rows, weight, y, kBias ? 1.0f : 0.0f);  // x W^T (+ b)
+    ctx->save_for_backward({x, weight});
+    std::vector<int64_t> sizes = x.sizes().vec();
+    sizes.back() = weight.size(0);
+    return y.view(sizes);
+  }
+
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight) {
+    return forward(ctx, x, weight, at::Tensor());
+  }
+
+  static tensor_list backward(AutogradContext* ctx, tensor_list outputGrads) {
+    tensor_list saved = ctx->get_saved_variables();
+    const at::Tensor& x = saved[0];
+    const at::Tensor& weight = saved[1];
+    at::Tensor grad = outputGrads[0].contiguous().view({-1, weight.size(0)});  // [t, out]
+    tensor_list grads(kBias ? 3 : 2);
+    if (ctx->needs_input_grad(0)) {
+      at::Tensor gradX = at::empty({grad.size(0), weight.size(1)}, grad.options());
+      gemm(false, false, grad, weight, gradX, 0.0f);  // [t, in] = g W
+      grads[0] = gradX.view(x.sizes());
+    }
+    if (ctx->needs_input_grad(1)) {
+      grads[1] = at::empty_like(weight);
+      gemm(true, false, grad, rowsOf(x), grads[1], 0.0f);  // [out, in] = g^T x
+    }
+    if (kBias && ctx->needs_input_grad(2)) grads[2] = grad.sum(0);  // [out]
+    return grads;
+  }
+};
+
+bool isCpuFloat(const at::Tensor& t) {
+  return t.device().is_cpu() && t.scalar_type() == at::kFloat;
+}
+
+}  // namespace
+
+bool linearUsesOneDnn(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  if (oneDnnSgemm() == nullptr || at::autocast::is_cpu_enabled()) return false;
+  bool biasFits = !bias.defined() || (isCpuFloat(bias) && bias.dim() == 1);
+  return isCpuFloat(x) && isCpuFloat(weight) && biasFits && x.dim() >= 2 && weight.dim() == 2 &&
+         x.is_contiguous() && weight.is_contiguous() && x.numel() > 0 &&
+         x.size(-1) == weight.size(1) && (!bias.defined() || bias.size(0) == weight.size(0));
+}
+
+at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  if (!linearUsesOneDnn(x, weight, bias)) return at::linear(x, weight, bias);
+  if (bias.defined()) return OneDnnLinear<true>::apply(x, weight, bias);
+  return OneDnnLinear<false>::apply(x, weight);
+}
+
+}  // namespace strata::ops

@@ -1,0 +1,98 @@
+// ops::linear against LibTorch's at::linear: the product, every gradient,
+// each gradient asked for alone (the split backward's two passes), and the
+// operands it leaves to LibTorch.
+#include "strata/ops/linear.h"
+
+#include <ATen/autocast_mode.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <vector>
+
+namespace strata::ops {
+namespace {
+
+struct Operands {
+  at::Tensor x, weight, bias;
+};
+
+// x [3, 5, 24] (tokens in two leading dimensions), weight [40, 24], bias [40].
+Operands leaves(at::ScalarType type = at::kFloat) {
+  torch::manual_seed(3);
+  auto options = torch::TensorOptions(type).requires_grad(true);
+  return {torch::randn({3, 5, 24}, options), torch::randn({40, 24}, options),
+          torch::randn({40}, options)};
+}
+
+Operands detachedCopy(const Operands& o) {
+  return {o.x.detach().clone().requires_grad_(), o.weight.detach().clone().requires_grad_(),
+          o.bias.detach().clone().requires_grad_()};
+}
+
+double relativeError(const at::Tensor& a, const at::Tensor& b) {
+  return ((a - b).abs().max() / b.abs().max()).item<double>();
+}
+
+void skipWithoutOneDnn() {
+  Operands o = leaves();
+  if (!linearUsesOneDnn(o.x, o.weight, o.bias)) GTEST_SKIP() << "this LibTorch loads no oneDNN";
+}
+
+TEST(Linear, ProductAndGradientsEqualLibTorchs) {
+  skipWithoutOneDnn();
+  for (bool withBias : {true, false}) {
+    Operands mine = leaves(), theirs = detachedCopy(mine);
+    at::Tensor seed = torch::randn({3, 5, 40});
+    at::Tensor y = linear(mine.x, mine.weight, withBias ? mine.bias : at::Tensor());
+    at::Tensor expected =
+        at::linear(theirs.x, theirs.weight, withBias ? theirs.bias : at::Tensor());
+    ASSERT_EQ(y.sizes(), expected.sizes());
+    EXPECT_LT(relativeError(y, expected), 1e-6) << "bias " << withBias;
+    y.backward(seed);
+    expected.backward(seed);
+    EXPECT_LT(relativeError(mine.x.grad(), theirs.x.grad()), 1e-6);
+    EXPECT_LT(relativeError(mine.weight.grad(), theirs.weight.grad()), 1e-6);
+    if (withBias) {
+      EXPECT_LT(relativeError(mine.bias.grad(), theirs.bias.grad()), 1e-6);
+    } else {
+      EXPECT_FALSE(mine.bias.grad().defined());
+    }
+  }
+}
+
+TEST(Linear, ComputesOnlyTheGradientsAskedFor) {
+  skipWithoutOneDnn();
+  Operands mine = leaves(), theirs = detachedCopy(mine);
+  at::Tensor seed = torch::randn({3, 5, 40});
+  at::Tensor y = linear(mine.x, mine.weight, mine.bias);
+  at::Tensor expected = at::linear(theirs.x, theirs.weight, theirs.bias);
+  // An input-gradient pass, then a weight-gradient pass over the kept graph.
+  at::Tensor gradX = torch::autograd::grad({y}, {mine.x}, {seed}, /*retain_graph=*/true)[0];
+  EXPECT_FALSE(mine.weight.grad().defined());
+  torch::autograd::backward({y}, {seed}, false, false, {mine.weight, mine.bias});
+  EXPECT_FALSE(mine.x.grad().defined());
+  expected.backward(seed);
+  EXPECT_LT(relativeError(gradX, theirs.x.grad()), 1e-6);
+  EXPECT_LT(relativeError(mine.weight.grad(), theirs.weight.grad()), 1e-6);
+  EXPECT_LT(relativeError(mine.bias.grad(), theirs.bias.grad()), 1e-6);
+}
+
+TEST(Linear, LeavesOtherOperandsToLibTorch) {
+  skipWithoutOneDnn();
+  Operands doubles = leaves(at::kDouble);
+  EXPECT_FALSE(linearUsesOneDnn(doubles.x, doubles.weight, doubles.bias));
+  EXPECT_TRUE(torch::equal(linear(doubles.x, doubles.weight, doubles.bias),
+                           at::linear(doubles.x, doubles.weight, doubles.bias)));
+  Operands o = leaves();
+  at::Tensor strided = o.x.transpose(0, 1);  // [5, 3, 24], not contiguous
+  EXPECT_FALSE(linearUsesOneDnn(strided, o.weight, o.bias));
+  EXPECT_LT(relativeError(linear(strided, o.weight, o.bias), at::linear(strided, o.weight, o.bias)),
+            1e-6);
+  at::autocast::set_cpu_enabled(true);
+  EXPECT_FALSE(linearUsesOneDnn(o.x, o.weight, o.bias));
+  at::autocast::set_cpu_enabled(false);
+  EXPECT_TRUE(linearUsesOneDnn(o.x, o.weight, o.bias));
+}
+
+}  // namespace
+}  // namespace strata::ops
