@@ -26,19 +26,26 @@ double sumRange(const float* x, int64_t n) {
   return total;
 }
 
+bool takesSinglePass(const at::Tensor& values) {
+  return values.device().is_cpu() && values.scalar_type() == at::kFloat && values.is_contiguous();
+}
+
 }  // namespace
 
-at::Tensor sumOfSquares(const at::Tensor& values) {
-  if (!values.device().is_cpu() || values.scalar_type() != at::kFloat || !values.is_contiguous())
-    return values.to(at::kDouble).pow(2).sum();
-  const float* x = values.data_ptr<float>();
-  double total = at::parallel_reduce(
-      0, values.numel(), kGrain, 0.0,
+double sumOfSquaresOnHost(const at::Tensor& cpuValues) {
+  if (!takesSinglePass(cpuValues)) return cpuValues.to(at::kDouble).pow(2).sum().item<double>();
+  const float* x = cpuValues.data_ptr<float>();
+  return at::parallel_reduce(
+      0, cpuValues.numel(), kGrain, 0.0,
       [&](int64_t begin, int64_t end, double sum) {
         return sum + sumRange(x + begin, end - begin);
       },
       std::plus<double>());
-  return at::scalar_tensor(total, at::kDouble);
+}
+
+at::Tensor sumOfSquares(const at::Tensor& values) {
+  if (!takesSinglePass(values)) return values.to(at::kDouble).pow(2).sum();
+  return at::scalar_tensor(sumOfSquaresOnHost(values), at::kDouble);
 }
 
 }  // namespace strata::optim

@@ -1,4 +1,4 @@
-// sumOfSquares against a float64 copy squared and summed, on lengths around
+// sumOfSquares (and its host variant) against a float64 copy squared and summed, on lengths around
 // the vector loop's width, and on tensors it converts (strided, float64).
 #include "strata/optim/sum_of_squares.h"
 
@@ -21,12 +21,14 @@ TEST(SumOfSquares, EqualsAFloat64Sum) {
     EXPECT_EQ(sum.scalar_type(), at::kDouble);
     EXPECT_EQ(sum.dim(), 0);
     EXPECT_NEAR(sum.item<double>(), reference(values), 1e-12 * (1 + reference(values)));
+    EXPECT_EQ(sumOfSquaresOnHost(values), sum.item<double>());
   }
 }
 
 TEST(SumOfSquares, ConvertsOtherTensors) {
   at::Tensor matrix = torch::randn({30, 17});
   EXPECT_NEAR(sumOfSquares(matrix.t()).item<double>(), reference(matrix), 1e-9);
+  EXPECT_NEAR(sumOfSquaresOnHost(matrix.t()), reference(matrix), 1e-9);
   at::Tensor doubles = torch::randn({33}, torch::kDouble);
   EXPECT_DOUBLE_EQ(sumOfSquares(doubles).item<double>(), reference(doubles));
 }

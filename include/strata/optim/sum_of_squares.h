@@ -12,4 +12,7 @@ namespace strata::optim {
 // sum_i values_i^2 as a 0-dim float64 tensor on values' device.
 at::Tensor sumOfSquares(const at::Tensor& values);
 
+// The same as a double, for a CPU tensor: no tensor is made for the result.
+double sumOfSquaresOnHost(const at::Tensor& cpuValues);
+
 }  // namespace strata::optim

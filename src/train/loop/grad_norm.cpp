@@ -10,9 +10,6 @@ namespace strata::train {
 
 namespace {
 
-// Accumulated in float64 so millions of small squares keep their digits.
-at::Tensor squares(const at::Tensor& values) { return optim::sumOfSquares(values); }
-
 // Where the gradients live (a GPU when training on one), so that the sum is
 // taken there and only the final norm crosses to the host.
 at::Device deviceOf(const GradientTerms& gradients) {
@@ -22,29 +19,64 @@ at::Device deviceOf(const GradientTerms& gradients) {
   return at::kCPU;
 }
 
+// A sum of squares in float64, so that millions of small squares keep their
+// digits: a host double for CPU gradients (no tensor a term: a model has
+// hundreds), a tensor on the gradients' device otherwise. A term not counted
+// here adds nothing, except a non-finite value (0 x nan = nan), so that a
+// nan or inf anywhere makes the norm non-finite on every rank and every rank
+// skips the step alike.
+class SquareSum {
+ public:
+  explicit SquareSum(at::Device device) : device_(device) {}
+
+  void add(const at::Tensor& values, bool counted) {
+    if (device_.is_cpu()) {
+      double squares = optim::sumOfSquaresOnHost(values);
+      host_ += counted ? squares : squares * 0;
+    } else {
+      at::Tensor squares = optim::sumOfSquares(values);
+      onDevice_ = onDevice_.defined() ? onDevice_ + (counted ? squares : squares * 0)
+                                      : (counted ? squares : squares * 0);
+    }
+  }
+
+  // The sum as a 1-element float64 tensor on the device, for all-reduces.
+  at::Tensor total() const {
+    at::Tensor sum = at::full({1}, host_, at::TensorOptions(at::kDouble).device(device_));
+    return onDevice_.defined() ? sum + onDevice_ : sum;
+  }
+
+ private:
+  at::Device device_;
+  double host_ = 0;
+  at::Tensor onDevice_;
+};
+
+void addTerms(SquareSum& sum, const std::vector<NormTerm>& terms) {
+  for (const NormTerm& term : terms) {
+    const at::Tensor& grad = term.parameter.grad();
+    if (grad.defined()) sum.add(grad, term.countHere);
+  }
+}
+
 }  // namespace
 
 double globalGradNorm(const GradientTerms& gradients, const NormGroups& groups) {
-  at::Tensor sumSquares =
-      torch::zeros({1}, at::TensorOptions(torch::kDouble).device(deviceOf(gradients)));
+  at::Device device = deviceOf(gradients);
+  SquareSum sharded(device);
   for (const ShardedNormTerm& chunk : gradients.sharded)
-    sumSquares += squares(chunk.gradient * chunk.counted);
+    sharded.add(chunk.gradient * chunk.counted, true);
+  at::Tensor sumSquares = sharded.total();
   if (!gradients.sharded.empty()) groups.dp.allReduce(sumSquares);
-  // A replica counted on another rank adds nothing, except a non-finite
-  // value (0 x nan = nan), so that a nan or inf anywhere makes the norm
-  // non-finite on every rank and every rank skips the step alike.
-  auto addTerms = [](at::Tensor& sum, const std::vector<NormTerm>& terms) {
-    for (const NormTerm& term : terms) {
-      const at::Tensor& grad = term.parameter.grad();
-      if (grad.defined()) sum += term.countHere ? squares(grad) : squares(grad) * 0;
-    }
-  };
-  addTerms(sumSquares, gradients.terms);
+  SquareSum replicated(device);
+  addTerms(replicated, gradients.terms);
+  sumSquares += replicated.total();
   if (groups.ep != nullptr) {
-    at::Tensor experts = torch::zeros_like(sumSquares);
+    SquareSum experts(device);
     addTerms(experts, gradients.expertTerms);
-    groups.ep->allReduce(experts);
-    sumSquares += experts;
+    at::Tensor expertSquares = experts.total();
+    groups.ep->allReduce(expertSquares);
+    sumSquares += expertSquares;
   }
   groups.tp.allReduce(sumSquares);
   groups.pp.allReduce(sumSquares);
