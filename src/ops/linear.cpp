@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "strata/error.h"
+
 namespace strata::ops {
 namespace {
 
@@ -22,13 +24,21 @@ using Sgemm = int (*)(char transA, char transB, int64_t m, int64_t n, int64_t k,
 
 // Looked up at run time: present where LibTorch links oneDNN as a shared
 // library (Debian's does), absent where it carries it hidden inside.
-Sgemm oneDnnSgemm() {
-  static const Sgemm found = []() -> Sgemm {
-    const char* choice = std::getenv("STRATA_ONEDNN_GEMM");
-    if (choice != nullptr && std::string(choice) == "0") return nullptr;
-    return reinterpret_cast<Sgemm>(dlsym(RTLD_DEFAULT, "dnnl_sgemm"));
-  }();
+Sgemm loadedSgemm() {
+  static const Sgemm found = reinterpret_cast<Sgemm>(dlsym(RTLD_DEFAULT, "dnnl_sgemm"));
   return found;
+}
+
+// The GEMM to use, or null for at::linear. STRATA_ONEDNN_GEMM is read on
+// every call (a few hundred nanoseconds against a product's milliseconds),
+// so that a process can switch it.
+Sgemm oneDnnSgemm() {
+  const char* choice = std::getenv("STRATA_ONEDNN_GEMM");
+  std::string value = choice != nullptr ? choice : "";
+  if (value == "0") return nullptr;
+  if (!value.empty() && value != "1")
+    throw ConfigError("STRATA_ONEDNN_GEMM is '" + value + "'; expected 1 (or unset) or 0");
+  return loadedSgemm();
 }
 
 // c [m, n] = op(a) op(b) + beta c, every operand a contiguous float matrix.
@@ -36,7 +46,7 @@ void gemm(bool transA, bool transB, const at::Tensor& a, const at::Tensor& b, co
           float beta) {
   int64_t m = c.size(0), n = c.size(1), k = transA ? a.size(0) : a.size(1);
   int status =
-      oneDnnSgemm()(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, 1.0f, a.data_ptr<float>(),
+      loadedSgemm()(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, 1.0f, a.data_ptr<float>(),
                     a.size(1), b.data_ptr<float>(), b.size(1), beta, c.data_ptr<float>(), n);
   TORCH_CHECK(status == 0, "oneDNN's sgemm failed with status ", status, " on a [", m, ", ", k,
               "] x [", k, ", ", n, "] product");

@@ -7,7 +7,10 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cstdlib>
 #include <vector>
+
+#include "strata/error.h"
 
 namespace strata::ops {
 namespace {
@@ -92,6 +95,24 @@ TEST(Linear, LeavesOtherOperandsToLibTorch) {
   EXPECT_FALSE(linearUsesOneDnn(o.x, o.weight, o.bias));
   at::autocast::set_cpu_enabled(false);
   EXPECT_TRUE(linearUsesOneDnn(o.x, o.weight, o.bias));
+}
+
+TEST(Linear, TheEnvironmentSwitchesItAndABadValueIsNamed) {
+  skipWithoutOneDnn();
+  Operands o = leaves();
+  setenv("STRATA_ONEDNN_GEMM", "0", 1);
+  EXPECT_FALSE(linearUsesOneDnn(o.x, o.weight, o.bias));
+  setenv("STRATA_ONEDNN_GEMM", "yes", 1);
+  try {
+    linear(o.x, o.weight, o.bias);
+    ADD_FAILURE() << "a bad STRATA_ONEDNN_GEMM was taken";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("STRATA_ONEDNN_GEMM is 'yes'"), std::string::npos)
+        << e.what();
+  }
+  setenv("STRATA_ONEDNN_GEMM", "1", 1);
+  EXPECT_TRUE(linearUsesOneDnn(o.x, o.weight, o.bias));
+  unsetenv("STRATA_ONEDNN_GEMM");
 }
 
 }  // namespace

@@ -8,7 +8,8 @@
 // docs/step-speed.md). linear() calls it for CPU float32 operands outside
 // autocast, found at run time (dnnl_sgemm), and LibTorch's at::linear for
 // anything else or where no oneDNN is loaded. STRATA_ONEDNN_GEMM=0 in the
-// environment turns it off, to compare.
+// environment turns it off, to compare (1 or unset: on; any other value
+// throws ConfigError naming it, on every rank alike).
 //
 // The backward computes only the gradients autograd asks for, so the
 // zero-bubble schedules' split backward (strata/pipeline) takes its input
