@@ -33,11 +33,11 @@ class SquareSum {
     if (device_.is_cpu()) {
       double squares = optim::sumOfSquaresOnHost(values);
       host_ += counted ? squares : squares * 0;
-    } else {
-      at::Tensor squares = optim::sumOfSquares(values);
-      onDevice_ = onDevice_.defined() ? onDevice_ + (counted ? squares : squares * 0)
-                                      : (counted ? squares : squares * 0);
+      return;
     }
+    at::Tensor squares = optim::sumOfSquares(values);
+    if (!counted) squares = squares * 0;
+    onDevice_ = onDevice_.defined() ? onDevice_ + squares : squares;
   }
 
   // The sum as a 1-element float64 tensor on the device, for all-reduces.
