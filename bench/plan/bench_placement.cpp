@@ -15,11 +15,11 @@
 // two cores (the "crowd" task: the micro-batch on all four at once against
 // one alone); each link's bandwidth from all-reduces of two sizes between the
 // two workers of a node, or between the nodes, on the otherwise idle
-// machine; and each link's per-message cost from all-reduces issued between
-// transformer blocks while all four workers compute (the crowd task again),
-// which carries the wait for a paired worker that the crowding delays. Both files go
-// to placement/ next to this binary, so `strata plan --profile
-// bench/placement/gpt.profile --cluster-file bench/placement/rehearsal.cluster
+// machine; and each link's per-message cost from what an all-reduce adds to
+// a transformer block's forward while all four workers compute (the crowd
+// task again), which carries the wait for a paired worker less the time its
+// core went to the others. Both files go to placement/ next to this binary, so `strata plan
+// --profile bench/placement/gpt.profile --cluster-file bench/placement/rehearsal.cluster
 // --global-batch 16 --layout pp2,tp2,mb2,1f1b[,pp-inner] --allow-cross-node-tp`
 // repeats a prediction. Every measurement runs in kRounds interleaved rounds
 // and keeps its median (this machine is shared; see calibration_tasks.h).
@@ -116,13 +116,16 @@ Measurements measure(char** argv, const std::string& dir, const RehearsalCluster
 }
 
 std::string clusterText(const Measurements& m) {
-  // Beta from each link's idle probes, alpha from the all-reduces between
-  // blocks while all four workers compute, as training crowds the machine.
+  // Beta from each link's idle probes; alpha from what an all-reduce adds to
+  // a block's forward while all four workers compute, as training crowds
+  // the machine (the wait for the paired worker included: the crowd task
+  // says why it is not the compute noise's here).
   double bytes = m.crowd.at("crowd_bytes");
-  bench::FittedLink intra =
-      bench::fitLink(m.intraNode, m.crowd.at("allreduce_crowd_intra_s"), bytes);
-  bench::FittedLink inter =
-      bench::fitLink(m.interNode, m.crowd.at("allreduce_crowd_inter_s"), bytes);
+  auto added = [&](const std::string& link) {
+    return m.crowd.at("block_allreduce_crowd_" + link + "_s") - m.crowd.at("block_crowd_s");
+  };
+  bench::FittedLink intra = bench::fitLink(m.intraNode, added("intra"), bytes);
+  bench::FittedLink inter = bench::fitLink(m.interNode, added("inter"), bytes);
   std::ostringstream out;
   out << "# two rehearsed nodes of two workers, the link shaped to " << kLinkGbps
       << " Gbit/s; measured by bench_placement\n"

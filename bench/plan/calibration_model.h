@@ -50,10 +50,9 @@ struct FittedLink {
   double largeBytesPerSecond = 0;
 };
 FittedLink fitLink(const Values& machine);
-// The same with alpha from an all-reduce of `loadedBytes` measured elsewhere
-// between transformer blocks (another crowding of the machine than the
-// machine task's two ranks), timed from the member's own arrival, so that it
-// also carries the wait for the member behind.
+// The same with alpha from `loadedSeconds`, what an all-reduce of
+// `loadedBytes` was measured to take elsewhere (bench_placement: what it adds
+// to a transformer block's forward on a machine four workers crowd).
 FittedLink fitLink(const Values& machine, double loadedSeconds, double loadedBytes);
 
 // The point-to-point path from the machine task's idle sends (t = n / beta +

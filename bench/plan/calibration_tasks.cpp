@@ -244,26 +244,31 @@ void machineTask(const std::string& dir) {
 }
 
 // The time one run of `work` takes while every member of `everyone` runs it
-// too: the wall time of kMicroBatchRuns runs on all of them, from a barrier
-// to the end of the slowest, over the runs. (A median of each rank's own runs
-// would count runs made while other ranks had already finished.)
-double crowdedSeconds(const std::function<void()>& work, Communicator& everyone) {
+// too: the wall time of `runs` runs on all of them, from a barrier to the end
+// of the slowest, over the runs. (A median of each rank's own runs would
+// count runs made while other ranks had already finished.)
+double crowdedSeconds(const std::function<void()>& work, Communicator& everyone, int runs) {
   work();  // untimed, as medianSeconds does
   everyone.barrier();
   auto start = std::chrono::steady_clock::now();
-  for (int run = 0; run < kMicroBatchRuns; ++run) work();
+  for (int run = 0; run < runs; ++run) work();
   everyone.barrier();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
-         kMicroBatchRuns;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / runs;
 }
 
 // Four ranks as two nodes of two (ranks 0, 1 on one, 2, 3 on the other), all
 // busy at once as in training: the GPT's micro-batch on every rank (against
 // the profile task's time alone, the slowdown of four workers sharing the
-// machine), then the all-reduce between blocks in pairs inside the nodes
-// ({0, 1}, {2, 3}) and across them ({0, 2}, {1, 3}), which carries the wait
-// for the paired worker under that crowding.
+// machine); then a transformer block's forward on every rank, alone and
+// followed by an all-reduce in pairs inside the nodes ({0, 1}, {2, 3}) or
+// across them ({0, 2}, {1, 3}), as tensor parallelism issues it. What the
+// all-reduce adds to the crowded block is what it costs a step here: its
+// transfer and the wait for the paired worker, less the time the waiting
+// worker's core went to the others (on two cores shared by four workers a
+// wait is not lost, which a probe timed from one member's arrival would
+// count).
 void crowdTask(const std::string& dir) {
+  constexpr int kBlockRuns = 100;
   torch::set_num_threads(1);
   auto world = World::init();
   if (world->size() != 4)
@@ -275,14 +280,27 @@ void crowdTask(const std::string& dir) {
   ParallelGroups groups = world->parallelGroups(ParallelLayout(4, {1, 4, 1, 1}));
   ParallelGroups pairs = world->parallelGroups(ParallelLayout(4, {2, 1, 1, 2}));
   CalibrationGpt gpt = calibrationGpt(groups);
+  Communicator& everyone = *groups.world;
   auto microBatch = [&] { microBatchStep(gpt.model, gpt.ids); };
   std::function<void()> blockForward = blockForwardOf(gpt);
   int64_t bytes = tensorParallelBytes(gpt.config);
-  Values values = {
-      {"microbatch_crowd_s", crowdedSeconds(microBatch, *groups.world)},
-      {"allreduce_crowd_intra_s", loadedAllReduceSeconds(*pairs.tp, blockForward, bytes)},
-      {"allreduce_crowd_inter_s", loadedAllReduceSeconds(*pairs.pp, blockForward, bytes)},
-      {"crowd_bytes", static_cast<double>(bytes)}};
+  at::Tensor activations = torch::ones({bytes / 4});
+  auto blockThenAllReduce = [&](Communicator& pair) {
+    return [&] {
+      blockForward();
+      pair.allReduce(activations);
+    };
+  };
+  Values values = {{"microbatch_crowd_s", crowdedSeconds(microBatch, everyone, kMicroBatchRuns)},
+                   {"crowd_bytes", static_cast<double>(bytes)}};
+  // The block alone before and after the pairs' runs, so that a drift of the
+  // machine's load over the task cancels in the differences.
+  double blockBefore = crowdedSeconds(blockForward, everyone, kBlockRuns);
+  values["block_allreduce_crowd_intra_s"] =
+      crowdedSeconds(blockThenAllReduce(*pairs.tp), everyone, kBlockRuns);
+  values["block_allreduce_crowd_inter_s"] =
+      crowdedSeconds(blockThenAllReduce(*pairs.pp), everyone, kBlockRuns);
+  values["block_crowd_s"] = (blockBefore + crowdedSeconds(blockForward, everyone, kBlockRuns)) / 2;
   if (world->rank() == 0) writeValues(dir + "/crowd.txt", values);
 }
 

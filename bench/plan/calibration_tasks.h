@@ -28,8 +28,8 @@ train::TrainConfig calibrationConfig(int pp, int dp, int tp, const std::string& 
 //     all-reduce (idle and between blocks) and point-to-point times, idle at
 //     1 KiB, 4 MiB and 64 MiB;
 //   "crowd" (4 ranks as 2 nodes of 2): the GPT's micro-batch on every rank
-//     at once, and all-reduces between blocks in pairs inside and across the
-//     nodes, all four ranks busy;
+//     at once, and a block's forward on every rank, alone and followed by an
+//     all-reduce in pairs inside or across the nodes, all four ranks busy;
 //   "train" (as many ranks as the layout): the median step time of the
 //     Trainer.
 // This machine is shared with other jobs whose load comes and goes in

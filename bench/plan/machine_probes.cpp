@@ -38,21 +38,6 @@ double medianSeconds(const std::function<void()>& work, int runs) {
   return median(sortedSeconds(work, 1, runs));
 }
 
-double loadedAllReduceSeconds(Communicator& group, const std::function<void()>& work,
-                              int64_t bytes) {
-  constexpr int kWarmup = 5, kTimed = 60;
-  at::Tensor t = torch::ones({bytes / 4});
-  group.barrier();
-  double total = 0;
-  for (int i = 0; i < kWarmup + kTimed; ++i) {
-    work();
-    Clock::time_point start = Clock::now();
-    group.allReduce(t);
-    if (i >= kWarmup) total += std::chrono::duration<double>(Clock::now() - start).count();
-  }
-  return total / kTimed;
-}
-
 double optimizerStepSeconds(const std::vector<at::Tensor>& parameters) {
   std::vector<at::Tensor> copies;
   for (const at::Tensor& p : parameters) {

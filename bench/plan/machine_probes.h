@@ -19,13 +19,6 @@ namespace strata::bench {
 // once (the machine task), it gives the slowdown of sharing the node.
 double medianSeconds(const std::function<void()>& work, int runs);
 
-// The mean time of an all-reduce of `bytes` of float32 over `group` when
-// every member runs `work` (one transformer block's forward) between
-// all-reduces, as tensor parallelism does: the transfer plus the wait for
-// the member that is behind, which no idle-machine probe shows.
-double loadedAllReduceSeconds(Communicator& group, const std::function<void()>& work,
-                              int64_t bytes);
-
 // One AdamW step with global-norm clipping over `parameters` (gradients
 // filled with noise first): what the trainer's optimizer step streams.
 double optimizerStepSeconds(const std::vector<at::Tensor>& parameters);
