@@ -10,9 +10,9 @@ namespace {
 using schedule::Action;
 using schedule::ActionKind;
 
-// ZeRO-3 layers gathered at once: the one computing and one prefetched (the
+// ZeRO-3 units gathered at once: the one computing and one prefetched (the
 // trainer's default prefetch, fully_sharded.h).
-constexpr double kGatheredLayers = 2;
+constexpr double kGatheredUnits = 2;
 
 // ZeRO-3's largest unit, a layer's or the word embedding's (the trainer
 // gathers one unit a layer, fully_sharded.h), with this ep rank's experts.
@@ -23,15 +23,34 @@ double largestUnit(const ModelDesc& m, const Layout& l) {
   return std::max(layer, embeddingParameters(m) / l.tp);
 }
 
+// The largest parameter tensor on a tp rank: the fused q, k, v projection,
+// an MLP matrix (a dense one's, or one expert's), or the word embedding.
+// What a framework that gathers every tensor by itself holds of one.
+double largestTensor(const ModelDesc& m, const Layout& l) {
+  double h = m.hidden;
+  double attention = h * (h + 2 * m.kvWidth());
+  double mlp = h * m.ffn;
+  if (m.moe.enabled()) mlp = std::max(mlp, h * m.moe.expertFfn);
+  return std::max({attention / l.tp, mlp / l.tp, embeddingParameters(m) / l.tp});
+}
+
+// What ZeRO-3 gathers at a time, the running unit or the prefetched one:
+// the trainer's layer, or another framework's tensor (cost_model.h's
+// Framework::zero3CollectivesPerLayer).
+double gatheredUnit(const TrainingJob& job, const Layout& l) {
+  if (job.framework.zero3CollectivesPerLayer > 1) return largestTensor(job.model, l);
+  return largestUnit(job.model, l);
+}
+
 // What ZeRO-3 holds whole on top of the shards while the pipeline runs
 // (see cost_model.h).
 MemoryBreakdown fullyShardedExtras(const TrainingJob& job, const Layout& l, double rankParams) {
-  double largest = largestUnit(job.model, l);
+  double largest = gatheredUnit(job, l);
   MemoryBreakdown extras;
-  // Resharding: the running layer and the one prefetched. Kept gathered:
+  // Resharding: the running unit and the one prefetched. Kept gathered:
   // every layer of the rank, from its first forward to the step's
   // reduce-scatter.
-  double gathered = l.reshardAfterForward ? kGatheredLayers * largest : rankParams;
+  double gathered = l.reshardAfterForward ? kGatheredUnits * largest : rankParams;
   extras.parameters = gathered * job.precision.weightBytes;
   // Full gradients: with one micro-batch a step, the running layer's
   // before its reduce-scatter makes its shard; with more, every layer's,

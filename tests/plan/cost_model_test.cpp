@@ -102,6 +102,24 @@ TEST(CostModel, ZeroThreeAddsTheGatheredLayersAndComposesWithPipelines) {
   EXPECT_NE(checkLayout(job, parseLayout("pp2,dp4,mb1,zero2")).find("ZeRO-2"), std::string::npos);
 }
 
+// A framework that gathers every parameter tensor by itself (12 collectives
+// a GPT layer) holds the running tensor and the prefetched one, the largest
+// of which is the word embedding or an MLP matrix, not two whole layers; and
+// with one micro-batch the running tensor's full gradient.
+TEST(CostModel, ZeroThreeByTensorHoldsTwoTensorsNotTwoLayers) {
+  TrainingJob job = roundJob(1, 8, 8);
+  job.framework.zero3CollectivesPerLayer = 12;
+  Estimate e = evaluateLayout(job, parseLayout("dp8,mb1,zero3"));
+  double params = 8 * layerParameters(job.model) + embeddingParameters(job.model);
+  double h = job.model.hidden;
+  double tensor = std::max(h * job.model.ffn, embeddingParameters(job.model));
+  const Precision& p = job.precision;
+  EXPECT_NEAR(e.memory.parameters, params * p.weightBytes / 8 + 2 * tensor * p.weightBytes,
+              1e-9 * e.memory.parameters);
+  EXPECT_NEAR(e.memory.gradients, params * (p.gradBytes + p.weightBytes) / 8 + tensor * p.gradBytes,
+              1e-9 * e.memory.gradients);
+}
+
 // With lasting differences only (jitter 0) the waits are linear in the work:
 // a layer's four tp collectives follow half its forward and half its
 // backward each, so the tp ranks wait spread x E[max of 2] x the layers'

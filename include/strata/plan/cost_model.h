@@ -130,7 +130,8 @@ struct Framework {
   // Collectives each ZeRO-3 layer's gather (and gradient reduce-scatter)
   // takes: the trainer gathers one unit a layer (fully_sharded.h); a
   // framework that gathers every parameter tensor by itself issues one
-  // each, and each pays the ring's (p - 1) latencies.
+  // each, and each pays the ring's (p - 1) latencies; it then holds the
+  // running tensor and the prefetched one, not two layers.
   int zero3CollectivesPerLayer = 1;
   // Each tp rank hands 1/tp of an activation to the next stage, as the
   // trainer and Megatron-LM's scatter/gather do; false: every tp rank sends
