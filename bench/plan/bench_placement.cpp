@@ -18,10 +18,10 @@
 // machine; and each link's per-message cost from what an all-reduce adds to
 // a transformer block's forward while all four workers compute (the crowd
 // task again), which carries the wait for a paired worker less the time its
-// core went to the others. Both files go to placement/ next to this binary, so `strata plan
-// --profile bench/placement/gpt.profile --cluster-file bench/placement/rehearsal.cluster
-// --global-batch 16 --layout pp2,tp2,mb2,1f1b[,pp-inner] --allow-cross-node-tp`
-// repeats a prediction. Every measurement runs in kRounds interleaved rounds
+// core went to the others. Both files go to placement/ next to this binary,
+// so `strata plan --profile bench/placement/gpt.profile --cluster-file
+// bench/placement/rehearsal.cluster --global-batch 16 --layout
+// pp2,tp2,mb2,1f1b[,pp-inner] --allow-cross-node-tp` repeats a prediction. Every measurement runs in kRounds interleaved rounds
 // and keeps its median (this machine is shared; see calibration_tasks.h).
 //
 // Prints, per placement,
