@@ -21,8 +21,9 @@
 // core went to the others. Both files go to placement/ next to this binary,
 // so `strata plan --profile bench/placement/gpt.profile --cluster-file
 // bench/placement/rehearsal.cluster --global-batch 16 --layout
-// pp2,tp2,mb2,1f1b[,pp-inner] --allow-cross-node-tp` repeats a prediction. Every measurement runs in kRounds interleaved rounds
-// and keeps its median (this machine is shared; see calibration_tasks.h).
+// pp2,tp2,mb2,1f1b[,pp-inner] --allow-cross-node-tp` repeats a prediction.
+// Every measurement runs in kRounds interleaved rounds and keeps its median
+// (this machine is shared; see calibration_tasks.h).
 //
 // Prints, per placement,
 //   {"bench":"placement","layout":...,"link_gbps":...,"measured_s":...,"predicted_s":...,"error":...}
