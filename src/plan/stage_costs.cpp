@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "layer_time.h"
-#include "layer_traffic.h"
 #include "strata/plan/comm.h"
 #include "strata/plan/errors.h"
 #include "strata/plan/partition.h"
