@@ -204,10 +204,6 @@ MemoryBreakdown rankModelState(const TrainingJob& job, const Layout& l, const St
     mem.gradients += own.gradients;
     mem.optimizer += own.optimizer;
   }
-  // The weights of the stages other pp ranks run stay where the trainer
-  // built them, on the host: device memory only where that is the host.
-  if (job.cluster.device.hostMemory)
-    mem.parameters += (plan.modelParams - plan.rankParams[rank]) * job.precision.weightBytes;
   return mem;
 }
 

@@ -275,7 +275,6 @@ StagePlan planStages(const TrainingJob& job, const Layout& l) {
     if (s == 0)
       params += embeddingParameters(m) - finalNormParameters(m) - wordEmbedding + vocabRows;
     if (last) params += finalNormParameters(m);
-    plan.modelParams += params + (last && !m.tiedEmbeddings ? vocabRows : 0);
     if (last && (rank != plan.stageRank[0] || !m.tiedEmbeddings)) params += vocabRows;
     plan.rankParams[rank] += params;
     plan.rankExpertParams[rank] += layers.moe * tpRankExpertParameters(m, l.tp, l.ep);

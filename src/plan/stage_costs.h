@@ -36,10 +36,6 @@ struct StagePlan {
   // (E/ep of each MoE layer) among them.
   std::vector<double> rankParams;
   std::vector<double> rankExpertParams;
-  // The whole model's parameters as a tp rank (and ep rank) builds it: the
-  // trainer builds every layer on every pp rank, each rank's stages then
-  // kept by the pipeline.
-  double modelParams = 0;
   double p2pSeconds = 0;  // one activation hand-off between ranks
   // The share of an overlapped pair's shorter action the simulator hides
   // (schedule::CostModel::overlap): only dualpipe-v issues pairs.

@@ -77,6 +77,45 @@ void loadModule(torch::nn::Module& module, torch::serialize::InputArchive& archi
   }
 }
 
+// The model's layers (top-level children) a shard holds, as saved under
+// "held_layers" by a pipeline rank; every layer when the key is absent (a
+// whole model, or a shard written before ranks kept only their stages).
+std::vector<bool> savedHeldLayers(torch::serialize::InputArchive& archive, size_t layers,
+                                  const std::string& origin) {
+  at::Tensor held;
+  if (!archive.try_read("held_layers", held)) return std::vector<bool>(layers, true);
+  if (held.numel() != static_cast<int64_t>(layers))
+    throw CheckpointError("checkpoint shard '" + origin +
+                          "' does not fit this model: it was saved "
+                          "from a model of " +
+                          std::to_string(held.numel()) + " layers, this one has " +
+                          std::to_string(layers));
+  held = held.to(torch::kLong).contiguous();
+  const int64_t* flags = held.data_ptr<int64_t>();
+  return std::vector<bool>(flags, flags + layers);
+}
+
+// loadModule over the layers both the shard and this rank hold: a layer
+// neither rank trained keeps what it has (released here, or not saved).
+void loadHeldLayers(torch::nn::Module& model, torch::serialize::InputArchive& archive,
+                    const std::vector<bool>& saved, const std::vector<bool>& mine,
+                    const std::string& origin) {
+  for (auto& parameter : model.named_parameters(/*recurse=*/false))
+    readTensor(archive, parameter.key(), parameter.value(), "", origin);
+  for (auto& buffer : model.named_buffers(/*recurse=*/false))
+    readTensor(archive, buffer.key(), buffer.value(), "", origin);
+  std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>> layers;
+  for (auto& child : model.named_children()) layers.emplace_back(child.key(), child.value());
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (!saved[i] || (!mine.empty() && !mine[i])) continue;
+    torch::serialize::InputArchive layer;
+    if (!archive.try_read(layers[i].first, layer))
+      throw CheckpointError("checkpoint shard '" + origin +
+                            "' does not fit this model: it lacks '" + layers[i].first + "'");
+    loadModule(*layers[i].second, layer, layers[i].first + ".", origin);
+  }
+}
+
 std::string shardedKey(size_t group) { return "sharded_optimizer_" + std::to_string(group); }
 
 at::Tensor live(const at::Tensor& tensor) { return tensor; }
@@ -134,13 +173,17 @@ class Copier {
 // sub-archive per child module sharing the compilation unit, with each
 // tensor as `keep` returns it: the same archive, byte for byte, as
 // Module::save's when `keep` is `live`.
+// With `held` (the top-level children to save, by index), the others are
+// left out.
 void saveModule(const torch::nn::Module& module, torch::serialize::OutputArchive& archive,
-                const KeepTensor& keep) {
+                const KeepTensor& keep, const std::vector<bool>& held = {}) {
   for (const auto& parameter : module.named_parameters(/*recurse=*/false))
     archive.write(parameter.key(), keep(parameter.value()));
   for (const auto& buffer : module.named_buffers(/*recurse=*/false))
     archive.write(buffer.key(), keep(buffer.value()), /*is_buffer=*/true);
+  size_t index = 0;
   for (const auto& child : module.named_children()) {
+    if (!held.empty() && !held[index++]) continue;
     if (!child.value()->is_serializable()) continue;
     torch::serialize::OutputArchive childArchive(archive.compilation_unit());
     saveModule(*child.value(), childArchive, keep);
@@ -174,8 +217,12 @@ std::unique_ptr<torch::serialize::OutputArchive> shardArchive(const RankState& s
                                                               const KeepTensor& keep) {
   auto archive = std::make_unique<torch::serialize::OutputArchive>();
   torch::serialize::OutputArchive model(archive->compilation_unit());
-  saveModule(*state.model, model, keep);
+  saveModule(*state.model, model, keep, state.heldLayers);
   archive->write("model", model);
+  if (!state.heldLayers.empty()) {
+    std::vector<int64_t> held(state.heldLayers.begin(), state.heldLayers.end());
+    archive->write("held_layers", torch::tensor(held, torch::kLong));
+  }
   writeOptimizers(state, *archive, keep);
   archive->write("lr_step", scalar(state.lr.step));
   archive->write("data_epoch", scalar(state.data.epoch));
@@ -294,7 +341,8 @@ void readShardFile(const std::string& path, RankState& state) {
     torch::serialize::InputArchive archive, model;
     archive.load_from(path, at::Device(at::kCPU));
     archive.read("model", model);
-    loadModule(*state.model, model, "", path);
+    std::vector<bool> saved = savedHeldLayers(archive, state.model->children().size(), path);
+    loadHeldLayers(*state.model, model, saved, state.heldLayers, path);
     readOptimizers(archive, state, path);  // none: model only (generation)
     readRunState(archive, state);
   } catch (const c10::Error& error) {

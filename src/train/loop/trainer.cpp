@@ -24,6 +24,7 @@
 #include "strata/util/toml.h"
 #include "train/config/config_agreement.h"
 #include "train/loop/fully_sharded_training.h"
+#include "train/loop/held_layers.h"
 #include "train/loop/moe_training.h"
 #include "train/loop/trainer_state.h"
 
@@ -277,6 +278,7 @@ void Trainer::buildModel() {
     EvalMode noDropout(s.model);
     s.pipeline = std::make_unique<pipeline::Pipeline>(s.model, s.groups, options);
   }
+  s.heldLayers = releaseOtherLayers(s.model, s.pipeline->parameters());
   recordCut(config_, s, world_->rank());
 }
 

@@ -46,6 +46,7 @@ RankState Trainer::rankState() const {
   const State& s = *state_;
   RankState rank;
   rank.model = s.model.ptr().get();
+  rank.heldLayers = s.heldLayers;
   rank.optimizer = s.optimizer.get();
   for (const auto& zero : s.zero) rank.shardedOptimizers.push_back(zero.get());
   if (s.fullySharded) {

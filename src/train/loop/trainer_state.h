@@ -40,7 +40,10 @@ struct Trainer::State {
   std::shared_ptr<Communicator> expertGroup;  // ep; nullptr at ep 1
   at::Device device;                          // this rank's stages, parameters and optimizer state
   models::ModelSpec spec;
+  // Every layer, built on every rank; those of other pipeline ranks' stages
+  // released once the pipeline is cut (held_layers.h).
   torch::nn::Sequential model;
+  std::vector<bool> heldLayers;  // which of model's layers this rank keeps; empty: all
   std::unique_ptr<pipeline::Pipeline> pipeline;
   std::vector<at::Tensor> parameters;       // this rank's, each once
   std::vector<ParameterShard> shards;       // the same, named, with their tp split

@@ -102,6 +102,11 @@ struct RankState {
   // Among the ranks that hold the same routed experts (expert parallelism:
   // dp x cp / ep of them; dpRank without it): replica 0 indexes them.
   int expertDpRank = 0;
+  // Which of the model's top-level children (its layers) this rank holds,
+  // by index; empty: all of them. A pipeline rank keeps only its stages'
+  // layers (the trainer releases the others' weights), so its shard saves
+  // those and loads those.
+  std::vector<bool> heldLayers = {};
 };
 
 struct ShardRecord {
