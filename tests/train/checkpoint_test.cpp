@@ -103,6 +103,46 @@ TEST(Checkpoint, ResumedTrainingEqualsUninterrupted) {
   fs::remove_all(dir);
 }
 
+// A pipeline rank's shard holds only the layers it keeps (RankState::
+// heldLayers). It loads into a whole model (generation assembles so), leaving
+// the layers it lacks as they were; a whole-model shard (written before ranks
+// released the other stages) loads into a rank whose other layers are
+// released, reading only the layers the rank holds.
+TEST(Checkpoint, ShardsOfHeldLayersLoadIntoWholeModelsAndBack) {
+  fs::path dir = freshDir("held");
+  Trainee trained(1);
+  for (int i = 0; i < 2; ++i) trained.step();
+  std::string stepDir = stepDirectory(dir.string(), 2);
+  fs::create_directories(stepDir);
+  RankState partial = trained.state();
+  partial.heldLayers = {true, true, false};  // Linear, Tanh; not the last Linear
+  ShardRecord shard = writeShard(stepDir, 0, partial);
+  writeMetadataAndMarker(stepDir, {2, 1, ParallelDegrees{}, "", {shard}});
+
+  Trainee whole(2);
+  at::Tensor untouched = whole.model[2]->as<torch::nn::Linear>()->weight.clone();
+  RankState wholeState = whole.state();
+  loadCheckpoint(stepDir, oneRank(), 0, wholeState);
+  EXPECT_TRUE(torch::equal(whole.model[0]->as<torch::nn::Linear>()->weight,
+                           trained.model[0]->as<torch::nn::Linear>()->weight));
+  EXPECT_TRUE(torch::equal(whole.model[2]->as<torch::nn::Linear>()->weight, untouched));
+
+  std::string wholeDir = saveSingle(dir, 3, trained);
+  Trainee rank(3);
+  {
+    torch::NoGradGuard noGrad;
+    for (at::Tensor t : rank.model[2]->parameters()) t.set_();  // released
+  }
+  RankState rankState = rank.state();
+  rankState.optimizer = nullptr;  // the model only: a trainer's holds its own layers' state
+  rankState.heldLayers = {true, true, false};
+  loadCheckpoint(wholeDir, oneRank(), 0, rankState);
+  EXPECT_TRUE(torch::equal(rank.model[0]->as<torch::nn::Linear>()->weight,
+                           trained.model[0]->as<torch::nn::Linear>()->weight));
+  EXPECT_EQ(rank.model[2]->as<torch::nn::Linear>()->weight.numel(), 0);
+  fs::remove_all(dir);
+}
+
 void flipByte(const std::string& path, size_t offset) {
   std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
   file.seekg(static_cast<std::streamoff>(offset));
