@@ -41,8 +41,8 @@ struct DeviceSpec {
   double memoryBandwidth = 0;   // bytes/s, bounds the optimizer step
   double matmulEfficiency = 0;  // achieved / peak for transformer layers
   ComputeNoise noise;           // 0 in the presets, whose machines nobody here measured
-  // The device's memory is the host's (a CPU worker): what the trainer
-  // keeps on the host counts against it too (memory.h).
+  // The device's memory is the host's (a CPU worker): the norm and AdamW
+  // run in one pass over host memory, with no temporaries (rank_memory.cpp).
   bool hostMemory = false;
 };
 

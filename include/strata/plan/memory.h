@@ -20,10 +20,9 @@
 // element for the global norm (Pw/dp, grad_norm.h). (Under context
 // parallelism the group is dp x cp: Layout::replicas(); under expert
 // parallelism a rank's experts are sharded over their own, smaller group,
-// dp x cp / ep: Layout::expertReplicas().) Where the device's memory is the
-// host's (DeviceSpec::hostMemory: a CPU worker) a pipeline rank also holds
-// the weights of the stages other ranks run: the trainer builds the whole
-// model on every rank and moves only the rank's stages to its device.
+// dp x cp / ep: Layout::expertReplicas().) A pipeline rank holds its own
+// stages' weights only: the trainer builds the whole model on every rank and
+// releases the other stages' once it is cut (train/loop/held_layers.h).
 //
 // Activations per layer and micro-batch of b sequences of s tokens follow
 // Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
