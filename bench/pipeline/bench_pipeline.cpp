@@ -11,7 +11,10 @@
 // 1F1B's; then an equal-count cut vs the profiled automatic cut of a model
 // with one layer 10x heavier.
 // Four workers on two cores share them: every rank's compute times are
-// measured under that sharing, and the simulator is fed with them.
+// measured under that sharing, and the simulator is fed with them; a rank's
+// bubble is then mostly another rank's compute. The schedules run again on
+// two processes, a core each (pp 2, 2 x 2 stages in the V), where a bubble is
+// idle time; each line's "pp" says which run it is.
 // Set STRATA_TRACE_DIR to also write measured and simulated 1F1B timelines
 // (SVG and Chrome trace) side by side.
 #include <torch/torch.h>
@@ -40,7 +43,11 @@ namespace {
 using namespace strata;
 using namespace strata::pipeline;
 
-constexpr int kRanks = 4;
+// Four workers share this machine's two cores: the layout the figures use.
+// Then two, a core each, where a rank's bubble is idle time rather than
+// another rank's compute.
+constexpr int kSharedCoreRanks = 4;
+constexpr int kOwnCoreRanks = 2;
 constexpr int kMicrobatches = 8;
 constexpr int kBlocks = 16;  // 16 stages of 1 block at pp 4 x 2 chunks
 constexpr int64_t kWidth = 512;
@@ -131,8 +138,8 @@ Measured runTimed(torch::nn::Sequential model, int64_t width, const ParallelGrou
 
 // Every timed step records the same number of events per rank, in order, so
 // step k is the k-th equal slice of each rank's events.
-std::vector<TraceEvent> stepSlice(const std::vector<TraceEvent>& events, int step) {
-  std::vector<std::vector<TraceEvent>> perRank(kRanks);
+std::vector<TraceEvent> stepSlice(const std::vector<TraceEvent>& events, int step, int ranks) {
+  std::vector<std::vector<TraceEvent>> perRank(ranks);
   for (const TraceEvent& e : events) perRank[e.rank].push_back(e);
   std::vector<TraceEvent> window;
   for (const std::vector<TraceEvent>& rankEvents : perRank) {
@@ -143,12 +150,13 @@ std::vector<TraceEvent> stepSlice(const std::vector<TraceEvent>& events, int ste
 }
 
 // Mean over timed steps and ranks of 1 - busy / step span.
-double measuredBubble(const std::vector<TraceEvent>& events) {
+double measuredBubble(const std::vector<TraceEvent>& events, int ranks) {
   double sum = 0;
   for (int step = 0; step < kTimedSteps; ++step) {
-    for (double bubble : measuredBubbleFractions(stepSlice(events, step), kRanks)) sum += bubble;
+    for (double bubble : measuredBubbleFractions(stepSlice(events, step, ranks), ranks))
+      sum += bubble;
   }
-  return sum / (kTimedSteps * kRanks);
+  return sum / (kTimedSteps * ranks);
 }
 
 void writeTimelines(const schedule::Timeline& measured, const schedule::Timeline& simulated) {
@@ -198,6 +206,7 @@ schedule::CostModel meanCosts(const std::vector<schedule::StageCosts>& perStage)
 
 void benchSchedules(const ParallelGroups& groups) {
   bool root = groups.pp->rank() == 0;
+  int ranks = groups.pp->size();
   std::map<std::string, double> simulatedBubble, meanCostBubble;
   for (const ScheduleRun& run : kSchedules) {
     double serialSeconds = serialStepSecondsOnRoot(groups);
@@ -208,7 +217,7 @@ void benchSchedules(const ParallelGroups& groups) {
     Measured measured = runTimed(makeMlp(), kWidth, groups, options);
     if (!root) continue;
     schedule::Schedule plan =
-        schedule::generate(run.name, {kRanks, kMicrobatches, run.virtualStages});
+        schedule::generate(run.name, {ranks, kMicrobatches, run.virtualStages});
     schedule::CostModel costs;
     costs.perStage = measuredStageCosts(measured.events, plan.stages());
     schedule::SimulationResult ideal = schedule::simulate(plan, costs);
@@ -216,7 +225,7 @@ void benchSchedules(const ParallelGroups& groups) {
     meanCostBubble[run.name] = bubbleSeconds(schedule::simulate(plan, meanCosts(costs.perStage)));
     bench::emitJson({{"bench", "pipeline_efficiency"},
                      {"schedule", run.name},
-                     {"pp", kRanks},
+                     {"pp", ranks},
                      {"microbatches", kMicrobatches},
                      {"measured_s", jsonNumber(measured.stepSeconds)},
                      {"ideal_s", jsonNumber(ideal.makespan)},
@@ -225,14 +234,14 @@ void benchSchedules(const ParallelGroups& groups) {
     bench::emitJson({{"bench", "pipeline_bubble"},
                      {"schedule", run.name},
                      {"simulated", jsonNumber(ideal.meanBubbleFraction())},
-                     {"measured", jsonNumber(measuredBubble(measured.events))}});
+                     {"measured", jsonNumber(measuredBubble(measured.events, ranks))}});
     bench::emitJson({{"bench", "pipeline_memory"},
                      {"schedule", run.name},
                      {"microbatches", kMicrobatches},
                      {"peak_activation_bytes", measured.peakStashBytes}});
-    if (std::string(run.name) == "1f1b") {
-      std::vector<TraceEvent> lastStep = stepSlice(measured.events, kTimedSteps - 1);
-      writeTimelines(toTimeline(lastStep, kRanks, earliestStart(lastStep)),
+    if (std::string(run.name) == "1f1b" && ranks == kSharedCoreRanks) {
+      std::vector<TraceEvent> lastStep = stepSlice(measured.events, kTimedSteps - 1, ranks);
+      writeTimelines(toTimeline(lastStep, ranks, earliestStart(lastStep)),
                      schedule::toTimeline(ideal));
     }
   }
@@ -241,7 +250,7 @@ void benchSchedules(const ParallelGroups& groups) {
   if (root) {
     bench::emitJson(
         {{"bench", "zb_v_bubble_vs_1f1b"},
-         {"pp", kRanks},
+         {"pp", ranks},
          {"simulated_1f1b_over_zb_v",
           jsonNumber(simulatedBubble["1f1b"] / simulatedBubble["zb-v"])},
          {"at_mean_stage_costs", jsonNumber(meanCostBubble["1f1b"] / meanCostBubble["zb-v"])},
@@ -268,13 +277,17 @@ void benchPartition(const ParallelGroups& groups) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (bench::spawnRanksIfParent(kRanks, argv, {}, std::chrono::seconds(600))) return 0;
+  if (!std::getenv("RANK")) {
+    for (int ranks : {kSharedCoreRanks, kOwnCoreRanks})
+      bench::spawnRanksIfParent(ranks, argv, {}, std::chrono::seconds(600));
+    return 0;
+  }
   torch::set_num_threads(1);
   auto world = World::init();
   ParallelDegrees degrees;
-  degrees.pp = kRanks;
+  degrees.pp = world->size();
   ParallelGroups groups = world->parallelGroups(ParallelLayout(world->size(), degrees));
   benchSchedules(groups);
-  benchPartition(groups);
+  if (world->size() == kSharedCoreRanks) benchPartition(groups);
   return 0;
 }
