@@ -277,11 +277,10 @@ void benchPartition(const ParallelGroups& groups) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (!std::getenv("RANK")) {
-    for (int ranks : {kSharedCoreRanks, kOwnCoreRanks})
-      bench::spawnRanksIfParent(ranks, argv, {}, std::chrono::seconds(600));
-    return 0;
-  }
+  bool parent = false;
+  for (int ranks : {kSharedCoreRanks, kOwnCoreRanks})
+    parent = bench::spawnRanksIfParent(ranks, argv, {}, std::chrono::seconds(600)) || parent;
+  if (parent) return 0;
   torch::set_num_threads(1);
   auto world = World::init();
   ParallelDegrees degrees;

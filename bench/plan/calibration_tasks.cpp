@@ -286,9 +286,9 @@ void crowdTask(const std::string& dir) {
   int64_t bytes = tensorParallelBytes(gpt.config);
   at::Tensor activations = torch::ones({bytes / 4});
   auto blockThenAllReduce = [&](Communicator& pair) {
-    return [&] {
+    return [&, group = &pair] {
       blockForward();
-      pair.allReduce(activations);
+      group->allReduce(activations);
     };
   };
   Values values = {{"microbatch_crowd_s", crowdedSeconds(microBatch, everyone, kMicroBatchRuns)},

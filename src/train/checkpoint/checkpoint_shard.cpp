@@ -61,14 +61,18 @@ void readTensor(torch::serialize::InputArchive& archive, const std::string& key,
 }
 
 // Mirrors Module::save: own parameters and buffers by name, then one
-// sub-archive per child module.
+// sub-archive per child module. With `held` (the top-level children to
+// load, by index), the others keep what they have.
 void loadModule(torch::nn::Module& module, torch::serialize::InputArchive& archive,
-                const std::string& path, const std::string& origin) {
+                const std::string& path, const std::string& origin,
+                const std::vector<bool>& held = {}) {
   for (auto& parameter : module.named_parameters(/*recurse=*/false))
     readTensor(archive, parameter.key(), parameter.value(), path, origin);
   for (auto& buffer : module.named_buffers(/*recurse=*/false))
     readTensor(archive, buffer.key(), buffer.value(), path, origin);
+  size_t index = 0;
   for (auto& child : module.named_children()) {
+    if (!held.empty() && !held[index++]) continue;
     torch::serialize::InputArchive childArchive;
     if (!archive.try_read(child.key(), childArchive))
       throw CheckpointError("checkpoint shard '" + origin +
@@ -95,25 +99,13 @@ std::vector<bool> savedHeldLayers(torch::serialize::InputArchive& archive, size_
   return std::vector<bool>(flags, flags + layers);
 }
 
-// loadModule over the layers both the shard and this rank hold: a layer
-// neither rank trained keeps what it has (released here, or not saved).
-void loadHeldLayers(torch::nn::Module& model, torch::serialize::InputArchive& archive,
-                    const std::vector<bool>& saved, const std::vector<bool>& mine,
-                    const std::string& origin) {
-  for (auto& parameter : model.named_parameters(/*recurse=*/false))
-    readTensor(archive, parameter.key(), parameter.value(), "", origin);
-  for (auto& buffer : model.named_buffers(/*recurse=*/false))
-    readTensor(archive, buffer.key(), buffer.value(), "", origin);
-  std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>> layers;
-  for (auto& child : model.named_children()) layers.emplace_back(child.key(), child.value());
-  for (size_t i = 0; i < layers.size(); ++i) {
-    if (!saved[i] || (!mine.empty() && !mine[i])) continue;
-    torch::serialize::InputArchive layer;
-    if (!archive.try_read(layers[i].first, layer))
-      throw CheckpointError("checkpoint shard '" + origin +
-                            "' does not fit this model: it lacks '" + layers[i].first + "'");
-    loadModule(*layers[i].second, layer, layers[i].first + ".", origin);
-  }
+// The layers to read: those both the shard and this rank hold (`mine`
+// empty: all). A layer either lacks keeps what it has (released here, or
+// trained by another rank).
+std::vector<bool> layersToRead(const std::vector<bool>& saved, const std::vector<bool>& mine) {
+  std::vector<bool> read = saved;
+  for (size_t i = 0; i < mine.size() && i < read.size(); ++i) read[i] = read[i] && mine[i];
+  return read;
 }
 
 std::string shardedKey(size_t group) { return "sharded_optimizer_" + std::to_string(group); }
@@ -342,7 +334,7 @@ void readShardFile(const std::string& path, RankState& state) {
     archive.load_from(path, at::Device(at::kCPU));
     archive.read("model", model);
     std::vector<bool> saved = savedHeldLayers(archive, state.model->children().size(), path);
-    loadHeldLayers(*state.model, model, saved, state.heldLayers, path);
+    loadModule(*state.model, model, "", path, layersToRead(saved, state.heldLayers));
     readOptimizers(archive, state, path);  // none: model only (generation)
     readRunState(archive, state);
   } catch (const c10::Error& error) {
