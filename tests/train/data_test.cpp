@@ -330,7 +330,10 @@ TEST(DataSource, NamesMissingFilesAndTooLittleText) {
   config.train.globalBatch = 16;
   DataSplit tiny = makeDataSplit(config);  // 11 training windows of 32 tokens
   expectErrorNaming([&] { makeTrainReader(tiny, config, 0); },
-                    {"training data has 11 windows", "global batch of 16"});
+                    {"training data has 11 windows", "global batch of 16", "more text"});
+  config.train.globalBatch = 4;  // fills training, not validation's 1 window
+  expectErrorNaming([&] { makeValidationReader(tiny, config, 0); },
+                    {"validation data has 1 windows", "data.validation_fraction (now 0.1)"});
   config.data.corpusBytes = 300;  // 30 validation tokens
   expectErrorNaming([&] { makeDataSplit(config); },
                     {"validation data has 30 tokens", "sequence length 32"});

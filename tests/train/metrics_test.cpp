@@ -132,9 +132,10 @@ TEST(Progress, PlainLinesOffATerminal) {
   ProgressReporter progress(out, /*terminal=*/false, 300);
   progress.report(sample(), 30.0);
   progress.finish();
-  EXPECT_EQ(out.str(),
-            "step 120/300  loss 2.3141  lr 8.10e-04  grad 0.820  12.3k tok/s  mfu 31.0%  "
-            "ETA 45s\n");
+  EXPECT_EQ(
+      out.str(),
+      "step 120/300  loss 2.3141  lr 8.10e-04  grad 0.820  12.3k tok/s  mfu 31.0%  mem 1 MiB  "
+      "bubble 25%  ETA 45s\n");
 }
 
 TEST(Progress, BarRedrawsInPlaceOnATerminal) {

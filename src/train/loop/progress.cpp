@@ -28,6 +28,21 @@ std::string field(const char* name, const char* pattern, double value) {
   return std::string("  ") + name + " " + format(pattern, value);
 }
 
+// "  mem 312 MiB" (or GiB), for a measured peak.
+std::string memory(const char* name, double bytes) {
+  if (!std::isfinite(bytes)) return "";
+  constexpr double kMiB = 1024.0 * 1024.0;
+  if (bytes >= 1024 * kMiB)
+    return std::string("  ") + name + format(" %.1f GiB", bytes / 1024 / kMiB);
+  return std::string("  ") + name + format(" %.0f MiB", bytes / kMiB);
+}
+
+// "  bubble 25%": the pipeline's idle share; nothing without a pipeline.
+std::string bubble(double share) {
+  if (!std::isfinite(share) || share <= 0) return "";
+  return format("  bubble %.0f%%", 100 * share);
+}
+
 // "  experts 12/16/21 tok" (min/mean/max per expert and layer), with drops.
 std::string experts(const StepMetrics& m) {
   if (!std::isfinite(m.moeTokensMean)) return "";
@@ -66,7 +81,9 @@ void ProgressReporter::report(const StepMetrics& m, double elapsedSeconds) {
   out_ << "step " << counter << field("loss", "%.4f", m.loss)
        << field("val_loss", "%.4f", m.validationLoss) << field("lr", "%.2e", m.lr)
        << field("grad", "%.3f", m.gradNorm) << rate(m.tokensPerSecond)
-       << field("mfu", "%.1f%%", 100 * m.mfu) << experts(m) << "  ETA " << eta << "\n"
+       << field("mfu", "%.1f%%", 100 * m.mfu) << memory("mem", m.peakMemoryBytes)
+       << memory("cuda", m.peakCudaMemoryBytes) << bubble(m.bubble) << experts(m) << "  ETA " << eta
+       << "\n"
        << std::flush;
 }
 

@@ -3,7 +3,10 @@
 // On a terminal: one bar redrawn in place,
 //   [#########...........]  120/300  loss 2.314  lr 8.1e-04  12.3k tok/s  ETA 1m23s
 // otherwise (a log file, CI): one plain line per report,
-//   step 120/300 loss 2.314 lr 8.1e-04 grad 0.82 12.3k tok/s mfu 31.0% ETA 1m23s
+//   step 120/300  loss 2.3141  lr 8.10e-04  grad 0.820  12.3k tok/s  mfu 31.0%
+//     mem 312 MiB  bubble 25%  ETA 1m23s
+// (mem: the largest rank's peak resident set, with "cuda" its CUDA peak on a
+// GPU; bubble: this rank's pipeline idle share; each only where measured).
 // The caller passes the elapsed time, so nothing here reads a clock, blocks
 // or throws.
 #pragma once
