@@ -290,6 +290,9 @@ TEST(ValidateConfig, RangesAndChoices) {
                 {"parallel.pp must be >= 1, got 0", "train.lr must be > 0, got -1", "fp8",
                  "data.validation_fraction", "1.5"});
   c = TrainConfig{};
+  c.train.steps = 20;  // under the default warmup of 30
+  expectInvalid(c, 1, {"train.warmup_steps 30 is more than train.steps 20", "--warmup-steps"});
+  c = TrainConfig{};
   c.checkpoint.resume = true;
   expectInvalid(c, 1, {"checkpoint.resume needs checkpoint.dir"});
   c = TrainConfig{};

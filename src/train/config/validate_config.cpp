@@ -56,6 +56,11 @@ void checkRanges(const TrainConfig& c, Problems& p) {
   atLeast("train.micro_batch", c.train.microBatch, 1);
   atLeast("train.seq_len", c.train.seqLen, 1);
   atLeast("train.warmup_steps", c.train.warmupSteps, 0);
+  p.check(c.train.warmupSteps <= c.train.steps,
+          "train.warmup_steps " + to_string(c.train.warmupSteps) + " is more than train.steps " +
+              to_string(c.train.steps) +
+              ": the learning rate would never reach train.lr (lower --warmup-steps; its default "
+              "is 30)");
   atLeast("train.max_skipped_steps", c.train.maxSkippedSteps, 0);
   atLeast("train.threads", c.train.threads, 1);
   atLeast("train.log_every", c.train.logEvery, 1);
