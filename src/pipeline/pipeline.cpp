@@ -61,24 +61,29 @@ plan::Partition profiledPartition(const LayerList& layers, const schedule::Sched
   }
 }
 
-// Decides the cut. Every check that can fail runs before the profile's
-// all-reduce, so a bad configuration fails alike on every rank.
+// The layers of each stage when the cut needs no profile: layersPerStage,
+// else as even as possible. Checks the counts either way, so that a bad
+// configuration fails before the profile's all-reduce, alike on every rank.
+std::vector<int> unmeasuredCounts(int numLayers, const schedule::Schedule& schedule,
+                                  const PipelineOptions& options) {
+  if (options.layersPerStage.empty()) return evenCounts(numLayers, schedule.stages());
+  if (static_cast<int>(options.layersPerStage.size()) != schedule.stages()) {
+    throw ConfigError("layersPerStage has " + std::to_string(options.layersPerStage.size()) +
+                      " counts, but the schedule has " + std::to_string(schedule.stages()) +
+                      " stages");
+  }
+  checkCounts(options.layersPerStage, numLayers);
+  return options.layersPerStage;
+}
+
+// Decides the cut.
 plan::Partition choosePartition(const LayerList& layers, const schedule::Schedule& schedule,
                                 const PipelineOptions& options, Communicator* profileGroup) {
   int numLayers = static_cast<int>(layers.size());
-  std::vector<plan::LayerCost> unmeasured(numLayers);
-  if (!options.layersPerStage.empty()) {
-    if (static_cast<int>(options.layersPerStage.size()) != schedule.stages()) {
-      throw ConfigError("layersPerStage has " + std::to_string(options.layersPerStage.size()) +
-                        " counts, but the schedule has " + std::to_string(schedule.stages()) +
-                        " stages");
-    }
-    checkCounts(options.layersPerStage, numLayers);
-    return plan::partitionByCounts(unmeasured, options.layersPerStage);
-  }
-  std::vector<int> even = evenCounts(numLayers, schedule.stages());
-  if (options.autoPartition) return profiledPartition(layers, schedule, options, profileGroup);
-  return plan::partitionByCounts(unmeasured, even);
+  std::vector<int> counts = unmeasuredCounts(numLayers, schedule, options);
+  if (options.autoPartition && options.layersPerStage.empty())
+    return profiledPartition(layers, schedule, options, profileGroup);
+  return plan::partitionByCounts(std::vector<plan::LayerCost>(numLayers), counts);
 }
 
 std::vector<int> checkpointedStages(const PipelineOptions& options, int stages) {
@@ -89,6 +94,19 @@ std::vector<int> checkpointedStages(const PipelineOptions& options, int stages) 
 }
 
 }  // namespace
+
+std::vector<bool> layersHeldBy(int numLayers, int ranks, int rank, const PipelineOptions& options) {
+  schedule::Schedule plan = makeSchedule(options, ranks);
+  std::vector<int> counts = unmeasuredCounts(numLayers, plan, options);
+  if (options.autoPartition && options.layersPerStage.empty()) return {};
+  std::vector<bool> held(static_cast<size_t>(numLayers), false);
+  int first = 0;
+  for (int s = 0; s < plan.stages(); ++s) {
+    if (plan.rankOf(s) == rank) std::fill_n(held.begin() + first, counts[s], true);
+    first += counts[s];
+  }
+  return held;
+}
 
 Pipeline::Pipeline(torch::nn::Sequential model, const ParallelGroups& groups,
                    PipelineOptions options)

@@ -55,6 +55,31 @@ TEST(PipelineSplit, BadCutsAreConfigErrors) {
   EXPECT_THROW(Pipeline(makeMlp(kSeed), cpus(2), options), ConfigError);
 }
 
+// What a rank builds before any model exists: its stages' layers, as the
+// schedule places the stages.
+TEST(PipelineSplit, LayersHeldByEachRankBeforeAnyModel) {
+  using Mask = std::vector<bool>;
+  PipelineOptions options;
+  options.microbatches = 2;
+  EXPECT_EQ(layersHeldBy(7, 2, 0, options), (Mask{1, 1, 1, 1, 0, 0, 0}));
+  EXPECT_EQ(layersHeldBy(7, 2, 1, options), (Mask{0, 0, 0, 0, 1, 1, 1}));
+  options.schedule = "interleaved-1f1b";  // stage s on rank s % 2
+  options.virtualStages = 2;
+  EXPECT_EQ(layersHeldBy(8, 2, 0, options), (Mask{1, 1, 0, 0, 1, 1, 0, 0}));
+  options.schedule = "zb-v";  // rank 0 holds the first and the last stage
+  options.virtualStages = 1;
+  EXPECT_EQ(layersHeldBy(8, 2, 0, options), (Mask{1, 1, 0, 0, 0, 0, 1, 1}));
+  EXPECT_EQ(layersHeldBy(8, 2, 1, options), (Mask{0, 0, 1, 1, 1, 1, 0, 0}));
+  options.schedule = "1f1b";
+  options.layersPerStage = {1, 5};
+  options.autoPartition = true;  // an explicit cut wins, as in the constructor
+  EXPECT_EQ(layersHeldBy(6, 2, 1, options), (Mask{0, 1, 1, 1, 1, 1}));
+  options.layersPerStage.clear();
+  EXPECT_TRUE(layersHeldBy(6, 2, 1, options).empty()) << "a measured cut is not known yet";
+  options.layersPerStage = {4, 4};
+  EXPECT_THROW(layersHeldBy(6, 2, 0, options), ConfigError);
+}
+
 TEST(PipelineOptionsCheck, BadScheduleOrBatchIsConfigError) {
   PipelineOptions options;
   options.schedule = "no-such-schedule";

@@ -15,8 +15,9 @@
 // nextTokenLoss (model_family.h) turns the head's logits and the targets
 // [b, s] into the mean cross-entropy without gathering the vocabulary.
 //
-// Every rank builds every layer from the same seed, so tp shards and pipeline
-// stages hold exactly the weights of the one-process model. Construction throws
+// Every rank builds every layer from the same seed (emptying the blocks
+// `held` leaves out), so tp shards and pipeline stages hold exactly the
+// weights of the one-process model. Construction throws
 // ConfigError naming the values (hidden, heads or ffn not divisible by tp) and
 // never communicates; forward blocks in the tp collectives.
 //
@@ -82,7 +83,8 @@ int64_t gptMatmulParameters(const GptConfig& config);
 torch::nn::Sequential buildGpt(
     const GptConfig& config, std::shared_ptr<Communicator> tp,
     std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
-    std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr);
+    std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr,
+    const std::vector<bool>& held = {});
 
 // The GPT config of a family-neutral spec (gpt2: GPT-2's tanh GELU).
 GptConfig gptConfigOf(const ModelSpec& spec);

@@ -24,7 +24,8 @@
 // each in Hugging Face's LlamaForCausalLM layout ([out, in], RoPE's
 // half-split pairs: rotary.h), so conversion renames and permutes nothing.
 //
-// Every rank builds every layer from the seed and keeps its shards.
+// Every rank builds every layer from the seed and keeps its shards (and,
+// given `held`, its pipeline stages' blocks only).
 // checkLlama throws ConfigError naming the values; construction never
 // communicates; forward blocks in the tp collectives.
 #pragma once
@@ -77,6 +78,7 @@ int64_t llamaMatmulParameters(const LlamaConfig& config);
 torch::nn::Sequential buildLlama(
     const LlamaConfig& config, std::shared_ptr<Communicator> tp,
     std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
-    std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr);
+    std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr,
+    const std::vector<bool>& held = {});
 
 }  // namespace strata::models

@@ -13,8 +13,9 @@
 // the same head (logits split over tp by vocabulary) and the same names for
 // the tied weight, so the pipeline, data parallelism, ZeRO, checkpoints and
 // resharding treat every family alike. Each rank builds every layer from the
-// seed and keeps its tp shards, so shards and stages hold exactly the weights
-// of the one-process model.
+// seed (every block from a stream of its own) and keeps its tp shards, and
+// given `held` its stages' blocks only, so shards and stages hold exactly the
+// weights of the one-process model.
 //
 // Families:
 //   "strata", "gpt2": the GPT (models/gpt.h); gpt2 with GPT-2's tanh GELU
@@ -83,10 +84,16 @@ class ModelFamily {
   // its tokens (context_parallel::localTokens) and attention sees them whole.
   // With spec.moe, `ep` spreads the experts and collects the routing
   // statistics (nullptr: every expert here, statistics kept by the model).
+  // `held` (layers + 2 flags, or empty for all) names the top-level modules
+  // this rank keeps, a pipeline rank's stages' (pipeline::layersHeldBy): the
+  // blocks outside it are emptied as they are built, so a rank never holds
+  // the whole model; their names and the kept ones' values are the whole
+  // model's. The embedding and head are always built whole.
   virtual torch::nn::Sequential build(
       const ModelSpec& spec, std::shared_ptr<Communicator> tp,
       std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
-      std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr) const = 0;
+      std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr,
+      const std::vector<bool>& held = {}) const = 0;
   // Parameters of the whole (unsharded) model, the tied weight once.
   virtual int64_t parameterCount(const ModelSpec& spec) const = 0;
   // The weights that take part in matrix products per token: every

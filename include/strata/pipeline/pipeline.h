@@ -63,6 +63,14 @@ struct PipelineOptions {
   LayerCall layerCall;           // runs around every layer's forward (stage.h)
 };
 
+// Which of a model's `numLayers` top-level layers pipeline rank `rank` of
+// `ranks` will run under `options`, decided as the constructor decides the
+// cut but before any model exists, so that a builder makes only those
+// (models::ModelFamily::build's `held`). Empty under autoPartition without
+// layersPerStage: that cut needs the layers timed. Throws ConfigError as
+// the constructor would; never communicates.
+std::vector<bool> layersHeldBy(int numLayers, int ranks, int rank, const PipelineOptions& options);
+
 class Pipeline {
  public:
   // Multi-process: one pipeline rank per member of groups.pp.

@@ -21,8 +21,9 @@
 // parallelism the group is dp x cp: Layout::replicas(); under expert
 // parallelism a rank's experts are sharded over their own, smaller group,
 // dp x cp / ep: Layout::expertReplicas().) A pipeline rank holds its own
-// stages' weights only: the trainer builds the whole model on every rank and
-// releases the other stages' once it is cut (train/loop/held_layers.h).
+// stages' weights only: the builder empties other stages' blocks as it makes
+// them, and the trainer releases the rest once the pipeline is cut
+// (train/loop/held_layers.h).
 //
 // Activations per layer and micro-batch of b sequences of s tokens follow
 // Korthikanti et al. 2022, "Reducing Activation Recomputation in Large

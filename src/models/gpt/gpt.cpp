@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "models/decoder_head.h"
+#include "models/held_blocks.h"
 #include "strata/error.h"
 #include "strata/expert_parallel/moe_mlp.h"
 #include "strata/tensor_parallel/comm_ops.h"
@@ -141,8 +142,10 @@ int64_t gptMatmulParameters(const GptConfig& c) {
 
 torch::nn::Sequential buildGpt(const GptConfig& c, std::shared_ptr<Communicator> tpComm,
                                std::shared_ptr<const context_parallel::ContextParallel> cp,
-                               std::shared_ptr<expert_parallel::ExpertParallel> ep) {
+                               std::shared_ptr<expert_parallel::ExpertParallel> ep,
+                               const std::vector<bool>& held) {
   checkGpt(c, tpComm->size());
+  checkHeldLayers(held, c.layers);
   if (c.moe.enabled() && !ep)
     ep = std::make_shared<expert_parallel::ExpertParallel>(nullptr, cp ? cp->comm : nullptr);
   torch::nn::Sequential model;
@@ -168,8 +171,9 @@ torch::nn::Sequential buildGpt(const GptConfig& c, std::shared_ptr<Communicator>
       m.init = tp::deriveInit(options.init, 1);  // the dense MLP's stream
       moe = torch::nn::AnyModule(expert_parallel::MoeMlp(m, tpComm, ep));
     }
-    model->push_back("block" + std::to_string(i),
-                     tp::ParallelTransformerBlock(options, tpComm, std::move(moe)));
+    tp::ParallelTransformerBlock block(options, tpComm, std::move(moe));
+    emptyUnheldBlock(*block, held, i);
+    model->push_back("block" + std::to_string(i), block);
   }
   tp::VocabParallelEmbedding tiedTo{nullptr};
   if (c.tiedEmbeddings) tiedTo = embedding->tokens;

@@ -10,8 +10,9 @@ void GptFamily::check(const ModelSpec& spec, int tp) const { checkGpt(gptConfigO
 
 torch::nn::Sequential GptFamily::build(const ModelSpec& spec, std::shared_ptr<Communicator> tp,
                                        std::shared_ptr<const context_parallel::ContextParallel> cp,
-                                       std::shared_ptr<expert_parallel::ExpertParallel> ep) const {
-  return buildGpt(gptConfigOf(spec), std::move(tp), std::move(cp), std::move(ep));
+                                       std::shared_ptr<expert_parallel::ExpertParallel> ep,
+                                       const std::vector<bool>& held) const {
+  return buildGpt(gptConfigOf(spec), std::move(tp), std::move(cp), std::move(ep), held);
 }
 
 int64_t GptFamily::parameterCount(const ModelSpec& spec) const {

@@ -10,10 +10,10 @@ class GptFamily : public ModelFamily {
  public:
   std::string name() const override { return "gpt"; }
   void check(const ModelSpec& spec, int tp) const override;
-  torch::nn::Sequential build(
-      const ModelSpec& spec, std::shared_ptr<Communicator> tp,
-      std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
-      std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr) const override;
+  torch::nn::Sequential build(const ModelSpec& spec, std::shared_ptr<Communicator> tp,
+                              std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
+                              std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr,
+                              const std::vector<bool>& held = {}) const override;
   int64_t parameterCount(const ModelSpec& spec) const override;
   int64_t matmulParameters(const ModelSpec& spec) const override;
   std::unique_ptr<HuggingFaceLayout> huggingFace(const ModelSpec& spec) const override;

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "models/decoder_head.h"
+#include "models/held_blocks.h"
 #include "strata/error.h"
 #include "strata/expert_parallel/moe_mlp.h"
 #include "strata/tensor_parallel/grouped_query_attention.h"
@@ -177,15 +178,20 @@ int64_t llamaMatmulParameters(const LlamaConfig& c) {
 
 torch::nn::Sequential buildLlama(const LlamaConfig& c, std::shared_ptr<Communicator> tpComm,
                                  std::shared_ptr<const context_parallel::ContextParallel> cp,
-                                 std::shared_ptr<expert_parallel::ExpertParallel> ep) {
+                                 std::shared_ptr<expert_parallel::ExpertParallel> ep,
+                                 const std::vector<bool>& held) {
   checkLlama(c, tpComm->size());
+  checkHeldLayers(held, c.layers);
   if (c.moe.enabled() && !ep)
     ep = std::make_shared<expert_parallel::ExpertParallel>(nullptr, cp ? cp->comm : nullptr);
   torch::nn::Sequential model;
   LlamaEmbedding embedding(c, tpComm, cp ? cp->comm->size() : 1);
   model->push_back("embedding", embedding);
-  for (int64_t i = 0; i < c.layers; ++i)
-    model->push_back("block" + std::to_string(i), LlamaBlock(c, i, tpComm, cp, ep));
+  for (int64_t i = 0; i < c.layers; ++i) {
+    LlamaBlock block(c, i, tpComm, cp, ep);
+    emptyUnheldBlock(*block, held, i);
+    model->push_back("block" + std::to_string(i), block);
+  }
   DecoderHeadOptions head;
   head.hidden = c.hidden;
   head.vocab = c.vocab;

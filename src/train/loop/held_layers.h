@@ -1,7 +1,9 @@
-// A pipeline rank keeps only its stages' weights. The trainer builds every
-// layer of the model on every rank (the same initial values everywhere, drawn
-// in one order) and cuts it into stages; the layers other ranks train would
-// otherwise stay in this rank's memory for the whole run. Nothing blocks.
+// A pipeline rank keeps only its stages' weights. The model builder already
+// empties the blocks of other ranks' stages as it makes them
+// (ModelFamily::build's `held`), except when the cut is measured, which
+// times every layer here first; the embedding and the head are always built
+// whole (a tied head shares the embedding's weight). What the pipeline left
+// out is released here, once it is cut. Nothing blocks.
 #pragma once
 
 #include <torch/torch.h>

@@ -243,12 +243,21 @@ void Trainer::buildModel() {
   State& s = *state_;
   const ParallelConfig& p = config_.parallel;
   s.spec = trainingModelSpecOf(config_);
-  s.model = models::modelFamily(s.spec.architecture)
-                .build(s.spec, s.groups.tp, s.contextParallel, s.experts);
   pipeline::PipelineOptions options;
   options.schedule = p.schedule;
   options.microbatches = static_cast<int>(config_.microBatches());
   options.virtualStages = static_cast<int>(p.virtualStages);
+  options.layersPerStage.assign(p.stageLayers.begin(), p.stageLayers.end());
+  bool measuredCut = p.stageLayers.empty() && p.partition == "balanced";
+  // Only this rank's blocks are kept from the start, unless the cut is to
+  // be measured, which times every layer here.
+  std::vector<bool> held;
+  if (s.groups.pp->size() > 1 && !measuredCut) {
+    held = pipeline::layersHeldBy(static_cast<int>(s.spec.layers) + 2, s.groups.pp->size(),
+                                  s.groups.coord.pp, options);
+  }
+  s.model = models::modelFamily(s.spec.architecture)
+                .build(s.spec, s.groups.tp, s.contextParallel, s.experts, held);
   options.checkpointActivations = p.checkpointActivations;
   options.trace = true;
   options.device = s.device;
@@ -265,11 +274,7 @@ void Trainer::buildModel() {
   s.lossFn = [model = s.model](const at::Tensor& output, const at::Tensor& target) {
     return models::modelOutputLoss(model, output, target);
   };
-  if (!p.stageLayers.empty()) {
-    options.layersPerStage.assign(p.stageLayers.begin(), p.stageLayers.end());
-  } else if (p.partition == "balanced") {
-    setBalancedPartition(options, s, config_);
-  }
+  if (measuredCut) setBalancedPartition(options, s, config_);
   {
     // The profile of a balanced cut runs the layers in the step's precision,
     // without dropout, so that it draws nothing from the random generators

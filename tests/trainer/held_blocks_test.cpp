@@ -1,0 +1,90 @@
+// A pipeline rank builds only its own blocks (ModelFamily::build's `held`):
+// the blocks it keeps have the whole model's values, the others are empty
+// under the same names, and the build never holds more than one block it
+// does not keep.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "strata/error.h"
+#include "strata/models/model_family.h"
+#include "strata/train/loop/tensor_memory.h"
+#include "train/loop/shape_communicator.h"
+
+namespace strata::models {
+namespace {
+
+ModelSpec smallSpec(const std::string& architecture) {
+  ModelSpec spec;
+  spec.architecture = architecture;
+  spec.layers = 6;
+  spec.hidden = 64;
+  spec.heads = 4;
+  spec.ffn = 256;
+  spec.vocab = 64;
+  spec.context = 16;
+  return spec;
+}
+
+torch::nn::Sequential build(const ModelSpec& spec, const std::vector<bool>& held = {}) {
+  return modelFamily(spec.architecture)
+      .build(spec, std::make_shared<train::ShapeCommunicator>(0, 1), nullptr, nullptr, held);
+}
+
+int64_t bytesOf(const torch::nn::Module& module) {
+  int64_t bytes = 0;
+  for (const at::Tensor& p : module.parameters()) bytes += p.numel() * p.element_size();
+  return bytes;
+}
+
+TEST(HeldBlocks, KeptBlocksHaveTheWholeModelsValuesTheOthersAreEmpty) {
+  for (const std::string& architecture : {"strata", "llama"}) {
+    ModelSpec spec = smallSpec(architecture);
+    // The embedding, blocks 0 and 4, the head; a V-placed rank holds such.
+    std::vector<bool> held = {true, true, false, false, false, true, false, true};
+    torch::nn::Sequential whole = build(spec), part = build(spec, held);
+    auto wholeLayers = whole->named_children(), partLayers = part->named_children();
+    ASSERT_EQ(partLayers.size(), held.size()) << architecture;
+    for (size_t i = 0; i < held.size(); ++i) {
+      auto wholeTensors = wholeLayers[i].value()->named_parameters();
+      auto partTensors = partLayers[i].value()->named_parameters();
+      ASSERT_EQ(partTensors.keys(), wholeTensors.keys()) << architecture << " layer " << i;
+      for (const auto& item : partTensors) {
+        const at::Tensor& expected = wholeTensors[item.key()];
+        if (held[i]) {
+          EXPECT_TRUE(torch::equal(item.value(), expected)) << architecture << " " << item.key();
+        } else {
+          EXPECT_EQ(item.value().numel(), 0) << architecture << " " << item.key();
+        }
+      }
+    }
+  }
+}
+
+TEST(HeldBlocks, BuildHoldsOneBlockBeyondTheKeptOnes) {
+  train::installTensorMemoryCounter();
+  ModelSpec spec = smallSpec("llama");
+  std::vector<bool> held(static_cast<size_t>(spec.layers) + 2, false);
+  held.front() = held[1] = held.back() = true;  // the first stage of a pp rank
+  train::resetPeakTensorBytes();
+  int64_t before = train::liveTensorBytes();
+  torch::nn::Sequential part = build(spec, held);
+  int64_t peak = train::peakTensorBytes() - before;
+  torch::nn::Sequential whole = build(spec);
+  int64_t kept = 0, block = bytesOf(*whole->ptr(1));
+  for (size_t i = 0; i < held.size(); ++i)
+    if (held[i]) kept += bytesOf(*whole->ptr(i));
+  EXPECT_GT(kept, block);
+  EXPECT_LE(peak, kept + block + block / 4) << "kept " << kept << " B, one block " << block << " B";
+}
+
+TEST(HeldBlocks, AMaskOfTheWrongLengthIsAConfigError) {
+  ModelSpec spec = smallSpec("strata");
+  EXPECT_THROW(build(spec, std::vector<bool>(5, true)), ConfigError);
+}
+
+}  // namespace
+}  // namespace strata::models
