@@ -31,6 +31,16 @@ const ModelFamily& modelFamily(const std::string& architecture) {
   throw ConfigError("unknown model architecture '" + architecture + "' (known: " + known + ")");
 }
 
+std::vector<int64_t> blockStandIns(const ModelSpec& spec) {
+  std::vector<int64_t> standIns;
+  for (int64_t block = 0; block < spec.layers; ++block) {
+    int64_t first = 0;
+    while (spec.moe.isMoeBlock(first) != spec.moe.isMoeBlock(block)) ++first;
+    standIns.push_back(first);
+  }
+  return standIns;
+}
+
 std::vector<std::string> modelArchitectures() {
   std::vector<std::string> names;
   for (const Registered& entry : registry()) names.push_back(entry.architecture);

@@ -64,25 +64,44 @@ plan::Partition profiledPartition(const LayerList& layers, const schedule::Sched
 // The layers of each stage when the cut needs no profile: layersPerStage,
 // else as even as possible. Checks the counts either way, so that a bad
 // configuration fails before the profile's all-reduce, alike on every rank.
-std::vector<int> unmeasuredCounts(int numLayers, const schedule::Schedule& schedule,
-                                  const PipelineOptions& options) {
-  if (options.layersPerStage.empty()) return evenCounts(numLayers, schedule.stages());
-  if (static_cast<int>(options.layersPerStage.size()) != schedule.stages()) {
-    throw ConfigError("layersPerStage has " + std::to_string(options.layersPerStage.size()) +
+void checkStageCounts(const std::vector<int>& counts, int numLayers,
+                      const schedule::Schedule& schedule, const char* what) {
+  if (static_cast<int>(counts.size()) != schedule.stages()) {
+    throw ConfigError(std::string(what) + " has " + std::to_string(counts.size()) +
                       " counts, but the schedule has " + std::to_string(schedule.stages()) +
                       " stages");
   }
-  checkCounts(options.layersPerStage, numLayers);
+  checkCounts(counts, numLayers);
+}
+
+// The cut's counts where they are known without a profile: a cut already
+// made, layersPerStage, else as even as possible. Checks them either way, so
+// that a bad configuration fails before the profile's all-reduce, alike on
+// every rank.
+std::vector<int> knownCounts(int numLayers, const schedule::Schedule& schedule,
+                             const PipelineOptions& options) {
+  if (options.cut) {
+    std::vector<int> counts;
+    for (const plan::StageReport& stage : options.cut->stages) counts.push_back(stage.numLayers);
+    checkStageCounts(counts, numLayers, schedule, "the given cut");
+    return counts;
+  }
+  if (options.layersPerStage.empty()) return evenCounts(numLayers, schedule.stages());
+  checkStageCounts(options.layersPerStage, numLayers, schedule, "layersPerStage");
   return options.layersPerStage;
+}
+
+bool needsProfile(const PipelineOptions& options) {
+  return options.autoPartition && !options.cut && options.layersPerStage.empty();
 }
 
 // Decides the cut.
 plan::Partition choosePartition(const LayerList& layers, const schedule::Schedule& schedule,
                                 const PipelineOptions& options, Communicator* profileGroup) {
   int numLayers = static_cast<int>(layers.size());
-  std::vector<int> counts = unmeasuredCounts(numLayers, schedule, options);
-  if (options.autoPartition && options.layersPerStage.empty())
-    return profiledPartition(layers, schedule, options, profileGroup);
+  std::vector<int> counts = knownCounts(numLayers, schedule, options);
+  if (options.cut) return *options.cut;
+  if (needsProfile(options)) return profiledPartition(layers, schedule, options, profileGroup);
   return plan::partitionByCounts(std::vector<plan::LayerCost>(numLayers), counts);
 }
 
@@ -97,8 +116,8 @@ std::vector<int> checkpointedStages(const PipelineOptions& options, int stages) 
 
 std::vector<bool> layersHeldBy(int numLayers, int ranks, int rank, const PipelineOptions& options) {
   schedule::Schedule plan = makeSchedule(options, ranks);
-  std::vector<int> counts = unmeasuredCounts(numLayers, plan, options);
-  if (options.autoPartition && options.layersPerStage.empty()) return {};
+  std::vector<int> counts = knownCounts(numLayers, plan, options);
+  if (needsProfile(options)) return {};
   std::vector<bool> held(static_cast<size_t>(numLayers), false);
   int first = 0;
   for (int s = 0; s < plan.stages(); ++s) {
@@ -106,6 +125,11 @@ std::vector<bool> layersHeldBy(int numLayers, int ranks, int rank, const Pipelin
     first += counts[s];
   }
   return held;
+}
+
+plan::Partition cutLayers(const LayerList& layers, int ranks, const PipelineOptions& options,
+                          Communicator* profileGroup) {
+  return choosePartition(layers, makeSchedule(options, ranks), options, profileGroup);
 }
 
 Pipeline::Pipeline(torch::nn::Sequential model, const ParallelGroups& groups,

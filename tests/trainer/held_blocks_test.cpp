@@ -81,6 +81,14 @@ TEST(HeldBlocks, BuildHoldsOneBlockBeyondTheKeptOnes) {
   EXPECT_LE(peak, kept + block + block / 4) << "kept " << kept << " B, one block " << block << " B";
 }
 
+TEST(HeldBlocks, StandInsAreTheFirstBlockOfTheSameKind) {
+  ModelSpec spec = smallSpec("llama");
+  EXPECT_EQ(blockStandIns(spec), (std::vector<int64_t>(6, 0)));
+  spec.moe.experts = 4;
+  spec.moe.every = 2;  // blocks 1, 3 and 5 are mixtures of experts
+  EXPECT_EQ(blockStandIns(spec), (std::vector<int64_t>{0, 1, 0, 1, 0, 1}));
+}
+
 TEST(HeldBlocks, AMaskOfTheWrongLengthIsAConfigError) {
   ModelSpec spec = smallSpec("strata");
   EXPECT_THROW(build(spec, std::vector<bool>(5, true)), ConfigError);

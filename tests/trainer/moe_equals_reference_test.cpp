@@ -101,6 +101,15 @@ TEST(MoeEqualsReference, GptPp2Dp2Tp2Ep2) {
   expectEqualsReference("moe_gpt_pp2tp2ep2", gptMoeConfig(2, 2, 2, 2));
 }
 
+// A measured cut times the first dense and the first MoE block in place of
+// the others of their kind (models::blockStandIns), its experts exchanging
+// tokens over ep 2 as in training.
+TEST(MoeEqualsReference, GptPp2Dp2Ep2BalancedCut) {
+  TrainConfig c = gptMoeConfig(2, 2, 1, 2);
+  c.parallel.partition = "balanced";
+  expectEqualsReference("moe_gpt_pp2ep2balanced", c);
+}
+
 TEST(MoeEqualsReference, Pp2Ep2CheckpointedActivations) {
   TrainConfig c = moeConfig(2, 2, 1, 2);
   c.parallel.checkpointActivations = true;

@@ -111,6 +111,11 @@ const ModelFamily& modelFamily(const std::string& architecture);
 // Every architecture name modelFamily knows.
 std::vector<std::string> modelArchitectures();
 
+// For each block, the first block of the same structure, whose cost it
+// shares: in every family a block is dense or, where spec.moe puts one, a
+// mixture of experts. What a measured pipeline cut times in its place.
+std::vector<int64_t> blockStandIns(const ModelSpec& spec);
+
 // Names of the two registrations of a tied weight in a built model (the
 // head's is the embedding's tensor registered again).
 constexpr const char* kTiedEmbeddingName = "embedding.tokens.weight";

@@ -18,8 +18,9 @@
 // device per pipeline rank instead of groups and runs every stage in this
 // process, moving activations and gradients between devices itself.
 //
-// Cutting: layersPerStage when given, else a profiled cost-balanced cut when
-// autoPartition, else layer counts as even as possible. Stages = pipeline
+// Cutting: a cut already made (cutLayers') or layersPerStage when given, else
+// a profiled cost-balanced cut when autoPartition, else layer counts as even
+// as possible. Stages = pipeline
 // ranks x virtualStages, or 2 x ranks placed in a V for zb-v and dualpipe-v. Construction throws
 // ConfigError, on every rank alike and before any communication, for an unknown schedule, a
 // schedule/size combination it rejects, fewer layers than stages, bad counts, or autoPartition
@@ -32,6 +33,7 @@
 #include <torch/nn/modules/container/sequential.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,9 +50,10 @@ struct PipelineOptions {
   int microbatches = 1;
   int virtualStages = 1;  // model chunks per rank (interleaved schedules)
 
-  std::vector<int> layersPerStage;  // explicit cut, one count per stage
-  bool autoPartition = false;       // profile the layers and balance the cut
-  at::Tensor profileInput;          // one sample micro-batch for the profile
+  std::vector<int> layersPerStage;     // explicit cut, one count per stage
+  std::optional<plan::Partition> cut;  // a cut already made (cutLayers'), kept with its costs
+  bool autoPartition = false;          // profile the layers and balance the cut
+  at::Tensor profileInput;             // one sample micro-batch for the profile
   ProfileOptions profile;
   double memoryLimitBytes = plan::kNoMemoryLimit;  // per stage, for autoPartition
 
@@ -67,9 +70,19 @@ struct PipelineOptions {
 // `ranks` will run under `options`, decided as the constructor decides the
 // cut but before any model exists, so that a builder makes only those
 // (models::ModelFamily::build's `held`). Empty under autoPartition without
-// layersPerStage: that cut needs the layers timed. Throws ConfigError as
-// the constructor would; never communicates.
+// a cut or layersPerStage: that cut needs the layers timed. Throws
+// ConfigError as the constructor would; never communicates.
 std::vector<bool> layersHeldBy(int numLayers, int ranks, int rank, const PipelineOptions& options);
+
+// The cut the constructor would make of `layers` over `ranks` pipeline
+// ranks (options.cut, layersPerStage, a profiled one under autoPartition, or
+// even), for a caller that must know it before it builds the model: it can
+// time stand-ins for the layers (layers of the same structure, so the same
+// cost) and hand the cut over as options.cut. Under autoPartition it blocks
+// on one all-reduce of the times over `profileGroup` (nullptr: none), and
+// throws as the constructor does.
+plan::Partition cutLayers(const LayerList& layers, int ranks, const PipelineOptions& options,
+                          Communicator* profileGroup);
 
 class Pipeline {
  public:

@@ -105,8 +105,9 @@ const std::vector<ConfigOption>& configOptions() {
       {"parallel", "virtual_stages", "virtual-stages", "model chunks per pipeline rank",
        +[](C& c) -> int64_t& { return c.parallel.virtualStages; }},
       {"parallel", "partition", "partition",
-       "how layers are cut into pipeline stages: even (layer counts), or balanced (each layer "
-       "timed on every rank, the head with its loss, the cut balanced by time)",
+       "how layers are cut into pipeline stages: even (layer counts), or balanced (the layers "
+       "timed on every rank, the head with its loss and one block for each kind, the cut "
+       "balanced by time)",
        +[](C& c) -> std::string& { return c.parallel.partition; }},
       {"parallel", "stage_layers", "stage-layers",
        "an explicit cut: layers per stage, pp x virtual_stages counts of the embedding, the "

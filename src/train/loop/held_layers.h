@@ -1,9 +1,9 @@
 // A pipeline rank keeps only its stages' weights. The model builder already
 // empties the blocks of other ranks' stages as it makes them
-// (ModelFamily::build's `held`), except when the cut is measured, which
-// times every layer here first; the embedding and the head are always built
-// whole (a tied head shares the embedding's weight). What the pipeline left
-// out is released here, once it is cut. Nothing blocks.
+// (ModelFamily::build's `held`; a measured cut is made first, on stand-ins);
+// the embedding and the head are always built whole (a tied head shares the
+// embedding's weight). What the pipeline left out is released here, once it
+// is cut. Nothing blocks.
 #pragma once
 
 #include <torch/torch.h>

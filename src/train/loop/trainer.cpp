@@ -10,6 +10,7 @@
 #include "strata/error.h"
 #include "strata/models/model_family.h"
 #include "strata/pipeline/pipeline.h"
+#include "strata/pipeline/split.h"
 #include "strata/pipeline/trace.h"
 #include "strata/runtime/threads.h"
 #include "strata/tensor_parallel/dropout.h"
@@ -111,7 +112,7 @@ TrainConfig validated(TrainConfig config, int worldSize) {
 // stage timed at 55 to 65 ms; with 3 and 11, [5, 1] in four of four, the
 // first stage at 34 to 38 ms against 60 to 63 for the head.
 void setBalancedPartition(pipeline::PipelineOptions& options, const Trainer::State& s,
-                          const TrainConfig& config) {
+                          const TrainConfig& config, const pipeline::LossFn& lossFn) {
   int64_t count = config.train.microBatch * config.train.seqLen;
   at::Tensor ids = torch::arange(count + 1, torch::kLong).remainder(config.model.vocab);
   at::Tensor input = s.localTokens(ids.narrow(0, 0, count).view({config.train.microBatch, -1}));
@@ -121,9 +122,40 @@ void setBalancedPartition(pipeline::PipelineOptions& options, const Trainer::Sta
   options.profileInput = input;
   options.profile.warmup = 3;
   options.profile.repetitions = 11;
-  options.profile.lastLayerLoss = [lossFn = s.lossFn, target](const at::Tensor& output) {
+  options.profile.lastLayerLoss = [lossFn, target](const at::Tensor& output) {
     return lossFn(output, target);
   };
+}
+
+pipeline::LossFn modelLoss(torch::nn::Sequential model) {
+  return [model = std::move(model)](const at::Tensor& output, const at::Tensor& target) {
+    return models::modelOutputLoss(model, output, target);
+  };
+}
+
+// A measured cut times stand-ins, so that no rank builds the whole model to
+// measure it: the embedding, the head and the first block of each kind
+// (dense, mixture-of-experts), every other block timed as the one of its
+// kind, whose structure, and so cost, it shares. In the step's precision,
+// without dropout, so that it draws nothing from the random generators and
+// the run trains as it would with the same cut given explicitly. Blocks on
+// the profile's all-reduce over every rank.
+plan::Partition measureCut(pipeline::PipelineOptions options, const Trainer::State& s,
+                           const TrainConfig& config) {
+  std::vector<int64_t> timedAs = models::blockStandIns(s.spec);
+  std::vector<bool> built(timedAs.size() + 2, false);
+  built.front() = built.back() = true;
+  for (int64_t first : timedAs) built[first + 1] = true;
+  torch::nn::Sequential model =
+      models::modelFamily(s.spec.architecture)
+          .build(s.spec, s.groups.tp, s.contextParallel, s.experts, built);
+  pipeline::LayerList all = pipeline::layersOf(model), layers{all.front()};
+  for (int64_t first : timedAs) layers.push_back(all[first + 1]);
+  layers.push_back(all.back());
+  setBalancedPartition(options, s, config, modelLoss(model));
+  PrecisionGuard precision(config.train.precision, s.device.type());
+  EvalMode noDropout(model);
+  return pipeline::cutLayers(layers, s.groups.pp->size(), options, s.groups.world.get());
 }
 
 // The cut the pipeline made becomes parallel.stage_layers of this run's
@@ -139,9 +171,12 @@ void recordCut(TrainConfig& config, const Trainer::State& s, int rank) {
   if (!measured || rank != 0) return;
   std::string table = s.pipeline->partitionTable();
   table.pop_back();  // its last newline; the log adds one
-  logMessage(LogLevel::Info, "balanced pipeline cut: stage_layers = " +
-                                 util::tomlLiteral(util::TomlArray(counts.begin(), counts.end())) +
-                                 ", by each layer's time averaged over every rank\n" + table);
+  logMessage(
+      LogLevel::Info,
+      "balanced pipeline cut: stage_layers = " +
+          util::tomlLiteral(util::TomlArray(counts.begin(), counts.end())) +
+          ", by the layers' times averaged over every rank (one block timed for each kind)\n" +
+          table);
 }
 
 }  // namespace
@@ -248,11 +283,11 @@ void Trainer::buildModel() {
   options.microbatches = static_cast<int>(config_.microBatches());
   options.virtualStages = static_cast<int>(p.virtualStages);
   options.layersPerStage.assign(p.stageLayers.begin(), p.stageLayers.end());
-  bool measuredCut = p.stageLayers.empty() && p.partition == "balanced";
-  // Only this rank's blocks are kept from the start, unless the cut is to
-  // be measured, which times every layer here.
+  if (p.stageLayers.empty() && p.partition == "balanced")
+    options.cut = measureCut(options, s, config_);
+  // Only this rank's blocks are kept from the start (a stage's, or a V's two).
   std::vector<bool> held;
-  if (s.groups.pp->size() > 1 && !measuredCut) {
+  if (s.groups.pp->size() > 1) {
     held = pipeline::layersHeldBy(static_cast<int>(s.spec.layers) + 2, s.groups.pp->size(),
                                   s.groups.coord.pp, options);
   }
@@ -271,18 +306,8 @@ void Trainer::buildModel() {
   }
   const ProcessEnv& env = world_->env();
   if (env.debugSlowRank == env.rank) options.layerCall = slowedDown(options.layerCall, env);
-  s.lossFn = [model = s.model](const at::Tensor& output, const at::Tensor& target) {
-    return models::modelOutputLoss(model, output, target);
-  };
-  if (measuredCut) setBalancedPartition(options, s, config_);
-  {
-    // The profile of a balanced cut runs the layers in the step's precision,
-    // without dropout, so that it draws nothing from the random generators
-    // and the run trains as it would with the same cut given explicitly.
-    PrecisionGuard precision(config_.train.precision, s.device.type());
-    EvalMode noDropout(s.model);
-    s.pipeline = std::make_unique<pipeline::Pipeline>(s.model, s.groups, options);
-  }
+  s.lossFn = modelLoss(s.model);
+  s.pipeline = std::make_unique<pipeline::Pipeline>(s.model, s.groups, options);
   s.heldLayers = releaseOtherLayers(s.model, s.pipeline->parameters());
   recordCut(config_, s, world_->rank());
 }
