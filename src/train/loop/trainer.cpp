@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <set>
@@ -153,6 +154,14 @@ plan::Partition measureCut(pipeline::PipelineOptions options, const Trainer::Sta
   for (int64_t first : timedAs) layers.push_back(all[first + 1]);
   layers.push_back(all.back());
   setBalancedPartition(options, s, config, modelLoss(model));
+  if (s.groups.world->rank() == 0) {
+    auto kinds = std::count(built.begin(), built.end(), true) - 2;
+    logMessage(
+        LogLevel::Info,
+        "balanced pipeline cut: timing the embedding, the head and " + std::to_string(kinds) +
+            " block(s) standing for all " + std::to_string(timedAs.size()) + ", " +
+            std::to_string(options.profile.warmup + options.profile.repetitions) + " runs each");
+  }
   PrecisionGuard precision(config.train.precision, s.device.type());
   EvalMode noDropout(model);
   return pipeline::cutLayers(layers, s.groups.pp->size(), options, s.groups.world.get());
