@@ -61,9 +61,8 @@ plan::Partition profiledPartition(const LayerList& layers, const schedule::Sched
   }
 }
 
-// The layers of each stage when the cut needs no profile: layersPerStage,
-// else as even as possible. Checks the counts either way, so that a bad
-// configuration fails before the profile's all-reduce, alike on every rank.
+// ConfigError unless `counts` has one count per stage of `schedule`, each
+// >= 1, adding up to the layers.
 void checkStageCounts(const std::vector<int>& counts, int numLayers,
                       const schedule::Schedule& schedule, const char* what) {
   if (static_cast<int>(counts.size()) != schedule.stages()) {
