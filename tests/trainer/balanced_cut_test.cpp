@@ -1,9 +1,9 @@
 // partition = "balanced": the trainer times the layers on every rank (the
 // embedding, the head together with the loss it feeds, one block for all
-// blocks of its kind), and cuts the pipeline by the averaged times; the cut it made becomes parallel.stage_layers of its
-// config, which checkpoints save. (That the measured cut trains what the
-// independent reference trains is TrainerEqualsReference's; that a resume
-// with another cut finds every layer is TrainerReshard's.)
+// blocks of its kind), and cuts the pipeline by the averaged times; the cut it made becomes
+// parallel.stage_layers of its config, which checkpoints save. (That the measured cut trains what
+// the independent reference trains is TrainerEqualsReference's; that a resume with another cut
+// finds every layer is TrainerReshard's.)
 #include <gtest/gtest.h>
 
 #include "strata/pipeline/pipeline.h"
