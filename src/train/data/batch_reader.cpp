@@ -21,7 +21,8 @@ void checkOptions(const WindowDataset& dataset, const ReaderOptions& o) {
   if (dataset.size() < o.globalBatch)
     throw ConfigError(dataset.name() + " data has " + text(dataset.size()) + " windows of " +
                       text(dataset.sequenceLength()) + " tokens, fewer than one global batch of " +
-                      text(o.globalBatch));
+                      text(o.globalBatch) +
+                      (o.tooLittleData.empty() ? "" : ": " + o.tooLittleData));
 }
 
 }  // namespace

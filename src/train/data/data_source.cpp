@@ -47,16 +47,6 @@ DataSplit preparedSplit(const TrainConfig& config, const Tokenizer& tokenizer) {
           WindowDataset(split.validation, config.train.seqLen, "validation")};
 }
 
-// One global batch of windows is the least a reader can serve; say what to
-// change when a part has fewer, before BatchReader's plain sizes.
-void checkFillsBatch(const WindowDataset& part, const TrainConfig& config, const std::string& fix) {
-  if (part.size() >= config.train.globalBatch) return;
-  throw ConfigError(part.name() + " data has " + std::to_string(part.size()) + " windows of " +
-                    std::to_string(part.sequenceLength()) +
-                    " tokens, fewer than one global batch of " +
-                    std::to_string(config.train.globalBatch) + " (train.global_batch): " + fix);
-}
-
 }  // namespace
 
 DataSplit makeDataSplit(const TrainConfig& config) {
@@ -76,7 +66,7 @@ DataSplit makeDataSplit(const TrainConfig& config) {
 BatchReader makeTrainReader(const DataSplit& data, const TrainConfig& config, int dpRank) {
   ReaderOptions options = readerOptions(config, dpRank);
   options.shuffle = config.data.shuffle;
-  checkFillsBatch(data.train, config, "give more text or lower train.global_batch");
+  options.tooLittleData = "give more text or lower train.global_batch";
   return BatchReader(data.train, options);
 }
 
@@ -85,9 +75,8 @@ BatchReader makeValidationReader(const DataSplit& data, const TrainConfig& confi
   options.shuffle = false;
   std::ostringstream fraction;
   fraction << config.data.validationFraction;
-  checkFillsBatch(data.validation, config,
-                  "give more text, raise data.validation_fraction (now " + fraction.str() +
-                      ") or lower train.global_batch");
+  options.tooLittleData = "give more text, raise data.validation_fraction (now " + fraction.str() +
+                          ") or lower train.global_batch";
   return BatchReader(data.validation, options);
 }
 

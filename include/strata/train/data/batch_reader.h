@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "strata/train/data/text_dataset.h"
@@ -40,6 +41,9 @@ struct ReaderOptions {
   int replica = 0;
   uint64_t seed = 0;
   bool shuffle = true;
+  // What to change, appended to the error when the data holds fewer windows
+  // than one global batch (the caller knows its config's keys).
+  std::string tooLittleData;
 };
 
 class BatchReader {
