@@ -70,7 +70,7 @@ class FullyShardedDataParallel::Impl {
   std::vector<uintptr_t> hookKeys_;
 
  private:
-  void shardParameters();
+  void shardUnit(Unit& unit);
   void registerHooks();
   void startGather(int unit);
   void ensureGathered(int unit);
@@ -115,12 +115,16 @@ FullyShardedDataParallel::Impl::Impl(std::vector<ShardedUnit> units, Communicato
   }
   // Validation is over; from here on every rank communicates.
   checkSameStructure(all, comm_);
-  if (options_.initialSync == InitialSync::kBroadcast) {
-    broadcastTensors(all, comm_, 0);
-  } else {
-    checkTensorsEqual(all, comm_);
+  for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
+    const std::vector<NamedTensor>& params = units_[u].spec.parameters;
+    if (options_.initUnit) options_.initUnit(u, units_[u].spec);
+    if (options_.initialSync == InitialSync::kBroadcast) {
+      broadcastTensors(params, comm_, 0);
+    } else {
+      checkTensorsEqual(params, comm_);
+    }
+    shardUnit(units_[u]);
   }
-  shardParameters();
   registerHooks();
 }
 
@@ -128,32 +132,30 @@ FullyShardedDataParallel::Impl::~Impl() {
   for (size_t i = 0; i < accumulators_.size(); ++i) accumulators_[i]->del_post_hook(hookKeys_[i]);
 }
 
-// Copies each unit's parameters into its flat buffer, keeps this rank's
+// Copies the unit's parameters into its flat buffer, keeps this rank's
 // chunk, points the parameters at the buffer's storage and releases it.
-void FullyShardedDataParallel::Impl::shardParameters() {
+void FullyShardedDataParallel::Impl::shardUnit(Unit& unit) {
   torch::NoGradGuard noGrad;
-  for (Unit& unit : units_) {
-    const at::Tensor& first = unit.spec.parameters[0].tensor;
-    at::TensorOptions type = first.options().requires_grad(false);
-    int64_t chunk = unit.layout.chunkNumel(0);
-    unit.full = torch::zeros({unit.layout.totalNumel()}, type);
-    for (size_t i = 0; i < unit.spec.parameters.size(); ++i) {
-      at::Tensor param = unit.spec.parameters[i].tensor;
-      const ParamSlot& slot = unit.layout.slot(static_cast<int>(i));
-      unit.full.narrow(0, slot.offset, slot.numel).view(param.sizes()).copy_(param);
-      // set_ rather than a view: the parameter keeps its own version counter,
-      // so gathers into the buffer never invalidate what autograd saved.
-      param.set_(unit.full.storage(), slot.offset, param.sizes(),
-                 c10::contiguous_strides(param.sizes()));
-      param.mutable_grad().reset();
-    }
-    unit.shard = unit.full.narrow(0, comm_.rank() * chunk, chunk).clone();
-    addHeld(chunk);
-    // Held only from the unit's reduce-scatter to zeroGrad().
-    unit.gradShard = torch::empty({chunk}, type);
-    releaseStorage(unit.gradShard);
-    releaseStorage(unit.full);
+  const at::Tensor& first = unit.spec.parameters[0].tensor;
+  at::TensorOptions type = first.options().requires_grad(false);
+  int64_t chunk = unit.layout.chunkNumel(0);
+  unit.full = torch::zeros({unit.layout.totalNumel()}, type);
+  for (size_t i = 0; i < unit.spec.parameters.size(); ++i) {
+    at::Tensor param = unit.spec.parameters[i].tensor;
+    const ParamSlot& slot = unit.layout.slot(static_cast<int>(i));
+    unit.full.narrow(0, slot.offset, slot.numel).view(param.sizes()).copy_(param);
+    // set_ rather than a view: the parameter keeps its own version counter,
+    // so gathers into the buffer never invalidate what autograd saved.
+    param.set_(unit.full.storage(), slot.offset, param.sizes(),
+               c10::contiguous_strides(param.sizes()));
+    param.mutable_grad().reset();
   }
+  unit.shard = unit.full.narrow(0, comm_.rank() * chunk, chunk).clone();
+  addHeld(chunk);
+  // Held only from the unit's reduce-scatter to zeroGrad().
+  unit.gradShard = torch::empty({chunk}, type);
+  releaseStorage(unit.gradShard);
+  releaseStorage(unit.full);
 }
 
 // As in DataParallel: a post hook on each parameter's AccumulateGrad node

@@ -16,11 +16,25 @@ void checkHeldLayers(const std::vector<bool>& held, int64_t layers) {
                     " (the embedding, the blocks, the head)");
 }
 
-void emptyUnheldBlock(torch::nn::Module& module, const std::vector<bool>& held, int64_t block) {
-  if (held.empty() || held[static_cast<size_t>(block + 1)]) return;
+void checkBlockIndex(int64_t block, int64_t layers) {
+  if (block >= 0 && block < layers) return;
+  throw ConfigError("block " + std::to_string(block) + " does not exist: the model has " +
+                    std::to_string(layers) + " blocks, 0 to " + std::to_string(layers - 1));
+}
+
+void leaveBlock(torch::nn::Module& module, const std::vector<bool>& held, int64_t block,
+                HeldBlocks heldAs) {
   torch::NoGradGuard noGrad;
-  for (at::Tensor parameter : module.parameters()) parameter.set_();
-  for (at::Tensor buffer : module.buffers()) buffer.set_();
+  if (!held.empty() && !held[static_cast<size_t>(block + 1)]) {
+    for (at::Tensor parameter : module.parameters()) parameter.set_();
+    for (at::Tensor buffer : module.buffers()) buffer.set_();
+    return;
+  }
+  if (heldAs != HeldBlocks::kShells) return;
+  // One zero per parameter, expanded: the shape stays for whoever lays the
+  // parameters out (ZeRO-3's units), and writing to it fails loudly.
+  for (at::Tensor parameter : module.parameters())
+    parameter.set_(at::zeros({1}, parameter.options()).expand(parameter.sizes()));
 }
 
 }  // namespace strata::models

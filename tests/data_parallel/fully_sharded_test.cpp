@@ -2,7 +2,8 @@
 // LibTorch, training_fixture.h), for 2 and 4 replicas, with and without
 // resharding after forward, with prefetch, gradient accumulation, a weight
 // used by two units, parameters that forward never reaches, and a resume from
-// saved shards, while only a shard of every unit stays in memory.
+// saved shards, while only a shard of every unit stays in memory, and units
+// given their values one at a time (deferred initialisation).
 #include "strata/data_parallel/fully_sharded.h"
 
 #include <gtest/gtest.h>
@@ -169,6 +170,45 @@ void checkShardsOnly(const RankContext&) {
 }
 
 TEST(FullySharded, OnlyShardsStayInMemory) { runInProcesses(2, checkShardsOnly); }
+
+// Deferred initialisation: the units arrive as placeholders of the right
+// shape (a zero seen through zero strides), and initUnit gives each its
+// values just before it is sharded: the units before it are shards already,
+// those after it still placeholders, so one unit is whole at a time.
+void checkDeferredInitialisation(const RankContext&) {
+  auto world = World::init();
+  Communicator& comm = world->comm();
+  Mlp values(3, false), model(4, false);
+  torch::NoGradGuard noGrad;
+  for (at::Tensor p : model.parameters()) p.set_(torch::zeros({1}).expand(p.sizes()));
+  std::vector<ShardedUnit> units = mlpUnits(model), sources = mlpUnits(values);
+  std::vector<int> order;
+  FullyShardedOptions options;
+  options.initUnit = [&](int u, const ShardedUnit& unit) {
+    order.push_back(u);
+    for (int other = 0; other < static_cast<int>(units.size()); ++other) {
+      for (const NamedTensor& p : units[other].parameters) {
+        bool placeholder = p.tensor.storage().nbytes() == sizeof(float);
+        bool shard = p.tensor.storage().nbytes() == 0;
+        EXPECT_TRUE(other < u ? shard : placeholder) << "unit " << u << ": " << p.name;
+      }
+    }
+    for (size_t i = 0; i < unit.parameters.size(); ++i) {
+      at::Tensor target = unit.parameters[i].tensor;
+      target.set_(sources[u].parameters[i].tensor.detach().clone());
+    }
+  };
+  FullyShardedDataParallel fsdp(units, comm, options);
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
+  std::vector<at::Tensor> whole = fsdp.fullParameters();
+  std::vector<at::Tensor> expected = values.parameters();
+  ASSERT_EQ(whole.size(), expected.size());
+  for (size_t i = 0; i < whole.size(); ++i) EXPECT_TRUE(torch::equal(whole[i], expected[i])) << i;
+}
+
+TEST(FullySharded, DeferredInitialisationHoldsOneUnitAtATime) {
+  runInProcesses(2, checkDeferredInitialisation);
+}
 
 void checkAccumulation(const RankContext&) {
   auto world = World::init();

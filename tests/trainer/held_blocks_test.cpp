@@ -1,7 +1,8 @@
 // A pipeline rank builds only its own blocks (ModelFamily::build's `held`):
 // the blocks it keeps have the whole model's values, the others are empty
 // under the same names, and the build never holds more than one block it
-// does not keep.
+// does not keep. Under ZeRO-3 the held blocks are shells, each filled later
+// from buildBlock.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -29,9 +30,29 @@ ModelSpec smallSpec(const std::string& architecture) {
   return spec;
 }
 
-torch::nn::Sequential build(const ModelSpec& spec, const std::vector<bool>& held = {}) {
-  return modelFamily(spec.architecture)
-      .build(spec, std::make_shared<train::ShapeCommunicator>(0, 1), nullptr, nullptr, held);
+std::shared_ptr<Communicator> oneRank() { return std::make_shared<train::ShapeCommunicator>(0, 1); }
+
+torch::nn::Sequential build(const ModelSpec& spec, const std::vector<bool>& held = {},
+                            HeldBlocks heldAs = HeldBlocks::kWhole) {
+  return modelFamily(spec.architecture).build(spec, oneRank(), nullptr, nullptr, held, heldAs);
+}
+
+// The GPT and Llama specs, each also with mixture-of-experts blocks.
+std::vector<ModelSpec> everyKind() {
+  std::vector<ModelSpec> specs;
+  for (const std::string& architecture : {"strata", "llama"}) {
+    ModelSpec dense = smallSpec(architecture), moe = dense;
+    moe.moe.experts = 4;
+    moe.moe.expertFfn = 64;
+    moe.moe.every = 2;
+    specs.push_back(dense);
+    specs.push_back(moe);
+  }
+  return specs;
+}
+
+std::string kindOf(const ModelSpec& spec) {
+  return spec.architecture + (spec.moe.enabled() ? " moe" : "");
 }
 
 int64_t bytesOf(const torch::nn::Module& module) {
@@ -79,6 +100,42 @@ TEST(HeldBlocks, BuildHoldsOneBlockBeyondTheKeptOnes) {
     if (held[i]) kept += bytesOf(*whole->ptr(i));
   EXPECT_GT(kept, block);
   EXPECT_LE(peak, kept + block + block / 4) << "kept " << kept << " B, one block " << block << " B";
+}
+
+// ZeRO-3's shells: the held blocks keep their parameters' shapes with a
+// single float behind each, and buffers whole; the embedding and head are
+// whole. buildBlock gives any block alone with the whole model's values.
+TEST(HeldBlocks, ShellsKeepShapesAndBuildBlockGivesTheValues) {
+  for (const ModelSpec& spec : everyKind()) {
+    torch::nn::Sequential whole = build(spec), shells = build(spec, {}, HeldBlocks::kShells);
+    for (int64_t i = 0; i < spec.layers; ++i) {
+      torch::nn::Module& wholeBlock = *whole->ptr(static_cast<size_t>(i + 1));
+      torch::nn::Module& shell = *shells->ptr(static_cast<size_t>(i + 1));
+      std::shared_ptr<torch::nn::Module> alone =
+          modelFamily(spec.architecture).buildBlock(spec, i, oneRank());
+      auto expected = wholeBlock.named_parameters(), fresh = alone->named_parameters();
+      ASSERT_EQ(fresh.keys(), expected.keys()) << kindOf(spec) << " block " << i;
+      for (const auto& item : shell.named_parameters()) {
+        const at::Tensor& value = expected[item.key()];
+        EXPECT_EQ(item.value().sizes(), value.sizes()) << kindOf(spec) << " " << item.key();
+        EXPECT_LE(item.value().storage().nbytes(), value.element_size()) << item.key();
+        EXPECT_TRUE(torch::equal(fresh[item.key()], value)) << kindOf(spec) << " " << item.key();
+      }
+      for (const auto& item : shell.named_buffers())
+        EXPECT_TRUE(torch::equal(item.value(), wholeBlock.named_buffers()[item.key()]));
+    }
+    for (size_t layer : {size_t{0}, static_cast<size_t>(spec.layers + 1)}) {
+      auto expected = whole->ptr(layer)->named_parameters();
+      for (const auto& item : shells->ptr(layer)->named_parameters())
+        EXPECT_TRUE(torch::equal(item.value(), expected[item.key()])) << item.key();
+    }
+  }
+}
+
+TEST(HeldBlocks, BuildBlockRefusesABlockOutsideTheModel) {
+  ModelSpec spec = smallSpec("llama");
+  for (int64_t block : {int64_t{-1}, spec.layers})
+    EXPECT_THROW(modelFamily(spec.architecture).buildBlock(spec, block, oneRank()), ConfigError);
 }
 
 TEST(HeldBlocks, StandInsAreTheFirstBlockOfTheSameKind) {

@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "reference_comparison.h"
+#include "strata/models/model_family.h"
+#include "strata/train/loop/tensor_memory.h"
+#include "train/loop/shape_communicator.h"
 #include "trainer_test_util.h"
 
 namespace strata::train::testing {
@@ -63,6 +66,47 @@ TEST(TrainerZero3, Pp2Dp2CheckpointedActivations) {
   TrainConfig config = zero3(2, 2, 1, "1f1b", true);
   config.parallel.checkpointActivations = true;
   expectEqualsReference("z3checkpointed", config);
+}
+
+// Building never holds the whole model: the blocks come as shells and each
+// is built again, alone, as its units are sharded. Over the trainer's
+// construction a rank's tensors peak at most a block and a half above what
+// it holds once built (at dp 8 half the model: its shards, their AdamW
+// moments and the norm's weights); building whole first, the peak was the
+// whole model and a unit.
+TEST(TrainerZero3, BuildingHoldsOneBlockAtATime) {
+  constexpr int kRanks = 8;
+  TrainConfig config = zero3(1, kRanks, 1, "1f1b", false);
+  config.train.microBatch = 1;
+  config.model.layers = 8;
+  config.model.hidden = 64;
+  config.model.ffn = 256;
+  std::string dir = sharedDir("z3build");
+  strata::testing::runInProcesses(
+      kRanks,
+      [&](const strata::testing::RankContext& ctx) {
+        installTensorMemoryCounter();  // before the trainer makes any tensor
+        int64_t before = liveTensorBytes();
+        resetPeakTensorBytes();
+        Trainer trainer(config, World::init());
+        double peak = static_cast<double>(peakTensorBytes() - before);
+        double built = static_cast<double>(liveTensorBytes() - before);
+        writeValues(dir, "built", ctx.rank, {peak, built});
+      },
+      sharedDirOptions(dir));
+  models::ModelSpec spec = trainingModelSpecOf(config);
+  torch::nn::Sequential whole =
+      models::modelFamily(spec.architecture).build(spec, std::make_shared<ShapeCommunicator>(0, 1));
+  double block = 0;
+  for (const at::Tensor& p : whole->ptr(1)->parameters())
+    block += static_cast<double>(p.numel() * p.element_size());
+  for (int rank = 0; rank < kRanks; ++rank) {
+    std::vector<double> v = readValues(dir, "built", rank);
+    EXPECT_LE(v.at(0), v.at(1) + 1.5 * block)
+        << "rank " << rank << ": peak " << v.at(0) << " B, held once built " << v.at(1)
+        << " B, one block " << block << " B";
+  }
+  removeSharedDir(dir);
 }
 
 }  // namespace

@@ -36,8 +36,9 @@
 // optimizer leaves them untouched, as one-process training would.
 //
 // Construction is a collective: the structure is compared (ConfigError on
-// mismatch, every rank alike) and parameters are broadcast from rank 0 or
-// checked equal. Every wait is bounded by the communicator's timeout
+// mismatch, every rank alike), then unit by unit its parameters are given
+// their values (options.initUnit, when set), broadcast from rank 0 or
+// checked equal, and sharded. Every wait is bounded by the communicator's timeout
 // (TimeoutError / PeerError). Hooks run on the autograd thread; the object is
 // not meant to be used from two threads at once.
 #pragma once
@@ -73,6 +74,15 @@ struct FullyShardedOptions {
   int prefetch = 1;
   InitialSync initialSync = InitialSync::kBroadcast;
   UnusedParameters unusedParameters = UnusedParameters::kError;
+  // Deferred initialisation: when set, the constructor calls it for each
+  // unit in turn, just before broadcasting (or checking) and sharding that
+  // unit, so that its parameters may arrive as placeholders of the right
+  // shape (ModelFamily's shells) and be given their values one unit at a
+  // time: the whole model is never held. It must leave every parameter of
+  // the unit with its shape, a leaf that requires grad (Tensor::set_ onto a
+  // freshly built copy does). Runs on the constructing thread; what it
+  // throws, the constructor throws.
+  std::function<void(int unit, const ShardedUnit&)> initUnit;
 };
 
 class FullyShardedDataParallel {

@@ -80,11 +80,17 @@ int64_t gptMatmulParameters(const GptConfig& config);
 // blocks spread their experts over `ep` (nullptr: all here). An MoE block's
 // MLP parameters: blockN.mlp.router.weight, blockN.mlp.experts.J.{gate,up,
 // down}.weight, blockN.mlp.shared.* (no biases), in place of fc1 and fc2.
+// `held` and `heldAs` as ModelFamily::build's.
 torch::nn::Sequential buildGpt(
     const GptConfig& config, std::shared_ptr<Communicator> tp,
     std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
     std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr,
-    const std::vector<bool>& held = {});
+    const std::vector<bool>& held = {}, HeldBlocks heldAs = HeldBlocks::kWhole);
+// Block `block` of buildGpt's model alone, with the same values.
+std::shared_ptr<torch::nn::Module> buildGptBlock(
+    const GptConfig& config, int64_t block, std::shared_ptr<Communicator> tp,
+    std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
+    std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr);
 
 // The GPT config of a family-neutral spec (gpt2: GPT-2's tanh GELU).
 GptConfig gptConfigOf(const ModelSpec& spec);

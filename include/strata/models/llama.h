@@ -74,11 +74,17 @@ int64_t llamaParameterCount(const LlamaConfig& config);
 int64_t llamaMatmulParameters(const LlamaConfig& config);
 
 // layers + 2 modules: the embedding, the blocks, the head. MoE blocks
-// spread their experts over `ep` (nullptr: all here).
+// spread their experts over `ep` (nullptr: all here). `held` and `heldAs`
+// as ModelFamily::build's.
 torch::nn::Sequential buildLlama(
     const LlamaConfig& config, std::shared_ptr<Communicator> tp,
     std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
     std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr,
-    const std::vector<bool>& held = {});
+    const std::vector<bool>& held = {}, HeldBlocks heldAs = HeldBlocks::kWhole);
+// Block `block` of buildLlama's model alone, with the same values.
+std::shared_ptr<torch::nn::Module> buildLlamaBlock(
+    const LlamaConfig& config, int64_t block, std::shared_ptr<Communicator> tp,
+    std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
+    std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr);
 
 }  // namespace strata::models

@@ -42,6 +42,13 @@
 
 namespace strata::models {
 
+// How build() leaves the blocks `held` names: whole, or as shells for
+// ZeRO-3's deferred initialisation, whose parameters keep their shapes with
+// no memory of their own behind them (a single zero seen through zero
+// strides; buffers stay whole), to be filled one block at a time from
+// buildBlock() as each is sharded, so that no rank holds every block at once.
+enum class HeldBlocks { kWhole, kShells };
+
 // A model's shape and build options, for every family; each family reads
 // the fields it has (a GPT has no kv heads, rotary base or RMSNorm).
 struct ModelSpec {
@@ -88,12 +95,20 @@ class ModelFamily {
   // this rank keeps, a pipeline rank's stages' (pipeline::layersHeldBy): the
   // blocks outside it are emptied as they are built, so a rank never holds
   // the whole model; their names and the kept ones' values are the whole
-  // model's. The embedding and head are always built whole.
+  // model's. The embedding and head are always built whole; `heldAs` says
+  // how the held blocks are left (HeldBlocks above).
   virtual torch::nn::Sequential build(
       const ModelSpec& spec, std::shared_ptr<Communicator> tp,
       std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
       std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr,
-      const std::vector<bool>& held = {}) const = 0;
+      const std::vector<bool>& held = {}, HeldBlocks heldAs = HeldBlocks::kWhole) const = 0;
+  // Block `block` (0-based) of the model build() makes, alone, with the same
+  // values (every block draws from a seed stream of its own), its parameter
+  // names those under build()'s "block<i>.".
+  virtual std::shared_ptr<torch::nn::Module> buildBlock(
+      const ModelSpec& spec, int64_t block, std::shared_ptr<Communicator> tp,
+      std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
+      std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr) const = 0;
   // Parameters of the whole (unsharded) model, the tied weight once.
   virtual int64_t parameterCount(const ModelSpec& spec) const = 0;
   // The weights that take part in matrix products per token: every

@@ -140,39 +140,57 @@ int64_t gptMatmulParameters(const GptConfig& c) {
   return total;
 }
 
+namespace {
+
+std::shared_ptr<expert_parallel::ExpertParallel> expertsOrLocal(
+    const GptConfig& c, std::shared_ptr<expert_parallel::ExpertParallel> ep,
+    const std::shared_ptr<const context_parallel::ContextParallel>& cp) {
+  if (c.moe.enabled() && !ep)
+    return std::make_shared<expert_parallel::ExpertParallel>(nullptr, cp ? cp->comm : nullptr);
+  return ep;
+}
+
+tp::ParallelTransformerBlock makeBlock(const GptConfig& c, int64_t index,
+                                       const std::shared_ptr<Communicator>& tpComm,
+                                       std::shared_ptr<const context_parallel::ContextParallel> cp,
+                                       const std::shared_ptr<expert_parallel::ExpertParallel>& ep) {
+  tp::ParallelTransformerBlockOptions options;
+  options.hidden = c.hidden;
+  options.heads = c.heads;
+  options.ffn = c.ffn;
+  options.sequenceParallel = c.sequenceParallel;
+  options.hiddenDropout = c.dropout;
+  options.attentionDropout = c.dropout;
+  options.geluTanh = c.geluTanh;
+  options.init = initFor(c, blockStream(index));
+  options.contextParallel = std::move(cp);
+  torch::nn::AnyModule moe;
+  if (c.moe.isMoeBlock(index)) {
+    expert_parallel::MoeMlpOptions m;
+    m.hidden = c.hidden;
+    m.moe = c.moe;
+    m.block = index;
+    m.init = tp::deriveInit(options.init, 1);  // the dense MLP's stream
+    moe = torch::nn::AnyModule(expert_parallel::MoeMlp(m, tpComm, ep));
+  }
+  return tp::ParallelTransformerBlock(options, tpComm, std::move(moe));
+}
+
+}  // namespace
+
 torch::nn::Sequential buildGpt(const GptConfig& c, std::shared_ptr<Communicator> tpComm,
                                std::shared_ptr<const context_parallel::ContextParallel> cp,
                                std::shared_ptr<expert_parallel::ExpertParallel> ep,
-                               const std::vector<bool>& held) {
+                               const std::vector<bool>& held, HeldBlocks heldAs) {
   checkGpt(c, tpComm->size());
   checkHeldLayers(held, c.layers);
-  if (c.moe.enabled() && !ep)
-    ep = std::make_shared<expert_parallel::ExpertParallel>(nullptr, cp ? cp->comm : nullptr);
+  ep = expertsOrLocal(c, std::move(ep), cp);
   torch::nn::Sequential model;
   GptEmbedding embedding(c, tpComm, cp);
   model->push_back("embedding", embedding);
   for (int64_t i = 0; i < c.layers; ++i) {
-    tp::ParallelTransformerBlockOptions options;
-    options.hidden = c.hidden;
-    options.heads = c.heads;
-    options.ffn = c.ffn;
-    options.sequenceParallel = c.sequenceParallel;
-    options.hiddenDropout = c.dropout;
-    options.attentionDropout = c.dropout;
-    options.geluTanh = c.geluTanh;
-    options.init = initFor(c, blockStream(i));
-    options.contextParallel = cp;
-    torch::nn::AnyModule moe;
-    if (c.moe.isMoeBlock(i)) {
-      expert_parallel::MoeMlpOptions m;
-      m.hidden = c.hidden;
-      m.moe = c.moe;
-      m.block = i;
-      m.init = tp::deriveInit(options.init, 1);  // the dense MLP's stream
-      moe = torch::nn::AnyModule(expert_parallel::MoeMlp(m, tpComm, ep));
-    }
-    tp::ParallelTransformerBlock block(options, tpComm, std::move(moe));
-    emptyUnheldBlock(*block, held, i);
+    tp::ParallelTransformerBlock block = makeBlock(c, i, tpComm, cp, ep);
+    leaveBlock(*block, held, i, heldAs);
     model->push_back("block" + std::to_string(i), block);
   }
   tp::VocabParallelEmbedding tiedTo{nullptr};
@@ -185,6 +203,16 @@ torch::nn::Sequential buildGpt(const GptConfig& c, std::shared_ptr<Communicator>
   head.init = initFor(c, kHead);
   model->push_back("head", DecoderHead(head, tpComm, tiedTo));
   return model;
+}
+
+std::shared_ptr<torch::nn::Module> buildGptBlock(
+    const GptConfig& c, int64_t block, std::shared_ptr<Communicator> tpComm,
+    std::shared_ptr<const context_parallel::ContextParallel> cp,
+    std::shared_ptr<expert_parallel::ExpertParallel> ep) {
+  checkGpt(c, tpComm->size());
+  checkBlockIndex(block, c.layers);
+  ep = expertsOrLocal(c, std::move(ep), cp);
+  return makeBlock(c, block, tpComm, std::move(cp), ep).ptr();
 }
 
 GptConfig gptConfigOf(const ModelSpec& spec) {

@@ -13,7 +13,12 @@ class GptFamily : public ModelFamily {
   torch::nn::Sequential build(const ModelSpec& spec, std::shared_ptr<Communicator> tp,
                               std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
                               std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr,
-                              const std::vector<bool>& held = {}) const override;
+                              const std::vector<bool>& held = {},
+                              HeldBlocks heldAs = HeldBlocks::kWhole) const override;
+  std::shared_ptr<torch::nn::Module> buildBlock(
+      const ModelSpec& spec, int64_t block, std::shared_ptr<Communicator> tp,
+      std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
+      std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr) const override;
   int64_t parameterCount(const ModelSpec& spec) const override;
   int64_t matmulParameters(const ModelSpec& spec) const override;
   std::unique_ptr<HuggingFaceLayout> huggingFace(const ModelSpec& spec) const override;

@@ -116,6 +116,14 @@ class LlamaBlockImpl : public torch::nn::Module {
 };
 TORCH_MODULE(LlamaBlock);
 
+std::shared_ptr<expert_parallel::ExpertParallel> expertsOrLocal(
+    const LlamaConfig& c, std::shared_ptr<expert_parallel::ExpertParallel> ep,
+    const std::shared_ptr<const context_parallel::ContextParallel>& cp) {
+  if (c.moe.enabled() && !ep)
+    return std::make_shared<expert_parallel::ExpertParallel>(nullptr, cp ? cp->comm : nullptr);
+  return ep;
+}
+
 void requireDivisible(const char* what, int64_t value, int tpSize) {
   if (value % tpSize != 0)
     throw ConfigError(std::string(what) + " " + n(value) + " is not divisible by tp " + n(tpSize));
@@ -179,17 +187,16 @@ int64_t llamaMatmulParameters(const LlamaConfig& c) {
 torch::nn::Sequential buildLlama(const LlamaConfig& c, std::shared_ptr<Communicator> tpComm,
                                  std::shared_ptr<const context_parallel::ContextParallel> cp,
                                  std::shared_ptr<expert_parallel::ExpertParallel> ep,
-                                 const std::vector<bool>& held) {
+                                 const std::vector<bool>& held, HeldBlocks heldAs) {
   checkLlama(c, tpComm->size());
   checkHeldLayers(held, c.layers);
-  if (c.moe.enabled() && !ep)
-    ep = std::make_shared<expert_parallel::ExpertParallel>(nullptr, cp ? cp->comm : nullptr);
+  ep = expertsOrLocal(c, std::move(ep), cp);
   torch::nn::Sequential model;
   LlamaEmbedding embedding(c, tpComm, cp ? cp->comm->size() : 1);
   model->push_back("embedding", embedding);
   for (int64_t i = 0; i < c.layers; ++i) {
     LlamaBlock block(c, i, tpComm, cp, ep);
-    emptyUnheldBlock(*block, held, i);
+    leaveBlock(*block, held, i, heldAs);
     model->push_back("block" + std::to_string(i), block);
   }
   DecoderHeadOptions head;
@@ -204,6 +211,16 @@ torch::nn::Sequential buildLlama(const LlamaConfig& c, std::shared_ptr<Communica
   if (c.tiedEmbeddings) tiedTo = embedding->tokens;
   model->push_back("head", DecoderHead(head, tpComm, tiedTo));
   return model;
+}
+
+std::shared_ptr<torch::nn::Module> buildLlamaBlock(
+    const LlamaConfig& c, int64_t block, std::shared_ptr<Communicator> tpComm,
+    std::shared_ptr<const context_parallel::ContextParallel> cp,
+    std::shared_ptr<expert_parallel::ExpertParallel> ep) {
+  checkLlama(c, tpComm->size());
+  checkBlockIndex(block, c.layers);
+  ep = expertsOrLocal(c, std::move(ep), cp);
+  return LlamaBlock(c, block, std::move(tpComm), std::move(cp), std::move(ep)).ptr();
 }
 
 }  // namespace strata::models

@@ -69,23 +69,59 @@ UnitPlan planUnits(const std::vector<pipeline::Stage>& stages,
   return plan;
 }
 
+// The layer of each unit, by unit index.
+std::vector<int> unitLayers(const std::map<int, std::vector<int>>& layerUnits, size_t units) {
+  std::vector<int> layers(units, -1);
+  for (const auto& [layer, ids] : layerUnits)
+    for (int u : ids)
+      if (layers[u] < 0) layers[u] = layer;
+  return layers;
+}
+
+// Gives a unit of shells its values: each parameter is set onto the
+// same-named one of its layer built afresh ("block3.mlp.fc1.weight" is
+// "mlp.fc1.weight" there), which the unit's sharding then copies and drops.
+std::function<void(int, const ShardedUnit&)> unitInitialiser(const LayerBuilder& buildLayer,
+                                                             std::vector<int> layers) {
+  if (!buildLayer) return nullptr;
+  return [buildLayer, layers = std::move(layers)](int unit, const ShardedUnit& spec) {
+    std::shared_ptr<torch::nn::Module> fresh = buildLayer(layers[unit]);
+    if (!fresh) return;
+    auto values = fresh->named_parameters();
+    torch::NoGradGuard noGrad;
+    for (const NamedTensor& p : spec.parameters) {
+      std::string path = p.name.substr(p.name.find('.') + 1);
+      const at::Tensor* value = values.find(path);
+      if (value == nullptr || !value->sizes().equals(p.tensor.sizes())) {
+        throw Error("ZeRO-3: layer " + std::to_string(layers[unit]) + " built afresh has no '" +
+                    path + "' of the shape of '" + p.name + "'");
+      }
+      at::Tensor target = p.tensor;
+      target.set_(value->detach());
+    }
+  };
+}
+
 }  // namespace
 
 FullyShardedTraining::FullyShardedTraining(const std::vector<pipeline::Stage>& stages,
                                            const std::vector<NamedTensor>& named,
                                            const at::Tensor& tiedWeight, const OptimConfig& config,
-                                           bool reshardAfterForward, Communicator& dp,
-                                           Communicator* expertReplicas) {
+                                           bool reshardAfterForward, const LayerBuilder& buildLayer,
+                                           Communicator& dp, Communicator* expertReplicas) {
   UnitPlan plan = planUnits(stages, named, tiedWeight, expertReplicas != nullptr);
   layerUnits_ = std::move(plan.layerUnits);
   layerExpertUnits_ = std::move(plan.layerExpertUnits);
   tiedUnit_ = plan.tiedUnit;
   data_parallel::FullyShardedOptions options;
   options.reshardAfterForward = reshardAfterForward;
+  options.initUnit = unitInitialiser(buildLayer, unitLayers(layerUnits_, plan.units.size()));
   fsdp_ =
       std::make_unique<data_parallel::FullyShardedDataParallel>(std::move(plan.units), dp, options);
   addOptimizers(*fsdp_, config);
   if (expertReplicas == nullptr) return;
+  options.initUnit =
+      unitInitialiser(buildLayer, unitLayers(layerExpertUnits_, plan.expertUnits.size()));
   experts_ = std::make_unique<data_parallel::FullyShardedDataParallel>(std::move(plan.expertUnits),
                                                                        *expertReplicas, options);
   addOptimizers(*experts_, config);

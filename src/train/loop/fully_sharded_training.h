@@ -10,12 +10,17 @@
 // unit of their own, sharded over the experts' replicas (moe_training.h)
 // instead of dp: a second set of units, gathered with the layer's others.
 //
+// The layers may arrive as shells (models::HeldBlocks::kShells): each unit
+// is then given its values from `buildLayer` just before it is sharded, one
+// layer at a time, so no rank holds the whole model.
+//
 // Construction is a collective over dp (and the expert replicas); forwardLayer
 // blocks in gathers and backward in reductions, each bounded by the
 // communicator's timeout. The methods below that act on "every set" act on
 // both sets alike (FullyShardedDataParallel's of the same names).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -28,13 +33,18 @@
 
 namespace strata::train {
 
+// Model layer `layer` built afresh with its initial values, for a layer the
+// model holds as a shell; nullptr for a layer held whole.
+using LayerBuilder = std::function<std::shared_ptr<torch::nn::Module>(int layer)>;
+
 class FullyShardedTraining {
  public:
-  // `named`: this rank's parameters, each once; `tiedWeight` may be undefined.
+  // `named`: this rank's parameters, each once, named as in the model
+  // ("<layer>.<path>"); `tiedWeight` may be undefined.
   FullyShardedTraining(const std::vector<pipeline::Stage>& stages,
                        const std::vector<data_parallel::NamedTensor>& named,
                        const at::Tensor& tiedWeight, const OptimConfig& config,
-                       bool reshardAfterForward, Communicator& dp,
+                       bool reshardAfterForward, const LayerBuilder& buildLayer, Communicator& dp,
                        Communicator* expertReplicas = nullptr);
 
   // Runs model layer `layer`'s forward with its units gathered (a

@@ -10,6 +10,7 @@
 #include "strata/data_parallel/data_parallel.h"
 #include "strata/data_parallel/flat_optimizer.h"
 #include "strata/data_parallel/zero_optimizer.h"
+#include "strata/models/model_family.h"
 #include "strata/train/loop/optimizer.h"
 #include "strata/train/loop/trainer.h"
 #include "train/loop/fully_sharded_training.h"
@@ -152,9 +153,16 @@ void Trainer::buildOptimizer(const std::vector<data_parallel::NamedTensor>& name
     divideExpertGradients(splitExpertParameters(named).experts, s.expertGroup->size());
   }
   if (zero == 3) {
+    // The blocks are shells (buildModel): each is built again, alone, as its
+    // units are sharded. Model layer k is block k - 1.
+    LayerBuilder buildBlock = [&s](int layer) -> std::shared_ptr<torch::nn::Module> {
+      if (layer < 1 || layer > s.spec.layers) return nullptr;
+      return models::modelFamily(s.spec.architecture)
+          .buildBlock(s.spec, layer - 1, s.groups.tp, s.contextParallel, s.experts);
+    };
     s.fullySharded = std::make_unique<FullyShardedTraining>(
         s.pipeline->stages(), named, s.tiedWeight, config_.train,
-        config_.parallel.reshardAfterForward, *s.replicas,
+        config_.parallel.reshardAfterForward, buildBlock, *s.replicas,
         s.expertGroup ? s.expertReplicas.get() : nullptr);
     s.gradients = s.fullySharded->gradientTerms(s.normTerms);
     return;
