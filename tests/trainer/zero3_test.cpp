@@ -5,6 +5,8 @@
 // the micro-batches) and with tensor parallelism (the tp shards sharded again).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "reference_comparison.h"
 #include "strata/models/model_family.h"
 #include "strata/train/loop/tensor_memory.h"
@@ -102,6 +104,8 @@ TEST(TrainerZero3, BuildingHoldsOneBlockAtATime) {
     block += static_cast<double>(p.numel() * p.element_size());
   for (int rank = 0; rank < kRanks; ++rank) {
     std::vector<double> v = readValues(dir, "built", rank);
+    std::printf("rank %d: construction peak %.0f B, held once built %.0f B, one block %.0f B\n",
+                rank, v.at(0), v.at(1), block);
     EXPECT_LE(v.at(0), v.at(1) + 1.5 * block)
         << "rank " << rank << ": peak " << v.at(0) << " B, held once built " << v.at(1)
         << " B, one block " << block << " B";

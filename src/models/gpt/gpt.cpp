@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include "models/block_experts.h"
 #include "models/decoder_head.h"
 #include "models/held_blocks.h"
 #include "strata/error.h"
@@ -142,14 +143,6 @@ int64_t gptMatmulParameters(const GptConfig& c) {
 
 namespace {
 
-std::shared_ptr<expert_parallel::ExpertParallel> expertsOrLocal(
-    const GptConfig& c, std::shared_ptr<expert_parallel::ExpertParallel> ep,
-    const std::shared_ptr<const context_parallel::ContextParallel>& cp) {
-  if (c.moe.enabled() && !ep)
-    return std::make_shared<expert_parallel::ExpertParallel>(nullptr, cp ? cp->comm : nullptr);
-  return ep;
-}
-
 tp::ParallelTransformerBlock makeBlock(const GptConfig& c, int64_t index,
                                        const std::shared_ptr<Communicator>& tpComm,
                                        std::shared_ptr<const context_parallel::ContextParallel> cp,
@@ -184,7 +177,7 @@ torch::nn::Sequential buildGpt(const GptConfig& c, std::shared_ptr<Communicator>
                                const std::vector<bool>& held, HeldBlocks heldAs) {
   checkGpt(c, tpComm->size());
   checkHeldLayers(held, c.layers);
-  ep = expertsOrLocal(c, std::move(ep), cp);
+  ep = expertsOrLocal(c.moe, std::move(ep), cp);
   torch::nn::Sequential model;
   GptEmbedding embedding(c, tpComm, cp);
   model->push_back("embedding", embedding);
@@ -211,7 +204,7 @@ std::shared_ptr<torch::nn::Module> buildGptBlock(
     std::shared_ptr<expert_parallel::ExpertParallel> ep) {
   checkGpt(c, tpComm->size());
   checkBlockIndex(block, c.layers);
-  ep = expertsOrLocal(c, std::move(ep), cp);
+  ep = expertsOrLocal(c.moe, std::move(ep), cp);
   return makeBlock(c, block, tpComm, std::move(cp), ep).ptr();
 }
 

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include "models/block_experts.h"
 #include "models/decoder_head.h"
 #include "models/held_blocks.h"
 #include "strata/error.h"
@@ -116,14 +117,6 @@ class LlamaBlockImpl : public torch::nn::Module {
 };
 TORCH_MODULE(LlamaBlock);
 
-std::shared_ptr<expert_parallel::ExpertParallel> expertsOrLocal(
-    const LlamaConfig& c, std::shared_ptr<expert_parallel::ExpertParallel> ep,
-    const std::shared_ptr<const context_parallel::ContextParallel>& cp) {
-  if (c.moe.enabled() && !ep)
-    return std::make_shared<expert_parallel::ExpertParallel>(nullptr, cp ? cp->comm : nullptr);
-  return ep;
-}
-
 void requireDivisible(const char* what, int64_t value, int tpSize) {
   if (value % tpSize != 0)
     throw ConfigError(std::string(what) + " " + n(value) + " is not divisible by tp " + n(tpSize));
@@ -190,7 +183,7 @@ torch::nn::Sequential buildLlama(const LlamaConfig& c, std::shared_ptr<Communica
                                  const std::vector<bool>& held, HeldBlocks heldAs) {
   checkLlama(c, tpComm->size());
   checkHeldLayers(held, c.layers);
-  ep = expertsOrLocal(c, std::move(ep), cp);
+  ep = expertsOrLocal(c.moe, std::move(ep), cp);
   torch::nn::Sequential model;
   LlamaEmbedding embedding(c, tpComm, cp ? cp->comm->size() : 1);
   model->push_back("embedding", embedding);
@@ -219,7 +212,7 @@ std::shared_ptr<torch::nn::Module> buildLlamaBlock(
     std::shared_ptr<expert_parallel::ExpertParallel> ep) {
   checkLlama(c, tpComm->size());
   checkBlockIndex(block, c.layers);
-  ep = expertsOrLocal(c, std::move(ep), cp);
+  ep = expertsOrLocal(c.moe, std::move(ep), cp);
   return LlamaBlock(c, block, std::move(tpComm), std::move(cp), std::move(ep)).ptr();
 }
 
