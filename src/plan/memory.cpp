@@ -11,10 +11,8 @@ MemoryBreakdown modelStateBytes(double params, int dp, int zeroStage, const Prec
   out.gradients = params * g / (zeroStage >= 3 ? dp : 1);
   out.optimizer = params * o / (zeroStage >= 1 ? dp : 1);
   if (zeroStage == 1 || zeroStage == 2) out.parameters += params * w;  // the flat copy
-  // ZeRO-2's averaged chunks beside the whole flat gradient, and the
-  // norm's weight for each chunk element (ZeRO-2 and 3).
+  // ZeRO-2's averaged chunks beside the whole flat gradient.
   if (zeroStage == 2) out.gradients += params * g / dp;
-  if (zeroStage >= 2) out.gradients += params * w / dp;
   return out;
 }
 

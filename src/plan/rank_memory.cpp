@@ -166,8 +166,7 @@ Moment pipelinePeak(const TrainingJob& job, const Layout& l, const StagePlan& pl
 // After the pipeline, the global norm and the optimizer step take each
 // gradient (or ZeRO chunk) in turn. On a CPU worker, whose parameters and
 // gradients are float32 (autocast keeps them so), both run in one pass over
-// memory (strata/optim/) and copy nothing but a sharded chunk first weighed
-// (g bytes an element). Elsewhere they run as tensor operations: the norm
+// memory (strata/optim/) and copy nothing. Elsewhere they run as tensor operations: the norm
 // squares a float64 copy of each gradient (16 bytes an element,
 // grad_norm.cpp) and AdamW divides the square root of its variance (8 bytes
 // an element). ZeRO-1 and 2 also copy every updated chunk for the
@@ -181,11 +180,11 @@ double stepWork(const TrainingJob& job, const Layout& l, const StagePlan& plan, 
   int replicas = l.replicas();
   if (l.zeroStage == 0) return squared * largest;
   // ZeRO-3's chunks are its units' shards.
-  if (l.zeroStage == 3) return (squared + p.gradBytes) * largestUnit(job.model, l) / replicas;
+  if (l.zeroStage == 3) return squared * largestUnit(job.model, l) / replicas;
   // ZeRO-1 and 2's are their gradient buckets' shares.
   auto [common, experts] = replicatedParams(l, plan, rank);
   double chunk = std::min(common, job.buckets.bytes / p.gradBytes) / replicas;
-  double norm = l.zeroStage == 2 ? (squared + p.gradBytes) * chunk : squared * largest;
+  double norm = l.zeroStage == 2 ? squared * chunk : squared * largest;
   double owned = common / replicas + experts / l.expertReplicas();
   return std::max(norm, divided * chunk + owned * p.weightBytes);
 }

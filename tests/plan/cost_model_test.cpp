@@ -82,8 +82,7 @@ TEST(CostModel, ZeroStagesShrinkModelState) {
   EXPECT_LT(state[3], state[1]);
 }
 
-// ZeRO-3 holds 1/dp of the model state and the norm's weight for each of
-// its gradient elements, plus what it gathers: two layers' weights (the
+// ZeRO-3 holds 1/dp of the model state, plus what it gathers: two layers' weights (the
 // running one and the prefetched) and one layer's gradient. It composes with
 // a pipeline (one reduce-scatter per step); ZeRO-2 does not.
 TEST(CostModel, ZeroThreeAddsTheGatheredLayersAndComposesWithPipelines) {
@@ -95,7 +94,7 @@ TEST(CostModel, ZeroThreeAddsTheGatheredLayersAndComposesWithPipelines) {
   const Precision& p = job.precision;
   EXPECT_NEAR(e.memory.parameters, params * p.weightBytes / 8 + 2 * layer * p.weightBytes,
               1e-9 * e.memory.parameters);
-  EXPECT_NEAR(e.memory.gradients, params * (p.gradBytes + p.weightBytes) / 8 + layer * p.gradBytes,
+  EXPECT_NEAR(e.memory.gradients, params * p.gradBytes / 8 + layer * p.gradBytes,
               1e-9 * e.memory.gradients);
   EXPECT_NEAR(e.memory.optimizer, params * p.optimizerBytes / 8, 1e-9 * e.memory.optimizer);
   EXPECT_EQ(checkLayout(job, parseLayout("pp2,dp4,mb1,zero3")), "");
@@ -116,7 +115,7 @@ TEST(CostModel, ZeroThreeByTensorHoldsTwoTensorsNotTwoLayers) {
   const Precision& p = job.precision;
   EXPECT_NEAR(e.memory.parameters, params * p.weightBytes / 8 + 2 * tensor * p.weightBytes,
               1e-9 * e.memory.parameters);
-  EXPECT_NEAR(e.memory.gradients, params * (p.gradBytes + p.weightBytes) / 8 + tensor * p.gradBytes,
+  EXPECT_NEAR(e.memory.gradients, params * p.gradBytes / 8 + tensor * p.gradBytes,
               1e-9 * e.memory.gradients);
 }
 
@@ -195,24 +194,21 @@ TEST(CostModel, ZeroThreeKeptGatheredGathersOncePerStepAndHoldsEveryLayer) {
 
 // Over several micro-batches ZeRO-3 keeps every layer's full gradient until
 // the step's reduce-scatter (FSDP's no_sync), which makes the shards as it
-// drops them; with one, only the running layer's beside the shards. Either
-// way the norm's weights, one a shard element.
+// drops them; with one, only the running layer's beside the shards.
 TEST(CostModel, ZeroThreeKeepsFullGradientsAcrossMicroBatches) {
   TrainingJob job = slowLinkZeroThreeJob();
   double params = 8 * layerParameters(job.model) + embeddingParameters(job.model);
   double layer = std::max(layerParameters(job.model), embeddingParameters(job.model));
-  double g = job.precision.gradBytes, w = job.precision.weightBytes;
+  double g = job.precision.gradBytes;
   for (const char* text : {"dp8,mb1,zero3", "dp8,mb1,zero3,no-reshard"}) {
     Estimate accumulating = evaluateLayout(job, parseLayout(text));
     ASSERT_EQ(accumulating.microBatches, 4) << text;
-    EXPECT_NEAR(accumulating.memory.gradients, params * g + params * w / 8,
-                1e-9 * accumulating.memory.gradients)
+    EXPECT_NEAR(accumulating.memory.gradients, params * g, 1e-9 * accumulating.memory.gradients)
         << text;
   }
   Estimate single = evaluateLayout(job, parseLayout("dp8,mb4,zero3"));
   ASSERT_EQ(single.microBatches, 1);
-  EXPECT_NEAR(single.memory.gradients, params * (g + w) / 8 + layer * g,
-              1e-9 * single.memory.gradients);
+  EXPECT_NEAR(single.memory.gradients, params * g / 8 + layer * g, 1e-9 * single.memory.gradients);
 }
 
 TEST(CostModel, TensorParallelAcrossNodesIsSlower) {

@@ -43,5 +43,41 @@ void normOfCountedTerms(const testing::RankContext&) {
 
 TEST(GradNorm, CountsItsOwnTermsAndANanAnywhere) { testing::runInProcesses(1, normOfCountedTerms); }
 
+// A chunk holding flat elements [4, 12) of a buffer whose slots [2, 6) and
+// [9, 10) belong to parameters counted on another rank.
+TEST(GradNorm, ChunkRunsSetTheSlotsCountedElsewhereApart) {
+  ShardedNormTerm term = shardedNormTerm(torch::zeros({8}), 4, {{9, 1}, {2, 4}});
+  ASSERT_EQ(term.runs.size(), 4u);
+  int64_t expected[4][3] = {{0, 2, 0}, {2, 3, 1}, {5, 1, 0}, {6, 2, 1}};  // offset, numel, counted
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(term.runs[r].offset, expected[r][0]) << r;
+    EXPECT_EQ(term.runs[r].numel, expected[r][1]) << r;
+    EXPECT_EQ(term.runs[r].counted, expected[r][2] == 1) << r;
+  }
+  // Nothing counted elsewhere: one run, whatever the spans outside the chunk.
+  ShardedNormTerm whole = shardedNormTerm(torch::zeros({8}), 4, {{0, 4}, {12, 3}});
+  ASSERT_EQ(whole.runs.size(), 1u);
+  EXPECT_EQ(whole.runs[0].numel, 8);
+  EXPECT_TRUE(whole.runs[0].counted);
+}
+
+void normOfShardedChunk(const testing::RankContext&) {
+  auto world = World::init();
+  Communicator& one = world->comm();
+  NormGroups groups{one, one, one};
+  at::Tensor chunk = torch::tensor({3.0f, 100.0f, 4.0f});  // 100 counts on another rank
+  GradientTerms gradients;
+  gradients.sharded = {shardedNormTerm(chunk, 10, {{11, 1}})};
+  EXPECT_DOUBLE_EQ(globalGradNorm(gradients, groups), 5.0);
+  clipGradNorm(gradients, 1.0, groups);  // every element scaled, counted or not
+  EXPECT_FLOAT_EQ(chunk[1].item<float>(), static_cast<float>(100 / (5.0 + 1e-6)));
+  chunk[1] = NAN;
+  EXPECT_TRUE(std::isnan(globalGradNorm(gradients, groups)));
+}
+
+TEST(GradNorm, ShardedChunkCountsItsRunsAndANanInAnyRun) {
+  testing::runInProcesses(1, normOfShardedChunk);
+}
+
 }  // namespace
 }  // namespace strata::train

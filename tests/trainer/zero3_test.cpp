@@ -73,8 +73,8 @@ TEST(TrainerZero3, Pp2Dp2CheckpointedActivations) {
 // Building never holds the whole model: the blocks come as shells and each
 // is built again, alone, as its units are sharded. Over the trainer's
 // construction a rank's tensors peak at most a block and a half above what
-// it holds once built (at dp 8 half the model: its shards, their AdamW
-// moments and the norm's weights); building whole first, the peak was the
+// it holds once built (at dp 8 its shards and their AdamW moments: 3/8 of
+// the model); building whole first, the peak was the
 // whole model and a unit.
 TEST(TrainerZero3, BuildingHoldsOneBlockAtATime) {
   constexpr int kRanks = 8;

@@ -190,19 +190,15 @@ GradientTerms FullyShardedTraining::gradientTerms(const std::vector<NormTerm>& n
     int rank = set->comm().rank();
     for (int u = 0; u < set->numUnits(); ++u) {
       const data_parallel::BucketLayout& layout = set->layout(u);
-      at::Tensor weights = torch::zeros({layout.totalNumel()},
-                                        set->shard(u).options());  // [padded], padding 0
       const std::vector<NamedTensor>& params = set->unit(u).parameters;
+      std::vector<FlatSpan> notCounted;
       for (size_t i = 0; i < params.size(); ++i) {
-        if (counted.count(params[i].tensor.unsafeGetTensorImpl()) == 0) continue;
+        if (counted.count(params[i].tensor.unsafeGetTensorImpl()) != 0) continue;
         const data_parallel::ParamSlot& slot = layout.slot(static_cast<int>(i));
-        weights.narrow(0, slot.offset, slot.numel).fill_(1);
+        notCounted.push_back({slot.offset, slot.numel});
       }
-      // Copied out, so that the unit-size tensor goes: the rank keeps only
-      // its shard's weights.
       gradients.sharded.push_back(
-          {set->gradientShard(u),
-           weights.narrow(0, layout.chunkOffset(0, rank), layout.chunkNumel(0)).clone()});
+          shardedNormTerm(set->gradientShard(u), layout.chunkOffset(0, rank), notCounted));
     }
   }
   return gradients;

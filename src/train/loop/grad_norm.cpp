@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "strata/optim/sum_of_squares.h"
@@ -61,11 +62,39 @@ void addTerms(SquareSum& sum, const std::vector<NormTerm>& terms) {
 
 }  // namespace
 
+ShardedNormTerm shardedNormTerm(at::Tensor chunk, int64_t chunkStart,
+                                std::vector<FlatSpan> notCounted) {
+  std::sort(notCounted.begin(), notCounted.end(),
+            [](const FlatSpan& a, const FlatSpan& b) { return a.offset < b.offset; });
+  ShardedNormTerm term{std::move(chunk), {}};
+  int64_t end = term.gradient.numel();
+  auto append = [&](int64_t from, int64_t to, bool counted) {
+    if (to <= from) return;
+    if (!term.runs.empty() && term.runs.back().counted == counted) {
+      term.runs.back().numel += to - from;
+    } else {
+      term.runs.push_back({from, to - from, counted});
+    }
+  };
+  int64_t at = 0;  // elements of the chunk already in a run
+  for (const FlatSpan& span : notCounted) {
+    int64_t from = std::clamp<int64_t>(span.offset - chunkStart, 0, end);
+    int64_t to = std::clamp<int64_t>(span.offset + span.numel - chunkStart, 0, end);
+    if (to <= from) continue;
+    append(at, from, true);
+    append(from, to, false);
+    at = to;
+  }
+  append(at, end, true);
+  return term;
+}
+
 double globalGradNorm(const GradientTerms& gradients, const NormGroups& groups) {
   at::Device device = deviceOf(gradients);
   SquareSum sharded(device);
   for (const ShardedNormTerm& chunk : gradients.sharded)
-    sharded.add(chunk.gradient * chunk.counted, true);
+    for (const ChunkRun& run : chunk.runs)
+      sharded.add(chunk.gradient.narrow(0, run.offset, run.numel), run.counted);
   at::Tensor sumSquares = sharded.total();
   if (!gradients.sharded.empty()) groups.dp.allReduce(sumSquares);
   SquareSum replicated(device);

@@ -52,10 +52,10 @@ void buildZero(Trainer::State& s, const std::vector<data_parallel::NamedTensor>&
 }
 
 // What clipping measures: whole gradients, except those a ZeRO-2 replica set
-// holds only as this rank's chunks, which are measured chunk by chunk with
-// each element weighted as its parameter's NormTerm says. Under expert
-// parallelism the experts' whole gradients differ between ep ranks and are
-// measured apart (summed over ep).
+// holds only as this rank's chunks, which are measured chunk by chunk, the
+// slots of parameters counted on another rank (by their NormTerm) apart.
+// Under expert parallelism the experts' whole gradients differ between ep
+// ranks and are measured apart (summed over ep).
 GradientTerms gradientTerms(const Trainer::State& s) {
   std::set<c10::TensorImpl*> counted, chunked;
   for (const NormTerm& term : s.normTerms)
@@ -65,20 +65,16 @@ GradientTerms gradientTerms(const Trainer::State& s) {
     if (replicas->options().reduction != data_parallel::GradientReduction::kReduceScatter) continue;
     const data_parallel::BucketLayout& layout = replicas->layout();
     const std::vector<at::Tensor>& params = replicas->parameters();
-    at::Tensor weights =
-        torch::zeros({layout.totalNumel()}, at::device(s.device));  // [total], padding 0
+    std::vector<FlatSpan> notCounted;
     for (size_t i = 0; i < params.size(); ++i) {
       chunked.insert(params[i].unsafeGetTensorImpl());
       const data_parallel::ParamSlot& slot = layout.slot(static_cast<int>(i));
-      if (contains(counted, params[i])) weights.narrow(0, slot.offset, slot.numel).fill_(1);
+      if (!contains(counted, params[i])) notCounted.push_back({slot.offset, slot.numel});
     }
-    // Each chunk's weights are copied out, so that the whole-size tensor
-    // goes: the rank keeps 1/dp of it, as it keeps 1/dp of the gradients.
     int dpRank = replicas->comm().rank();
     for (int b = 0; b < static_cast<int>(layout.buckets().size()); ++b) {
       gradients.sharded.push_back(
-          {replicas->ownedGradient(b),
-           weights.narrow(0, layout.chunkOffset(b, dpRank), layout.chunkNumel(b)).clone()});
+          shardedNormTerm(replicas->ownedGradient(b), layout.chunkOffset(b, dpRank), notCounted));
     }
   }
   std::set<c10::TensorImpl*> experts;

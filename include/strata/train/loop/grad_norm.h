@@ -36,12 +36,37 @@ struct NormTerm {
   bool countHere = true;  // false for a replica counted on another rank
 };
 
-// One ZeRO-2 chunk of averaged gradient (1-D, scaled in place by clipping)
-// and, per element, 1 where it counts on this rank by the rules above, else 0.
+// A stretch of a sharded chunk, in elements from the chunk's start, and
+// whether it counts on this rank by the rules above.
+struct ChunkRun {
+  int64_t offset = 0;
+  int64_t numel = 0;
+  bool counted = true;
+};
+
+// One ZeRO-2/3 chunk of averaged gradient ([chunk], scaled in place by
+// clipping) cut into the runs that cover it, in order. At tp 1 with nothing
+// tied across stages the whole chunk is one counted run, and measuring it
+// copies nothing.
 struct ShardedNormTerm {
   at::Tensor gradient;
-  at::Tensor counted;
+  std::vector<ChunkRun> runs;
 };
+
+// Elements [offset, offset + numel) of a flat gradient buffer: a
+// parameter's slot in a bucket layout.
+struct FlatSpan {
+  int64_t offset = 0;
+  int64_t numel = 0;
+};
+
+// The term for `chunk`, elements [chunkStart, chunkStart + chunk.numel()) of
+// a flat buffer in which `notCounted` (any order, disjoint) are the slots of
+// parameters counted on another rank. Everything else counts here, padding
+// included (its gradient is zero), so that a chunk with no such slot is one
+// run.
+ShardedNormTerm shardedNormTerm(at::Tensor chunk, int64_t chunkStart,
+                                std::vector<FlatSpan> notCounted);
 
 // The gradients to measure: whole ones (`terms`, the same on every dp rank)
 // and dp-sharded chunks (`sharded`: empty on every rank of a dp group, or on
