@@ -132,25 +132,43 @@ FullyShardedDataParallel::Impl::~Impl() {
   for (size_t i = 0; i < accumulators_.size(); ++i) accumulators_[i]->del_post_hook(hookKeys_[i]);
 }
 
-// Copies the unit's parameters into its flat buffer, keeps this rank's
-// chunk, points the parameters at the buffer's storage and releases it.
+// Copies this rank's chunk of the unit's flat layout out of its parameters,
+// drops their values, then points them at the flat buffer's storage and
+// releases it. The values and the buffer never coexist, so sharding a unit
+// whose values were just built (FullyShardedOptions::initUnit) holds one
+// unit at a time, not two.
 void FullyShardedDataParallel::Impl::shardUnit(Unit& unit) {
   torch::NoGradGuard noGrad;
   const at::Tensor& first = unit.spec.parameters[0].tensor;
   at::TensorOptions type = first.options().requires_grad(false);
   int64_t chunk = unit.layout.chunkNumel(0);
-  unit.full = torch::zeros({unit.layout.totalNumel()}, type);
+  int64_t begin = comm_.rank() * chunk;      // the chunk in the flat layout
+  unit.shard = torch::zeros({chunk}, type);  // padding stays 0
   for (size_t i = 0; i < unit.spec.parameters.size(); ++i) {
     at::Tensor param = unit.spec.parameters[i].tensor;
     const ParamSlot& slot = unit.layout.slot(static_cast<int>(i));
-    unit.full.narrow(0, slot.offset, slot.numel).view(param.sizes()).copy_(param);
+    int64_t from = std::max(slot.offset, begin);
+    int64_t to = std::min(slot.offset + slot.numel, begin + chunk);
+    if (from < to) {
+      unit.shard.narrow(0, from - begin, to - from)
+          .copy_(param.reshape({-1}).narrow(0, from - slot.offset, to - from));
+    }
+  }
+  std::vector<std::vector<int64_t>> shapes;
+  for (const NamedTensor& named : unit.spec.parameters) {
+    at::Tensor param = named.tensor;
+    shapes.push_back(param.sizes().vec());
+    param.set_();  // frees the values unless someone else holds them
+  }
+  unit.full = torch::empty({unit.layout.totalNumel()}, type);
+  for (size_t i = 0; i < unit.spec.parameters.size(); ++i) {
+    at::Tensor param = unit.spec.parameters[i].tensor;
+    const ParamSlot& slot = unit.layout.slot(static_cast<int>(i));
     // set_ rather than a view: the parameter keeps its own version counter,
     // so gathers into the buffer never invalidate what autograd saved.
-    param.set_(unit.full.storage(), slot.offset, param.sizes(),
-               c10::contiguous_strides(param.sizes()));
+    param.set_(unit.full.storage(), slot.offset, shapes[i], c10::contiguous_strides(shapes[i]));
     param.mutable_grad().reset();
   }
-  unit.shard = unit.full.narrow(0, comm_.rank() * chunk, chunk).clone();
   addHeld(chunk);
   // Held only from the unit's reduce-scatter to zeroGrad().
   unit.gradShard = torch::empty({chunk}, type);

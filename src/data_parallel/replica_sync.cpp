@@ -57,14 +57,17 @@ void broadcastTensors(const std::vector<NamedTensor>& tensors, Communicator& com
   torch::NoGradGuard noGrad;
   std::vector<at::Tensor> staged;
   std::vector<WorkHandle> works;
+  // A contiguous tensor is received in place, as itself rather than a
+  // detached alias: a transport that keeps its op a little after the wait
+  // then holds the tensor, not its storage, which the caller may replace and
+  // free at once (ZeRO-3 sharding a unit).
   for (const NamedTensor& t : tensors) {
-    staged.push_back(t.tensor.detach().contiguous());
+    staged.push_back(t.tensor.is_contiguous() ? t.tensor : t.tensor.contiguous());
     works.push_back(comm.broadcastAsync(staged.back(), root));
   }
   for (size_t i = 0; i < tensors.size(); ++i) {
     works[i]->wait();
-    at::Tensor target = tensors[i].tensor.detach();
-    if (!target.is_same(staged[i])) target.copy_(staged[i]);
+    if (!staged[i].is_same(tensors[i].tensor)) tensors[i].tensor.detach().copy_(staged[i]);
   }
 }
 

@@ -33,6 +33,7 @@ at::Tensor shardOf(const at::Tensor& full, int64_t dim, int part, int parts) {
                       " along dimension " + std::to_string(dim) + " of size " +
                       std::to_string(size));
   }
+  if (parts == 1 && full.is_contiguous()) return full;
   int64_t length = size / parts;
   return full.narrow(dim, length * part, length).clone(at::MemoryFormat::Contiguous);
 }

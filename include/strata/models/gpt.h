@@ -85,10 +85,11 @@ torch::nn::Sequential buildGpt(
     const GptConfig& config, std::shared_ptr<Communicator> tp,
     std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
     std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr,
-    const std::vector<bool>& held = {}, HeldBlocks heldAs = HeldBlocks::kWhole);
-// Block `block` of buildGpt's model alone, with the same values.
-std::shared_ptr<torch::nn::Module> buildGptBlock(
-    const GptConfig& config, int64_t block, std::shared_ptr<Communicator> tp,
+    const std::vector<bool>& held = {}, HeldAs heldAs = HeldAs::kWhole);
+// Top-level module `layer` of buildGpt's model alone, with the same values
+// (ModelFamily::buildLayer).
+std::shared_ptr<torch::nn::Module> buildGptLayer(
+    const GptConfig& config, int64_t layer, std::shared_ptr<Communicator> tp,
     std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
     std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr);
 

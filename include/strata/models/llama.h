@@ -80,10 +80,11 @@ torch::nn::Sequential buildLlama(
     const LlamaConfig& config, std::shared_ptr<Communicator> tp,
     std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
     std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr,
-    const std::vector<bool>& held = {}, HeldBlocks heldAs = HeldBlocks::kWhole);
-// Block `block` of buildLlama's model alone, with the same values.
-std::shared_ptr<torch::nn::Module> buildLlamaBlock(
-    const LlamaConfig& config, int64_t block, std::shared_ptr<Communicator> tp,
+    const std::vector<bool>& held = {}, HeldAs heldAs = HeldAs::kWhole);
+// Top-level module `layer` of buildLlama's model alone, with the same
+// values (ModelFamily::buildLayer).
+std::shared_ptr<torch::nn::Module> buildLlamaLayer(
+    const LlamaConfig& config, int64_t layer, std::shared_ptr<Communicator> tp,
     std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
     std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr);
 

@@ -42,12 +42,12 @@
 
 namespace strata::models {
 
-// How build() leaves the blocks `held` names: whole, or as shells for
-// ZeRO-3's deferred initialisation, whose parameters keep their shapes with
-// no memory of their own behind them (a single zero seen through zero
-// strides; buffers stay whole), to be filled one block at a time from
-// buildBlock() as each is sharded, so that no rank holds every block at once.
-enum class HeldBlocks { kWhole, kShells };
+// How build() leaves the layers it keeps: whole, or as shells for ZeRO-3's
+// deferred initialisation, whose parameters keep their shapes with no
+// memory of their own behind them (a single zero seen through zero strides;
+// buffers stay whole), to be filled one layer at a time from buildLayer() as
+// each is sharded, so that no rank holds every layer at once.
+enum class HeldAs { kWhole, kShells };
 
 // A model's shape and build options, for every family; each family reads
 // the fields it has (a GPT has no kv heads, rotary base or RMSNorm).
@@ -95,18 +95,24 @@ class ModelFamily {
   // this rank keeps, a pipeline rank's stages' (pipeline::layersHeldBy): the
   // blocks outside it are emptied as they are built, so a rank never holds
   // the whole model; their names and the kept ones' values are the whole
-  // model's. The embedding and head are always built whole; `heldAs` says
-  // how the held blocks are left (HeldBlocks above).
+  // model's. The embedding and head are always built (the trainer releases
+  // the ones a rank does not run once the pipeline is cut: a tied head
+  // shares the embedding's weight); `heldAs` says how the layers `held`
+  // keeps are left (HeldAs above), while an embedding or head it leaves out
+  // stays whole.
   virtual torch::nn::Sequential build(
       const ModelSpec& spec, std::shared_ptr<Communicator> tp,
       std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
       std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr,
-      const std::vector<bool>& held = {}, HeldBlocks heldAs = HeldBlocks::kWhole) const = 0;
-  // Block `block` (0-based) of the model build() makes, alone, with the same
-  // values (every block draws from a seed stream of its own), its parameter
-  // names those under build()'s "block<i>.".
-  virtual std::shared_ptr<torch::nn::Module> buildBlock(
-      const ModelSpec& spec, int64_t block, std::shared_ptr<Communicator> tp,
+      const std::vector<bool>& held = {}, HeldAs heldAs = HeldAs::kWhole) const = 0;
+  // Top-level module `layer` of the model build() makes (0 the embedding,
+  // 1 to layers the blocks, layers + 1 the head), alone, with the same
+  // values (every layer draws from a seed stream of its own), its parameter
+  // names those under build()'s "<module>.". A head tied to the embedding
+  // registers a token table built afresh as its "tied_weight". Throws
+  // ConfigError for a layer outside the model.
+  virtual std::shared_ptr<torch::nn::Module> buildLayer(
+      const ModelSpec& spec, int64_t layer, std::shared_ptr<Communicator> tp,
       std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
       std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr) const = 0;
   // Parameters of the whole (unsharded) model, the tied weight once.

@@ -34,7 +34,9 @@ InitOptions deriveInit(const InitOptions& init, uint64_t stream);
 // fresh generator seeded with `seed`; identical on every process.
 at::Tensor seededNormal(at::IntArrayRef shape, uint64_t seed, double std);
 
-// Slice `part` of `parts` equal slices of `full` along `dim` (an independent contiguous copy).
+// Slice `part` of `parts` equal slices of `full` along `dim`: an independent
+// contiguous copy, or with one part `full` itself when it is contiguous (no
+// second copy of a freshly drawn weight while a layer is built).
 at::Tensor shardOf(const at::Tensor& full, int64_t dim, int part, int parts);
 
 // `size` rounded up to a multiple of `multiple`: a vocabulary padded so that

@@ -4,7 +4,7 @@
 
 #include "models/block_experts.h"
 #include "models/decoder_head.h"
-#include "models/held_blocks.h"
+#include "models/held_layers.h"
 #include "strata/error.h"
 #include "strata/expert_parallel/moe_mlp.h"
 #include "strata/tensor_parallel/comm_ops.h"
@@ -169,17 +169,30 @@ tp::ParallelTransformerBlock makeBlock(const GptConfig& c, int64_t index,
   return tp::ParallelTransformerBlock(options, tpComm, std::move(moe));
 }
 
+// The head, its weight its own or, given `tiedTo`, the token embedding's.
+DecoderHead makeHead(const GptConfig& c, const std::shared_ptr<Communicator>& tpComm,
+                     const tp::VocabParallelEmbedding& tiedTo) {
+  DecoderHeadOptions head;
+  head.hidden = c.hidden;
+  head.vocab = c.vocab;
+  head.sequenceParallel = c.sequenceParallel;
+  head.fusedHeadLoss = c.fusedHeadLoss;
+  head.init = initFor(c, kHead);
+  return DecoderHead(head, tpComm, tiedTo);
+}
+
 }  // namespace
 
 torch::nn::Sequential buildGpt(const GptConfig& c, std::shared_ptr<Communicator> tpComm,
                                std::shared_ptr<const context_parallel::ContextParallel> cp,
                                std::shared_ptr<expert_parallel::ExpertParallel> ep,
-                               const std::vector<bool>& held, HeldBlocks heldAs) {
+                               const std::vector<bool>& held, HeldAs heldAs) {
   checkGpt(c, tpComm->size());
   checkHeldLayers(held, c.layers);
   ep = expertsOrLocal(c.moe, std::move(ep), cp);
   torch::nn::Sequential model;
   GptEmbedding embedding(c, tpComm, cp);
+  leaveEnd(*embedding, held, 0, heldAs);
   model->push_back("embedding", embedding);
   for (int64_t i = 0; i < c.layers; ++i) {
     tp::ParallelTransformerBlock block = makeBlock(c, i, tpComm, cp, ep);
@@ -188,24 +201,26 @@ torch::nn::Sequential buildGpt(const GptConfig& c, std::shared_ptr<Communicator>
   }
   tp::VocabParallelEmbedding tiedTo{nullptr};
   if (c.tiedEmbeddings) tiedTo = embedding->tokens;
-  DecoderHeadOptions head;
-  head.hidden = c.hidden;
-  head.vocab = c.vocab;
-  head.sequenceParallel = c.sequenceParallel;
-  head.fusedHeadLoss = c.fusedHeadLoss;
-  head.init = initFor(c, kHead);
-  model->push_back("head", DecoderHead(head, tpComm, tiedTo));
+  DecoderHead head = makeHead(c, tpComm, tiedTo);
+  leaveEnd(*head, held, c.layers + 1, heldAs);
+  model->push_back("head", head);
   return model;
 }
 
-std::shared_ptr<torch::nn::Module> buildGptBlock(
-    const GptConfig& c, int64_t block, std::shared_ptr<Communicator> tpComm,
+std::shared_ptr<torch::nn::Module> buildGptLayer(
+    const GptConfig& c, int64_t layer, std::shared_ptr<Communicator> tpComm,
     std::shared_ptr<const context_parallel::ContextParallel> cp,
     std::shared_ptr<expert_parallel::ExpertParallel> ep) {
   checkGpt(c, tpComm->size());
-  checkBlockIndex(block, c.layers);
+  checkLayerIndex(layer, c.layers);
+  if (layer == 0) return GptEmbedding(c, tpComm, std::move(cp)).ptr();
+  if (layer == c.layers + 1) {
+    tp::VocabParallelEmbedding tiedTo{nullptr};
+    if (c.tiedEmbeddings) tiedTo = GptEmbedding(c, tpComm, std::move(cp))->tokens;
+    return makeHead(c, tpComm, tiedTo).ptr();
+  }
   ep = expertsOrLocal(c.moe, std::move(ep), cp);
-  return makeBlock(c, block, tpComm, std::move(cp), ep).ptr();
+  return makeBlock(c, layer - 1, tpComm, std::move(cp), ep).ptr();
 }
 
 GptConfig gptConfigOf(const ModelSpec& spec) {

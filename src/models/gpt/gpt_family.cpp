@@ -11,15 +11,15 @@ void GptFamily::check(const ModelSpec& spec, int tp) const { checkGpt(gptConfigO
 torch::nn::Sequential GptFamily::build(const ModelSpec& spec, std::shared_ptr<Communicator> tp,
                                        std::shared_ptr<const context_parallel::ContextParallel> cp,
                                        std::shared_ptr<expert_parallel::ExpertParallel> ep,
-                                       const std::vector<bool>& held, HeldBlocks heldAs) const {
+                                       const std::vector<bool>& held, HeldAs heldAs) const {
   return buildGpt(gptConfigOf(spec), std::move(tp), std::move(cp), std::move(ep), held, heldAs);
 }
 
-std::shared_ptr<torch::nn::Module> GptFamily::buildBlock(
-    const ModelSpec& spec, int64_t block, std::shared_ptr<Communicator> tp,
+std::shared_ptr<torch::nn::Module> GptFamily::buildLayer(
+    const ModelSpec& spec, int64_t layer, std::shared_ptr<Communicator> tp,
     std::shared_ptr<const context_parallel::ContextParallel> cp,
     std::shared_ptr<expert_parallel::ExpertParallel> ep) const {
-  return buildGptBlock(gptConfigOf(spec), block, std::move(tp), std::move(cp), std::move(ep));
+  return buildGptLayer(gptConfigOf(spec), layer, std::move(tp), std::move(cp), std::move(ep));
 }
 
 int64_t GptFamily::parameterCount(const ModelSpec& spec) const {

@@ -4,7 +4,7 @@
 
 #include "models/block_experts.h"
 #include "models/decoder_head.h"
-#include "models/held_blocks.h"
+#include "models/held_layers.h"
 #include "strata/error.h"
 #include "strata/expert_parallel/moe_mlp.h"
 #include "strata/tensor_parallel/grouped_query_attention.h"
@@ -177,21 +177,16 @@ int64_t llamaMatmulParameters(const LlamaConfig& c) {
   return total;
 }
 
-torch::nn::Sequential buildLlama(const LlamaConfig& c, std::shared_ptr<Communicator> tpComm,
-                                 std::shared_ptr<const context_parallel::ContextParallel> cp,
-                                 std::shared_ptr<expert_parallel::ExpertParallel> ep,
-                                 const std::vector<bool>& held, HeldBlocks heldAs) {
-  checkLlama(c, tpComm->size());
-  checkHeldLayers(held, c.layers);
-  ep = expertsOrLocal(c.moe, std::move(ep), cp);
-  torch::nn::Sequential model;
-  LlamaEmbedding embedding(c, tpComm, cp ? cp->comm->size() : 1);
-  model->push_back("embedding", embedding);
-  for (int64_t i = 0; i < c.layers; ++i) {
-    LlamaBlock block(c, i, tpComm, cp, ep);
-    leaveBlock(*block, held, i, heldAs);
-    model->push_back("block" + std::to_string(i), block);
-  }
+namespace {
+
+LlamaEmbedding makeEmbedding(const LlamaConfig& c, const std::shared_ptr<Communicator>& tpComm,
+                             const std::shared_ptr<const context_parallel::ContextParallel>& cp) {
+  return LlamaEmbedding(c, tpComm, cp ? cp->comm->size() : 1);
+}
+
+// The head, its weight its own or, given `tiedTo`, the token embedding's.
+DecoderHead makeHead(const LlamaConfig& c, const std::shared_ptr<Communicator>& tpComm,
+                     const tp::VocabParallelEmbedding& tiedTo) {
   DecoderHeadOptions head;
   head.hidden = c.hidden;
   head.vocab = c.vocab;
@@ -200,20 +195,49 @@ torch::nn::Sequential buildLlama(const LlamaConfig& c, std::shared_ptr<Communica
   head.sequenceParallel = c.sequenceParallel;
   head.fusedHeadLoss = c.fusedHeadLoss;
   head.init = initFor(c, kHead);
+  return DecoderHead(head, tpComm, tiedTo);
+}
+
+}  // namespace
+
+torch::nn::Sequential buildLlama(const LlamaConfig& c, std::shared_ptr<Communicator> tpComm,
+                                 std::shared_ptr<const context_parallel::ContextParallel> cp,
+                                 std::shared_ptr<expert_parallel::ExpertParallel> ep,
+                                 const std::vector<bool>& held, HeldAs heldAs) {
+  checkLlama(c, tpComm->size());
+  checkHeldLayers(held, c.layers);
+  ep = expertsOrLocal(c.moe, std::move(ep), cp);
+  torch::nn::Sequential model;
+  LlamaEmbedding embedding = makeEmbedding(c, tpComm, cp);
+  leaveEnd(*embedding, held, 0, heldAs);
+  model->push_back("embedding", embedding);
+  for (int64_t i = 0; i < c.layers; ++i) {
+    LlamaBlock block(c, i, tpComm, cp, ep);
+    leaveBlock(*block, held, i, heldAs);
+    model->push_back("block" + std::to_string(i), block);
+  }
   tp::VocabParallelEmbedding tiedTo{nullptr};
   if (c.tiedEmbeddings) tiedTo = embedding->tokens;
-  model->push_back("head", DecoderHead(head, tpComm, tiedTo));
+  DecoderHead head = makeHead(c, tpComm, tiedTo);
+  leaveEnd(*head, held, c.layers + 1, heldAs);
+  model->push_back("head", head);
   return model;
 }
 
-std::shared_ptr<torch::nn::Module> buildLlamaBlock(
-    const LlamaConfig& c, int64_t block, std::shared_ptr<Communicator> tpComm,
+std::shared_ptr<torch::nn::Module> buildLlamaLayer(
+    const LlamaConfig& c, int64_t layer, std::shared_ptr<Communicator> tpComm,
     std::shared_ptr<const context_parallel::ContextParallel> cp,
     std::shared_ptr<expert_parallel::ExpertParallel> ep) {
   checkLlama(c, tpComm->size());
-  checkBlockIndex(block, c.layers);
+  checkLayerIndex(layer, c.layers);
+  if (layer == 0) return makeEmbedding(c, tpComm, cp).ptr();
+  if (layer == c.layers + 1) {
+    tp::VocabParallelEmbedding tiedTo{nullptr};
+    if (c.tiedEmbeddings) tiedTo = makeEmbedding(c, tpComm, cp)->tokens;
+    return makeHead(c, tpComm, tiedTo).ptr();
+  }
   ep = expertsOrLocal(c.moe, std::move(ep), cp);
-  return LlamaBlock(c, block, std::move(tpComm), std::move(cp), std::move(ep)).ptr();
+  return LlamaBlock(c, layer - 1, std::move(tpComm), std::move(cp), std::move(ep)).ptr();
 }
 
 }  // namespace strata::models

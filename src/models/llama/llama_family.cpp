@@ -17,15 +17,15 @@ torch::nn::Sequential LlamaFamily::build(
     const ModelSpec& spec, std::shared_ptr<Communicator> tp,
     std::shared_ptr<const context_parallel::ContextParallel> cp,
     std::shared_ptr<expert_parallel::ExpertParallel> ep, const std::vector<bool>& held,
-    HeldBlocks heldAs) const {
+    HeldAs heldAs) const {
   return buildLlama(llamaConfigOf(spec), std::move(tp), std::move(cp), std::move(ep), held, heldAs);
 }
 
-std::shared_ptr<torch::nn::Module> LlamaFamily::buildBlock(
-    const ModelSpec& spec, int64_t block, std::shared_ptr<Communicator> tp,
+std::shared_ptr<torch::nn::Module> LlamaFamily::buildLayer(
+    const ModelSpec& spec, int64_t layer, std::shared_ptr<Communicator> tp,
     std::shared_ptr<const context_parallel::ContextParallel> cp,
     std::shared_ptr<expert_parallel::ExpertParallel> ep) const {
-  return buildLlamaBlock(llamaConfigOf(spec), block, std::move(tp), std::move(cp), std::move(ep));
+  return buildLlamaLayer(llamaConfigOf(spec), layer, std::move(tp), std::move(cp), std::move(ep));
 }
 
 int64_t LlamaFamily::parameterCount(const ModelSpec& spec) const {

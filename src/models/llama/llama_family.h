@@ -14,9 +14,9 @@ class LlamaFamily : public ModelFamily {
                               std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
                               std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr,
                               const std::vector<bool>& held = {},
-                              HeldBlocks heldAs = HeldBlocks::kWhole) const override;
-  std::shared_ptr<torch::nn::Module> buildBlock(
-      const ModelSpec& spec, int64_t block, std::shared_ptr<Communicator> tp,
+                              HeldAs heldAs = HeldAs::kWhole) const override;
+  std::shared_ptr<torch::nn::Module> buildLayer(
+      const ModelSpec& spec, int64_t layer, std::shared_ptr<Communicator> tp,
       std::shared_ptr<const context_parallel::ContextParallel> cp = nullptr,
       std::shared_ptr<expert_parallel::ExpertParallel> ep = nullptr) const override;
   int64_t parameterCount(const ModelSpec& spec) const override;

@@ -115,7 +115,9 @@ FullyShardedTraining::FullyShardedTraining(const std::vector<pipeline::Stage>& s
   tiedUnit_ = plan.tiedUnit;
   data_parallel::FullyShardedOptions options;
   options.reshardAfterForward = reshardAfterForward;
-  options.initUnit = unitInitialiser(buildLayer, unitLayers(layerUnits_, plan.units.size()));
+  std::vector<int> layers = unitLayers(layerUnits_, plan.units.size());
+  if (tiedUnit_ >= 0) layers[tiedUnit_] = 0;
+  options.initUnit = unitInitialiser(buildLayer, std::move(layers));
   fsdp_ =
       std::make_unique<data_parallel::FullyShardedDataParallel>(std::move(plan.units), dp, options);
   addOptimizers(*fsdp_, config);

@@ -10,9 +10,11 @@
 // unit of their own, sharded over the experts' replicas (moe_training.h)
 // instead of dp: a second set of units, gathered with the layer's others.
 //
-// The layers may arrive as shells (models::HeldBlocks::kShells): each unit
+// The layers may arrive as shells (models::HeldAs::kShells): each unit
 // is then given its values from `buildLayer` just before it is sharded, one
-// layer at a time, so no rank holds the whole model.
+// layer at a time, so no rank holds the whole model. The tied weight is the
+// embedding's (named "embedding.tokens.weight"), so its unit is filled from
+// layer 0 on every stage that holds it.
 //
 // Construction is a collective over dp (and the expert replicas); forwardLayer
 // blocks in gathers and backward in reductions, each bounded by the

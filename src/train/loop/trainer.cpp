@@ -300,10 +300,9 @@ void Trainer::buildModel() {
     held = pipeline::layersHeldBy(static_cast<int>(s.spec.layers) + 2, s.groups.pp->size(),
                                   s.groups.coord.pp, options);
   }
-  // Under ZeRO-3 the blocks come as shells, each given its values only as it
+  // Under ZeRO-3 the layers come as shells, each given its values only as it
   // is sharded (buildOptimizer), so no rank holds the whole model.
-  models::HeldBlocks heldAs =
-      p.zero == 3 ? models::HeldBlocks::kShells : models::HeldBlocks::kWhole;
+  models::HeldAs heldAs = p.zero == 3 ? models::HeldAs::kShells : models::HeldAs::kWhole;
   s.model = models::modelFamily(s.spec.architecture)
                 .build(s.spec, s.groups.tp, s.contextParallel, s.experts, held, heldAs);
   options.checkpointActivations = p.checkpointActivations;

@@ -149,16 +149,15 @@ void Trainer::buildOptimizer(const std::vector<data_parallel::NamedTensor>& name
     divideExpertGradients(splitExpertParameters(named).experts, s.expertGroup->size());
   }
   if (zero == 3) {
-    // The blocks are shells (buildModel): each is built again, alone, as its
-    // units are sharded. Model layer k is block k - 1.
-    LayerBuilder buildBlock = [&s](int layer) -> std::shared_ptr<torch::nn::Module> {
-      if (layer < 1 || layer > s.spec.layers) return nullptr;
+    // The layers are shells (buildModel): each is built again, alone, as
+    // its units are sharded.
+    LayerBuilder buildLayer = [&s](int layer) {
       return models::modelFamily(s.spec.architecture)
-          .buildBlock(s.spec, layer - 1, s.groups.tp, s.contextParallel, s.experts);
+          .buildLayer(s.spec, layer, s.groups.tp, s.contextParallel, s.experts);
     };
     s.fullySharded = std::make_unique<FullyShardedTraining>(
         s.pipeline->stages(), named, s.tiedWeight, config_.train,
-        config_.parallel.reshardAfterForward, buildBlock, *s.replicas,
+        config_.parallel.reshardAfterForward, buildLayer, *s.replicas,
         s.expertGroup ? s.expertReplicas.get() : nullptr);
     s.gradients = s.fullySharded->gradientTerms(s.normTerms);
     return;

@@ -1,8 +1,8 @@
 // A pipeline rank builds only its own blocks (ModelFamily::build's `held`):
 // the blocks it keeps have the whole model's values, the others are empty
 // under the same names, and the build never holds more than one block it
-// does not keep. Under ZeRO-3 the held blocks are shells, each filled later
-// from buildBlock.
+// does not keep. Under ZeRO-3 the kept layers are shells, each filled later
+// from buildLayer.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -33,14 +33,14 @@ ModelSpec smallSpec(const std::string& architecture) {
 std::shared_ptr<Communicator> oneRank() { return std::make_shared<train::ShapeCommunicator>(0, 1); }
 
 torch::nn::Sequential build(const ModelSpec& spec, const std::vector<bool>& held = {},
-                            HeldBlocks heldAs = HeldBlocks::kWhole) {
+                            HeldAs heldAs = HeldAs::kWhole) {
   return modelFamily(spec.architecture).build(spec, oneRank(), nullptr, nullptr, held, heldAs);
 }
 
 // The GPT and Llama specs, each also with mixture-of-experts blocks.
 std::vector<ModelSpec> everyKind() {
   std::vector<ModelSpec> specs;
-  for (const std::string& architecture : {"strata", "llama"}) {
+  for (const char* architecture : {"strata", "llama"}) {
     ModelSpec dense = smallSpec(architecture), moe = dense;
     moe.moe.experts = 4;
     moe.moe.expertFfn = 64;
@@ -61,8 +61,8 @@ int64_t bytesOf(const torch::nn::Module& module) {
   return bytes;
 }
 
-TEST(HeldBlocks, KeptBlocksHaveTheWholeModelsValuesTheOthersAreEmpty) {
-  for (const std::string& architecture : {"strata", "llama"}) {
+TEST(HeldLayers, KeptBlocksHaveTheWholeModelsValuesTheOthersAreEmpty) {
+  for (const char* architecture : {"strata", "llama"}) {
     ModelSpec spec = smallSpec(architecture);
     // The embedding, blocks 0 and 4, the head; a V-placed rank holds such.
     std::vector<bool> held = {true, true, false, false, false, true, false, true};
@@ -85,7 +85,7 @@ TEST(HeldBlocks, KeptBlocksHaveTheWholeModelsValuesTheOthersAreEmpty) {
   }
 }
 
-TEST(HeldBlocks, BuildHoldsOneBlockBeyondTheKeptOnes) {
+TEST(HeldLayers, BuildHoldsOneBlockBeyondTheKeptOnes) {
   train::installTensorMemoryCounter();
   ModelSpec spec = smallSpec("llama");
   std::vector<bool> held(static_cast<size_t>(spec.layers) + 2, false);
@@ -102,43 +102,46 @@ TEST(HeldBlocks, BuildHoldsOneBlockBeyondTheKeptOnes) {
   EXPECT_LE(peak, kept + block + block / 4) << "kept " << kept << " B, one block " << block << " B";
 }
 
-// ZeRO-3's shells: the held blocks keep their parameters' shapes with a
-// single float behind each, and buffers whole; the embedding and head are
-// whole. buildBlock gives any block alone with the whole model's values.
-TEST(HeldBlocks, ShellsKeepShapesAndBuildBlockGivesTheValues) {
-  for (const ModelSpec& spec : everyKind()) {
-    torch::nn::Sequential whole = build(spec), shells = build(spec, {}, HeldBlocks::kShells);
-    for (int64_t i = 0; i < spec.layers; ++i) {
-      torch::nn::Module& wholeBlock = *whole->ptr(static_cast<size_t>(i + 1));
-      torch::nn::Module& shell = *shells->ptr(static_cast<size_t>(i + 1));
+// ZeRO-3's shells: every layer, the embedding and the head included, keeps
+// its parameters' shapes with a single float behind each, and its buffers
+// whole. buildLayer gives any layer alone with the whole model's values; a
+// tied head, its table as "tied_weight".
+TEST(HeldLayers, ShellsKeepShapesAndBuildLayerGivesTheValues) {
+  std::vector<ModelSpec> specs = everyKind();
+  for (const char* architecture : {"strata", "llama"}) {
+    specs.push_back(smallSpec(architecture));
+    specs.back().tiedEmbeddings = true;
+  }
+  for (const ModelSpec& spec : specs) {
+    std::string kind = kindOf(spec) + (spec.tiedEmbeddings ? " tied" : "");
+    torch::nn::Sequential whole = build(spec), shells = build(spec, {}, HeldAs::kShells);
+    for (int64_t i = 0; i < spec.layers + 2; ++i) {
+      torch::nn::Module& wholeLayer = *whole->ptr(static_cast<size_t>(i));
+      torch::nn::Module& shell = *shells->ptr(static_cast<size_t>(i));
       std::shared_ptr<torch::nn::Module> alone =
-          modelFamily(spec.architecture).buildBlock(spec, i, oneRank());
-      auto expected = wholeBlock.named_parameters(), fresh = alone->named_parameters();
-      ASSERT_EQ(fresh.keys(), expected.keys()) << kindOf(spec) << " block " << i;
+          modelFamily(spec.architecture).buildLayer(spec, i, oneRank());
+      auto expected = wholeLayer.named_parameters(), fresh = alone->named_parameters();
+      ASSERT_EQ(fresh.keys(), expected.keys()) << kind << " layer " << i;
+      ASSERT_EQ(shell.named_parameters().keys(), expected.keys()) << kind << " layer " << i;
       for (const auto& item : shell.named_parameters()) {
         const at::Tensor& value = expected[item.key()];
-        EXPECT_EQ(item.value().sizes(), value.sizes()) << kindOf(spec) << " " << item.key();
-        EXPECT_LE(item.value().storage().nbytes(), value.element_size()) << item.key();
-        EXPECT_TRUE(torch::equal(fresh[item.key()], value)) << kindOf(spec) << " " << item.key();
+        EXPECT_EQ(item.value().sizes(), value.sizes()) << kind << " " << item.key();
+        EXPECT_LE(item.value().storage().nbytes(), value.element_size()) << kind << item.key();
+        EXPECT_TRUE(torch::equal(fresh[item.key()], value)) << kind << " " << item.key();
       }
       for (const auto& item : shell.named_buffers())
-        EXPECT_TRUE(torch::equal(item.value(), wholeBlock.named_buffers()[item.key()]));
-    }
-    for (size_t layer : {size_t{0}, static_cast<size_t>(spec.layers + 1)}) {
-      auto expected = whole->ptr(layer)->named_parameters();
-      for (const auto& item : shells->ptr(layer)->named_parameters())
-        EXPECT_TRUE(torch::equal(item.value(), expected[item.key()])) << item.key();
+        EXPECT_TRUE(torch::equal(item.value(), wholeLayer.named_buffers()[item.key()]));
     }
   }
 }
 
-TEST(HeldBlocks, BuildBlockRefusesABlockOutsideTheModel) {
+TEST(HeldLayers, BuildLayerRefusesALayerOutsideTheModel) {
   ModelSpec spec = smallSpec("llama");
-  for (int64_t block : {int64_t{-1}, spec.layers})
-    EXPECT_THROW(modelFamily(spec.architecture).buildBlock(spec, block, oneRank()), ConfigError);
+  for (int64_t layer : {int64_t{-1}, spec.layers + 2})
+    EXPECT_THROW(modelFamily(spec.architecture).buildLayer(spec, layer, oneRank()), ConfigError);
 }
 
-TEST(HeldBlocks, StandInsAreTheFirstBlockOfTheSameKind) {
+TEST(HeldLayers, StandInsAreTheFirstBlockOfTheSameKind) {
   ModelSpec spec = smallSpec("llama");
   EXPECT_EQ(blockStandIns(spec), (std::vector<int64_t>(6, 0)));
   spec.moe.experts = 4;
@@ -146,7 +149,7 @@ TEST(HeldBlocks, StandInsAreTheFirstBlockOfTheSameKind) {
   EXPECT_EQ(blockStandIns(spec), (std::vector<int64_t>{0, 1, 0, 1, 0, 1}));
 }
 
-TEST(HeldBlocks, AMaskOfTheWrongLengthIsAConfigError) {
+TEST(HeldLayers, AMaskOfTheWrongLengthIsAConfigError) {
   ModelSpec spec = smallSpec("strata");
   EXPECT_THROW(build(spec, std::vector<bool>(5, true)), ConfigError);
 }

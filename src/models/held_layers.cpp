@@ -1,4 +1,4 @@
-#include "models/held_blocks.h"
+#include "models/held_layers.h"
 
 #include <torch/torch.h>
 
@@ -16,21 +16,32 @@ void checkHeldLayers(const std::vector<bool>& held, int64_t layers) {
                     " (the embedding, the blocks, the head)");
 }
 
-void checkBlockIndex(int64_t block, int64_t layers) {
-  if (block >= 0 && block < layers) return;
-  throw ConfigError("block " + std::to_string(block) + " does not exist: the model has " +
-                    std::to_string(layers) + " blocks, 0 to " + std::to_string(layers - 1));
+void checkLayerIndex(int64_t layer, int64_t layers) {
+  if (layer >= 0 && layer < layers + 2) return;
+  throw ConfigError("layer " + std::to_string(layer) + " does not exist: a model of " +
+                    std::to_string(layers) + " blocks has layers 0 (the embedding) to " +
+                    std::to_string(layers + 1) + " (the head)");
 }
 
 void leaveBlock(torch::nn::Module& module, const std::vector<bool>& held, int64_t block,
-                HeldBlocks heldAs) {
-  torch::NoGradGuard noGrad;
+                HeldAs heldAs) {
   if (!held.empty() && !held[static_cast<size_t>(block + 1)]) {
+    torch::NoGradGuard noGrad;
     for (at::Tensor parameter : module.parameters()) parameter.set_();
     for (at::Tensor buffer : module.buffers()) buffer.set_();
     return;
   }
-  if (heldAs != HeldBlocks::kShells) return;
+  leaveHeld(module, heldAs);
+}
+
+void leaveEnd(torch::nn::Module& module, const std::vector<bool>& held, int64_t layer,
+              HeldAs heldAs) {
+  if (held.empty() || held[static_cast<size_t>(layer)]) leaveHeld(module, heldAs);
+}
+
+void leaveHeld(torch::nn::Module& module, HeldAs heldAs) {
+  if (heldAs != HeldAs::kShells) return;
+  torch::NoGradGuard noGrad;
   // One zero per parameter, expanded: the shape stays for whoever lays the
   // parameters out (ZeRO-3's units), and writing to it fails loudly.
   for (at::Tensor parameter : module.parameters())
