@@ -70,6 +70,14 @@ TEST(TrainerZero3, Pp2Dp2CheckpointedActivations) {
   expectEqualsReference("z3checkpointed", config);
 }
 
+// ZeRO-3 over dp 8, one sequence a micro-batch: the construction tests' job.
+constexpr int kConstructionRanks = 8;
+TrainConfig constructionConfig() {
+  TrainConfig config = zero3(1, kConstructionRanks, 1, "1f1b", false);
+  config.train.microBatch = 1;
+  return config;
+}
+
 // Each rank's tensor bytes over the trainer's construction: {peak, held
 // once built}, by rank.
 std::vector<std::vector<double>> constructionBytes(const TrainConfig& config, int ranks,
@@ -125,27 +133,25 @@ void expectPeaksWithin(const std::vector<std::vector<double>>& bytes, double all
 // it holds once built (at dp 8 its shards and their AdamW moments: 3/8 of
 // the model); building whole first, the peak was the whole model and a unit.
 TEST(TrainerZero3, BuildingHoldsOneBlockAtATime) {
-  constexpr int kRanks = 8;
-  TrainConfig config = zero3(1, kRanks, 1, "1f1b", false);
-  config.train.microBatch = 1;
+  TrainConfig config = constructionConfig();
   config.model.layers = 8;
   config.model.hidden = 64;
   config.model.ffn = 256;
   double block = layerBytes(config, 1);
-  expectPeaksWithin(constructionBytes(config, kRanks, "z3build"), 1.5, "one block", block);
+  expectPeaksWithin(constructionBytes(config, kConstructionRanks, "z3build"), 1.5, "one block",
+                    block);
 }
 
 // The embedding and the head are shells too: a model whose two vocabulary
 // tables outweigh its blocks holds one table at a time while it is built.
 TEST(TrainerZero3, BuildingHoldsOneVocabularyTableAtATime) {
-  constexpr int kRanks = 8;
-  TrainConfig config = zero3(1, kRanks, 1, "1f1b", false);
-  config.train.microBatch = 1;
+  TrainConfig config = constructionConfig();
   config.model.layers = 2;
   config.model.vocab = 4096;
   config.model.tiedEmbeddings = false;
   double table = layerBytes(config, static_cast<size_t>(config.model.layers) + 1);
-  expectPeaksWithin(constructionBytes(config, kRanks, "z3buildends"), 1.25, "the head", table);
+  expectPeaksWithin(constructionBytes(config, kConstructionRanks, "z3buildends"), 1.25, "the head",
+                    table);
 }
 
 }  // namespace
