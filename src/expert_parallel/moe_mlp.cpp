@@ -43,7 +43,7 @@ MoeMlpImpl::MoeMlpImpl(const MoeMlpOptions& options, std::shared_ptr<Communicato
   router = register_module(
       "router",
       torch::nn::Linear(torch::nn::LinearOptions(options.hidden, moe.experts).bias(false)));
-  {
+  if (options.init.draw) {
     torch::NoGradGuard noGrad;
     tp::InitOptions init = tp::deriveInit(options.init, 0);
     router->weight.copy_(

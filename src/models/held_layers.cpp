@@ -23,6 +23,12 @@ void checkLayerIndex(int64_t layer, int64_t layers) {
                     std::to_string(layers + 1) + " (the head)");
 }
 
+bool drawsValues(const std::vector<bool>& held, int64_t layer, int64_t last, HeldAs heldAs) {
+  bool kept = held.empty() || held[static_cast<size_t>(layer)];
+  if (!kept) return layer == 0 || layer == last;
+  return heldAs == HeldAs::kWhole;
+}
+
 void leaveBlock(torch::nn::Module& module, const std::vector<bool>& held, int64_t block,
                 HeldAs heldAs) {
   if (!held.empty() && !held[static_cast<size_t>(block + 1)]) {

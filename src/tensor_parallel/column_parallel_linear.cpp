@@ -17,14 +17,16 @@ ColumnParallelLinearImpl::ColumnParallelLinearImpl(const ColumnParallelLinearOpt
   detail::requireDivisible(rows, "ColumnParallelLinear output features", *tp_);
   // Serial weight [out, in] (zero rows appended up to `rows`); this rank
   // keeps rows [r*rows/p, (r+1)*rows/p).
-  at::Tensor full = padRows(seededNormal({options.outFeatures, options.inFeatures},
-                                         deriveSeed(options.init.seed, 0), options.init.weightStd),
-                            rows);
+  at::Tensor full = padRows(
+      seededNormal({options.outFeatures, options.inFeatures}, deriveSeed(options.init.seed, 0),
+                   options.init.weightStd, options.init.draw),
+      rows);
   weight = register_parameter("weight", shardOf(full, 0, tp_->rank(), parts));
   if (options.bias) {
-    at::Tensor fullBias = padRows(
-        seededNormal({options.outFeatures}, deriveSeed(options.init.seed, 1), options.init.biasStd),
-        rows);
+    at::Tensor fullBias =
+        padRows(seededNormal({options.outFeatures}, deriveSeed(options.init.seed, 1),
+                             options.init.biasStd, options.init.draw),
+                rows);
     bias = register_parameter("bias", shardOf(fullBias, 0, tp_->rank(), parts));
   }
 }

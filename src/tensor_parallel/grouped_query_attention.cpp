@@ -45,8 +45,8 @@ KvProjectionImpl::KvProjectionImpl(const GroupedQueryAttentionOptions& o, const 
       localHeads_(split_ ? o.kvHeads / tp->size() : 1),
       firstRow_(split_ ? 0 : tp->rank() / (tp->size() / o.kvHeads) * headDim_),
       tp_(std::move(tp)) {
-  at::Tensor full =
-      seededNormal({o.kvHeads * headDim_, o.hidden}, deriveSeed(init.seed, 0), init.weightStd);
+  at::Tensor full = seededNormal({o.kvHeads * headDim_, o.hidden}, deriveSeed(init.seed, 0),
+                                 init.weightStd, init.draw);
   weight = register_parameter("weight", split_ ? shardOf(full, 0, tp_->rank(), tp_->size()) : full);
 }
 

@@ -21,7 +21,8 @@ InitOptions deriveInit(const InitOptions& init, uint64_t stream) {
   return derived;
 }
 
-at::Tensor seededNormal(at::IntArrayRef shape, uint64_t seed, double std) {
+at::Tensor seededNormal(at::IntArrayRef shape, uint64_t seed, double std, bool draw) {
+  if (!draw) return at::empty(shape, at::TensorOptions().dtype(at::kFloat));
   at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(seed);
   return at::normal(0.0, std, shape, generator, at::TensorOptions().dtype(at::kFloat));
 }

@@ -13,13 +13,14 @@ RowParallelLinearImpl::RowParallelLinearImpl(const RowParallelLinearOptions& opt
     : options_(options), tp_(std::move(tp)) {
   detail::requireDivisible(options.inFeatures, "RowParallelLinear input features", *tp_);
   // Serial weight [out, in]; this rank keeps columns [r*in/p, (r+1)*in/p).
-  at::Tensor full = seededNormal({options.outFeatures, options.inFeatures},
-                                 deriveSeed(options.init.seed, 0), options.init.weightStd);
+  at::Tensor full =
+      seededNormal({options.outFeatures, options.inFeatures}, deriveSeed(options.init.seed, 0),
+                   options.init.weightStd, options.init.draw);
   weight = register_parameter("weight", shardOf(full, 1, tp_->rank(), tp_->size()));
   if (options.bias) {
     bias = register_parameter("bias",
                               seededNormal({options.outFeatures}, deriveSeed(options.init.seed, 1),
-                                           options.init.biasStd));
+                                           options.init.biasStd, options.init.draw));
   }
 }
 

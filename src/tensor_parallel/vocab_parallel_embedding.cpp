@@ -11,9 +11,10 @@ namespace strata::tensor_parallel {
 VocabParallelEmbeddingImpl::VocabParallelEmbeddingImpl(const VocabParallelEmbeddingOptions& options,
                                                        std::shared_ptr<Communicator> tp)
     : options_(options), tp_(std::move(tp)) {
-  at::Tensor full = padRows(seededNormal({options.vocab, options.hidden},
-                                         deriveSeed(options.init.seed, 0), options.init.weightStd),
-                            paddedToMultiple(options.vocab, tp_->size()));
+  at::Tensor full =
+      padRows(seededNormal({options.vocab, options.hidden}, deriveSeed(options.init.seed, 0),
+                           options.init.weightStd, options.init.draw),
+              paddedToMultiple(options.vocab, tp_->size()));
   weight = register_parameter("weight", shardOf(full, 0, tp_->rank(), tp_->size()));
 }
 

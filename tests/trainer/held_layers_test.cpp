@@ -3,6 +3,8 @@
 // under the same names, and the build never holds more than one block it
 // does not keep. Under ZeRO-3 the kept layers are shells, each filled later
 // from buildLayer.
+#include "models/held_layers.h"
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -147,6 +149,23 @@ TEST(HeldLayers, StandInsAreTheFirstBlockOfTheSameKind) {
   spec.moe.experts = 4;
   spec.moe.every = 2;  // blocks 1, 3 and 5 are mixtures of experts
   EXPECT_EQ(blockStandIns(spec), (std::vector<int64_t>{0, 1, 0, 1, 0, 1}));
+}
+
+// What is built only to be emptied or shelled skips drawing its values; the
+// embedding and the head outside `held` are drawn (a tied head shares the
+// embedding's table).
+TEST(HeldLayers, OnlyLayersKeptWholeAndTheEndsDrawTheirValues) {
+  std::vector<bool> held = {false, true, false, true};  // 2 blocks: the first stage's block 0
+  std::vector<bool> expected = {true, true, false, true};
+  for (int64_t layer = 0; layer < 4; ++layer) {
+    EXPECT_EQ(drawsValues(held, layer, 3, HeldAs::kWhole), expected[layer]) << layer;
+    bool shellOrEmptied = held[layer] || (layer != 0 && layer != 3);
+    EXPECT_EQ(drawsValues(held, layer, 3, HeldAs::kShells), !shellOrEmptied) << layer;
+  }
+  for (int64_t layer = 0; layer < 4; ++layer) {
+    EXPECT_TRUE(drawsValues({}, layer, 3, HeldAs::kWhole)) << layer;
+    EXPECT_FALSE(drawsValues({}, layer, 3, HeldAs::kShells)) << layer;
+  }
 }
 
 TEST(HeldLayers, AMaskOfTheWrongLengthIsAConfigError) {

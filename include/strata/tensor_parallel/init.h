@@ -21,6 +21,10 @@ struct InitOptions {
   uint64_t seed = 0;
   double weightStd = 0.02;  // weights ~ N(0, weightStd^2)
   double biasStd = 0.0;     // biases ~ N(0, biasStd^2); 0 gives zeros
+  // false: the values are left unset, for a layer built only for its shapes
+  // and names (a pipeline rank's other blocks, emptied at once; ZeRO-3's
+  // shells, given their values later), which then skips every draw.
+  bool draw = true;
 };
 
 // An independent seed for sub-stream `stream` of `seed` (splitmix64), so a
@@ -31,8 +35,9 @@ uint64_t deriveSeed(uint64_t seed, uint64_t stream);
 InitOptions deriveInit(const InitOptions& init, uint64_t stream);
 
 // A float32 CPU tensor of `shape` with entries ~ N(0, std^2), drawn from a
-// fresh generator seeded with `seed`; identical on every process.
-at::Tensor seededNormal(at::IntArrayRef shape, uint64_t seed, double std);
+// fresh generator seeded with `seed`; identical on every process. With
+// `draw` false, a tensor of that shape whose values are left unset.
+at::Tensor seededNormal(at::IntArrayRef shape, uint64_t seed, double std, bool draw = true);
 
 // Slice `part` of `parts` equal slices of `full` along `dim`: an independent
 // contiguous copy, or with one part `full` itself when it is contiguous (no

@@ -22,9 +22,11 @@ namespace {
 enum Stream : uint64_t { kTokens = 1, kPositions = 2, kEmbeddingDropout = 3, kHead = 4 };
 uint64_t blockStream(int64_t index) { return 100 + static_cast<uint64_t>(index); }
 
-tp::InitOptions initFor(const GptConfig& c, uint64_t stream) {
+// `draw` false: shapes only (tp::InitOptions::draw).
+tp::InitOptions initFor(const GptConfig& c, uint64_t stream, bool draw) {
   tp::InitOptions init;
   init.seed = tp::deriveSeed(c.seed, stream);
+  init.draw = draw;
   return init;
 }
 
@@ -33,7 +35,7 @@ tp::InitOptions initFor(const GptConfig& c, uint64_t stream) {
 class GptEmbeddingImpl : public torch::nn::Module, public tp::ShardedModule {
  public:
   GptEmbeddingImpl(const GptConfig& c, std::shared_ptr<Communicator> tpComm,
-                   std::shared_ptr<const context_parallel::ContextParallel> cp)
+                   std::shared_ptr<const context_parallel::ContextParallel> cp, bool draw)
       : config_(c),
         tp_(std::move(tpComm)),
         cp_(std::move(cp)),
@@ -43,11 +45,11 @@ class GptEmbeddingImpl : public torch::nn::Module, public tp::ShardedModule {
     options.vocab = c.vocab;
     options.hidden = c.hidden;
     options.sequenceParallel = c.sequenceParallel;
-    options.init = initFor(c, kTokens);
+    options.init = initFor(c, kTokens, draw);
     tokens = register_module("tokens", tp::VocabParallelEmbedding(options, tp_));
     positions = register_parameter(
         "positions",
-        tp::seededNormal({c.context, c.hidden}, tp::deriveSeed(c.seed, kPositions), 0.02));
+        tp::seededNormal({c.context, c.hidden}, tp::deriveSeed(c.seed, kPositions), 0.02, draw));
   }
 
   // ids [b, s] -> [s, b, hidden], or [s/tp, b, hidden] under sequence parallel.
@@ -146,7 +148,8 @@ namespace {
 tp::ParallelTransformerBlock makeBlock(const GptConfig& c, int64_t index,
                                        const std::shared_ptr<Communicator>& tpComm,
                                        std::shared_ptr<const context_parallel::ContextParallel> cp,
-                                       const std::shared_ptr<expert_parallel::ExpertParallel>& ep) {
+                                       const std::shared_ptr<expert_parallel::ExpertParallel>& ep,
+                                       bool draw) {
   tp::ParallelTransformerBlockOptions options;
   options.hidden = c.hidden;
   options.heads = c.heads;
@@ -155,7 +158,7 @@ tp::ParallelTransformerBlock makeBlock(const GptConfig& c, int64_t index,
   options.hiddenDropout = c.dropout;
   options.attentionDropout = c.dropout;
   options.geluTanh = c.geluTanh;
-  options.init = initFor(c, blockStream(index));
+  options.init = initFor(c, blockStream(index), draw);
   options.contextParallel = std::move(cp);
   torch::nn::AnyModule moe;
   if (c.moe.isMoeBlock(index)) {
@@ -171,13 +174,13 @@ tp::ParallelTransformerBlock makeBlock(const GptConfig& c, int64_t index,
 
 // The head, its weight its own or, given `tiedTo`, the token embedding's.
 DecoderHead makeHead(const GptConfig& c, const std::shared_ptr<Communicator>& tpComm,
-                     const tp::VocabParallelEmbedding& tiedTo) {
+                     const tp::VocabParallelEmbedding& tiedTo, bool draw) {
   DecoderHeadOptions head;
   head.hidden = c.hidden;
   head.vocab = c.vocab;
   head.sequenceParallel = c.sequenceParallel;
   head.fusedHeadLoss = c.fusedHeadLoss;
-  head.init = initFor(c, kHead);
+  head.init = initFor(c, kHead, draw);
   return DecoderHead(head, tpComm, tiedTo);
 }
 
@@ -191,18 +194,20 @@ torch::nn::Sequential buildGpt(const GptConfig& c, std::shared_ptr<Communicator>
   checkHeldLayers(held, c.layers);
   ep = expertsOrLocal(c.moe, std::move(ep), cp);
   torch::nn::Sequential model;
-  GptEmbedding embedding(c, tpComm, cp);
+  int64_t last = c.layers + 1;
+  GptEmbedding embedding(c, tpComm, cp, drawsValues(held, 0, last, heldAs));
   leaveEnd(*embedding, held, 0, heldAs);
   model->push_back("embedding", embedding);
   for (int64_t i = 0; i < c.layers; ++i) {
-    tp::ParallelTransformerBlock block = makeBlock(c, i, tpComm, cp, ep);
+    tp::ParallelTransformerBlock block =
+        makeBlock(c, i, tpComm, cp, ep, drawsValues(held, i + 1, last, heldAs));
     leaveBlock(*block, held, i, heldAs);
     model->push_back("block" + std::to_string(i), block);
   }
   tp::VocabParallelEmbedding tiedTo{nullptr};
   if (c.tiedEmbeddings) tiedTo = embedding->tokens;
-  DecoderHead head = makeHead(c, tpComm, tiedTo);
-  leaveEnd(*head, held, c.layers + 1, heldAs);
+  DecoderHead head = makeHead(c, tpComm, tiedTo, drawsValues(held, last, last, heldAs));
+  leaveEnd(*head, held, last, heldAs);
   model->push_back("head", head);
   return model;
 }
@@ -213,14 +218,14 @@ std::shared_ptr<torch::nn::Module> buildGptLayer(
     std::shared_ptr<expert_parallel::ExpertParallel> ep) {
   checkGpt(c, tpComm->size());
   checkLayerIndex(layer, c.layers);
-  if (layer == 0) return GptEmbedding(c, tpComm, std::move(cp)).ptr();
+  if (layer == 0) return GptEmbedding(c, tpComm, std::move(cp), true).ptr();
   if (layer == c.layers + 1) {
     tp::VocabParallelEmbedding tiedTo{nullptr};
-    if (c.tiedEmbeddings) tiedTo = GptEmbedding(c, tpComm, std::move(cp))->tokens;
-    return makeHead(c, tpComm, tiedTo).ptr();
+    if (c.tiedEmbeddings) tiedTo = GptEmbedding(c, tpComm, std::move(cp), true)->tokens;
+    return makeHead(c, tpComm, tiedTo, true).ptr();
   }
   ep = expertsOrLocal(c.moe, std::move(ep), cp);
-  return makeBlock(c, layer - 1, tpComm, std::move(cp), ep).ptr();
+  return makeBlock(c, layer - 1, tpComm, std::move(cp), ep, true).ptr();
 }
 
 GptConfig gptConfigOf(const ModelSpec& spec) {

@@ -22,9 +22,11 @@ namespace {
 enum Stream : uint64_t { kTokens = 1, kHead = 4 };
 uint64_t blockStream(int64_t index) { return 100 + static_cast<uint64_t>(index); }
 
-tp::InitOptions initFor(const LlamaConfig& c, uint64_t stream) {
+// `draw` false: shapes only (tp::InitOptions::draw).
+tp::InitOptions initFor(const LlamaConfig& c, uint64_t stream, bool draw) {
   tp::InitOptions init;
   init.seed = tp::deriveSeed(c.seed, stream);
+  init.draw = draw;
   return init;
 }
 
@@ -44,13 +46,14 @@ tp::GroupedQueryAttentionOptions attentionOptions(const LlamaConfig& c) {
 class LlamaEmbeddingImpl : public torch::nn::Module {
  public:
   // `cpSize`: the ranks each sequence is split over (its length is theirs together).
-  LlamaEmbeddingImpl(const LlamaConfig& c, std::shared_ptr<Communicator> tpComm, int cpSize)
+  LlamaEmbeddingImpl(const LlamaConfig& c, std::shared_ptr<Communicator> tpComm, int cpSize,
+                     bool draw)
       : context_(c.context), cpSize_(cpSize) {
     tp::VocabParallelEmbeddingOptions options;
     options.vocab = c.vocab;
     options.hidden = c.hidden;
     options.sequenceParallel = c.sequenceParallel;
-    options.init = initFor(c, kTokens);
+    options.init = initFor(c, kTokens, draw);
     tokens = register_module("tokens", tp::VocabParallelEmbedding(options, std::move(tpComm)));
   }
 
@@ -75,8 +78,8 @@ class LlamaBlockImpl : public torch::nn::Module {
  public:
   LlamaBlockImpl(const LlamaConfig& c, int64_t index, std::shared_ptr<Communicator> tpComm,
                  std::shared_ptr<const context_parallel::ContextParallel> cp,
-                 std::shared_ptr<expert_parallel::ExpertParallel> ep) {
-    tp::InitOptions init = initFor(c, blockStream(index));
+                 std::shared_ptr<expert_parallel::ExpertParallel> ep, bool draw) {
+    tp::InitOptions init = initFor(c, blockStream(index), draw);
     tp::GroupedQueryAttentionOptions a = attentionOptions(c);
     a.init = tp::deriveInit(init, 0);
     a.contextParallel = std::move(cp);
@@ -180,13 +183,14 @@ int64_t llamaMatmulParameters(const LlamaConfig& c) {
 namespace {
 
 LlamaEmbedding makeEmbedding(const LlamaConfig& c, const std::shared_ptr<Communicator>& tpComm,
-                             const std::shared_ptr<const context_parallel::ContextParallel>& cp) {
-  return LlamaEmbedding(c, tpComm, cp ? cp->comm->size() : 1);
+                             const std::shared_ptr<const context_parallel::ContextParallel>& cp,
+                             bool draw) {
+  return LlamaEmbedding(c, tpComm, cp ? cp->comm->size() : 1, draw);
 }
 
 // The head, its weight its own or, given `tiedTo`, the token embedding's.
 DecoderHead makeHead(const LlamaConfig& c, const std::shared_ptr<Communicator>& tpComm,
-                     const tp::VocabParallelEmbedding& tiedTo) {
+                     const tp::VocabParallelEmbedding& tiedTo, bool draw) {
   DecoderHeadOptions head;
   head.hidden = c.hidden;
   head.vocab = c.vocab;
@@ -194,7 +198,7 @@ DecoderHead makeHead(const LlamaConfig& c, const std::shared_ptr<Communicator>& 
   head.normEps = c.rmsNormEps;
   head.sequenceParallel = c.sequenceParallel;
   head.fusedHeadLoss = c.fusedHeadLoss;
-  head.init = initFor(c, kHead);
+  head.init = initFor(c, kHead, draw);
   return DecoderHead(head, tpComm, tiedTo);
 }
 
@@ -208,18 +212,19 @@ torch::nn::Sequential buildLlama(const LlamaConfig& c, std::shared_ptr<Communica
   checkHeldLayers(held, c.layers);
   ep = expertsOrLocal(c.moe, std::move(ep), cp);
   torch::nn::Sequential model;
-  LlamaEmbedding embedding = makeEmbedding(c, tpComm, cp);
+  int64_t last = c.layers + 1;
+  LlamaEmbedding embedding = makeEmbedding(c, tpComm, cp, drawsValues(held, 0, last, heldAs));
   leaveEnd(*embedding, held, 0, heldAs);
   model->push_back("embedding", embedding);
   for (int64_t i = 0; i < c.layers; ++i) {
-    LlamaBlock block(c, i, tpComm, cp, ep);
+    LlamaBlock block(c, i, tpComm, cp, ep, drawsValues(held, i + 1, last, heldAs));
     leaveBlock(*block, held, i, heldAs);
     model->push_back("block" + std::to_string(i), block);
   }
   tp::VocabParallelEmbedding tiedTo{nullptr};
   if (c.tiedEmbeddings) tiedTo = embedding->tokens;
-  DecoderHead head = makeHead(c, tpComm, tiedTo);
-  leaveEnd(*head, held, c.layers + 1, heldAs);
+  DecoderHead head = makeHead(c, tpComm, tiedTo, drawsValues(held, last, last, heldAs));
+  leaveEnd(*head, held, last, heldAs);
   model->push_back("head", head);
   return model;
 }
@@ -230,14 +235,14 @@ std::shared_ptr<torch::nn::Module> buildLlamaLayer(
     std::shared_ptr<expert_parallel::ExpertParallel> ep) {
   checkLlama(c, tpComm->size());
   checkLayerIndex(layer, c.layers);
-  if (layer == 0) return makeEmbedding(c, tpComm, cp).ptr();
+  if (layer == 0) return makeEmbedding(c, tpComm, cp, true).ptr();
   if (layer == c.layers + 1) {
     tp::VocabParallelEmbedding tiedTo{nullptr};
-    if (c.tiedEmbeddings) tiedTo = makeEmbedding(c, tpComm, cp)->tokens;
-    return makeHead(c, tpComm, tiedTo).ptr();
+    if (c.tiedEmbeddings) tiedTo = makeEmbedding(c, tpComm, cp, true)->tokens;
+    return makeHead(c, tpComm, tiedTo, true).ptr();
   }
   ep = expertsOrLocal(c.moe, std::move(ep), cp);
-  return LlamaBlock(c, layer - 1, std::move(tpComm), std::move(cp), std::move(ep)).ptr();
+  return LlamaBlock(c, layer - 1, std::move(tpComm), std::move(cp), std::move(ep), true).ptr();
 }
 
 }  // namespace strata::models
