@@ -83,10 +83,8 @@ std::vector<int> unitLayers(const std::map<int, std::vector<int>>& layerUnits, s
 // "mlp.fc1.weight" there), which the unit's sharding then copies and drops.
 std::function<void(int, const ShardedUnit&)> unitInitialiser(const LayerBuilder& buildLayer,
                                                              std::vector<int> layers) {
-  if (!buildLayer) return nullptr;
   return [buildLayer, layers = std::move(layers)](int unit, const ShardedUnit& spec) {
     std::shared_ptr<torch::nn::Module> fresh = buildLayer(layers[unit]);
-    if (!fresh) return;
     auto values = fresh->named_parameters();
     torch::NoGradGuard noGrad;
     for (const NamedTensor& p : spec.parameters) {

@@ -10,9 +10,9 @@
 // unit of their own, sharded over the experts' replicas (moe_training.h)
 // instead of dp: a second set of units, gathered with the layer's others.
 //
-// The layers may arrive as shells (models::HeldAs::kShells): each unit
-// is then given its values from `buildLayer` just before it is sharded, one
-// layer at a time, so no rank holds the whole model. The tied weight is the
+// The layers arrive as shells (models::HeldAs::kShells): each unit is
+// given its values from `buildLayer` just before it is sharded, one layer at
+// a time, so no rank holds the whole model. The tied weight is the
 // embedding's (named "embedding.tokens.weight"), so its unit is filled from
 // layer 0 on every stage that holds it.
 //
@@ -35,8 +35,7 @@
 
 namespace strata::train {
 
-// Model layer `layer` built afresh with its initial values, for a layer the
-// model holds as a shell; nullptr for a layer held whole.
+// Model layer `layer` built afresh, alone, with its initial values.
 using LayerBuilder = std::function<std::shared_ptr<torch::nn::Module>(int layer)>;
 
 class FullyShardedTraining {
@@ -52,8 +51,9 @@ class FullyShardedTraining {
   // Runs model layer `layer`'s forward with its units gathered (a
   // pipeline::LayerCall).
   at::Tensor forwardLayer(int layer, const std::function<at::Tensor()>& run);
-  // What clipping measures: every unit's gradient shard, each element
-  // weighted by whether its parameter counts on this rank.
+  // What clipping measures: every unit's gradient shard, cut into the runs
+  // whose parameters count on this rank and those counted on another
+  // (grad_norm.h's shardedNormTerm).
   GradientTerms gradientTerms(const std::vector<NormTerm>& normTerms) const;
   // The tied weight's gradient shard (undefined without a tied weight).
   at::Tensor tiedGradient() const;
