@@ -40,6 +40,7 @@ class SilentCommunicator : public Communicator {
  private:
   struct Done : Work {
     void wait() override {}
+    bool isCompleted() override { return true; }
   };
   static WorkHandle done() { return std::make_unique<Done>(); }
   [[noreturn]] static void refuse(const char* op) {

@@ -15,6 +15,7 @@ class TimedWork : public Work {
     inner_->wait();
     *seconds_ += std::chrono::duration<double>(Clock::now() - start_).count();
   }
+  bool isCompleted() override { return inner_->isCompleted(); }
 
  private:
   WorkHandle inner_;

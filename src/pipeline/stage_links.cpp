@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <string>
 
 #include "device_copy.h"
@@ -55,9 +56,19 @@ void StageLinks::send(const at::Tensor& tensor, int fromStage, int microbatch, F
     return;
   }
   payload = payload.contiguous();
+  releaseDelivered();
   int peer = schedule_.rankOf(to);
   int tag = tagOf(fromStage, microbatch, flow);
   pending_.push_back(PendingSend{pp_->sendTensorAsync(payload, peer, tag), payload});
+}
+
+void StageLinks::releaseDelivered() {
+  auto delivered = [](PendingSend& send) {
+    if (!send.work->isCompleted()) return false;
+    send.work->wait();  // returns at once, or throws what the send hit
+    return true;
+  };
+  pending_.erase(std::remove_if(pending_.begin(), pending_.end(), delivered), pending_.end());
 }
 
 at::Tensor StageLinks::takeLocal(const Key& key) {

@@ -5,8 +5,11 @@
 // Every message is keyed by (sending stage, micro-batch, flow); the key is
 // also the point-to-point tag, so messages never match the wrong receive.
 // Every remote message carries a TensorHeader, so a receiver checks what it
-// gets. Sends are posted asynchronously and waited for in flush(), which is
-// when their buffers may be released. Remote receives are posted by a
+// gets. Sends are posted asynchronously. Each send first lets go of the
+// earlier ones already delivered (Work::isCompleted), so a rank holds the
+// hand-offs still in flight rather than every one of the step (a middle
+// stage of GPT-3 175B at pp 12, tp 8 and 192 micro-batches would otherwise
+// keep 384 of them, 17.7 GiB). flush() waits for the rest. Remote receives are posted by a
 // RecvPrefetcher from beginStep() on, in this rank's action order; recv*
 // blocks until its message is in (bounded by the communicator's timeout). A
 // local message that was never sent is a ProtocolError, which a validated
@@ -52,6 +55,7 @@ class StageLinks {
   bool isLocal(int stage) const;
   int tagOf(int fromStage, int microbatch, Flow flow) const;
   at::Tensor takeLocal(const Key& key);
+  void releaseDelivered();
 
   const schedule::Schedule& schedule_;
   int rank_;

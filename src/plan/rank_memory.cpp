@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "held_sends.h"
 #include "stage_memory.h"
 
 namespace strata::plan {
@@ -83,19 +84,18 @@ void keepLarger(Moment& peak, double stash, double buffers) {
 // and its layers' (ring attention's) once the head's are gone; I keeps the
 // gradients W needs as it goes, which W turns into the weights' gradients
 // before B or W frees the stash. The first stage's I does nothing but keep
-// its output gradient: its W runs the whole backward. Every hand-off sent
-// to another rank stays with its send until the step ends (stage_links.h's
-// flush): an output once its stash is gone (at once from a recomputed
-// stage, which does not stash it), an input gradient from its backward on;
-// one handed to a stage of the same rank waits in its mailbox until that
-// stage's backward takes it. The replica's batch (int64 ids and targets)
-// lives through the pipeline.
+// its output gradient: its W runs the whole backward. A hand-off sent to
+// another rank stays with its send until delivered and let go of
+// (held_sends.h); an output a stash holds costs its send nothing until the
+// stash goes. One handed to a stage of the same rank waits in its mailbox
+// until that stage's backward takes it. The replica's batch (int64 ids and
+// targets) lives through the pipeline.
 Moment pipelinePeak(const TrainingJob& job, const Layout& l, const StagePlan& plan,
                     const schedule::Schedule& pipeline, int rank) {
   std::vector<StageMemory> stages = stageMemory(job, l, plan);
   double handOff = handOffBytes(job, l);
   // Another framework's sends free their buffers as they are delivered.
-  double sentHandOff = job.framework.keepsSentHandOffs ? handOff : 0;
+  double sentHandOff = job.framework.holdsSendsUntilTaken ? handOff : 0;
   int last = pipeline.stages() - 1;
   auto remote = [&](int stage) { return pipeline.rankOf(stage) != rank; };
   auto keptBy = [&](int s) {
@@ -103,18 +103,20 @@ Moment pipelinePeak(const TrainingJob& job, const Layout& l, const StagePlan& pl
     return stages[s].kept - (localInput ? stages[s].input : 0);
   };
   double batch = 16.0 * job.globalBatch / l.dp * job.model.seqLen;
-  double stash = 0, sent = 0, mailbox = 0;
+  double stash = 0, mailbox = 0;
+  HeldSends sends(pipeline, rank);
   Moment peak{0, batch};
-  auto others = [&] { return batch + sent + mailbox; };
+  auto others = [&] { return batch + sends.held() * sentHandOff + mailbox; };
   // Where the backward of stage s takes its output's gradient from, and
   // leaves its input's.
   auto takeGradient = [&](int s) {
     if (s < last && !remote(s + 1)) mailbox -= handOff;
   };
-  auto passGradient = [&](int s) {
+  auto passGradient = [&](const Action& action) {
+    int s = action.stage;
     if (s == 0) return;
     if (remote(s - 1)) {
-      sent += sentHandOff;
+      sends.afterAction(action, false);
     } else {
       mailbox += handOff;
     }
@@ -129,34 +131,31 @@ Moment pipelinePeak(const TrainingJob& job, const Layout& l, const StagePlan& pl
   for (const Action& action : pipeline.actions(rank)) {
     int s = action.stage;
     const StageMemory& stage = stages[s];
-    bool sendsOutput = s < last && remote(s + 1);
-    // A stashed output sent on stays with its send once the stash goes.
-    double outputSent = sendsOutput && !stage.checkpointed ? sentHandOff : 0;
     switch (action.kind) {
       case ActionKind::kForward:
         stash += keptBy(s);
         keepLarger(peak, stash, others() + stage.forwardWork);
-        if (sendsOutput && stage.checkpointed) sent += sentHandOff;
+        sends.afterAction(action, !stage.checkpointed);
         break;
       case ActionKind::kBackwardInput:
         takeGradient(s);
         if (s > 0) backward(stage, stage.weightPassKept);
-        passGradient(s);
+        passGradient(action);
         stash += stage.weightPassKept + (s > 0 ? stage.rebuilt : 0);
         break;
       case ActionKind::kBackward:
         takeGradient(s);
         backward(stage, 0);
-        passGradient(s);
+        passGradient(action);
         stash -= keptBy(s);
-        sent += outputSent;
+        sends.stashGone(s, action.microbatch);
         break;
       case ActionKind::kBackwardWeight:
         if (s > 0) keepLarger(peak, stash, others() + stage.weightPassWork);
         stash -= stage.weightPassKept;
         if (s == 0) backward(stage, 0);
         stash -= keptBy(s) + (s > 0 ? stage.rebuilt : 0);
-        sent += outputSent;
+        sends.stashGone(s, action.microbatch);
         break;
     }
   }

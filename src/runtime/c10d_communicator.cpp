@@ -7,6 +7,7 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
 #include "collective_checks.h"
+#include "send_watcher.h"
 #include "strata/error.h"
 #include "strata/runtime/timeouts.h"
 #include "torch_compat.h"
@@ -44,21 +45,27 @@ bool looksLikeTimeout(const std::string& message) {
 // named in its message.
 enum class WaitMode { kHostBounded, kStreamOrdered };
 
+// A Gloo send is waited for by its communicator's SendWatcher: `watched` is
+// set and `work` is not.
 class C10dWork : public Work {
  public:
   C10dWork(c10::intrusive_ptr<c10d::Work> work, std::string what, std::chrono::milliseconds timeout,
-           WaitMode mode, std::vector<at::Tensor> keepAlive, std::function<void()> onDone)
+           WaitMode mode, std::vector<at::Tensor> keepAlive, std::function<void()> onDone,
+           std::shared_ptr<SendWatcher::Watched> watched = nullptr)
       : work_(std::move(work)),
         what_(std::move(what)),
         timeout_(timeout),
         mode_(mode),
         keepAlive_(std::move(keepAlive)),
-        onDone_(std::move(onDone)) {}
+        onDone_(std::move(onDone)),
+        watched_(std::move(watched)) {}
 
   void wait() override {
     if (done_) return;
     try {
-      if (mode_ == WaitMode::kStreamOrdered) {
+      if (watched_) {
+        watched_->wait();
+      } else if (mode_ == WaitMode::kStreamOrdered) {
         work_->wait();
       } else {
         work_->wait(timeout_);
@@ -70,6 +77,10 @@ class C10dWork : public Work {
     if (onDone_) onDone_();
   }
 
+  bool isCompleted() override {
+    return done_ || (watched_ ? watched_->done() : work_->isCompleted());
+  }
+
  private:
   c10::intrusive_ptr<c10d::Work> work_;
   std::string what_;
@@ -77,6 +88,7 @@ class C10dWork : public Work {
   WaitMode mode_;
   std::vector<at::Tensor> keepAlive_;  // buffers the backend reads or writes until done
   std::function<void()> onDone_;
+  std::shared_ptr<SendWatcher::Watched> watched_;
   bool done_ = false;
 };
 
@@ -174,7 +186,16 @@ class C10dCommunicator : public Communicator {
     checkPeer(peer, "send to");
     at::Tensor payload = stagedOnHost(tensor) ? tensor.to(at::kCPU) : tensor.contiguous();
     std::vector<at::Tensor> tensors{payload};
-    return wrap(backend_->send(tensors, peer, tag), "send to " + describePeer(peer), tensors);
+    std::string what = "send to " + describePeer(peer);
+    c10::intrusive_ptr<c10d::Work> work = backend_->send(tensors, peer, tag);
+    if (spec_.backend != "gloo") return wrap(std::move(work), what, tensors);
+    // Gloo marks a send done only for the thread that waits for it: the
+    // group's watcher waits, so isCompleted() can answer (send_watcher.h).
+    what += " on group " + describeGroup();
+    auto watched = sendWatcher_.watch(std::move(work), spec_.options.timeout, what);
+    return std::make_unique<C10dWork>(c10::intrusive_ptr<c10d::Work>(), what, spec_.options.timeout,
+                                      WaitMode::kHostBounded, std::move(tensors),
+                                      std::function<void()>(), std::move(watched));
   }
 
   WorkHandle recvAsync(at::Tensor& tensor, int peer, int tag) override {
@@ -235,6 +256,7 @@ class C10dCommunicator : public Communicator {
 
   GroupSpec spec_;
   c10::intrusive_ptr<compat::C10dBackend> backend_;
+  SendWatcher sendWatcher_;  // Gloo's sends (send_watcher.h); goes before the backend
 };
 
 c10::intrusive_ptr<compat::C10dBackend> createGloo(const GroupSpec& spec,

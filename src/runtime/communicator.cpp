@@ -67,6 +67,7 @@ class WorkPair : public Work {
     first_->wait();
     second_->wait();
   }
+  bool isCompleted() override { return first_->isCompleted() && second_->isCompleted(); }
 
  private:
   WorkHandle first_, second_;
@@ -78,6 +79,11 @@ class WorkList : public Work {
   explicit WorkList(std::vector<WorkHandle> work) : work_(std::move(work)) {}
   void wait() override {
     for (WorkHandle& w : work_) w->wait();
+  }
+  bool isCompleted() override {
+    for (WorkHandle& w : work_)
+      if (!w->isCompleted()) return false;
+    return true;
   }
 
  private:

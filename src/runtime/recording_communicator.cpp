@@ -25,6 +25,7 @@ class RecordedWork : public Work {
     }
     FlightRecorder::finish(record_, FlightState::kCompleted);
   }
+  bool isCompleted() override { return inner_->isCompleted(); }
 
  private:
   WorkHandle inner_;
@@ -92,10 +93,15 @@ class RecordingCommunicator : public Communicator {
   class BarrierWork : public Work {
    public:
     explicit BarrierWork(Communicator& comm) : comm_(comm) {}
-    void wait() override { comm_.barrier(); }
+    void wait() override {
+      comm_.barrier();
+      done_ = true;
+    }
+    bool isCompleted() override { return done_; }  // the barrier runs in wait()
 
    private:
     Communicator& comm_;
+    bool done_ = false;
   };
 
   FlightRecord* issue(FlightOp op, uint64_t sequence, int64_t numel, uint8_t dtype, int peer) {

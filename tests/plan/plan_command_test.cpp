@@ -44,21 +44,21 @@ TEST(PlanCommand, FixedLayoutPrintsThroughputAndExplains) {
   EXPECT_NE(r.out.find("memory per device"), std::string::npos);
   // Rank by rank: with the trainer's recompute each rank keeps its stage's
   // inputs (1F1B's first stage pp of them) and rebuilds the stage for one
-  // micro-batch's backward; the hand-offs a rank sends stay until the step
-  // ends, so the middle ranks, which send both ways, are the heaviest.
+  // micro-batch's backward; a rank holds only its latest send, so the first
+  // rank, which keeps the most inputs and the embedding, is the heaviest.
   EXPECT_NE(
-      r.out.find("       0  0                 4.41       4.41      26.48         6.46     4.71 "
-                 "     8    46.48\n"),
+      r.out.find("       0  0                 4.41       4.41      26.48         6.46     0.26 "
+                 "     8    42.03  <- heaviest"),
       std::string::npos)
       << r.out;
   EXPECT_NE(
-      r.out.find("       1  1                 4.22       4.22      25.32         6.70     8.89 "
-                 "     7    49.34  <- heaviest"),
+      r.out.find("       1  1                 4.22       4.22      25.32         6.70     0.26 "
+                 "     7    40.72\n"),
       std::string::npos)
       << r.out;
   EXPECT_NE(
-      r.out.find("       7  7                 4.37       4.37      26.20         6.61     4.67 "
-                 "     1    46.21\n"),
+      r.out.find("       7  7                 4.37       4.37      26.20         6.61     0.26 "
+                 "     1    41.80\n"),
       std::string::npos)
       << r.out;
 }

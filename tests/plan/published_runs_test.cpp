@@ -75,7 +75,7 @@ std::optional<int> size(const std::map<std::string, util::TomlValue>& keys, cons
 Framework frameworkOf(const std::map<std::string, util::TomlValue>& keys) {
   Framework framework;
   framework.layerRecompute = true;
-  framework.keepsSentHandOffs = false;
+  framework.holdsSendsUntilTaken = false;
   if (keys.count("zero3_collectives_per_layer"))
     framework.zero3CollectivesPerLayer =
         static_cast<int>(number(keys, "zero3_collectives_per_layer"));

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <chrono>
 #include <thread>
 
 #include "multiprocess.h"
+#include "shm_and_gloo_groups.h"
 #include "strata/error.h"
 #include "strata/runtime/tensor_header.h"
 #include "strata/runtime/world.h"
@@ -105,6 +107,34 @@ void checkPointToPoint(const RankContext& ctx) {
 
 TEST(Communicator, PointToPointOnTwoProcesses) { runInProcesses(2, checkPointToPoint); }
 TEST(Communicator, PointToPointOnFourProcesses) { runInProcesses(4, checkPointToPoint); }
+
+// A send says it is done once the receiver has it, without being waited for:
+// what lets a pipeline stage drop its hand-offs as they are delivered. Over
+// both transports; a large message, so neither copies it when posted.
+TEST(Communicator, SendReportsDeliveryBeforeItIsWaitedFor) {
+  runInProcesses(2, [](const RankContext& ctx) {
+    auto world = World::init();
+    testing::ShmAndGloo groups = testing::shmAndGlooGroups(*world, 2, "delivery");
+    for (const auto& comm : {groups.shm, groups.gloo}) {
+      torch::Tensor message = torch::arange(16384, torch::kFloat);
+      if (ctx.rank == 1) {
+        comm->barrier();
+        torch::Tensor in = torch::empty_like(message);
+        comm->recv(in, 0, 7);
+        EXPECT_TRUE(torch::equal(in, message)) << comm->backend();
+        continue;
+      }
+      WorkHandle send = comm->sendAsync(message, 1, 7);
+      EXPECT_FALSE(send->isCompleted()) << comm->backend() << ": done before any receive";
+      comm->barrier();  // the receive is posted after this
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (!send->isCompleted() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      EXPECT_TRUE(send->isCompleted()) << comm->backend() << ": delivered, yet not done";
+      send->wait();
+    }
+  });
+}
 
 TEST(Communicator, ParallelGroupsReduceWithinTheirDimension) {
   runInProcesses(4, [](const RankContext& ctx) {

@@ -201,6 +201,13 @@ std::vector<MemoryCase> layouts() {
       {"tp2_sp",
        with(layout(gpt, 1, 1, 2), [](TrainConfig& c) { c.parallel.sequenceParallel = true; })},
       {"pp2_1f1b", layout(gpt, 2, 1, 1)},
+      // Enough micro-batches that sends held to the end of the step would
+      // add a tenth to a rank's peak.
+      {"pp2_1f1b_32_microbatches", with(layout(gpt, 2, 1, 1),
+                                        [](TrainConfig& c) {
+                                          c.train.globalBatch = 32;
+                                          c.train.microBatch = 1;
+                                        })},
       {"pp2_gpipe",
        with(layout(gpt, 2, 1, 1), [](TrainConfig& c) { c.parallel.schedule = "gpipe"; })},
       {"pp2_interleaved", with(layout(gpt, 2, 1, 1), schedule("interleaved-1f1b", 2))},

@@ -147,11 +147,10 @@ struct Framework {
   // checkpoints a whole stage, keeping its input and rebuilding all of its
   // layers for the stage's backward (pipeline/executor.h).
   bool layerRecompute = false;
-  // The sender keeps every hand-off it sends until the step ends, as the
-  // trainer does (pipeline/stage_links.h's flush): memory that grows with
-  // the micro-batches; false: a send's buffer goes once it is delivered
-  // (Megatron-LM, DeepSpeed).
-  bool keepsSentHandOffs = true;
+  // The sender holds each hand-off until its receiver has taken it and the
+  // sender sends again, as the trainer does (src/plan/held_sends.h); false:
+  // a send's buffer goes once it is delivered (Megatron-LM, DeepSpeed).
+  bool holdsSendsUntilTaken = true;
 };
 
 struct TrainingJob {

@@ -80,8 +80,8 @@
 // The trainer refuses dropout under cp.
 //
 // A rank's peak over a step (rank_memory.cpp, cost_model.h) walks its
-// schedule's actions: the stages' stashes, the hand-offs the pipeline keeps
-// until the step ends, the head's and each backward's working tensors, and
+// schedule's actions: the stages' stashes, the hand-offs its sends still
+// hold (held_sends.h), the head's and each backward's working tensors, and
 // after the pipeline the global norm's and the optimizer's temporaries.
 // Nothing here throws.
 #pragma once

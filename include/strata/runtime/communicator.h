@@ -29,6 +29,10 @@ class Work {
   // Blocks until the operation completes, at most the communicator's timeout.
   // Throws TimeoutError or PeerError naming the operation and group.
   virtual void wait() = 0;
+  // Never blocks: true once wait() would return (or throw) at once. A work
+  // that cannot tell without blocking answers false until it is waited for
+  // (the default), so callers use it only to let go of finished work early.
+  virtual bool isCompleted() { return false; }
 };
 using WorkHandle = std::unique_ptr<Work>;
 

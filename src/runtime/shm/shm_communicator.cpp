@@ -68,6 +68,7 @@ class ShmWork : public Work {
     worker_->wait(task_, what_);
     done_ = true;
   }
+  bool isCompleted() override { return done_; }
 
  private:
   OrderedWorker* worker_;
@@ -81,6 +82,7 @@ class ClaimedWork : public Work {
  public:
   explicit ClaimedWork(std::shared_ptr<ClaimedAllReduce> op) : op_(std::move(op)) {}
   void wait() override { op_->finish(); }
+  bool isCompleted() override { return op_->finished(); }
 
  private:
   std::shared_ptr<ClaimedAllReduce> op_;

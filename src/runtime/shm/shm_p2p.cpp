@@ -96,6 +96,8 @@ class ShmSendWork : public Work {
     payload_ = at::Tensor();
   }
 
+  bool isCompleted() override { return !payload_.defined() || finished(); }
+
  private:
   ShmP2pEntry& entry() const { return boxes_->channel(boxes_->group_.rank, peer_).entries[index_]; }
   // The receiver finished, or the entry was reused (which needs it finished).
@@ -124,6 +126,7 @@ class ShmRecvWork : public Work {
     boxes_->receive(tensor_, peer_, tag_);
     done_ = true;
   }
+  bool isCompleted() override { return done_; }  // the copy happens in wait()
 
  private:
   const ShmMailboxes* boxes_;
