@@ -9,11 +9,11 @@
 // earlier ones already delivered (Work::isCompleted), so a rank holds the
 // hand-offs still in flight rather than every one of the step (a middle
 // stage of GPT-3 175B at pp 12, tp 8 and 192 micro-batches would otherwise
-// keep 384 of them, 17.7 GiB). flush() waits for the rest. Remote receives are posted by a
-// RecvPrefetcher from beginStep() on, in this rank's action order; recv*
-// blocks until its message is in (bounded by the communicator's timeout). A
-// local message that was never sent is a ProtocolError, which a validated
-// schedule never triggers.
+// keep 384 of them, 17.7 GiB); flush() waits for the rest. Remote receives
+// are posted by a RecvPrefetcher from beginStep() on, in this rank's action
+// order; recv* blocks until its message is in (bounded by the communicator's
+// timeout). A local message that was never sent is a ProtocolError, which a
+// validated schedule never triggers.
 #pragma once
 
 #include <ATen/core/Tensor.h>

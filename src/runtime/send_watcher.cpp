@@ -96,7 +96,8 @@ void SendWatcher::Watched::wait() {
   // The watcher's own wait is bounded by the timeout; this guards against
   // the watcher never reporting.
   if (!queue_->changed.wait_for(lock, timeout_ * 2, [this] { return done_; })) {
-    throw TimeoutError(what_ + " was not reported done within " + describeDuration(timeout_ * 2));
+    throw TimeoutError(what_ + " timed out: its watcher did not report it within " +
+                       describeDuration(timeout_ * 2));
   }
   if (error_) std::rethrow_exception(error_);
 }
