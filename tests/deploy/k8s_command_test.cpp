@@ -33,7 +33,7 @@ Outcome k8s(std::vector<std::string> args) {
   return {code, out.str(), err.str()};
 }
 
-// A config file for pp x dp x tp, removed with the fixture.
+// A config file for pp x dp x tp, of the test's own, removed with the fixture.
 class K8sCommand : public ::testing::Test {
  protected:
   void SetUp() override { write(deploy::configText(2, 2, 2)); }
@@ -46,7 +46,10 @@ class K8sCommand : public ::testing::Test {
             "--workers-per-node", workers, "--image", "registry.example/strata:1"};
   }
 
-  std::string path_ = ::testing::TempDir() + "k8s_command_test.toml";
+  // One file per test: ctest runs the fixture's tests side by side, and one
+  // removing a shared file failed another mid-run.
+  std::string path_ = ::testing::TempDir() + "k8s_command_test_" +
+                      ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".toml";
 };
 
 TEST_F(K8sCommand, PrintsOneYamlDocumentPerManifest) {

@@ -161,8 +161,11 @@ TEST(PlanCommand, SizeFlagsOverrideThePreset) {
   EXPECT_NE(longer.out.find("gpt2-small with seq-len 2048"), std::string::npos) << longer.out;
 }
 
+// Named after the test too: ctest runs tests side by side, and two writing
+// one path would hand each other a truncated file.
 std::string writeFile(const std::string& name, const std::string& text) {
-  std::string path = ::testing::TempDir() + "/" + name;
+  std::string path = ::testing::TempDir() + "/" +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + name;
   std::ofstream(path) << text;
   return path;
 }
