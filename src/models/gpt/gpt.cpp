@@ -3,8 +3,8 @@
 #include <torch/torch.h>
 
 #include "models/block_experts.h"
+#include "models/decoder_assembly.h"
 #include "models/decoder_head.h"
-#include "models/held_layers.h"
 #include "strata/error.h"
 #include "strata/expert_parallel/moe_mlp.h"
 #include "strata/tensor_parallel/comm_ops.h"
@@ -145,44 +145,48 @@ int64_t gptMatmulParameters(const GptConfig& c) {
 
 namespace {
 
-tp::ParallelTransformerBlock makeBlock(const GptConfig& c, int64_t index,
-                                       const std::shared_ptr<Communicator>& tpComm,
-                                       std::shared_ptr<const context_parallel::ContextParallel> cp,
-                                       const std::shared_ptr<expert_parallel::ExpertParallel>& ep,
-                                       bool draw) {
-  tp::ParallelTransformerBlockOptions options;
-  options.hidden = c.hidden;
-  options.heads = c.heads;
-  options.ffn = c.ffn;
-  options.sequenceParallel = c.sequenceParallel;
-  options.hiddenDropout = c.dropout;
-  options.attentionDropout = c.dropout;
-  options.geluTanh = c.geluTanh;
-  options.init = initFor(c, blockStream(index), draw);
-  options.contextParallel = std::move(cp);
-  torch::nn::AnyModule moe;
-  if (c.moe.isMoeBlock(index)) {
-    expert_parallel::MoeMlpOptions m;
-    m.hidden = c.hidden;
-    m.moe = c.moe;
-    m.block = index;
-    m.init = tp::deriveInit(options.init, 1);  // the dense MLP's stream
-    moe = torch::nn::AnyModule(expert_parallel::MoeMlp(m, tpComm, ep));
-  }
-  return tp::ParallelTransformerBlock(options, tpComm, std::move(moe));
-}
+// The GPT's parts, for assembleDecoder.
+struct GptParts {
+  const GptConfig& c;
+  std::shared_ptr<Communicator> tpComm;
+  std::shared_ptr<const context_parallel::ContextParallel> cp;
+  std::shared_ptr<expert_parallel::ExpertParallel> ep;  // expertsOrLocal's
 
-// The head, its weight its own or, given `tiedTo`, the token embedding's.
-DecoderHead makeHead(const GptConfig& c, const std::shared_ptr<Communicator>& tpComm,
-                     const tp::VocabParallelEmbedding& tiedTo, bool draw) {
-  DecoderHeadOptions head;
-  head.hidden = c.hidden;
-  head.vocab = c.vocab;
-  head.sequenceParallel = c.sequenceParallel;
-  head.fusedHeadLoss = c.fusedHeadLoss;
-  head.init = initFor(c, kHead, draw);
-  return DecoderHead(head, tpComm, tiedTo);
-}
+  GptEmbedding embedding(bool draw) const { return GptEmbedding(c, tpComm, cp, draw); }
+
+  tp::ParallelTransformerBlock block(int64_t index, bool draw) const {
+    tp::ParallelTransformerBlockOptions options;
+    options.hidden = c.hidden;
+    options.heads = c.heads;
+    options.ffn = c.ffn;
+    options.sequenceParallel = c.sequenceParallel;
+    options.hiddenDropout = c.dropout;
+    options.attentionDropout = c.dropout;
+    options.geluTanh = c.geluTanh;
+    options.init = initFor(c, blockStream(index), draw);
+    options.contextParallel = cp;
+    torch::nn::AnyModule moe;
+    if (c.moe.isMoeBlock(index)) {
+      expert_parallel::MoeMlpOptions m;
+      m.hidden = c.hidden;
+      m.moe = c.moe;
+      m.block = index;
+      m.init = tp::deriveInit(options.init, 1);  // the dense MLP's stream
+      moe = torch::nn::AnyModule(expert_parallel::MoeMlp(m, tpComm, ep));
+    }
+    return tp::ParallelTransformerBlock(options, tpComm, std::move(moe));
+  }
+
+  DecoderHead head(const tp::VocabParallelEmbedding& tiedTo, bool draw) const {
+    DecoderHeadOptions options;
+    options.hidden = c.hidden;
+    options.vocab = c.vocab;
+    options.sequenceParallel = c.sequenceParallel;
+    options.fusedHeadLoss = c.fusedHeadLoss;
+    options.init = initFor(c, kHead, draw);
+    return DecoderHead(options, tpComm, tiedTo);
+  }
+};
 
 }  // namespace
 
@@ -191,25 +195,9 @@ torch::nn::Sequential buildGpt(const GptConfig& c, std::shared_ptr<Communicator>
                                std::shared_ptr<expert_parallel::ExpertParallel> ep,
                                const std::vector<bool>& held, HeldAs heldAs) {
   checkGpt(c, tpComm->size());
-  checkHeldLayers(held, c.layers);
   ep = expertsOrLocal(c.moe, std::move(ep), cp);
-  torch::nn::Sequential model;
-  int64_t last = c.layers + 1;
-  GptEmbedding embedding(c, tpComm, cp, drawsValues(held, 0, last, heldAs));
-  leaveEnd(*embedding, held, 0, heldAs);
-  model->push_back("embedding", embedding);
-  for (int64_t i = 0; i < c.layers; ++i) {
-    tp::ParallelTransformerBlock block =
-        makeBlock(c, i, tpComm, cp, ep, drawsValues(held, i + 1, last, heldAs));
-    leaveBlock(*block, held, i, heldAs);
-    model->push_back("block" + std::to_string(i), block);
-  }
-  tp::VocabParallelEmbedding tiedTo{nullptr};
-  if (c.tiedEmbeddings) tiedTo = embedding->tokens;
-  DecoderHead head = makeHead(c, tpComm, tiedTo, drawsValues(held, last, last, heldAs));
-  leaveEnd(*head, held, last, heldAs);
-  model->push_back("head", head);
-  return model;
+  GptParts parts{c, std::move(tpComm), std::move(cp), std::move(ep)};
+  return assembleDecoder(c.layers, c.tiedEmbeddings, held, heldAs, parts);
 }
 
 std::shared_ptr<torch::nn::Module> buildGptLayer(
@@ -217,15 +205,9 @@ std::shared_ptr<torch::nn::Module> buildGptLayer(
     std::shared_ptr<const context_parallel::ContextParallel> cp,
     std::shared_ptr<expert_parallel::ExpertParallel> ep) {
   checkGpt(c, tpComm->size());
-  checkLayerIndex(layer, c.layers);
-  if (layer == 0) return GptEmbedding(c, tpComm, std::move(cp), true).ptr();
-  if (layer == c.layers + 1) {
-    tp::VocabParallelEmbedding tiedTo{nullptr};
-    if (c.tiedEmbeddings) tiedTo = GptEmbedding(c, tpComm, std::move(cp), true)->tokens;
-    return makeHead(c, tpComm, tiedTo, true).ptr();
-  }
   ep = expertsOrLocal(c.moe, std::move(ep), cp);
-  return makeBlock(c, layer - 1, tpComm, std::move(cp), ep, true).ptr();
+  GptParts parts{c, std::move(tpComm), std::move(cp), std::move(ep)};
+  return assembleDecoderLayer(layer, c.layers, c.tiedEmbeddings, parts);
 }
 
 GptConfig gptConfigOf(const ModelSpec& spec) {

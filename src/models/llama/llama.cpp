@@ -3,8 +3,8 @@
 #include <torch/torch.h>
 
 #include "models/block_experts.h"
+#include "models/decoder_assembly.h"
 #include "models/decoder_head.h"
-#include "models/held_layers.h"
 #include "strata/error.h"
 #include "strata/expert_parallel/moe_mlp.h"
 #include "strata/tensor_parallel/grouped_query_attention.h"
@@ -182,25 +182,33 @@ int64_t llamaMatmulParameters(const LlamaConfig& c) {
 
 namespace {
 
-LlamaEmbedding makeEmbedding(const LlamaConfig& c, const std::shared_ptr<Communicator>& tpComm,
-                             const std::shared_ptr<const context_parallel::ContextParallel>& cp,
-                             bool draw) {
-  return LlamaEmbedding(c, tpComm, cp ? cp->comm->size() : 1, draw);
-}
+// The Llama's parts, for assembleDecoder.
+struct LlamaParts {
+  const LlamaConfig& c;
+  std::shared_ptr<Communicator> tpComm;
+  std::shared_ptr<const context_parallel::ContextParallel> cp;
+  std::shared_ptr<expert_parallel::ExpertParallel> ep;  // expertsOrLocal's
 
-// The head, its weight its own or, given `tiedTo`, the token embedding's.
-DecoderHead makeHead(const LlamaConfig& c, const std::shared_ptr<Communicator>& tpComm,
-                     const tp::VocabParallelEmbedding& tiedTo, bool draw) {
-  DecoderHeadOptions head;
-  head.hidden = c.hidden;
-  head.vocab = c.vocab;
-  head.rmsNorm = true;
-  head.normEps = c.rmsNormEps;
-  head.sequenceParallel = c.sequenceParallel;
-  head.fusedHeadLoss = c.fusedHeadLoss;
-  head.init = initFor(c, kHead, draw);
-  return DecoderHead(head, tpComm, tiedTo);
-}
+  LlamaEmbedding embedding(bool draw) const {
+    return LlamaEmbedding(c, tpComm, cp ? cp->comm->size() : 1, draw);
+  }
+
+  LlamaBlock block(int64_t index, bool draw) const {
+    return LlamaBlock(c, index, tpComm, cp, ep, draw);
+  }
+
+  DecoderHead head(const tp::VocabParallelEmbedding& tiedTo, bool draw) const {
+    DecoderHeadOptions options;
+    options.hidden = c.hidden;
+    options.vocab = c.vocab;
+    options.rmsNorm = true;
+    options.normEps = c.rmsNormEps;
+    options.sequenceParallel = c.sequenceParallel;
+    options.fusedHeadLoss = c.fusedHeadLoss;
+    options.init = initFor(c, kHead, draw);
+    return DecoderHead(options, tpComm, tiedTo);
+  }
+};
 
 }  // namespace
 
@@ -209,24 +217,9 @@ torch::nn::Sequential buildLlama(const LlamaConfig& c, std::shared_ptr<Communica
                                  std::shared_ptr<expert_parallel::ExpertParallel> ep,
                                  const std::vector<bool>& held, HeldAs heldAs) {
   checkLlama(c, tpComm->size());
-  checkHeldLayers(held, c.layers);
   ep = expertsOrLocal(c.moe, std::move(ep), cp);
-  torch::nn::Sequential model;
-  int64_t last = c.layers + 1;
-  LlamaEmbedding embedding = makeEmbedding(c, tpComm, cp, drawsValues(held, 0, last, heldAs));
-  leaveEnd(*embedding, held, 0, heldAs);
-  model->push_back("embedding", embedding);
-  for (int64_t i = 0; i < c.layers; ++i) {
-    LlamaBlock block(c, i, tpComm, cp, ep, drawsValues(held, i + 1, last, heldAs));
-    leaveBlock(*block, held, i, heldAs);
-    model->push_back("block" + std::to_string(i), block);
-  }
-  tp::VocabParallelEmbedding tiedTo{nullptr};
-  if (c.tiedEmbeddings) tiedTo = embedding->tokens;
-  DecoderHead head = makeHead(c, tpComm, tiedTo, drawsValues(held, last, last, heldAs));
-  leaveEnd(*head, held, last, heldAs);
-  model->push_back("head", head);
-  return model;
+  LlamaParts parts{c, std::move(tpComm), std::move(cp), std::move(ep)};
+  return assembleDecoder(c.layers, c.tiedEmbeddings, held, heldAs, parts);
 }
 
 std::shared_ptr<torch::nn::Module> buildLlamaLayer(
@@ -234,15 +227,9 @@ std::shared_ptr<torch::nn::Module> buildLlamaLayer(
     std::shared_ptr<const context_parallel::ContextParallel> cp,
     std::shared_ptr<expert_parallel::ExpertParallel> ep) {
   checkLlama(c, tpComm->size());
-  checkLayerIndex(layer, c.layers);
-  if (layer == 0) return makeEmbedding(c, tpComm, cp, true).ptr();
-  if (layer == c.layers + 1) {
-    tp::VocabParallelEmbedding tiedTo{nullptr};
-    if (c.tiedEmbeddings) tiedTo = makeEmbedding(c, tpComm, cp, true)->tokens;
-    return makeHead(c, tpComm, tiedTo, true).ptr();
-  }
   ep = expertsOrLocal(c.moe, std::move(ep), cp);
-  return LlamaBlock(c, layer - 1, std::move(tpComm), std::move(cp), std::move(ep), true).ptr();
+  LlamaParts parts{c, std::move(tpComm), std::move(cp), std::move(ep)};
+  return assembleDecoderLayer(layer, c.layers, c.tiedEmbeddings, parts);
 }
 
 }  // namespace strata::models
