@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <string>
 
 #include "strata/train/checkpoint/inspect.h"
 #include "strata/train/loop/checkpoint_convert.h"
@@ -37,7 +38,9 @@ Subcommand addConvert(CLI::App& group, std::ostream& out) {
   addIntFlag(*command, "--tp", &o->tp, "tensor-parallel degree", 1);
   addIntFlag(*command, "--virtual-stages", &o->virtualStages, "model chunks per pipeline rank", 1);
   return {command, [o, &out] {
-            out << "wrote " << train::convertCheckpoint(*o) << "\n";
+            o->progress = [&out](const std::string& line) { out << line << std::endl; };
+            std::string written = train::convertCheckpoint(*o);
+            out << "wrote " << written << "\n";
             return 0;
           }};
 }

@@ -59,6 +59,28 @@ std::string flags(Layout l) {
          std::to_string(l.tp);
 }
 
+// The top-level layers a shard says it holds (its "held_layers"); empty when
+// it holds them all.
+std::vector<int64_t> heldLayersIn(const std::string& shard) {
+  torch::serialize::InputArchive archive;
+  archive.load_from(shard);
+  torch::Tensor held;
+  if (!archive.try_read("held_layers", held)) return {};
+  return std::vector<int64_t>(held.data_ptr<int64_t>(), held.data_ptr<int64_t>() + held.numel());
+}
+
+// Each converted shard (step kSavedAt) holds the layers the trainer's own
+// shard at that layout holds (step kTotal, saved by the resumed run), no more.
+void expectConvertedShardsHoldAsTheTrainers(const std::string& dir, int ranks) {
+  for (int rank = 0; rank < ranks; ++rank) {
+    char file[32];
+    std::snprintf(file, sizeof file, "/rank-%05d.pt", rank);
+    EXPECT_EQ(heldLayersIn(stepDirectory(dir, kSavedAt) + file),
+              heldLayersIn(stepDirectory(dir, kTotal) + file))
+        << "rank " << rank;
+  }
+}
+
 // With `offline`, B resumes from `strata checkpoint convert`'s copy instead.
 void expectResumeAcrossLayouts(const std::string& name, const TrainConfig& base, Layout a, Layout b,
                                bool offline = false) {
@@ -95,8 +117,10 @@ void expectResumeAcrossLayouts(const std::string& name, const TrainConfig& base,
         ASSERT_TRUE(trainer.resumeFromLatest()) << "no checkpoint under " << configB.checkpoint.dir;
         EXPECT_EQ(trainer.stepsDone(), kSavedAt);
         writeValues(dir, "resumed", ctx.rank, trainSteps(trainer, kTotal - kSavedAt));
+        if (offline) trainer.saveCheckpoint();
       },
       options);
+  if (offline) expectConvertedShardsHoldAsTheTrainers(configB.checkpoint.dir, b.processes());
 
   std::vector<double> straight = readValues(dir, "uninterrupted", 0);
   std::vector<double> resumed = readValues(dir, "resumed", 0);

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <cstdio>
 #include <filesystem>
 
 #include "strata/models/model_family.h"
@@ -11,10 +12,32 @@
 #include "strata/train/loop/optimizer.h"
 #include "strata/train/loop/trainer.h"
 #include "train/checkpoint/indexed_checkpoint.h"
+#include "train/loop/held_layers.h"
 #include "train/loop/parameter_index.h"
 #include "train/loop/shape_communicator.h"
 
 namespace strata::train {
+namespace {
+
+// Which of the model's top-level layers pipeline rank `ppRank` trains: the
+// builder makes the other blocks as shapes only and empties them at once, so
+// a rank of the new layout never holds, or draws initial values for, more
+// than its stages (the embedding and the head excepted, model_family.h).
+std::vector<bool> layersHeldBy(const TrainConfig& config, int64_t blocks, int ppRank) {
+  std::vector<bool> held;
+  for (int owner : layerOwners(config, static_cast<int>(blocks + 2)))
+    held.push_back(owner == ppRank);
+  return held;
+}
+
+std::string describeShard(int rank, int world, const ShardRecord& record) {
+  char size[32];
+  std::snprintf(size, sizeof size, "%.1f MB", static_cast<double>(record.bytes) / 1e6);
+  return "rank " + std::to_string(rank + 1) + "/" + std::to_string(world) + ": " + record.file +
+         " (" + size + ")";
+}
+
+}  // namespace
 
 std::string convertCheckpoint(const ConvertOptions& o) {
   IndexedCheckpoint opened = openIndexedCheckpoint(o.from);
@@ -43,12 +66,15 @@ std::string convertCheckpoint(const ConvertOptions& o) {
   for (int rank = 0; rank < world; ++rank) {
     Coord coord = layout.coordOf(rank);
     torch::nn::Sequential model =
-        family.build(spec, std::make_shared<ShapeCommunicator>(coord.tp, static_cast<int>(o.tp)));
+        family.build(spec, std::make_shared<ShapeCommunicator>(coord.tp, static_cast<int>(o.tp)),
+                     nullptr, nullptr, layersHeldBy(config, spec.layers, coord.pp));
     auto owned = stageParameters(model, config, coord.pp);
     std::vector<at::Tensor> tensors;
     for (const auto& item : owned) tensors.push_back(item.second);
     std::unique_ptr<torch::optim::AdamW> optimizer = makeAdamW(tensors, config.train);
     RankState state{model.ptr().get(), optimizer.get(), {}, {}};
+    // As the trainer's rank holds them, so its shard saves what the trainer's would.
+    state.heldLayers = releaseOtherLayers(model, tensors);
     state.parameters = indexParameters(*model, owned, coord, static_cast<int>(o.tp));
     state.tpRank = coord.tp;
     state.dpRank = coord.dp;
@@ -57,6 +83,7 @@ std::string convertCheckpoint(const ConvertOptions& o) {
     std::vector<TensorPiece> pieces = indexShard(state, record.file);
     written.pieces.insert(written.pieces.end(), pieces.begin(), pieces.end());
     written.shards.push_back(record);
+    if (o.progress) o.progress(describeShard(rank, world, record));
   }
   writeMetadataAndMarker(target, written);
   return target;

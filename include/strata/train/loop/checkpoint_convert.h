@@ -1,6 +1,7 @@
 // `strata checkpoint convert`: rewrites a checkpoint for another layout
 // offline, in one process. Each rank of the new layout is rebuilt in turn
-// (its stage of the model at its tp shard, as generation rebuilds ranks),
+// (its stages of the model at its tp shard; the other blocks as empty
+// shapes),
 // filled through the old checkpoint's tensor index from the shards that
 // overlap it, and written as that rank's shard; then the metadata and
 // COMPLETE, each atomically as a save writes them. The optimizer state is
@@ -13,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace strata::train {
@@ -22,6 +24,9 @@ struct ConvertOptions {
   std::string to;    // a checkpoint folder: the result is to/step-NNNNNN
   int64_t pp = 1, dp = 1, tp = 1;
   int64_t virtualStages = 1;
+  // Called after each rank's shard is written, with a line that names it
+  // ("rank 3/8: rank-00002.pt (12.4 MB)"); may be empty.
+  std::function<void(const std::string&)> progress;
 };
 
 // Returns the step directory written.
