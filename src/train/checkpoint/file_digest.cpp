@@ -8,7 +8,8 @@
 
 namespace strata::train {
 
-FileDigest digestFile(const std::string& path) {
+FileDigest digestFile(const std::string& path,
+                      const std::function<void(const char*, std::size_t)>& eachPiece) {
   constexpr std::size_t kPieceBytes = 1 << 20;
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CheckpointError("cannot open '" + path + "'");
@@ -18,6 +19,7 @@ FileDigest digestFile(const std::string& path) {
   while (in) {
     in.read(piece.data(), static_cast<std::streamsize>(piece.size()));
     hash.update(piece.data(), static_cast<std::size_t>(in.gcount()));
+    if (eachPiece) eachPiece(piece.data(), static_cast<std::size_t>(in.gcount()));
     digest.bytes += in.gcount();
   }
   if (in.bad()) throw CheckpointError("cannot read '" + path + "'");

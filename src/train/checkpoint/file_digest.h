@@ -3,7 +3,9 @@
 // CheckpointError naming the path when the file cannot be opened or read.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace strata::train {
@@ -13,6 +15,8 @@ struct FileDigest {
   std::string sha256;  // lower-case hex
 };
 
-FileDigest digestFile(const std::string& path);
+// `eachPiece`, when given, also receives every piece as it is read (a copy).
+FileDigest digestFile(const std::string& path,
+                      const std::function<void(const char*, std::size_t)>& eachPiece = {});
 
 }  // namespace strata::train

@@ -30,11 +30,13 @@ std::vector<bool> layersHeldBy(const TrainConfig& config, int64_t blocks, int pp
   return held;
 }
 
-std::string describeShard(int rank, int world, const ShardRecord& record) {
+// "shard 3 of 8: rank-00002.pt (12.4 MB)", with what it copies if it does.
+std::string describeShard(int done, int world, const ShardRecord& record,
+                          const std::string& copyOf = "") {
   char size[32];
   std::snprintf(size, sizeof size, "%.1f MB", static_cast<double>(record.bytes) / 1e6);
-  return "rank " + std::to_string(rank + 1) + "/" + std::to_string(world) + ": " + record.file +
-         " (" + size + ")";
+  return "shard " + std::to_string(done) + " of " + std::to_string(world) + ": " + record.file +
+         " (" + size + (copyOf.empty() ? "" : ", a copy of " + copyOf) + ")";
 }
 
 }  // namespace
@@ -63,28 +65,42 @@ std::string convertCheckpoint(const ConvertOptions& o) {
   models::ModelSpec spec = modelSpecOf(config);
   const models::ModelFamily& family = models::modelFamily(spec.architecture);
   CheckpointInfo written{info.step, world, layout.degrees(), configToToml(config), {}};
-  for (int rank = 0; rank < world; ++rank) {
-    Coord coord = layout.coordOf(rank);
-    torch::nn::Sequential model =
-        family.build(spec, std::make_shared<ShapeCommunicator>(coord.tp, static_cast<int>(o.tp)),
-                     nullptr, nullptr, layersHeldBy(config, spec.layers, coord.pp));
-    auto owned = stageParameters(model, config, coord.pp);
-    std::vector<at::Tensor> tensors;
-    for (const auto& item : owned) tensors.push_back(item.second);
-    std::unique_ptr<torch::optim::AdamW> optimizer = makeAdamW(tensors, config.train);
-    RankState state{model.ptr().get(), optimizer.get(), {}, {}};
-    // As the trainer's rank holds them, so its shard saves what the trainer's would.
-    state.heldLayers = releaseOtherLayers(model, tensors);
-    state.parameters = indexParameters(*model, owned, coord, static_cast<int>(o.tp));
-    state.tpRank = coord.tp;
-    state.dpRank = coord.dp;
-    loadResharded(source, info, state);
-    ShardRecord record = writeShard(target, rank, state);
-    std::vector<TensorPiece> pieces = indexShard(state, record.file);
-    written.pieces.insert(written.pieces.end(), pieces.begin(), pieces.end());
-    written.shards.push_back(record);
-    if (o.progress) o.progress(describeShard(rank, world, record));
+  written.shards.resize(static_cast<size_t>(world));
+  std::vector<std::vector<TensorPiece>> pieces(static_cast<size_t>(world));
+  int done = 0;
+  for (int pp = 0; pp < o.pp; ++pp) {
+    for (int tp = 0; tp < o.tp; ++tp) {
+      Coord coord{pp, 0, 0, tp};
+      torch::nn::Sequential model =
+          family.build(spec, std::make_shared<ShapeCommunicator>(tp, static_cast<int>(o.tp)),
+                       nullptr, nullptr, layersHeldBy(config, spec.layers, pp));
+      auto owned = stageParameters(model, config, pp);
+      std::vector<at::Tensor> tensors;
+      for (const auto& item : owned) tensors.push_back(item.second);
+      std::unique_ptr<torch::optim::AdamW> optimizer = makeAdamW(tensors, config.train);
+      RankState state{model.ptr().get(), optimizer.get(), {}, {}};
+      // As the trainer's rank holds them, so its shard saves what the trainer's would.
+      state.heldLayers = releaseOtherLayers(model, tensors);
+      state.parameters = indexParameters(*model, owned, coord, static_cast<int>(o.tp));
+      state.tpRank = tp;
+      loadResharded(source, info, state);
+      // The data-parallel replicas' shards are the same to the byte (the
+      // archive holds nothing of dpRank, which decides only what is indexed):
+      // the first is written, the others copied from it.
+      const ShardRecord* first = nullptr;
+      for (int dp = 0; dp < o.dp; ++dp) {
+        int rank = layout.rankOf(Coord{pp, dp, 0, tp});
+        ShardRecord& record = written.shards[static_cast<size_t>(rank)];
+        record = first ? copyShard(target, *first, rank) : writeShard(target, rank, state);
+        state.dpRank = dp;
+        pieces[static_cast<size_t>(rank)] = indexShard(state, record.file);
+        if (o.progress) o.progress(describeShard(++done, world, record, first ? first->file : ""));
+        if (!first) first = &record;
+      }
+    }
   }
+  for (auto& rankPieces : pieces)
+    written.pieces.insert(written.pieces.end(), rankPieces.begin(), rankPieces.end());
   writeMetadataAndMarker(target, written);
   return target;
 }

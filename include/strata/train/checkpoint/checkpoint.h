@@ -162,6 +162,10 @@ std::vector<std::string> pruneCheckpoints(const std::string& dir, int64_t keep);
 
 // The building blocks saveCheckpoint runs, for tests and tools.
 ShardRecord writeShard(const std::string& stepDir, int rank, const RankState& state);
+// Writes rank `rank`'s shard as a copy of `from` (a shard in the same step
+// directory), atomically; for ranks whose state is the same to the byte.
+// Throws CheckpointError when the copy's size or SHA-256 is not `from`'s.
+ShardRecord copyShard(const std::string& stepDir, const ShardRecord& from, int rank);
 void writeMetadataAndMarker(const std::string& stepDir, const CheckpointInfo& info);
 
 // The complete step directory with the highest step under `dir`, or nullopt
@@ -173,12 +177,12 @@ CheckpointInfo readCheckpointInfo(const std::string& stepDir);
 // --zero that wrote it, and with `sameLayers` (this rank holds the pipeline
 // layers that the rank which wrote its shard held), from this rank's own
 // shard; otherwise through the tensor index, from the shards that overlap
-// this rank (loadResharded). A shard holds the whole model, the layers its
-// rank did not train at their initial values, so a rank whose layers moved
-// (another number of virtual stages) must not read its own. Every shard read
-// is verified first (size, SHA-256). Throws CheckpointError for a format-1
-// checkpoint of another layout or cut, or when the index lacks a tensor or
-// has it in another shape (naming both shapes).
+// this rank (loadResharded). A shard holds the layers its rank trained (an
+// older one the whole model, the others at their initial values), so a rank
+// whose layers moved (another number of virtual stages) must not read its
+// own. Every shard read is verified first (size, SHA-256). Throws
+// CheckpointError for a format-1 checkpoint of another layout or cut, or when
+// the index lacks a tensor or has it in another shape (naming both shapes).
 CheckpointInfo loadCheckpoint(const std::string& stepDir, const ParallelLayout& layout, int rank,
                               RankState& state, bool sameLayers = true);
 // The resharding half of loadCheckpoint, for tools (strata checkpoint

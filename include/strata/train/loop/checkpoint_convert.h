@@ -1,10 +1,10 @@
 // `strata checkpoint convert`: rewrites a checkpoint for another layout
-// offline, in one process. Each rank of the new layout is rebuilt in turn
-// (its stages of the model at its tp shard; the other blocks as empty
-// shapes),
-// filled through the old checkpoint's tensor index from the shards that
-// overlap it, and written as that rank's shard; then the metadata and
-// COMPLETE, each atomically as a save writes them. The optimizer state is
+// offline, in one process. Each pipeline and tp rank of the new layout is
+// rebuilt in turn (its stages of the model at its tp shard; the other blocks
+// as empty shapes), filled through the old checkpoint's tensor index from the
+// shards that overlap it, and written as that rank's shard; its data-parallel
+// replicas' shards, the same to the byte, are copies of it. Then the metadata
+// and COMPLETE, each atomically as a save writes them. The optimizer state is
 // written as plain AdamW by parameter: a ZeRO run loads it through the index.
 // No two ranks' state is held at once.
 //
@@ -25,7 +25,7 @@ struct ConvertOptions {
   int64_t pp = 1, dp = 1, tp = 1;
   int64_t virtualStages = 1;
   // Called after each rank's shard is written, with a line that names it
-  // ("rank 3/8: rank-00002.pt (12.4 MB)"); may be empty.
+  // ("shard 3 of 8: rank-00002.pt (12.4 MB)"); may be empty.
   std::function<void(const std::string&)> progress;
 };
 
