@@ -221,9 +221,8 @@ ShardRecord writeShard(const std::string& stepDir, int rank, const RankState& st
 ShardRecord copyShard(const std::string& stepDir, const ShardRecord& from, int rank) {
   ShardRecord record{shardFileName(rank), 0, ""};
   formats::AtomicFileWriter file(join(stepDir, record.file));
-  FileDigest copied = digestFile(join(stepDir, from.file), [&](const char* data, size_t size) {
-    file.write(data, size);
-  });
+  FileDigest copied = digestFile(join(stepDir, from.file),
+                                 [&](const char* data, size_t size) { file.write(data, size); });
   if (copied.sha256 != from.sha256 || copied.bytes != from.bytes)
     throw CheckpointError("'" + join(stepDir, from.file) + "' changed while it was copied to '" +
                           record.file + "' (" + std::to_string(copied.bytes) + " bytes, SHA-256 " +
