@@ -37,6 +37,12 @@ Subcommand addConvert(CLI::App& group, std::ostream& out) {
   addIntFlag(*command, "--dp", &o->dp, "data-parallel degree", 1);
   addIntFlag(*command, "--tp", &o->tp, "tensor-parallel degree", 1);
   addIntFlag(*command, "--virtual-stages", &o->virtualStages, "model chunks per pipeline rank", 1);
+  addOptionalIntFlag(*command, "--global-batch", &o->globalBatch,
+                     "sequences per step the new layout is checked with and records",
+                     "the source run's", 1);
+  addOptionalIntFlag(*command, "--micro-batch", &o->microBatch,
+                     "sequences per micro-batch the new layout is checked with and records",
+                     "the source run's", 1);
   return {command, [o, &out] {
             o->progress = [&out](const std::string& line) { out << line << std::endl; };
             std::string written = train::convertCheckpoint(*o);

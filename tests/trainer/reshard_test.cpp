@@ -276,6 +276,37 @@ TEST(TrainerReshard, OfflineConvertDp2ZeroToPp2Dp2Zero1) {
   expectResumeAcrossLayouts("reshard-convert-zero", tinyConfig(), {1, 2, 1, 1}, {2, 2, 1, 1}, true);
 }
 
+// The source's batch (8 of micro-batches of 2) does not fit dp 8; the flags
+// give the batch the new layout is checked with, and its config records it.
+// Each replica's shard after the first is a copy, and says so.
+TEST(TrainerReshard, OfflineConvertTakesTheBatchFromItsFlags) {
+  std::string dir = sharedDir("reshard-convert-batch");
+  TrainConfig config = tinyConfig();
+  config.checkpoint.dir = dir + "/checkpoints";
+  {
+    Trainer trainer(config, singleProcessWorld());
+    trainSteps(trainer, 1);
+    trainer.saveCheckpoint();
+  }
+  std::string convert =
+      "checkpoint convert --from " + config.checkpoint.dir + " --to " + dir + "/converted --dp 8";
+  auto [status, output] = strata(convert);
+  EXPECT_EQ(status, 2) << output;
+  for (const char* part :
+       {"global_batch 8 is not divisible by micro_batch 2 x dp 8", "--micro-batch"})
+    EXPECT_NE(output.find(part), std::string::npos) << part << " not in:\n" << output;
+  std::tie(status, output) = strata(convert + " --micro-batch 1");
+  ASSERT_EQ(status, 0) << output;
+  for (const char* part :
+       {"shard 1 of 8: rank-00000.pt", "shard 8 of 8: rank-00007.pt", "a copy of rank-00000.pt"})
+    EXPECT_NE(output.find(part), std::string::npos) << part << " not in:\n" << output;
+  CheckpointInfo info = readCheckpointInfo(stepDirectory(dir + "/converted", 1));
+  EXPECT_NE(info.configToml.find("micro_batch = 1"), std::string::npos) << info.configToml;
+  ASSERT_EQ(info.shards.size(), 8u);
+  for (const ShardRecord& shard : info.shards) EXPECT_EQ(shard.sha256, info.shards[0].sha256);
+  removeSharedDir(dir);
+}
+
 TEST(TrainerReshard, InspectShowsTheIndexAndVerifyFindsACorruptShard) {
   std::string dir = sharedDir("reshard-inspect");
   TrainConfig config = tinyConfig();

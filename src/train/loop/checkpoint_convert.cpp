@@ -52,8 +52,16 @@ std::string convertCheckpoint(const ConvertOptions& o) {
   config.parallel.virtualStages = o.virtualStages;
   config.parallel.zero = 0;             // plain AdamW state: any --zero loads it
   config.parallel.stageLayers.clear();  // the new layout's cut is the even one
+  config.train.globalBatch = o.globalBatch.value_or(config.train.globalBatch);
+  config.train.microBatch = o.microBatch.value_or(config.train.microBatch);
   int world = static_cast<int>(o.pp * o.dp * o.tp);
-  validateConfig(config, world);
+  try {
+    validateConfig(config, world);
+  } catch (const ConfigError& e) {
+    throw ConfigError(std::string(e.what()) +
+                      "\n  (the new layout is checked with the source run's batch unless "
+                      "--global-batch / --micro-batch give another)");
+  }
   ParallelLayout layout(
       world, {static_cast<int>(o.pp), static_cast<int>(o.dp), 1, static_cast<int>(o.tp)});
   std::string target = stepDirectory(o.to, info.step);

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace strata::train {
@@ -24,6 +25,9 @@ struct ConvertOptions {
   std::string to;    // a checkpoint folder: the result is to/step-NNNNNN
   int64_t pp = 1, dp = 1, tp = 1;
   int64_t virtualStages = 1;
+  // The batch the new layout is validated with and its config records; unset:
+  // the source run's (a run resumed from it may use another).
+  std::optional<int64_t> globalBatch, microBatch;
   // Called after each rank's shard is written, with a line that names it
   // ("shard 3 of 8: rank-00002.pt (12.4 MB)"); may be empty.
   std::function<void(const std::string&)> progress;
