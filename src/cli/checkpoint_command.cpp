@@ -37,6 +37,8 @@ Subcommand addConvert(CLI::App& group, std::ostream& out) {
   addIntFlag(*command, "--dp", &o->dp, "data-parallel degree", 1);
   addIntFlag(*command, "--tp", &o->tp, "tensor-parallel degree", 1);
   addIntFlag(*command, "--virtual-stages", &o->virtualStages, "model chunks per pipeline rank", 1);
+  addTextFlag(*command, "--schedule", &o->schedule,
+              "pipeline schedule of the run that will resume it (default: the source run's)");
   addOptionalIntFlag(*command, "--global-batch", &o->globalBatch,
                      "sequences per step the new layout is checked with and records",
                      "the source run's", 1);

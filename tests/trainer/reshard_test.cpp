@@ -54,9 +54,14 @@ std::pair<int, std::string> strata(const std::string& args) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
+// `strata checkpoint convert`'s flags for the layout, as at() sets it.
 std::string flags(Layout l) {
-  return " --pp " + std::to_string(l.pp) + " --dp " + std::to_string(l.dp) + " --tp " +
-         std::to_string(l.tp);
+  std::string text = " --pp " + std::to_string(l.pp) + " --dp " + std::to_string(l.dp) + " --tp " +
+                     std::to_string(l.tp);
+  if (l.virtualStages > 1)
+    text += " --virtual-stages " + std::to_string(l.virtualStages) + " --schedule interleaved-1f1b";
+  if (!l.schedule.empty()) text += " --schedule " + l.schedule;
+  return text;
 }
 
 // The top-level layers a shard says it holds (its "held_layers"); empty when
@@ -144,8 +149,8 @@ TEST(TrainerReshard, Pp2Tp2ToTp4) {
 
 // The same degrees, but the layers move between the pipeline ranks: 6
 // layers in 2 stages are 0-2 and 3-5; in 4 virtual stages rank 0 holds 0-1
-// and 4. Each rank's own shard holds the layers it did not train at their
-// initial values, so the load must go through the index.
+// and 4. Each rank's own shard holds the layers it trained before, not the
+// ones it holds now, so the load must go through the index.
 TEST(TrainerReshard, Pp2ToPp2WithTwoVirtualStages) {
   expectResumeAcrossLayouts("reshard-pp2-v2", tinyConfig(), {2, 1, 1}, {2, 1, 1, 0, 2});
 }
@@ -160,6 +165,14 @@ TEST(TrainerReshard, Pp2OneFOneBToPp2ZbV) {
   Layout zbv{2, 1, 1};
   zbv.schedule = "zb-v";
   expectResumeAcrossLayouts("reshard_zbv", tinyConfig(), {2, 1, 1}, zbv);
+}
+
+// The same offline: each converted shard holds its rank's V (rank 0 the
+// first and last layers), as the trainer's own at ZB-V does.
+TEST(TrainerReshard, OfflineConvertPp2OneFOneBToPp2ZbV) {
+  Layout zbv{2, 1, 1};
+  zbv.schedule = "zb-v";
+  expectResumeAcrossLayouts("reshard-convert-zbv", tinyConfig(), {2, 1, 1}, zbv, true);
 }
 
 // From DualPipeV (the tied weight one tensor on rank 0) to one process.

@@ -52,6 +52,7 @@ std::string convertCheckpoint(const ConvertOptions& o) {
   config.parallel.virtualStages = o.virtualStages;
   config.parallel.zero = 0;             // plain AdamW state: any --zero loads it
   config.parallel.stageLayers.clear();  // the new layout's cut is the even one
+  if (!o.schedule.empty()) config.parallel.schedule = o.schedule;
   config.train.globalBatch = o.globalBatch.value_or(config.train.globalBatch);
   config.train.microBatch = o.microBatch.value_or(config.train.microBatch);
   int world = static_cast<int>(o.pp * o.dp * o.tp);
@@ -59,8 +60,8 @@ std::string convertCheckpoint(const ConvertOptions& o) {
     validateConfig(config, world);
   } catch (const ConfigError& e) {
     throw ConfigError(std::string(e.what()) +
-                      "\n  (the new layout is checked with the source run's batch unless "
-                      "--global-batch / --micro-batch give another)");
+                      "\n  (the new layout is checked with the source run's schedule and batch "
+                      "unless --schedule / --global-batch / --micro-batch give others)");
   }
   ParallelLayout layout(
       world, {static_cast<int>(o.pp), static_cast<int>(o.dp), 1, static_cast<int>(o.tp)});

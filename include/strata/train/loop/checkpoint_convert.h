@@ -25,8 +25,11 @@ struct ConvertOptions {
   std::string to;    // a checkpoint folder: the result is to/step-NNNNNN
   int64_t pp = 1, dp = 1, tp = 1;
   int64_t virtualStages = 1;
-  // The batch the new layout is validated with and its config records; unset:
-  // the source run's (a run resumed from it may use another).
+  // The schedule and batch the new layout is validated with and its config
+  // records; empty or unset: the source run's (a run resumed from it may use
+  // another batch). The schedule places the stages (a V schedule's two on a
+  // rank), so it must be the one the resumed run uses.
+  std::string schedule;
   std::optional<int64_t> globalBatch, microBatch;
   // Called after each rank's shard is written, with a line that names it
   // ("shard 3 of 8: rank-00002.pt (12.4 MB)"); may be empty.
