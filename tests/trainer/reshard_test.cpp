@@ -279,6 +279,20 @@ TEST(TrainerReshard, MoeDp4Ep2Zero3ToEp4) {
                             {1, 4, 1, 0, 1, {}, 1, 4});
 }
 
+// Same degrees, another ep: each rank's own shard holds other experts than
+// the rank now holds, so the load goes through the index.
+TEST(TrainerReshard, MoeDp2Ep1ToDp2Ep2) {
+  expectResumeAcrossLayouts("reshard-ep1-ep2", tinyMoeConfig(), {1, 2, 1, 0, 1, {}, 1, 1},
+                            {1, 2, 1, 0, 1, {}, 1, 2});
+}
+
+// A conversion keeps every expert on every rank (its config says ep 1), so
+// a run at ep 2 of the same degrees loads it through the index.
+TEST(TrainerReshard, OfflineConvertMoeEp2ToDp2Ep2) {
+  Layout ep2{1, 2, 1, 0, 1, {}, 1, 2};
+  expectResumeAcrossLayouts("reshard-convert-ep2", tinyMoeConfig(), ep2, ep2, true);
+}
+
 TEST(TrainerReshard, OfflineConvertPp2Tp2ToTp4) {
   expectResumeAcrossLayouts("reshard-convert", tinyConfig(), {2, 1, 2}, {1, 1, 4}, true);
 }

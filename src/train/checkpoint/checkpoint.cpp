@@ -422,7 +422,7 @@ void verifyShard(const std::string& stepDir, const ShardRecord& record) {
 }
 
 CheckpointInfo loadCheckpoint(const std::string& stepDir, const ParallelLayout& layout, int rank,
-                              RankState& state, bool sameLayers) {
+                              RankState& state, bool sameHoldings) {
   CheckpointInfo info = readCheckpointInfo(stepDir);
   const ParallelDegrees& d = info.degrees;
   const ParallelDegrees& mine = layout.degrees();
@@ -433,20 +433,20 @@ CheckpointInfo loadCheckpoint(const std::string& stepDir, const ParallelLayout& 
       info.format < 2 || (!state.optimizer && state.shardedOptimizers.empty()) ||
       (info.shardedOptimizers == static_cast<int64_t>(state.shardedOptimizers.size()) &&
        info.fullySharded == state.fullySharded);
-  if (sameLayout && sameOptimizer && sameLayers) {
+  if (sameLayout && sameOptimizer && sameHoldings) {
     const ShardRecord& record = info.shards.at(static_cast<size_t>(rank));
     verifyShard(stepDir, record);
     readShardFile(join(stepDir, record.file), state);
     return info;
   }
   if (info.format < 2 || state.parameters.empty()) checkLayout(info, layout, stepDir);
-  if (!sameLayers && (info.format < 2 || state.parameters.empty()))
+  if (!sameHoldings && (info.format < 2 || state.parameters.empty()))
     throw CheckpointError("checkpoint '" + stepDir +
-                          "' was saved by ranks that held other pipeline layers than this "
-                          "run's, and " +
+                          "' was saved by ranks that held other pipeline layers or experts than "
+                          "this run's, and " +
                           (info.format < 2 ? "it has no tensor index (format 1)"
                                            : "this load has no parameter index") +
-                          ": resume with the virtual stages it was saved with");
+                          ": resume with the virtual stages and ep it was saved with");
   if (state.parameters.empty())
     throw CheckpointError("checkpoint '" + stepDir + "' was saved " +
                           (info.shardedOptimizers > 0 ? "with" : "without") +

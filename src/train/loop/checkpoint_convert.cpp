@@ -49,6 +49,10 @@ std::string convertCheckpoint(const ConvertOptions& o) {
   config.parallel.pp = o.pp;
   config.parallel.dp = o.dp;
   config.parallel.tp = o.tp;
+  // Built with every expert on every rank and no context split: a run with
+  // ep or cp above 1 loads the result through the index.
+  config.parallel.cp = 1;
+  config.parallel.ep = 1;
   config.parallel.virtualStages = o.virtualStages;
   config.parallel.zero = 0;             // plain AdamW state: any --zero loads it
   config.parallel.stageLayers.clear();  // the new layout's cut is the even one

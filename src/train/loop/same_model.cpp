@@ -45,9 +45,11 @@ void checkSameModel(const TrainConfig& mine, const CheckpointInfo& saved,
                           "): resume with the model it was saved with");
 }
 
-bool sameLayersPerRank(const TrainConfig& mine, const CheckpointInfo& saved,
-                       const std::string& stepDir, int modelLayers) {
-  return layerOwners(savedConfig(saved, stepDir), modelLayers) == layerOwners(mine, modelLayers);
+bool sameHoldingsPerRank(const TrainConfig& mine, const CheckpointInfo& saved,
+                         const std::string& stepDir, int modelLayers) {
+  TrainConfig theirs = savedConfig(saved, stepDir);
+  if (mine.model.moe.enabled() && theirs.parallel.ep != mine.parallel.ep) return false;
+  return layerOwners(theirs, modelLayers) == layerOwners(mine, modelLayers);
 }
 
 }  // namespace strata::train

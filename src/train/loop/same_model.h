@@ -14,14 +14,15 @@ namespace strata::train {
 void checkSameModel(const TrainConfig& mine, const CheckpointInfo& saved,
                     const std::string& stepDir);
 
-// Whether every pipeline rank of this run holds the layers that the same
-// pipeline rank held when the checkpoint was written (the cut follows the
-// model's layers, pp and the virtual stages: parameter_index.h's
-// layerOwners over the model's `modelLayers` pipeline layers). When it does
-// not, a rank's own shard holds other layers' initial values and the load
-// must go through the tensor index. Throws CheckpointError for a saved
-// configuration that does not parse.
-bool sameLayersPerRank(const TrainConfig& mine, const CheckpointInfo& saved,
-                       const std::string& stepDir, int modelLayers);
+// Whether every rank of this run holds the parameters that the same rank held
+// when the checkpoint was written: the same pipeline layers (the cut follows
+// the model's layers, pp and the virtual stages: parameter_index.h's
+// layerOwners over the model's `modelLayers` pipeline layers) and, in a
+// mixture-of-experts model, the same experts (the same ep). When it does not,
+// a rank's own shard holds other parameters and the load must go through the
+// tensor index. Throws CheckpointError for a saved configuration that does
+// not parse.
+bool sameHoldingsPerRank(const TrainConfig& mine, const CheckpointInfo& saved,
+                         const std::string& stepDir, int modelLayers);
 
 }  // namespace strata::train

@@ -90,10 +90,11 @@ std::optional<CheckpointInfo> Trainer::resumeFromLatest() {
   if (!latest) return std::nullopt;
   CheckpointInfo saved = readCheckpointInfo(*latest);
   checkSameModel(config_, saved, *latest);
-  bool sameLayers = sameLayersPerRank(config_, saved, *latest, static_cast<int>(s.model->size()));
+  bool sameHoldings =
+      sameHoldingsPerRank(config_, saved, *latest, static_cast<int>(s.model->size()));
   GatheredWhole gathered(s.fullySharded.get());
   RankState rank = rankState();
-  CheckpointInfo info = loadCheckpoint(*latest, s.layout, world_->rank(), rank, sameLayers);
+  CheckpointInfo info = loadCheckpoint(*latest, s.layout, world_->rank(), rank, sameHoldings);
   gathered.commit();
   lr_.restore(rank.lr);
   s.trainData->seek(rank.data);

@@ -174,17 +174,18 @@ std::optional<std::string> findLatestComplete(const std::string& dir);
 // Reads and checks metadata.toml against COMPLETE.
 CheckpointInfo readCheckpointInfo(const std::string& stepDir);
 // Restores `state`, including the default CPU generator. In the layout and
-// --zero that wrote it, and with `sameLayers` (this rank holds the pipeline
-// layers that the rank which wrote its shard held), from this rank's own
-// shard; otherwise through the tensor index, from the shards that overlap
-// this rank (loadResharded). A shard holds the layers its rank trained (an
-// older one the whole model, the others at their initial values), so a rank
-// whose layers moved (another number of virtual stages) must not read its
-// own. Every shard read is verified first (size, SHA-256). Throws
-// CheckpointError for a format-1 checkpoint of another layout or cut, or when
-// the index lacks a tensor or has it in another shape (naming both shapes).
+// --zero that wrote it, and with `sameHoldings` (this rank holds the pipeline
+// layers and experts that the rank which wrote its shard held), from this
+// rank's own shard; otherwise through the tensor index, from the shards that
+// overlap this rank (loadResharded). A shard holds the layers and experts its
+// rank trained (an older one the whole model, the other layers at their
+// initial values), so a rank whose layers or experts moved (another number of
+// virtual stages, another ep) must not read its own. Every shard read is
+// verified first (size, SHA-256). Throws CheckpointError for a format-1
+// checkpoint of another layout or cut, or when the index lacks a tensor or
+// has it in another shape (naming both shapes).
 CheckpointInfo loadCheckpoint(const std::string& stepDir, const ParallelLayout& layout, int rank,
-                              RankState& state, bool sameLayers = true);
+                              RankState& state, bool sameHoldings = true);
 // The resharding half of loadCheckpoint, for tools (strata checkpoint
 // convert): `state.parameters` say what this rank holds.
 void loadResharded(const std::string& stepDir, const CheckpointInfo& info, RankState& state);
