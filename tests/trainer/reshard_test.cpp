@@ -111,9 +111,16 @@ void expectResumeAcrossLayouts(const std::string& name, const TrainConfig& base,
       },
       options);
   if (offline) {
-    auto [status, output] = strata("checkpoint convert --from " + configA.checkpoint.dir +
-                                   " --to " + configB.checkpoint.dir + flags(b));
-    ASSERT_EQ(status, 0) << output;
+    // In a process of its own: code between two runInProcesses calls also
+    // runs in every rank process of the later one.
+    strata::testing::runInProcesses(
+        1,
+        [&](const RankContext&) {
+          auto [status, output] = strata("checkpoint convert --from " + configA.checkpoint.dir +
+                                         " --to " + configB.checkpoint.dir + flags(b));
+          ASSERT_EQ(status, 0) << output;
+        },
+        options);
   }
   strata::testing::runInProcesses(
       b.processes(),
@@ -331,6 +338,39 @@ TEST(TrainerReshard, OfflineConvertTakesTheBatchFromItsFlags) {
   EXPECT_NE(info.configToml.find("micro_batch = 1"), std::string::npos) << info.configToml;
   ASSERT_EQ(info.shards.size(), 8u);
   for (const ShardRecord& shard : info.shards) EXPECT_EQ(shard.sha256, info.shards[0].sha256);
+  removeSharedDir(dir);
+}
+
+// Into its own folder the conversion would overwrite the shards it reads;
+// into a complete checkpoint, lose it. Both are refused before anything is
+// written, and the source still verifies.
+TEST(TrainerReshard, OfflineConvertNeverWritesOverACompleteCheckpoint) {
+  std::string dir = sharedDir("reshard-convert-over");
+  TrainConfig config = tinyConfig();
+  config.checkpoint.dir = dir + "/checkpoints";
+  {
+    Trainer trainer(config, singleProcessWorld());
+    trainSteps(trainer, 1);
+    trainer.saveCheckpoint();
+  }
+  std::string from = " --from " + config.checkpoint.dir;
+  auto [status, output] =
+      strata("checkpoint convert" + from + " --to " + config.checkpoint.dir + " --tp 2");
+  EXPECT_EQ(status, 2) << output;
+  EXPECT_NE(output.find("over the checkpoint it reads"), std::string::npos) << output;
+  std::tie(status, output) = strata("checkpoint inspect --verify " + config.checkpoint.dir);
+  EXPECT_EQ(status, 0) << output;
+  EXPECT_NE(output.find("on 1 rank"), std::string::npos) << output;
+
+  std::string into = " --to " + dir + "/converted";
+  std::tie(status, output) = strata("checkpoint convert" + from + into + " --tp 2");
+  ASSERT_EQ(status, 0) << output;
+  std::tie(status, output) = strata("checkpoint convert" + from + into + " --tp 4");
+  EXPECT_EQ(status, 2) << output;
+  EXPECT_NE(output.find("already holds a complete checkpoint"), std::string::npos) << output;
+  std::tie(status, output) = strata("checkpoint inspect --verify " + dir + "/converted");
+  EXPECT_EQ(status, 0) << output;
+  EXPECT_NE(output.find("on 2 ranks"), std::string::npos) << output;
   removeSharedDir(dir);
 }
 

@@ -39,13 +39,9 @@ std::string describeShard(int done, int world, const ShardRecord& record,
          " (" + size + (copyOf.empty() ? "" : ", a copy of " + copyOf) + ")";
 }
 
-}  // namespace
-
-std::string convertCheckpoint(const ConvertOptions& o) {
-  IndexedCheckpoint opened = openIndexedCheckpoint(o.from);
-  const std::string& source = opened.directory;
-  const CheckpointInfo& info = opened.info;
-  TrainConfig config = opened.config;
+// The source run's configuration at the new layout, validated as `strata
+// train` would validate it.
+TrainConfig convertedConfig(TrainConfig config, const ConvertOptions& o) {
   config.parallel.pp = o.pp;
   config.parallel.dp = o.dp;
   config.parallel.tp = o.tp;
@@ -59,63 +55,107 @@ std::string convertCheckpoint(const ConvertOptions& o) {
   if (!o.schedule.empty()) config.parallel.schedule = o.schedule;
   config.train.globalBatch = o.globalBatch.value_or(config.train.globalBatch);
   config.train.microBatch = o.microBatch.value_or(config.train.microBatch);
-  int world = static_cast<int>(o.pp * o.dp * o.tp);
   try {
-    validateConfig(config, world);
+    validateConfig(config, static_cast<int>(o.pp * o.dp * o.tp));
   } catch (const ConfigError& e) {
     throw ConfigError(std::string(e.what()) +
                       "\n  (the new layout is checked with the source run's schedule and batch "
                       "unless --schedule / --global-batch / --micro-batch give others)");
   }
-  ParallelLayout layout(
-      world, {static_cast<int>(o.pp), static_cast<int>(o.dp), 1, static_cast<int>(o.tp)});
-  std::string target = stepDirectory(o.to, info.step);
-  std::error_code error;
-  std::filesystem::create_directories(target, error);
-  if (!std::filesystem::is_directory(target))
-    throw CheckpointError("cannot create '" + target + "': " + error.message());
+  return config;
+}
 
-  models::ModelSpec spec = modelSpecOf(config);
-  const models::ModelFamily& family = models::modelFamily(spec.architecture);
-  CheckpointInfo written{info.step, world, layout.degrees(), configToToml(config), {}};
-  written.shards.resize(static_cast<size_t>(world));
-  std::vector<std::vector<TensorPiece>> pieces(static_cast<size_t>(world));
+// One conversion: what it reads, the layout it writes, and what it has
+// written so far (by global rank).
+struct Conversion {
+  const ConvertOptions& options;
+  const IndexedCheckpoint& source;
+  TrainConfig config;
+  ParallelLayout layout;
+  std::string target;  // the step directory written
+  std::vector<ShardRecord> shards;
+  std::vector<std::vector<TensorPiece>> pieces;
   int done = 0;
-  for (int pp = 0; pp < o.pp; ++pp) {
-    for (int tp = 0; tp < o.tp; ++tp) {
-      Coord coord{pp, 0, 0, tp};
-      torch::nn::Sequential model =
-          family.build(spec, std::make_shared<ShapeCommunicator>(tp, static_cast<int>(o.tp)),
-                       nullptr, nullptr, layersHeldBy(config, spec.layers, pp));
-      auto owned = stageParameters(model, config, pp);
-      std::vector<at::Tensor> tensors;
-      for (const auto& item : owned) tensors.push_back(item.second);
-      std::unique_ptr<torch::optim::AdamW> optimizer = makeAdamW(tensors, config.train);
-      RankState state{model.ptr().get(), optimizer.get(), {}, {}};
-      // As the trainer's rank holds them, so its shard saves what the trainer's would.
-      state.heldLayers = releaseOtherLayers(model, tensors);
-      state.parameters = indexParameters(*model, owned, coord, static_cast<int>(o.tp));
-      state.tpRank = tp;
-      loadResharded(source, info, state);
-      // The data-parallel replicas' shards are the same to the byte (the
-      // archive holds nothing of dpRank, which decides only what is indexed):
-      // the first is written, the others copied from it.
-      const ShardRecord* first = nullptr;
-      for (int dp = 0; dp < o.dp; ++dp) {
-        int rank = layout.rankOf(Coord{pp, dp, 0, tp});
-        ShardRecord& record = written.shards[static_cast<size_t>(rank)];
-        record = first ? copyShard(target, *first, rank) : writeShard(target, rank, state);
-        state.dpRank = dp;
-        pieces[static_cast<size_t>(rank)] = indexShard(state, record.file);
-        if (o.progress) o.progress(describeShard(++done, world, record, first ? first->file : ""));
-        if (!first) first = &record;
-      }
-    }
+};
+
+// Pipeline rank `pp` at tp rank `tp`, rebuilt as the trainer builds it,
+// filled from the source and written for each of its dp replicas: the
+// replicas' shards are the same to the byte (the archive holds nothing of
+// dpRank, which decides only what is indexed), so the first is written and
+// the others copied from it.
+void convertRank(Conversion& c, int pp, int tp) {
+  const ConvertOptions& o = c.options;
+  models::ModelSpec spec = modelSpecOf(c.config);
+  torch::nn::Sequential model =
+      models::modelFamily(spec.architecture)
+          .build(spec, std::make_shared<ShapeCommunicator>(tp, static_cast<int>(o.tp)), nullptr,
+                 nullptr, layersHeldBy(c.config, spec.layers, pp));
+  auto owned = stageParameters(model, c.config, pp);
+  std::vector<at::Tensor> tensors;
+  for (const auto& item : owned) tensors.push_back(item.second);
+  std::unique_ptr<torch::optim::AdamW> optimizer = makeAdamW(tensors, c.config.train);
+  RankState state{model.ptr().get(), optimizer.get(), {}, {}};
+  // As the trainer's rank holds them, so its shard saves what the trainer's would.
+  state.heldLayers = releaseOtherLayers(model, tensors);
+  state.parameters = indexParameters(*model, owned, Coord{pp, 0, 0, tp}, static_cast<int>(o.tp));
+  state.tpRank = tp;
+  loadResharded(c.source.directory, c.source.info, state);
+  const ShardRecord* first = nullptr;
+  for (int dp = 0; dp < o.dp; ++dp) {
+    int rank = c.layout.rankOf(Coord{pp, dp, 0, tp});
+    ShardRecord& record = c.shards[static_cast<size_t>(rank)];
+    record = first ? copyShard(c.target, *first, rank) : writeShard(c.target, rank, state);
+    state.dpRank = dp;
+    c.pieces[static_cast<size_t>(rank)] = indexShard(state, record.file);
+    if (o.progress)
+      o.progress(describeShard(++c.done, c.layout.worldSize(), record, first ? first->file : ""));
+    if (!first) first = &record;
   }
-  for (auto& rankPieces : pieces)
-    written.pieces.insert(written.pieces.end(), rankPieces.begin(), rankPieces.end());
-  writeMetadataAndMarker(target, written);
+}
+
+// The step directory to write: never the source's own (its shards are read
+// while the new ones are written), nor one that already holds a complete
+// checkpoint, which the conversion would overwrite.
+std::string targetDirectory(const ConvertOptions& o, const IndexedCheckpoint& source) {
+  std::string target = stepDirectory(o.to, source.info.step);
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (fs::weakly_canonical(target, error) == fs::weakly_canonical(source.directory, error))
+    throw ConfigError("--to '" + o.to + "' would write step " + std::to_string(source.info.step) +
+                      " over the checkpoint it reads ('" + source.directory +
+                      "'): convert into another folder");
+  if (fs::exists(fs::path(target) / "COMPLETE", error))
+    throw ConfigError("'" + target +
+                      "' already holds a complete checkpoint: remove it or convert into another "
+                      "folder");
+  fs::create_directories(target, error);
+  if (!fs::is_directory(target))
+    throw CheckpointError("cannot create '" + target + "': " + error.message());
   return target;
+}
+
+}  // namespace
+
+std::string convertCheckpoint(const ConvertOptions& o) {
+  IndexedCheckpoint source = openIndexedCheckpoint(o.from);
+  int world = static_cast<int>(o.pp * o.dp * o.tp);
+  Conversion c{o,
+               source,
+               convertedConfig(source.config, o),
+               ParallelLayout(world, {static_cast<int>(o.pp), static_cast<int>(o.dp), 1,
+                                      static_cast<int>(o.tp)}),
+               targetDirectory(o, source),
+               std::vector<ShardRecord>(static_cast<size_t>(world)),
+               std::vector<std::vector<TensorPiece>>(static_cast<size_t>(world))};
+  for (int pp = 0; pp < o.pp; ++pp) {
+    for (int tp = 0; tp < o.tp; ++tp) convertRank(c, pp, tp);
+  }
+  CheckpointInfo written{source.info.step, world, c.layout.degrees(), configToToml(c.config),
+                         std::move(c.shards)};
+  for (auto& rankPieces : c.pieces)
+    written.pieces.insert(written.pieces.end(), rankPieces.begin(), rankPieces.end());
+  writeMetadataAndMarker(c.target, written);
+  return c.target;
 }
 
 }  // namespace strata::train

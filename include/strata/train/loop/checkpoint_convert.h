@@ -9,8 +9,10 @@
 // No two ranks' state is held at once.
 //
 // Throws ConfigError for a layout the model cannot take (validated as
-// `strata train` would), CheckpointError for a format-1 checkpoint or any
-// read or write failure. Nothing blocks but the file I/O.
+// `strata train` would) and for a `to` whose step directory is the source's
+// or already holds a complete checkpoint (before anything is written);
+// CheckpointError for a format-1 checkpoint or any read or write failure.
+// Nothing blocks but the file I/O.
 #pragma once
 
 #include <cstdint>
