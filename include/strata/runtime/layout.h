@@ -24,7 +24,7 @@ const char* dimName(Dim dim);
 struct ParallelDegrees {
   int pp = 1;
   int dp = 1;
-  int cp = 1;  // context parallel: reserved, only 1 is used today
+  int cp = 1;  // context parallel: each sequence split over cp ranks
   int tp = 1;
 
   int of(Dim dim) const;
