@@ -64,6 +64,13 @@ std::string flags(Layout l) {
   return text;
 }
 
+// One process trains `config` for `steps` steps and saves a checkpoint.
+void trainAndSave(const TrainConfig& config, int steps) {
+  Trainer trainer(config, singleProcessWorld());
+  trainSteps(trainer, steps);
+  trainer.saveCheckpoint();
+}
+
 // The top-level layers a shard says it holds (its "held_layers"); empty when
 // it holds them all.
 std::vector<int64_t> heldLayersIn(const std::string& shard) {
@@ -317,11 +324,7 @@ TEST(TrainerReshard, OfflineConvertTakesTheBatchFromItsFlags) {
   std::string dir = sharedDir("reshard-convert-batch");
   TrainConfig config = tinyConfig();
   config.checkpoint.dir = dir + "/checkpoints";
-  {
-    Trainer trainer(config, singleProcessWorld());
-    trainSteps(trainer, 1);
-    trainer.saveCheckpoint();
-  }
+  trainAndSave(config, 1);
   std::string convert =
       "checkpoint convert --from " + config.checkpoint.dir + " --to " + dir + "/converted --dp 8";
   auto [status, output] = strata(convert);
@@ -348,11 +351,7 @@ TEST(TrainerReshard, OfflineConvertNeverWritesOverACompleteCheckpoint) {
   std::string dir = sharedDir("reshard-convert-over");
   TrainConfig config = tinyConfig();
   config.checkpoint.dir = dir + "/checkpoints";
-  {
-    Trainer trainer(config, singleProcessWorld());
-    trainSteps(trainer, 1);
-    trainer.saveCheckpoint();
-  }
+  trainAndSave(config, 1);
   std::string from = " --from " + config.checkpoint.dir;
   auto [status, output] =
       strata("checkpoint convert" + from + " --to " + config.checkpoint.dir + " --tp 2");
@@ -378,11 +377,7 @@ TEST(TrainerReshard, InspectShowsTheIndexAndVerifyFindsACorruptShard) {
   std::string dir = sharedDir("reshard-inspect");
   TrainConfig config = tinyConfig();
   config.checkpoint.dir = dir + "/checkpoints";
-  {
-    Trainer trainer(config, singleProcessWorld());
-    trainSteps(trainer, 2);
-    trainer.saveCheckpoint();
-  }
+  trainAndSave(config, 2);
   auto [status, output] = strata("checkpoint inspect " + config.checkpoint.dir);
   EXPECT_EQ(status, 0) << output;
   for (const char* part :
@@ -404,11 +399,7 @@ TEST(TrainerReshard, AnotherModelIsRefusedNamingTheDifference) {
   std::string dir = sharedDir("reshard-model");
   TrainConfig config = tinyConfig();
   config.checkpoint.dir = dir + "/checkpoints";
-  {
-    Trainer trainer(config, singleProcessWorld());
-    trainSteps(trainer, 1);
-    trainer.saveCheckpoint();
-  }
+  trainAndSave(config, 1);
   config.model.hidden = 64;
   Trainer other(config, singleProcessWorld());
   try {
