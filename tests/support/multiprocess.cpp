@@ -83,6 +83,8 @@ ReservedPort::ReservedPort() : fd_(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0
 
 ReservedPort::~ReservedPort() { close(fd_); }
 
+bool inRankProcess() { return std::getenv(kChildCallVar) != nullptr; }
+
 std::vector<RankResult> runInProcessesRaw(int worldSize,
                                           const std::function<void(const RankContext&)>& body,
                                           const MultiProcessOptions& options) {

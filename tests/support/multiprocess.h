@@ -51,6 +51,12 @@ std::vector<RankResult> runInProcessesRaw(int worldSize,
 void runInProcesses(int worldSize, const std::function<void(const RankContext&)>& body,
                     const MultiProcessOptions& options = {});
 
+// Whether this process is a rank that runInProcesses started. A rank runs its
+// test from the top, so code before its runInProcesses call (between two
+// calls, say) runs in the parent and again in every rank of the later call;
+// work meant to happen once (writing, converting, mounting) checks this.
+bool inRankProcess();
+
 // 0, 1, ..., worldSize - 1: the members of a group of every rank.
 std::vector<int> allRanks(int worldSize);
 

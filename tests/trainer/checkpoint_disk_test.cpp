@@ -97,7 +97,7 @@ void expectAFullDiskFailsTheSaveEverywhere(bool async) {
   ASSERT_GT(oneCheckpoint, 0u);
 
   // Only the parent mounts: the ranks re-run this body up to their part.
-  bool parent = std::getenv("RANK") == nullptr;
+  bool parent = !strata::testing::inRankProcess();
   fs::create_directories(config.checkpoint.dir);
   std::string mount = "mount -t tmpfs -o size=" + std::to_string(oneCheckpoint * 13 / 10) +
                       " strata-full " + config.checkpoint.dir;

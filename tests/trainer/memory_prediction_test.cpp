@@ -59,7 +59,7 @@ int worldSizeOf(const TrainConfig& c) {
 // parent; the ranks, which inherit the folder, only name it.
 std::string preparedData(const std::string& dir) {
   std::string prefix = dir + "/corpus";
-  if (std::getenv(kSharedDirVariable)) return prefix;
+  if (strata::testing::inRankProcess()) return prefix;
   std::string text = dir + "/corpus.jsonl";
   {
     std::ofstream out(text);

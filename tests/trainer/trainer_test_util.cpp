@@ -186,7 +186,7 @@ std::string trainAndExportTo(const std::string& dir, TrainConfig config, int64_t
       sharedDirOptions(dir));
   std::string out = dir + "/hf/model.safetensors";
   // Ranks of a later job in the same test pass here too (multiprocess.h).
-  if (!std::getenv(kSharedDirVariable))
+  if (!strata::testing::inRankProcess())
     exportCheckpoint({config.checkpoint.dir, "safetensors", out, maxShardBytes});
   return out;
 }
