@@ -406,5 +406,25 @@ TEST(TrainerReshard, AnotherModelIsRefusedNamingTheDifference) {
   removeSharedDir(dir);
 }
 
+// A mixture of experts resumed as a dense model is refused by name too,
+// before any tensor is read.
+TEST(TrainerReshard, DenseModelFromAMixtureOfExpertsIsRefusedNamingTheDifference) {
+  std::string dir = sharedDir("reshard-moe-model");
+  TrainConfig config = tinyMoeConfig();
+  config.checkpoint.dir = dir + "/checkpoints";
+  trainAndSave(config, 1);
+  config.model.moe.experts = 0;
+  Trainer other(config, singleProcessWorld());
+  try {
+    other.resumeFromLatest();
+    ADD_FAILURE() << "a checkpoint of 4 experts loaded into a dense model";
+  } catch (const CheckpointError& error) {
+    EXPECT_NE(std::string(error.what()).find("another model (experts 4 there, 0 here)"),
+              std::string::npos)
+        << error.what();
+  }
+  removeSharedDir(dir);
+}
+
 }  // namespace
 }  // namespace strata::train::testing

@@ -37,6 +37,14 @@ void checkSameModel(const TrainConfig& mine, const CheckpointInfo& saved,
   // The rotary base and RMSNorm's epsilon do not: a run may change them.
   auto kvHeads = [](const ModelConfig& m) { return m.kvHeads > 0 ? m.kvHeads : m.heads; };
   compare("kv_heads", kvHeads(a), kvHeads(b));
+  // Experts' count, width and placement change which tensors exist; top-k,
+  // the losses' weights and the capacity do not.
+  compare("experts", a.moe.experts, b.moe.experts);
+  if (a.moe.enabled() && b.moe.enabled()) {
+    compare("expert_ffn", a.moe.expertFfn, b.moe.expertFfn);
+    compare("shared_experts", a.moe.sharedExperts, b.moe.sharedExperts);
+    compare("every", a.moe.every, b.moe.every);
+  }
   if (a.architecture != b.architecture)
     differences += std::string(differences.empty() ? "" : ", ") + "architecture " + a.architecture +
                    " there, " + b.architecture + " here";
