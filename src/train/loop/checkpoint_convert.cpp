@@ -19,17 +19,6 @@
 namespace strata::train {
 namespace {
 
-// Which of the model's top-level layers pipeline rank `ppRank` trains: the
-// builder makes the other blocks as shapes only and empties them at once, so
-// a rank of the new layout never holds, or draws initial values for, more
-// than its stages (the embedding and the head excepted, model_family.h).
-std::vector<bool> layersHeldBy(const TrainConfig& config, int64_t blocks, int ppRank) {
-  std::vector<bool> held;
-  for (int owner : layerOwners(config, static_cast<int>(blocks + 2)))
-    held.push_back(owner == ppRank);
-  return held;
-}
-
 // "shard 3 of 8: rank-00002.pt (12.4 MB)", with what it copies if it does.
 std::string describeShard(int done, int world, const ShardRecord& record,
                           const std::string& copyOf = "") {
@@ -89,7 +78,7 @@ void convertRank(Conversion& c, int pp, int tp) {
   torch::nn::Sequential model =
       models::modelFamily(spec.architecture)
           .build(spec, std::make_shared<ShapeCommunicator>(tp, static_cast<int>(o.tp)), nullptr,
-                 nullptr, layersHeldBy(c.config, spec.layers, pp));
+                 nullptr, layersOfPipelineRank(c.config, static_cast<int>(spec.layers + 2), pp));
   auto owned = stageParameters(model, c.config, pp);
   std::vector<at::Tensor> tensors;
   for (const auto& item : owned) tensors.push_back(item.second);

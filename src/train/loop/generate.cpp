@@ -53,9 +53,14 @@ torch::nn::Sequential assemble(const std::string& stepDir, const CheckpointInfo&
   int tp = info.degrees.tp;
   std::map<std::pair<int, int>, torch::nn::Sequential> shards;  // (pp, tp) -> loaded model
   for (int p = 0; p < info.degrees.pp; ++p) {
+    // Each part holds its pipeline rank's layers only: the others are empty
+    // shapes, neither drawn nor read.
+    std::vector<bool> held = layersOfPipelineRank(config, static_cast<int>(children.size()), p);
     for (int t = 0; t < tp; ++t) {
-      torch::nn::Sequential part = family.build(spec, std::make_shared<ShapeCommunicator>(t, tp));
+      torch::nn::Sequential part =
+          family.build(spec, std::make_shared<ShapeCommunicator>(t, tp), nullptr, nullptr, held);
       RankState state{part.ptr().get(), nullptr, {}, {}};
+      state.heldLayers = held;
       loadCheckpoint(stepDir, layout, layout.rankOf(Coord{p, 0, 0, t}), state);
       shards[{p, t}] = part;
     }

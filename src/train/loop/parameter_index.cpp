@@ -21,6 +21,12 @@ std::vector<int> layerOwners(const TrainConfig& c, int layers) {
   return owners;
 }
 
+std::vector<bool> layersOfPipelineRank(const TrainConfig& config, int layers, int ppRank) {
+  std::vector<bool> held;
+  for (int owner : layerOwners(config, layers)) held.push_back(owner == ppRank);
+  return held;
+}
+
 std::vector<std::pair<std::string, at::Tensor>> stageParameters(const torch::nn::Sequential& model,
                                                                 const TrainConfig& config,
                                                                 int ppRank) {

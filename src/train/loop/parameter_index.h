@@ -21,6 +21,12 @@ namespace strata::train {
 // The pipeline rank that trains each top-level layer of the model.
 std::vector<int> layerOwners(const TrainConfig& config, int layers);
 
+// Which of the `layers` top-level layers pipeline rank `ppRank` trains, as
+// ModelFamily::build's `held`: the builder makes the others as empty shapes,
+// so a rank rebuilt offline holds, and draws initial values for, its stages
+// only (and the embedding and the head, model_family.h).
+std::vector<bool> layersOfPipelineRank(const TrainConfig& config, int layers, int ppRank);
+
 // The parameters pipeline rank `ppRank` trains, each once (a tied weight is
 // registered twice), in the model's order.
 std::vector<std::pair<std::string, at::Tensor>> stageParameters(const torch::nn::Sequential& model,
