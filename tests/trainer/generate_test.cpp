@@ -1,6 +1,7 @@
-// strata generate: the model reassembled from a pp 2 x tp 2 checkpoint is the
-// model that was trained, sampling keeps to its promises (top-k, greedy at
-// temperature 0), and bad flags are refused by name.
+// strata generate: the model reassembled from a pp 2 x tp 2, an ep 2 or a
+// ZeRO-3 checkpoint is the model that was trained, sampling keeps to its
+// promises (top-k, greedy at temperature 0), and bad flags are refused by
+// name.
 #include "strata/train/loop/generate.h"
 
 #include <gtest/gtest.h>
@@ -43,15 +44,16 @@ double validationLoss(torch::nn::Sequential& model, const TrainConfig& c) {
       .item<double>();
 }
 
-// Trains pp 2 x tp 2 under `schedule`, saves, and checks that the model
+// Trains `c` on `ranks` processes, saves, and checks that the model
 // reassembled from the checkpoint has the trained model's validation loss.
-void expectReassembledModelIsTheTrainedOne(const std::string& dir, const std::string& schedule) {
+void expectReassembledModelIsTheTrainedOne(const std::string& dir, const TrainConfig& c,
+                                           int ranks) {
   strata::testing::runInProcesses(
-      4,
+      ranks,
       [&](const strata::testing::RankContext& ctx) {
-        TrainConfig c = checkpointedConfig(dir, schedule);
-        c.train.evalBatches = 1;
-        Trainer trainer(c, World::init());
+        TrainConfig mine = c;
+        mine.train.evalBatches = 1;
+        Trainer trainer(mine, World::init());
         trainSteps(trainer, 3);
         trainer.saveCheckpoint();
         double loss = trainer.evaluate(1);
@@ -60,8 +62,13 @@ void expectReassembledModelIsTheTrainedOne(const std::string& dir, const std::st
       sharedDirOptions(dir));
   TrainConfig config;
   torch::nn::Sequential model = loadFullModel(dir + "/ckpt", &config);
-  EXPECT_EQ(config.parallel.pp, 2);
+  EXPECT_EQ(config.parallel.pp, c.parallel.pp);
   EXPECT_NEAR(validationLoss(model, config), readValues(dir, "val", 0)[0], 1e-4);
+}
+
+// pp 2 x tp 2 under `schedule`.
+void expectReassembledModelIsTheTrainedOne(const std::string& dir, const std::string& schedule) {
+  expectReassembledModelIsTheTrainedOne(dir, checkpointedConfig(dir, schedule), 4);
 }
 
 TEST(Generate, ReassembledModelIsTheTrainedOne) {
@@ -90,6 +97,28 @@ TEST(Generate, ReassembledModelIsTheTrainedOne) {
 TEST(Generate, ReassembledFromAZbVCheckpoint) {
   std::string dir = sharedDir("generate_zbv");
   expectReassembledModelIsTheTrainedOne(dir, "zb-v");
+  removeSharedDir(dir);
+}
+
+// Rank 0 of ep 2 saved experts 0 and 1 of each MoE layer, rank 1 the others.
+TEST(Generate, ReassembledFromAnExpertParallelCheckpoint) {
+  std::string dir = sharedDir("generate_ep");
+  TrainConfig c = tinyMoeConfig();
+  c.parallel.dp = 2;
+  c.parallel.ep = 2;
+  c.checkpoint.dir = dir + "/ckpt";
+  expectReassembledModelIsTheTrainedOne(dir, c, 2);
+  removeSharedDir(dir);
+}
+
+// Each ZeRO-3 replica saved its flat chunk of every layer's parameters.
+TEST(Generate, ReassembledFromAZeroThreeCheckpoint) {
+  std::string dir = sharedDir("generate_zero3");
+  TrainConfig c = tinyConfig();
+  c.parallel.dp = 2;
+  c.parallel.zero = 3;
+  c.checkpoint.dir = dir + "/ckpt";
+  expectReassembledModelIsTheTrainedOne(dir, c, 2);
   removeSharedDir(dir);
 }
 

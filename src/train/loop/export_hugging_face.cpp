@@ -8,9 +8,7 @@
 #include "strata/formats/safetensors_set.h"
 #include "strata/models/model_family.h"
 #include "strata/train/loop/trainer.h"
-#include "train/checkpoint/indexed_checkpoint.h"
-#include "train/loop/parameter_index.h"
-#include "train/loop/shape_communicator.h"
+#include "train/loop/whole_model.h"
 
 namespace strata::train {
 namespace {
@@ -32,22 +30,9 @@ ExportedFiles exportCheckpoint(const ExportOptions& o) {
   if (o.format != "safetensors")
     throw ConfigError("unknown format '" + o.format + "' (known: safetensors)");
   IndexedCheckpoint opened = openIndexedCheckpoint(o.checkpoint);
-  const std::string& source = opened.directory;
-  const CheckpointInfo& info = opened.info;
-  TrainConfig config = opened.config;
-  config.parallel.pp = config.parallel.dp = config.parallel.tp = 1;
-  config.parallel.virtualStages = 1;
-  config.parallel.zero = 0;
-  config.parallel.stageLayers.clear();
-  models::ModelSpec spec = modelSpecOf(config);
-  std::unique_ptr<models::HuggingFaceLayout> layout = layoutOf(spec, source);
-
-  // The whole model, one process, filled through the tensor index.
-  torch::nn::Sequential model =
-      models::modelFamily(spec.architecture).build(spec, std::make_shared<ShapeCommunicator>(0, 1));
-  RankState state{model.ptr().get(), nullptr, {}, {}};
-  state.parameters = indexParameters(*model, stageParameters(model, config, 0), Coord{}, 1);
-  loadResharded(source, info, state);
+  models::ModelSpec spec = modelSpecOf(oneProcessConfig(opened));
+  std::unique_ptr<models::HuggingFaceLayout> layout = layoutOf(spec, opened.directory);
+  torch::nn::Sequential model = loadWholeModel(opened);
 
   std::vector<std::pair<std::string, at::Tensor>> tensors;
   auto named = model->named_parameters();

@@ -3,95 +3,13 @@
 #include <torch/torch.h>
 
 #include <cmath>
-#include <filesystem>
-#include <map>
 #include <sstream>
 
 #include "strata/error.h"
-#include "strata/models/model_family.h"
-#include "strata/schedule/registry.h"
-#include "strata/tensor_parallel/sharding.h"
-#include "strata/train/checkpoint/checkpoint.h"
-#include "strata/train/config/config_file.h"
 #include "strata/train/data/tokenizer.h"
-#include "strata/train/loop/trainer.h"
-#include "train/loop/parameter_index.h"
-#include "train/loop/shape_communicator.h"
+#include "train/loop/whole_model.h"
 
 namespace strata::train {
-
-ShapeCommunicator::ShapeCommunicator(int rank, int size)
-    : rank_(rank), ranks_(static_cast<size_t>(size)), name_("shapes-only") {
-  for (int r = 0; r < size; ++r) ranks_[static_cast<size_t>(r)] = r;
-}
-
-void ShapeCommunicator::refuse() const {
-  throw Error("a shapes-only communicator cannot communicate (generation runs in one process)");
-}
-
-namespace {
-
-std::string stepDirectoryOf(const std::string& path) {
-  if (std::filesystem::exists(path + "/COMPLETE")) return path;
-  std::optional<std::string> latest = findLatestComplete(path);
-  if (!latest) throw CheckpointError("no complete checkpoint under '" + path + "'");
-  return *latest;
-}
-
-// The full model: every tensor from the shard of the rank that trained it,
-// tensor-parallel slices concatenated.
-torch::nn::Sequential assemble(const std::string& stepDir, const CheckpointInfo& info,
-                               const TrainConfig& config) {
-  ParallelLayout layout(info.worldSize, info.degrees);
-  models::ModelSpec spec = modelSpecOf(config);
-  const models::ModelFamily& family = models::modelFamily(spec.architecture);
-  torch::nn::Sequential full = family.build(spec, std::make_shared<ShapeCommunicator>(0, 1));
-  std::vector<std::string> children;
-  for (const auto& child : full->named_children()) children.push_back(child.key());
-  std::vector<int> owners = layerOwners(config, static_cast<int>(children.size()));
-
-  int tp = info.degrees.tp;
-  std::map<std::pair<int, int>, torch::nn::Sequential> shards;  // (pp, tp) -> loaded model
-  for (int p = 0; p < info.degrees.pp; ++p) {
-    // Each part holds its pipeline rank's layers only: the others are empty
-    // shapes, neither drawn nor read.
-    std::vector<bool> held = layersOfPipelineRank(config, static_cast<int>(children.size()), p);
-    for (int t = 0; t < tp; ++t) {
-      torch::nn::Sequential part =
-          family.build(spec, std::make_shared<ShapeCommunicator>(t, tp), nullptr, nullptr, held);
-      RankState state{part.ptr().get(), nullptr, {}, {}};
-      state.heldLayers = held;
-      loadCheckpoint(stepDir, layout, layout.rankOf(Coord{p, 0, 0, t}), state);
-      shards[{p, t}] = part;
-    }
-  }
-  torch::NoGradGuard noGrad;
-  auto copyNamed = [&](const std::string& name, at::Tensor target, bool isParameter) {
-    std::string top = name.substr(0, name.find('.'));
-    int layer =
-        static_cast<int>(std::find(children.begin(), children.end(), top) - children.begin());
-    int owner = owners[static_cast<size_t>(layer)];
-    int64_t dim = isParameter ? tensor_parallel::shardDimOf(*shards[{owner, 0}], name)
-                              : tensor_parallel::kReplicated;
-    std::vector<at::Tensor> slices;
-    for (int t = 0; t < (dim == tensor_parallel::kReplicated ? 1 : tp); ++t) {
-      auto& source = shards[{owner, t}];
-      slices.push_back(isParameter ? source->named_parameters()[name]
-                                   : source->named_buffers()[name]);
-    }
-    at::Tensor whole = slices.size() == 1 ? slices[0] : torch::cat(slices, dim);
-    // A vocabulary padded to a multiple of tp ends in padding rows.
-    if (dim != tensor_parallel::kReplicated && whole.size(dim) > target.size(dim))
-      whole = whole.narrow(dim, 0, target.size(dim));
-    target.copy_(whole);
-  };
-  for (const auto& item : full->named_parameters()) copyNamed(item.key(), item.value(), true);
-  for (const auto& item : full->named_buffers()) copyNamed(item.key(), item.value(), false);
-  full->eval();
-  return full;
-}
-
-}  // namespace
 
 void checkSamplingOptions(double temperature, int64_t topK) {
   if (!(temperature >= 0) || !std::isfinite(temperature)) {
@@ -119,10 +37,11 @@ int64_t sampleNextToken(const at::Tensor& logits, double temperature, int64_t to
 }
 
 torch::nn::Sequential loadFullModel(const std::string& checkpoint, TrainConfig* config) {
-  std::string stepDir = stepDirectoryOf(checkpoint);
-  CheckpointInfo info = readCheckpointInfo(stepDir);
-  applyConfigToml(info.configToml, stepDir + "/metadata.toml", *config);
-  return assemble(stepDir, info, *config);
+  IndexedCheckpoint opened = openIndexedCheckpoint(checkpoint);
+  *config = opened.config;
+  torch::nn::Sequential model = loadWholeModel(opened);
+  model->eval();
+  return model;
 }
 
 std::string generateText(const GenerateOptions& o) {

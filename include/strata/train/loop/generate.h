@@ -1,14 +1,15 @@
 // Text generation from a training checkpoint: `strata generate`.
 //
-// The checkpoint may come from any pp x dp x tp layout: the full model is
-// reassembled in this one process from the shards of data-parallel replica 0
-// (each pipeline stage's layers from the rank that trained them; tensor-
-// parallel slices concatenated along their split dimension), then sampled
-// token by token: greedy at temperature 0, otherwise softmax(logits / T)
-// restricted to the top k (0: all).
+// The checkpoint may come from any layout (pp, dp, cp, tp, ep, virtual
+// stages, ZeRO stage): the whole model is rebuilt in this one process and
+// filled through the checkpoint's tensor index, as `strata export` fills it
+// (train/loop/whole_model.h), then sampled token by token: greedy at
+// temperature 0, otherwise softmax(logits / T) restricted to the top k (0:
+// all).
 //
 // Reads files only. Throws CheckpointError when no complete checkpoint is
-// found or a shard fails its checksum, ConfigError for bad options.
+// found, it is format 1 (no tensor index), or a shard fails its checksum;
+// ConfigError for bad options.
 #pragma once
 
 #include <ATen/core/Generator.h>

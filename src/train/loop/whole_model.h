@@ -1,0 +1,29 @@
+// A checkpoint's whole model in this one process: `strata export` writes it
+// out, `strata generate` samples from it.
+//
+// Built for one rank (pp, dp, cp, tp and ep 1, no ZeRO) and filled through
+// the checkpoint's tensor index from every shard that holds a piece of a
+// tensor, one shard at a time, as `strata checkpoint convert` fills a rank.
+// So a checkpoint of any layout loads alike: tensor-parallel slices joined
+// (the vocabulary's tp padding dropped), ZeRO's flat chunks mapped back to
+// their parameters, every expert from the ep rank that held it, every layer
+// from the pipeline rank or virtual stage that trained it.
+//
+// Reads files only. Throws CheckpointError for a shard that is missing,
+// corrupt or does not fit the model.
+#pragma once
+
+#include <torch/nn/modules/container/sequential.h>
+
+#include "train/checkpoint/indexed_checkpoint.h"
+
+namespace strata::train {
+
+// `opened.config` with the layout of one process: what the whole model is
+// built and described by.
+TrainConfig oneProcessConfig(const IndexedCheckpoint& opened);
+
+// The whole model, in training mode, every parameter the checkpoint's.
+torch::nn::Sequential loadWholeModel(const IndexedCheckpoint& opened);
+
+}  // namespace strata::train
