@@ -388,6 +388,31 @@ TEST(TrainerReshard, InspectShowsTheIndexAndVerifyFindsACorruptShard) {
   removeSharedDir(dir);
 }
 
+// What the degrees leave out: the schedule, ep and the ZeRO stage, and a
+// line for the experts.
+TEST(TrainerReshard, InspectNamesTheExpertsTheirEpAndTheZeroStage) {
+  std::string dir = sharedDir("reshard-inspect-moe");
+  TrainConfig config = tinyMoeConfig();
+  config.parallel.dp = 2;
+  config.parallel.ep = 2;
+  config.parallel.zero = 1;
+  config.checkpoint.dir = dir + "/checkpoints";
+  strata::testing::runInProcesses(
+      2,
+      [&](const strata::testing::RankContext&) {
+        Trainer trainer(config, World::init());
+        trainSteps(trainer, 1);
+        trainer.saveCheckpoint();
+      },
+      sharedDirOptions(dir));
+  auto [status, output] = strata("checkpoint inspect " + config.checkpoint.dir);
+  EXPECT_EQ(status, 0) << output;
+  for (const char* part : {"layout: pp 1 x dp 2 x tp 1 on 2 ranks, schedule 1f1b, ep 2, ZeRO-1",
+                           "experts: experts 4 top_k 2 expert_ffn 32"})
+    EXPECT_NE(output.find(part), std::string::npos) << part << " not in:\n" << output;
+  removeSharedDir(dir);
+}
+
 TEST(TrainerReshard, AnotherModelIsRefusedNamingTheDifference) {
   std::string dir = sharedDir("reshard-model");
   TrainConfig config = tinyConfig();

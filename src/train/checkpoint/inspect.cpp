@@ -17,12 +17,54 @@ int64_t elementBytes(const std::string& dtype) {
   return 4;
 }
 
-// The [model] table of the run's configuration, as written.
+std::vector<util::TomlEntry> savedConfig(const CheckpointInfo& info) {
+  return util::readToml(info.configToml, "the checkpoint's config");
+}
+
+// The value of `table`.`key` in the run's configuration: a string as it is,
+// anything else as written ("" when it has none).
+std::string savedValue(const std::vector<util::TomlEntry>& config, const std::string& table,
+                       const std::string& key) {
+  for (const util::TomlEntry& entry : config) {
+    if (entry.table != table || entry.key != key) continue;
+    if (const auto* text = std::get_if<std::string>(&entry.value)) return *text;
+    return util::tomlLiteral(entry.value);
+  }
+  return "";
+}
+
+// What the layout's degrees leave out: the schedule, virtual stages, ep and
+// the ZeRO stage the run trained with.
+std::string trainedWith(const CheckpointInfo& info) {
+  std::vector<util::TomlEntry> config = savedConfig(info);
+  std::string text;
+  std::string schedule = savedValue(config, "parallel", "schedule");
+  if (!schedule.empty()) text += ", schedule " + schedule;
+  std::string virtualStages = savedValue(config, "parallel", "virtual_stages");
+  if (!virtualStages.empty() && virtualStages != "1") text += " x " + virtualStages + " virtual";
+  std::string ep = savedValue(config, "parallel", "ep");
+  if (!ep.empty() && ep != "1") text += ", ep " + ep;
+  std::string zero = savedValue(config, "parallel", "zero");
+  if (!zero.empty() && zero != "0")
+    text += ", ZeRO-" + zero;
+  else if (zero.empty() && info.shardedOptimizers > 0)
+    text += ", ZeRO";
+  return text;
+}
+
+// The [model] table of the run's configuration, as written, and its
+// [model.moe] table on a line of its own when the model has experts.
 void printModel(const CheckpointInfo& info, std::ostream& out) {
-  out << "model:";
-  for (const util::TomlEntry& entry : util::readToml(info.configToml, "the checkpoint's config"))
-    if (entry.table == "model") out << " " << entry.key << " " << util::tomlLiteral(entry.value);
-  out << "\n";
+  std::vector<util::TomlEntry> config = savedConfig(info);
+  auto printTable = [&](const std::string& table, const std::string& label) {
+    out << label << ":";
+    for (const util::TomlEntry& entry : config)
+      if (entry.table == table) out << " " << entry.key << " " << util::tomlLiteral(entry.value);
+    out << "\n";
+  };
+  printTable("model", "model");
+  std::string experts = savedValue(config, "model.moe", "experts");
+  if (!experts.empty() && experts != "0") printTable("model.moe", "experts");
 }
 
 // One line per global tensor: kind, shape, bytes, how many pieces hold it.
@@ -74,8 +116,7 @@ bool inspectCheckpoint(const std::string& path, bool verify, std::ostream& out) 
       << "written by: strata " << (info.strataVersion.empty() ? "before 0.5.0" : info.strataVersion)
       << "\n"
       << "layout: " << ParallelLayout(info.worldSize, info.degrees).describe() << " on "
-      << info.worldSize << (info.worldSize == 1 ? " rank" : " ranks")
-      << (info.shardedOptimizers > 0 ? ", ZeRO" : "") << "\n";
+      << info.worldSize << (info.worldSize == 1 ? " rank" : " ranks") << trainedWith(info) << "\n";
   printModel(info, out);
   if (info.format >= 2) printTensors(info, out);
   int64_t bytes = 0;
