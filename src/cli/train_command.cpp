@@ -61,7 +61,9 @@ class TrainCommand {
 
 Subcommand addTrainCommand(CLI::App& strata) {
   CLI::App* command = strata.add_subcommand(
-      "train", "train a GPT over any mix of pipeline, tensor and data parallel");
+      "train",
+      "train a GPT or Llama-family model over any mix of pipeline, tensor, data, context and "
+      "expert parallel");
   auto train = std::make_shared<TrainCommand>(*command);
   return {command, [train] { return train->run(); }};
 }

@@ -1,4 +1,5 @@
-// `strata train`: train a GPT over any pp x dp x tp layout (see trainer.h).
+// `strata train`: train a GPT or Llama-family model over any pp x dp x cp x tp
+// layout, with ep for its experts (see trainer.h).
 #pragma once
 
 #include "strata/util/command_line.h"
