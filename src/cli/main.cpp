@@ -39,8 +39,9 @@ strata::Subcommand addVersionCommand(CLI::App& strata) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App strata("Strata: train large models over pipeline, tensor and data parallelism.",
-                  "strata");
+  CLI::App strata(
+      "Strata: train large models over pipeline, tensor, data, context and expert parallelism.",
+      "strata");
   strata.set_version_flag("--version", versionText());
   strata.footer("Run 'strata COMMAND --help' for the flags of a command.");
   std::vector<strata::Subcommand> subcommands = {
