@@ -6,6 +6,7 @@
 
 #include "strata/error.h"
 #include "strata/runtime/world.h"
+#include "strata/train/config/init_from_model.h"
 #include "strata/train/config/train_flags.h"
 #include "strata/train/loop/train_loop.h"
 #include "strata/train/loop/trainer.h"
@@ -28,6 +29,7 @@ class TrainCommand {
     try {
       Timeouts timeouts = this->timeouts();
       train::TrainConfig config = flags_.config();
+      train::takeModelFromInitFrom(config, flags_.optionsSet());
       ProcessEnv env = ProcessEnv::fromEnvironment();
       where += " (rank " + std::to_string(env.rank) + ")";
       auto world = World::init(env, timeouts);

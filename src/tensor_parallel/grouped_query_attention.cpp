@@ -61,6 +61,7 @@ ParallelGroupedQueryAttentionImpl::ParallelGroupedQueryAttentionImpl(
     : localHeads_((checkGroupedQueryAttention(options, tp->size()), options.heads / tp->size())),
       headDim_(options.hidden / options.heads),
       ropeTheta_(options.ropeTheta),
+      ropeScaling_(options.ropeScaling),
       sequenceParallel_(options.sequenceParallel),
       tp_(tp),
       cp_(options.contextParallel) {
@@ -98,8 +99,8 @@ at::Tensor ParallelGroupedQueryAttentionImpl::forward(const at::Tensor& x) {
   // the cp rank's positions.
   RotaryTables tables =
       cp_ ? rotaryTablesAt(context_parallel::localPositions(s, *cp_->comm, query.device()),
-                           headDim_, ropeTheta_, query)
-          : rotaryTables(s, headDim_, ropeTheta_, query);
+                           headDim_, ropeTheta_, ropeScaling_, query)
+          : rotaryTables(s, headDim_, ropeTheta_, ropeScaling_, query);
   query = applyRotary(query, tables);
   key = applyRotary(key, tables);
   // Each kv head serves the group of consecutive query heads that read it:

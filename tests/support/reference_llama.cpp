@@ -45,14 +45,39 @@ torch::Tensor ReferenceLlama::rms(const torch::Tensor& x, const torch::Tensor& w
   return x / torch::sqrt(meanSquare + config_.rmsNormEps) * weight;
 }
 
+std::vector<double> ReferenceLlama::frequencies(int64_t d, double theta,
+                                                const ReferenceRopeScaling& r) {
+  std::vector<double> all;
+  for (int64_t i = 0; i < d / 2; ++i) {
+    double frequency =
+        std::exp(-2.0 * static_cast<double>(i) / static_cast<double>(d) * std::log(theta));
+    if (r.factor > 0) {
+      double wavelength = 2 * M_PI / frequency;
+      if (wavelength > r.originalContext / r.lowFreqFactor) {
+        frequency /= r.factor;
+      } else if (wavelength >= r.originalContext / r.highFreqFactor) {
+        double smooth = (r.originalContext / wavelength - r.lowFreqFactor) /
+                        (r.highFreqFactor - r.lowFreqFactor);
+        frequency = (1 - smooth) * frequency / r.factor + smooth * frequency;
+      }
+    }
+    all.push_back(frequency);
+  }
+  return all;
+}
+
 torch::Tensor ReferenceLlama::rotate(const torch::Tensor& x, double theta, int64_t firstPosition) {
-  int64_t s = x.size(2), d = x.size(3), half = d / 2;
+  return rotateBy(x, frequencies(x.size(3), theta, {}), firstPosition);
+}
+
+torch::Tensor ReferenceLlama::rotateBy(const torch::Tensor& x,
+                                       const std::vector<double>& frequencies,
+                                       int64_t firstPosition) {
+  int64_t s = x.size(2), half = x.size(3) / 2;
   auto float64 = torch::TensorOptions().dtype(torch::kDouble);
-  // angle[p][i] = p * theta^(-2i/d), for the pair (i, i + d/2)
+  // angle[p][i] = p * frequencies[i], for the pair (i, i + d/2)
   torch::Tensor position = torch::arange(firstPosition, firstPosition + s, float64).unsqueeze(1);
-  torch::Tensor pair = torch::arange(half, float64).unsqueeze(0);
-  torch::Tensor angle =
-      position * torch::exp(-2.0 * pair / static_cast<double>(d) * std::log(theta));
+  torch::Tensor angle = position * torch::tensor(frequencies, float64).unsqueeze(0);  // [s, d/2]
   torch::Tensor c = torch::cos(angle).to(x.dtype()), sn = torch::sin(angle).to(x.dtype());
   torch::Tensor first = x.narrow(-1, 0, half), second = x.narrow(-1, half, half);
   // [first; second] -> [first cos - second sin; first sin + second cos]
@@ -72,10 +97,12 @@ torch::Tensor ReferenceLlama::kvForEachQueryHead(const torch::Tensor& kv) const 
 
 torch::Tensor ReferenceLlama::scores(const Block& blk, const torch::Tensor& x,
                                      int64_t firstPosition) const {
-  torch::Tensor q = rotate(splitHeads(torch::matmul(x, blk.wq.t()), config_.heads),
-                           config_.ropeTheta, firstPosition);
-  torch::Tensor k = rotate(splitHeads(torch::matmul(x, blk.wk.t()), config_.kvHeads),
-                           config_.ropeTheta, firstPosition);
+  std::vector<double> turns =
+      frequencies(config_.hidden / config_.heads, config_.ropeTheta, config_.ropeScaling);
+  torch::Tensor q =
+      rotateBy(splitHeads(torch::matmul(x, blk.wq.t()), config_.heads), turns, firstPosition);
+  torch::Tensor k =
+      rotateBy(splitHeads(torch::matmul(x, blk.wk.t()), config_.kvHeads), turns, firstPosition);
   double d = static_cast<double>(config_.hidden / config_.heads);
   return torch::matmul(q, kvForEachQueryHead(k).transpose(-2, -1)) / std::sqrt(d);
 }

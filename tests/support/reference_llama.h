@@ -34,6 +34,14 @@
 
 namespace strata::testing {
 
+// Llama 3.1's rotary frequency scaling, factor 0: none.
+struct ReferenceRopeScaling {
+  double factor = 0;
+  double lowFreqFactor = 1;
+  double highFreqFactor = 4;
+  double originalContext = 8192;
+};
+
 struct ReferenceLlamaConfig {
   int64_t layers = 0;
   int64_t hidden = 0;
@@ -42,6 +50,7 @@ struct ReferenceLlamaConfig {
   int64_t ffn = 0;
   int64_t vocab = 0;
   double ropeTheta = 10000.0;
+  ReferenceRopeScaling ropeScaling;
   double rmsNormEps = 1e-5;
   bool tiedEmbeddings = false;
   ReferenceMoeConfig moe;  // experts 0: dense
@@ -66,6 +75,13 @@ class ReferenceLlama : public ReferenceModel {
   // x [b, heads, s, d] at positions firstPosition .. firstPosition + s - 1,
   // each (i, i + d/2) pair rotated by its angle.
   static torch::Tensor rotate(const torch::Tensor& x, double theta, int64_t firstPosition);
+  // The same by the given frequencies of the d/2 pairs.
+  static torch::Tensor rotateBy(const torch::Tensor& x, const std::vector<double>& frequencies,
+                                int64_t firstPosition);
+  // theta^(-2i/d) for each pair i, then scaled one by one as Llama 3.1's own
+  // code does (its apply_scaling).
+  static std::vector<double> frequencies(int64_t d, double theta,
+                                         const ReferenceRopeScaling& scaling);
   // Block `index`'s attention scores q k^T / sqrt(d) [b, H, s, s] (before the
   // mask) of normed input x [b, s, hidden] placed at firstPosition.
   torch::Tensor attentionScores(int64_t index, const torch::Tensor& x, int64_t firstPosition) const;

@@ -52,6 +52,19 @@ TEST(TrainFlags, FlagsOverrideTheFile) {
   fs::remove(path);
 }
 
+// What --init-from's config.json may fill: the options neither the file nor
+// a flag set.
+TEST(TrainFlags, OptionsSetAreTheFilesAndTheFlagsGiven) {
+  std::string path = writeConfig("[model]\nhidden = 64\n[model.moe]\nexperts = 4\n");
+  CLI::App strata("", "strata");
+  TrainFlags flags(*strata.add_subcommand("train"));
+  parseCommandLine(strata,
+                   {"train", "--config", path, "--layers", "2", "--rope-scaling", "llama3"});
+  EXPECT_EQ(flags.optionsSet(), (std::set<std::string>{"model.hidden", "model.moe.experts",
+                                                       "model.layers", "model.rope_scaling.type"}));
+  fs::remove(path);
+}
+
 TEST(TrainFlags, ArchitectureFlagGivesItsTiedDefault) {
   EXPECT_FALSE(parseTrain({"--architecture", "llama"}).model.tiedEmbeddings);
   EXPECT_TRUE(parseTrain({"--architecture", "llama", "--tied-embeddings"}).model.tiedEmbeddings);

@@ -133,9 +133,14 @@ TEST(ReferenceLlama, RefusesAWeightItDoesNotKnow) {
   EXPECT_THROW(model.load(weights), std::runtime_error);
 }
 
-// Strata's one-process Llama, built from its seed, and the reference loaded
-// with its weights give the same logits.
-TEST(StrataLlama, OneProcessLogitsEqualTheReference) {
+// Strata's one-process Llama built from its seed, and its logits on a
+// batch: with `scaling`, by the reference loaded with its weights too.
+struct OneProcessLogits {
+  torch::Tensor ours, theirs;
+};
+
+OneProcessLogits oneProcessLogits(const tensor_parallel::RopeScaling& scaling,
+                                  const ReferenceRopeScaling& referenceScaling) {
   models::LlamaConfig s;
   s.layers = 2;
   s.hidden = 32;
@@ -145,6 +150,7 @@ TEST(StrataLlama, OneProcessLogitsEqualTheReference) {
   s.vocab = 256;
   s.context = 16;
   s.ropeTheta = 500000.0;
+  s.ropeScaling = scaling;
   auto world = train::testing::singleProcessWorld();
   ParallelGroups groups = world->parallelGroups(ParallelLayout(1, {1, 1, 1, 1}));
   torch::nn::Sequential strata = models::buildLlama(s, groups.tp);
@@ -152,14 +158,58 @@ TEST(StrataLlama, OneProcessLogitsEqualTheReference) {
   for (const auto& item : strata->named_parameters()) weights[item.key()] = item.value().detach();
   ReferenceLlamaConfig r = smallConfig();
   r.ropeTheta = s.ropeTheta;
+  r.ropeScaling = referenceScaling;
   ReferenceLlama reference(r);
   reference.load(weights);
   torch::NoGradGuard noGrad;
   strata->eval();
   torch::Tensor ids = randomIds(r, 3, 16);
-  torch::Tensor ours = strata->forward(ids).transpose(0, 1);  // [s, b, V] -> [b, s, V]
-  torch::Tensor theirs = reference.logits(ids);
-  EXPECT_LE((ours - theirs).abs().max().item<double>(), 1e-5);
+  return {strata->forward(ids).transpose(0, 1),  // [s, b, V] -> [b, s, V]
+          reference.logits(ids)};
+}
+
+TEST(StrataLlama, OneProcessLogitsEqualTheReference) {
+  OneProcessLogits logits = oneProcessLogits({}, {});
+  EXPECT_LE((logits.ours - logits.theirs).abs().max().item<double>(), 1e-5);
+}
+
+// Llama 3.1's scaling at an original context of 512: head dimension 8 at
+// base 500000 has wavelengths of 6.3 (kept: below 512 / 4), 167 (blended)
+// and 4443 and 118000 tokens (slowed 8x: above 512 / 1), so every branch of
+// the rule turns.
+TEST(StrataLlama, Llama3RopeScalingLogitsEqualTheReference) {
+  tensor_parallel::RopeScaling scaling;
+  scaling.type = "llama3";
+  scaling.factor = 8;
+  scaling.lowFreqFactor = 1;
+  scaling.highFreqFactor = 4;
+  scaling.originalContext = 512;
+  ReferenceRopeScaling reference{8, 1, 4, 512};
+  OneProcessLogits scaled = oneProcessLogits(scaling, reference);
+  EXPECT_LE((scaled.ours - scaled.theirs).abs().max().item<double>(), 1e-5);
+  // The scaling changes the model: unscaled logits are others.
+  OneProcessLogits plain = oneProcessLogits({}, {});
+  EXPECT_GT((scaled.ours - plain.ours).abs().max().item<double>(), 1e-3);
+}
+
+TEST(StrataLlama, RopeScalingOtherThanLlama3OrOutOfRangeIsRefusedByName) {
+  auto expectRefused = [](tensor_parallel::RopeScaling r, const std::string& words) {
+    try {
+      tensor_parallel::checkRopeScaling(r);
+      ADD_FAILURE() << "accepted " << words;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  tensor_parallel::RopeScaling r;
+  r.type = "yarn";
+  expectRefused(r, "type must be none or llama3, got 'yarn'");
+  r.type = "llama3";
+  r.factor = 0.5;
+  expectRefused(r, "factor must be >= 1, got 0.5");
+  r.factor = 8;
+  r.highFreqFactor = 1;
+  expectRefused(r, "0 < low_freq_factor < high_freq_factor, got 1 and 1");
 }
 
 TEST(StrataLlama, RefusesShapesTpCannotSplitNamingTheValues) {

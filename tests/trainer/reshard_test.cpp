@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "strata/train/checkpoint/checkpoint.h"
+#include "strata_command.h"
 #include "trainer_test_util.h"
 
 namespace strata::train::testing {
@@ -42,16 +43,6 @@ TrainConfig at(TrainConfig config, Layout layout) {
   if (layout.virtualStages > 1) config.parallel.schedule = "interleaved-1f1b";
   if (!layout.schedule.empty()) config.parallel.schedule = layout.schedule;
   return config;
-}
-
-// The strata command's exit status and output.
-std::pair<int, std::string> strata(const std::string& args) {
-  std::string output;
-  FILE* pipe = popen((std::string(STRATA_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof(buffer), pipe)) output.append(buffer, n);
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
 // `strata checkpoint convert`'s flags for the layout, as at() sets it.

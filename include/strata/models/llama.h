@@ -50,6 +50,7 @@ struct LlamaConfig {
   int64_t vocab = 256;
   int64_t context = 128;  // longest sequence accepted
   double ropeTheta = 10000.0;
+  tensor_parallel::RopeScaling ropeScaling;  // none: RoPE's frequencies as they are
   double rmsNormEps = 1e-5;
   bool tiedEmbeddings = false;
   bool sequenceParallel = false;

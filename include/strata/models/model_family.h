@@ -37,6 +37,7 @@
 #include "strata/context_parallel/context_parallel.h"
 #include "strata/expert_parallel/expert_parallel.h"
 #include "strata/expert_parallel/moe_options.h"
+#include "strata/tensor_parallel/rope_scaling.h"
 #include "strata/models/hugging_face.h"
 #include "strata/runtime/communicator.h"
 
@@ -64,6 +65,7 @@ struct ModelSpec {
   bool tiedEmbeddings = false;  // the head reuses the token embedding
   double ropeTheta = 10000.0;   // rotary base (llama)
   double rmsNormEps = 1e-5;     // RMSNorm's epsilon (llama)
+  tensor_parallel::RopeScaling ropeScaling;  // llama
   bool sequenceParallel = false;
   // The head returns its norm's output and modelOutputLoss takes the head's
   // product and the cross-entropy together, chunk by chunk. Training only:

@@ -16,7 +16,7 @@
 //               checkpoint_activations, reshard_after_forward
 // A key the file leaves out takes strata train's default; tied_embeddings's
 // is the architecture's (false for llama, true otherwise). The other keys
-// (model.context, model.rope_theta, model.rms_norm_eps,
+// (model.context, model.rope_theta, model.rms_norm_eps, [model.rope_scaling],
 // model.moe's aux_loss_coeff, z_loss_coeff, capacity_factor and
 // normalize_top_k, the optimizer's, [data], [checkpoint]) change no plan
 // (the planner takes routing as balanced, which a capacity factor of 1 or

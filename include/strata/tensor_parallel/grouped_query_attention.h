@@ -40,6 +40,7 @@
 
 #include "strata/context_parallel/context_parallel.h"
 #include "strata/tensor_parallel/column_parallel_linear.h"
+#include "strata/tensor_parallel/rope_scaling.h"
 #include "strata/tensor_parallel/row_parallel_linear.h"
 
 namespace strata::tensor_parallel {
@@ -49,6 +50,7 @@ struct GroupedQueryAttentionOptions {
   int64_t heads = 0;    // H
   int64_t kvHeads = 0;  // K
   double ropeTheta = 10000.0;
+  RopeScaling ropeScaling;
   bool sequenceParallel = false;
   InitOptions init;  // q, k, v, o: sub-streams 0-3
   // Each sequence split over this cp group; nullptr: whole sequences here.
@@ -103,6 +105,7 @@ class ParallelGroupedQueryAttentionImpl : public torch::nn::Module {
   int64_t localHeads_;
   int64_t headDim_;
   double ropeTheta_;
+  RopeScaling ropeScaling_;
   bool sequenceParallel_;
   std::shared_ptr<Communicator> tp_;
   std::shared_ptr<const context_parallel::ContextParallel> cp_;

@@ -38,6 +38,7 @@ tp::GroupedQueryAttentionOptions attentionOptions(const LlamaConfig& c) {
   a.heads = c.heads;
   a.kvHeads = c.kvHeads;
   a.ropeTheta = c.ropeTheta;
+  a.ropeScaling = c.ropeScaling;
   a.sequenceParallel = c.sequenceParallel;
   return a;
 }
@@ -137,6 +138,7 @@ LlamaConfig llamaConfigOf(const ModelSpec& spec) {
   l.vocab = spec.vocab;
   l.context = spec.context;
   l.ropeTheta = spec.ropeTheta;
+  l.ropeScaling = spec.ropeScaling;
   l.rmsNormEps = spec.rmsNormEps;
   l.tiedEmbeddings = spec.tiedEmbeddings;
   l.sequenceParallel = spec.sequenceParallel;

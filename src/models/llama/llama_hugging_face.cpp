@@ -110,6 +110,12 @@ std::string LlamaHuggingFace::configJson() const {
   c["head_dim"] = m.hidden / m.heads;
   c["max_position_embeddings"] = m.context;
   c["rope_theta"] = m.ropeTheta;
+  if (m.ropeScaling.enabled())
+    c["rope_scaling"] = {{"rope_type", m.ropeScaling.type},
+                         {"factor", m.ropeScaling.factor},
+                         {"low_freq_factor", m.ropeScaling.lowFreqFactor},
+                         {"high_freq_factor", m.ropeScaling.highFreqFactor},
+                         {"original_max_position_embeddings", m.ropeScaling.originalContext}};
   c["rms_norm_eps"] = m.rmsNormEps;
   c["hidden_act"] = "silu";
   if (!mixtral) {

@@ -137,14 +137,29 @@ void applyConfigToml(const std::string& text, const std::string& fileName, Train
     config.model.tiedEmbeddings = defaultTiedEmbeddings(config.model.architecture);
 }
 
-TrainConfig readConfigFile(const std::string& path) {
+namespace {
+
+std::string configFileText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError("config file '" + path + "' cannot be opened");
   std::ostringstream text;
   text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TrainConfig readConfigFile(const std::string& path) {
   TrainConfig config;
-  applyConfigToml(text.str(), path, config);
+  applyConfigToml(configFileText(path), path, config);
   return config;
+}
+
+std::set<std::string> optionsSetInConfigFile(const std::string& path) {
+  std::set<std::string> names;
+  for (const util::TomlEntry& entry : util::readToml(configFileText(path), path))
+    names.insert(entry.name());
+  return names;
 }
 
 std::string configToToml(const TrainConfig& config) {

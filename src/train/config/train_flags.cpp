@@ -99,6 +99,14 @@ TrainFlags::TrainFlags(CLI::App& command) {
   }
 }
 
+std::set<std::string> TrainFlags::optionsSet() const {
+  std::set<std::string> names =
+      configPath_.empty() ? std::set<std::string>{} : optionsSetInConfigFile(configPath_);
+  for (const auto& [option, flag] : flags_)
+    if (flag->count() > 0) names.insert(std::string(option->table) + "." + option->key);
+  return names;
+}
+
 bool TrainFlags::given(const std::string& flag) const {
   for (const auto& [option, cliFlag] : flags_)
     if (option->flag == flag) return cliFlag->count() > 0;

@@ -147,6 +147,11 @@ void checkLlamaModel(const TrainConfig& c, Problems& p) {
           "model.hidden " + to_string(m.hidden) + " is not divisible by tp " + to_string(tp));
   p.check(m.ropeTheta > 0, "model.rope_theta must be > 0, got " + to_string(m.ropeTheta));
   p.check(m.rmsNormEps > 0, "model.rms_norm_eps must be > 0, got " + to_string(m.rmsNormEps));
+  try {
+    tensor_parallel::checkRopeScaling(m.ropeScaling);
+  } catch (const ConfigError& e) {
+    p.check(false, e.what());
+  }
   p.check(m.dropout == 0,
           "the llama family has no dropout: model.dropout must be 0, got " + to_string(m.dropout));
 }
@@ -316,13 +321,16 @@ void checkChoices(const TrainConfig& c, Problems& p) {
           "model.kv_heads " + to_string(c.model.kvHeads) +
               " is for architecture llama: the GPT's attention has as many kv heads as heads (" +
               to_string(c.model.heads) + ")");
+  p.check(architecture == kLlamaArchitecture || !c.model.ropeScaling.enabled(),
+          "model.rope_scaling is for architecture llama: the GPT has learned positions");
   p.check(architecture != kGpt2Architecture || c.model.tiedEmbeddings,
           "model.architecture gpt2 needs model.tied_embeddings = true (GPT-2's head is its token "
           "embedding)");
   p.check(c.checkpoint.initFrom.empty() || architecture == kGpt2Architecture ||
               architecture == kLlamaArchitecture,
           "checkpoint.init_from needs model.architecture gpt2 or llama (the Hugging Face models "
-          "Strata reads), got '" +
+          "Strata reads; with the weights' config.json beside them, `strata train` takes the "
+          "model from it), got '" +
               architecture + "'");
   p.check(knownSchedule(c.parallel.schedule),
           "unknown schedule '" + c.parallel.schedule + "' (known: " + knownScheduleNames() + ")");

@@ -203,6 +203,7 @@ models::ModelSpec modelSpecOf(const TrainConfig& c) {
   m.dropout = c.model.dropout;
   m.tiedEmbeddings = c.model.tiedEmbeddings;
   m.ropeTheta = c.model.ropeTheta;
+  m.ropeScaling = c.model.ropeScaling;
   m.rmsNormEps = c.model.rmsNormEps;
   m.sequenceParallel = c.parallel.sequenceParallel;
   m.moe = c.model.moe;

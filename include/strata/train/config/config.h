@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "strata/expert_parallel/moe_options.h"
+#include "strata/tensor_parallel/rope_scaling.h"
 
 namespace strata::train {
 
@@ -39,6 +40,9 @@ struct ModelConfig {
   int64_t kvHeads = 0;
   double ropeTheta = 10000.0;  // llama: the rotary base (Llama 3: 500000)
   double rmsNormEps = 1e-5;    // llama: RMSNorm's epsilon
+  // llama: the rotary frequencies' scaling for long contexts, the
+  // [model.rope_scaling] table (tensor_parallel/rope_scaling.h).
+  tensor_parallel::RopeScaling ropeScaling;
   // Mixture-of-experts MLPs, the [model.moe] table
   // (expert_parallel/moe_options.h); experts = 0 keeps every block dense.
   expert_parallel::MoeOptions moe;

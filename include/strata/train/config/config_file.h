@@ -9,6 +9,7 @@
 // error (an integer out of range included).
 #pragma once
 
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,9 @@ void applyConfigToml(const std::string& text, const std::string& fileName, Train
 // Defaults overridden by the file at `path`; throws ConfigError when it
 // cannot be read.
 TrainConfig readConfigFile(const std::string& path);
+// "table.key" of every option the file at `path` sets; throws as
+// readConfigFile.
+std::set<std::string> optionsSetInConfigFile(const std::string& path);
 // Every option, table by table; applyConfigToml() of it gives back `config`.
 std::string configToToml(const TrainConfig& config);
 // Every option as ("table.key", TOML literal of its value), in configOptions() order.

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +37,9 @@ class TrainFlags {
   // given (--architecture without --tied-embeddings takes the architecture's
   // default for it, as a file does).
   TrainConfig config() const;
+  // After the parse: "table.key" of every option the --config file or a flag
+  // set (the others hold TrainConfig's defaults).
+  std::set<std::string> optionsSet() const;
 
  private:
   // Whether --FLAG was on the command line.
