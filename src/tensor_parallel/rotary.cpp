@@ -16,7 +16,8 @@ at::Tensor llama3Scaled(const at::Tensor& frequency, const RopeScaling& r) {
   at::Tensor wavelength = 2 * M_PI / frequency;
   at::Tensor slow = wavelength > context / r.lowFreqFactor;
   at::Tensor fast = wavelength < context / r.highFreqFactor;
-  at::Tensor blend = (context / wavelength - r.lowFreqFactor) / (r.highFreqFactor - r.lowFreqFactor);
+  at::Tensor blend =
+      (context / wavelength - r.lowFreqFactor) / (r.highFreqFactor - r.lowFreqFactor);
   at::Tensor between = (1 - blend) * frequency / r.factor + blend * frequency;
   return at::where(fast, frequency, at::where(slow, frequency / r.factor, between));
 }
@@ -45,9 +46,9 @@ RotaryTables rotaryTablesAt(const at::Tensor& positionIds, int64_t headDim, doub
   // In float64, then rounded once: positions of long contexts times the
   // fastest frequency need more than float32's 24 bits to stay exact.
   at::Tensor inverseFrequency = rotaryInverseFrequencies(headDim, theta, scaling);  // [d/2]
-  at::Tensor positions = positionIds.to(at::kCPU, at::kDouble);  // [s]
-  at::Tensor angles = at::outer(positions, inverseFrequency);    // [s, d/2]
-  at::Tensor both = at::cat({angles, angles}, -1);               // [s, d]
+  at::Tensor positions = positionIds.to(at::kCPU, at::kDouble);                     // [s]
+  at::Tensor angles = at::outer(positions, inverseFrequency);                       // [s, d/2]
+  at::Tensor both = at::cat({angles, angles}, -1);                                  // [s, d]
   auto out = like.options();
   return {both.cos().to(out), both.sin().to(out)};
 }

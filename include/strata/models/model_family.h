@@ -37,9 +37,9 @@
 #include "strata/context_parallel/context_parallel.h"
 #include "strata/expert_parallel/expert_parallel.h"
 #include "strata/expert_parallel/moe_options.h"
-#include "strata/tensor_parallel/rope_scaling.h"
 #include "strata/models/hugging_face.h"
 #include "strata/runtime/communicator.h"
+#include "strata/tensor_parallel/rope_scaling.h"
 
 namespace strata::models {
 
@@ -62,9 +62,9 @@ struct ModelSpec {
   int64_t vocab = 256;
   int64_t context = 128;  // longest sequence (a GPT's position table)
   double dropout = 0.0;
-  bool tiedEmbeddings = false;  // the head reuses the token embedding
-  double ropeTheta = 10000.0;   // rotary base (llama)
-  double rmsNormEps = 1e-5;     // RMSNorm's epsilon (llama)
+  bool tiedEmbeddings = false;               // the head reuses the token embedding
+  double ropeTheta = 10000.0;                // rotary base (llama)
+  double rmsNormEps = 1e-5;                  // RMSNorm's epsilon (llama)
   tensor_parallel::RopeScaling ropeScaling;  // llama
   bool sequenceParallel = false;
   // The head returns its norm's output and modelOutputLoss takes the head's
