@@ -15,6 +15,8 @@
 #include "launch_command.h"
 #include "plan_command.h"
 #include "simulate_command.h"
+#include "strata/train/config/config_file.h"
+#include "strata/train/config/init_from_model.h"
 #include "strata/version.h"
 #include "train_command.h"
 
@@ -48,7 +50,11 @@ int main(int argc, char** argv) {
       strata::addTrainCommand(strata),
       strata::addLaunchCommand(strata),
       strata::addGenerateCommand(strata),
-      strata::addPlanCommand(strata, std::cout, std::cerr),
+      strata::addPlanCommand(strata, std::cout, std::cerr,
+                             [](const std::string& configPath) {
+                               return strata::train::initFromModelToml(
+                                   strata::train::readConfigFile(configPath).checkpoint.initFrom);
+                             }),
       strata::addSimulateCommand(strata),
       strata::addK8sCommand(strata, std::cout, std::cerr),
       strata::addExportCommand(strata, std::cout),

@@ -125,8 +125,9 @@ std::optional<int> narrow(const std::optional<int64_t>& value) {
   return static_cast<int>(*value);  // the flags' range is int's
 }
 
-PlanRequest requestOf(const PlanOptions& o, bool modelGiven) {
+PlanRequest requestOf(const PlanOptions& o, bool modelGiven, ConfigModelReader initFromModel) {
   PlanRequest r;
+  r.initFromModel = std::move(initFromModel);
   if (modelGiven) r.model = o.model;
   r.config = o.config;
   r.profile = o.profile;
@@ -365,8 +366,9 @@ std::string describe(const plan::TrainingJob& job) {
   return s.str();
 }
 
-int run(const PlanOptions& o, bool modelGiven, std::ostream& out) {
-  PlannedJob planned = makePlannedJob(requestOf(o, modelGiven));
+int run(const PlanOptions& o, bool modelGiven, const ConfigModelReader& initFromModel,
+        std::ostream& out) {
+  PlannedJob planned = makePlannedJob(requestOf(o, modelGiven, initFromModel));
   const plan::TrainingJob& job = planned.job;
   if (!o.layout.empty()) {
     Estimate e = plan::evaluateLayout(job, fixedLayout(o, planned));
@@ -387,7 +389,8 @@ int run(const PlanOptions& o, bool modelGiven, std::ostream& out) {
 
 }  // namespace
 
-Subcommand addPlanCommand(CLI::App& strata, std::ostream& out, std::ostream& err) {
+Subcommand addPlanCommand(CLI::App& strata, std::ostream& out, std::ostream& err,
+                          ConfigModelReader initFromModel) {
   CLI::App* command = strata.add_subcommand(
       "plan", "choose a parallel layout for a model on a cluster and predict time to train");
   command->footer(
@@ -405,9 +408,9 @@ Subcommand addPlanCommand(CLI::App& strata, std::ostream& out, std::ostream& err
       "mixture-of-experts layers.");
   auto options = std::make_shared<PlanOptions>();
   addFlags(*command, *options);
-  return {command, [command, options, &out, &err] {
+  return {command, [command, options, initFromModel, &out, &err] {
             try {
-              return run(*options, command->count("--model") > 0, out);
+              return run(*options, command->count("--model") > 0, initFromModel, out);
             } catch (const Error& e) {
               // PlanError, ScheduleError and the rest of strata::Error: all bad input.
               err << "strata plan: " << e.what() << "\n";

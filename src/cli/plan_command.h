@@ -13,11 +13,15 @@
 
 #include <iosfwd>
 
+#include "plan_job.h"
 #include "strata/util/command_line.h"
 
 namespace strata {
 
 // Declares `strata plan` on `strata`; `out` and `err` must outlive its run.
-Subcommand addPlanCommand(CLI::App& strata, std::ostream& out, std::ostream& err);
+// `initFromModel` reads the model of a --config file's init_from weights
+// (unset: the file's [model] alone).
+Subcommand addPlanCommand(CLI::App& strata, std::ostream& out, std::ostream& err,
+                          ConfigModelReader initFromModel = nullptr);
 
 }  // namespace strata

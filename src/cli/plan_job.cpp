@@ -71,7 +71,8 @@ PlannedJob makePlannedJob(const PlanRequest& r) {
     throw plan::PlanError("--model " + *r.model + " and --config " + r.config +
                           " both name the model; give one of them");
   std::optional<plan::ConfiguredRun> config;
-  if (!r.config.empty()) config = plan::loadTrainConfigFile(r.config);
+  if (!r.config.empty())
+    config = plan::loadTrainConfigFile(r.config, r.initFromModel ? r.initFromModel(r.config) : "");
   PlannedJob planned;
   plan::TrainingJob& job = planned.job;
   if (!r.profile.empty()) job.profile = plan::loadProfileFile(r.profile);

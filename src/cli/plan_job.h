@@ -19,6 +19,7 @@
 // naming the flags and values at fault.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -26,6 +27,11 @@
 #include "strata/plan/model_desc.h"
 
 namespace strata {
+
+// The [model] TOML of the weights a strata train config file starts from
+// (its checkpoint.init_from's config.json), "" for none: strata train's
+// reading, which the planner, free of LibTorch, is handed.
+using ConfigModelReader = std::function<std::string(const std::string& configPath)>;
 
 struct PlanRequest {
   std::optional<std::string> model;  // --model
@@ -36,6 +42,7 @@ struct PlanRequest {
   std::optional<int> globalBatch;  // else the config's, else 8
   double tokens = 0, efficiency = 0;
   bool allowCrossNodeTp = false, evenStages = false;
+  ConfigModelReader initFromModel;  // read before --config's [model]; unset: none
 };
 
 struct PlannedJob {

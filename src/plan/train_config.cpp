@@ -121,10 +121,13 @@ const std::map<std::string, Setter>& setters() {
 
 }  // namespace
 
-ConfiguredRun parseTrainConfigText(const std::string& text, const std::string& source) {
+ConfiguredRun parseTrainConfigText(const std::string& text, const std::string& source,
+                                   const std::string& modelBase) {
   ConfiguredRun run = strataTrainDefaults(source);
   bool tiedGiven = false;
-  for (const TomlEntry& entry : readPlanToml(text, source)) {
+  std::vector<TomlEntry> entries = readPlanToml(modelBase, source + "'s init_from config");
+  for (TomlEntry& entry : readPlanToml(text, source)) entries.push_back(std::move(entry));
+  for (const TomlEntry& entry : entries) {
     auto setter = setters().find(entry.name());
     if (setter != setters().end()) setter->second(run, entry);
     tiedGiven = tiedGiven || entry.name() == "model.tied_embeddings";
@@ -137,8 +140,8 @@ ConfiguredRun parseTrainConfigText(const std::string& text, const std::string& s
   return run;
 }
 
-ConfiguredRun loadTrainConfigFile(const std::string& path) {
-  return parseTrainConfigText(readTextFile(path, "config"), path);
+ConfiguredRun loadTrainConfigFile(const std::string& path, const std::string& modelBase) {
+  return parseTrainConfigText(readTextFile(path, "config"), path, modelBase);
 }
 
 }  // namespace strata::plan

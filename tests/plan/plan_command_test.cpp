@@ -202,6 +202,36 @@ TEST(PlanCommand, ConfigGivesTheModelTheBatchAndOnRequestTheLayout) {
   EXPECT_NE(smaller.out.find("global batch 32"), std::string::npos) << smaller.out;
 }
 
+// A config that starts from Hugging Face weights takes the model the reader
+// gives (the config.json beside them, in strata train's binary), under its
+// own [model] settings.
+TEST(PlanCommand, ConfigStartingFromWeightsPlansTheirModel) {
+  std::string config =
+      writeFile("init_from.toml",
+                "[model]\nlayers = 12\n[checkpoint]\ninit_from = \"hf\"\n[train]\nseq_len = 1024\n"
+                "global_batch = 64\nmicro_batch = 2\n");
+  std::string asked;
+  auto reader = [&](const std::string& path) {
+    asked = path;
+    return std::string(
+        "[model]\narchitecture = \"llama\"\nlayers = 24\nhidden = 1024\n"
+        "heads = 16\nkv_heads = 4\nffn = 2816\nvocab = 32000\n");
+  };
+  std::ostringstream out, err;
+  CLI::App strata("", "strata");
+  Subcommand command = addPlanCommand(strata, out, err, reader);
+  int code = runCommandLine(strata, {command},
+                            {"plan", "--config", config, "--cluster", "dgx-a100-80gb-ib200",
+                             "--layout", "pp1,tp1,dp8,mb2"},
+                            out, err);
+  ASSERT_EQ(code, 0) << err.str();
+  EXPECT_EQ(asked, config);
+  EXPECT_NE(out.str().find("llama, 12 layers, hidden 1024, 16 heads, 4 kv heads, ffn 2816, vocab "
+                           "32000, seq 1024"),
+            std::string::npos)
+      << out.str();
+}
+
 TEST(PlanCommand, TheRehearsalClusterRunsTheDemoConfig) {
   Outcome r = plan({"--cluster-file", STRATA_SOURCE_DIR "/deploy/rehearsal-cluster.toml",
                     "--config", STRATA_SOURCE_DIR "/configs/demo.toml", "--layout", "config"});

@@ -50,7 +50,12 @@ struct ConfiguredRun {
   Precision precision{4, 4, 8, 4};
 };
 
-ConfiguredRun parseTrainConfigText(const std::string& text, const std::string& source);
-ConfiguredRun loadTrainConfigFile(const std::string& path);
+// `modelBase`: [model] settings read before the file's, which override
+// them: those of the config.json beside the file's checkpoint.init_from
+// weights, as strata train takes them (the caller reads that file: the
+// planner does not know Hugging Face's formats).
+ConfiguredRun parseTrainConfigText(const std::string& text, const std::string& source,
+                                   const std::string& modelBase = "");
+ConfiguredRun loadTrainConfigFile(const std::string& path, const std::string& modelBase = "");
 
 }  // namespace strata::plan

@@ -27,11 +27,17 @@ std::string huggingFaceConfigOf(const std::string& initFrom) {
   return (folder / "config.json").string();
 }
 
+std::string initFromModelToml(const std::string& initFrom) {
+  if (initFrom.empty()) return "";
+  std::string source = huggingFaceConfigOf(initFrom);
+  if (!std::filesystem::exists(source)) return "";
+  return models::modelTomlOfHuggingFaceConfig(formats::readWholeFile(source), source);
+}
+
 void takeModelFromInitFrom(TrainConfig& config, const std::set<std::string>& set) {
-  if (config.checkpoint.initFrom.empty()) return;
+  std::string model = initFromModelToml(config.checkpoint.initFrom);
+  if (model.empty()) return;
   std::string source = huggingFaceConfigOf(config.checkpoint.initFrom);
-  if (!std::filesystem::exists(source)) return;
-  std::string model = models::modelTomlOfHuggingFaceConfig(formats::readWholeFile(source), source);
   TrainConfig described = config;
   applyConfigToml(model, source, described);
   for (const util::TomlEntry& entry : util::readToml(model, source)) {

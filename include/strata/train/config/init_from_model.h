@@ -22,6 +22,10 @@ namespace strata::train {
 // The config.json that belongs with `initFrom`'s weights (it may not exist).
 std::string huggingFaceConfigOf(const std::string& initFrom);
 
+// The model that config.json describes, as [model] TOML in Strata's keys
+// (models/hugging_face.h); "" without init_from or without a config.json.
+std::string initFromModelToml(const std::string& initFrom);
+
 // `set`: "table.key" of every option the user set (TrainFlags::optionsSet).
 void takeModelFromInitFrom(TrainConfig& config, const std::set<std::string>& set);
 
