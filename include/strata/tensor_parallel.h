@@ -16,6 +16,7 @@
 #include "strata/tensor_parallel/parallel_attention.h"
 #include "strata/tensor_parallel/parallel_mlp.h"
 #include "strata/tensor_parallel/rms_norm.h"
+#include "strata/tensor_parallel/rope_scaling.h"
 #include "strata/tensor_parallel/rotary.h"
 #include "strata/tensor_parallel/row_parallel_linear.h"
 #include "strata/tensor_parallel/sharding.h"

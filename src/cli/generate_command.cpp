@@ -12,8 +12,13 @@ namespace {
 
 void addFlags(CLI::App& command, train::GenerateOptions& o) {
   addTextFlag(command, "--checkpoint", &o.checkpoint,
-              "checkpoint directory (its latest complete step)")
-      ->required();
+              "checkpoint directory (its latest complete step)");
+  addTextFlag(command, "--weights", &o.weights,
+              "or Hugging Face weights: a .safetensors file, its index or their folder, with "
+              "the config.json that names the model beside them");
+  addTextFlag(command, "--tokenizer", &o.tokenizer,
+              "with --weights: a tokenizer.json or a folder with one (default: the weights' "
+              "folder)");
   addTextFlag(command, "--prompt", &o.prompt, "text to continue");
   addIntFlag(command, "--tokens", &o.tokens, "tokens to generate (bytes with the byte tokenizer)",
              0);
@@ -26,10 +31,11 @@ void addFlags(CLI::App& command, train::GenerateOptions& o) {
 }  // namespace
 
 Subcommand addGenerateCommand(CLI::App& strata) {
-  CLI::App* command =
-      strata.add_subcommand("generate", "sample text from a training checkpoint (any layout)");
+  CLI::App* command = strata.add_subcommand(
+      "generate", "sample text from a training checkpoint (any layout) or Hugging Face weights");
   command->footer(
-      "  strata generate --checkpoint DIR --prompt \"the old dog\" [--temperature 0.8 --top-k 20]");
+      "  strata generate --checkpoint DIR --prompt \"the old dog\" [--temperature 0.8 --top-k 20]\n"
+      "  strata generate --weights Llama-3.2-1B/ --prompt \"The capital of France is\"");
   auto options = std::make_shared<train::GenerateOptions>();
   addFlags(*command, *options);
   return {command, [options] {

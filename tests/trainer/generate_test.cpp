@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <filesystem>
 #include <numeric>
 #include <set>
 
@@ -119,6 +120,47 @@ TEST(Generate, ReassembledFromAZeroThreeCheckpoint) {
   c.parallel.zero = 3;
   c.checkpoint.dir = dir + "/ckpt";
   expectReassembledModelIsTheTrainedOne(dir, c, 2);
+  removeSharedDir(dir);
+}
+
+// The export of a checkpoint, sampled as Hugging Face weights, writes what
+// the checkpoint writes: the same model from config.json, the same values.
+TEST(Generate, FromHuggingFaceWeightsAsFromTheirCheckpoint) {
+  std::string dir = sharedDir("generate_weights");
+  std::string weights = trainAndExportTo(dir, tinyLlamaConfig(2));
+  GenerateOptions fromCheckpoint;
+  fromCheckpoint.checkpoint = dir + "/ckpt";
+  fromCheckpoint.prompt = "the ";
+  fromCheckpoint.tokens = 24;
+  GenerateOptions fromWeights = fromCheckpoint;
+  fromWeights.checkpoint.clear();
+  fromWeights.weights = dir + "/hf";
+  fromWeights.tokenizer = "byte";
+  EXPECT_EQ(generateText(fromWeights), generateText(fromCheckpoint));
+  fromCheckpoint.temperature = fromWeights.temperature = 0.8;
+  fromCheckpoint.seed = fromWeights.seed = 5;
+  EXPECT_EQ(generateText(fromWeights), generateText(fromCheckpoint));
+  // No tokenizer.json beside the weights, none given: refused by name.
+  fromWeights.tokenizer.clear();
+  try {
+    generateText(fromWeights);
+    ADD_FAILURE() << "sampled without a tokenizer";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("has no tokenizer.json beside it: give --tokenizer"),
+              std::string::npos)
+        << e.what();
+  }
+  // Without config.json nothing says what model the weights are.
+  std::filesystem::remove(dir + "/hf/config.json");
+  fromWeights.tokenizer = "byte";
+  try {
+    generateText(fromWeights);
+    ADD_FAILURE() << "sampled without a config.json";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("config.json beside them to say what model they are"),
+              std::string::npos)
+        << e.what();
+  }
   removeSharedDir(dir);
 }
 
@@ -239,7 +281,11 @@ TEST(GenerateCli, BadFlagsAreClearErrors) {
            {{"--checkpoint", missing, "--tokens", "-1"}, "--tokens must be at least 0, got -1"},
            {{"--checkpoint", missing, "--seed"}, "--seed needs a value"},
            {{"--checkpoint", missing, "--frobnicate", "1"}, "unknown flag '--frobnicate'"},
-           {{"--prompt", "the "}, "--checkpoint is required"},
+           {{"--prompt", "the "}, "give one of --checkpoint (a training checkpoint) and --weights"},
+           {{"--checkpoint", missing, "--weights", missing}, "give one of --checkpoint"},
+           {{"--checkpoint", missing, "--tokenizer", "byte"}, "--tokenizer is for --weights"},
+           {{"--weights", missing},
+            "Hugging Face weights '/nonexistent/strata-generate-test' do not exist"},
        }) {
     std::vector<std::string> argv = {STRATA_BINARY, "generate"};
     argv.insert(argv.end(), c.args.begin(), c.args.end());

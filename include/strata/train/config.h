@@ -7,5 +7,6 @@
 #include "strata/train/config/config.h"
 #include "strata/train/config/config_file.h"
 #include "strata/train/config/elastic_layout.h"
+#include "strata/train/config/init_from_model.h"
 #include "strata/train/config/train_flags.h"
 #include "strata/train/config/validate_config.h"

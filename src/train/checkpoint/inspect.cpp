@@ -53,7 +53,8 @@ std::string trainedWith(const CheckpointInfo& info) {
 }
 
 // The [model] table of the run's configuration, as written, and its
-// [model.moe] table on a line of its own when the model has experts.
+// [model.moe] and [model.rope_scaling] tables on lines of their own when the
+// model has experts or scaled rotary frequencies.
 void printModel(const CheckpointInfo& info, std::ostream& out) {
   std::vector<util::TomlEntry> config = savedConfig(info);
   auto printTable = [&](const std::string& table, const std::string& label) {
@@ -65,6 +66,8 @@ void printModel(const CheckpointInfo& info, std::ostream& out) {
   printTable("model", "model");
   std::string experts = savedValue(config, "model.moe", "experts");
   if (!experts.empty() && experts != "0") printTable("model.moe", "experts");
+  std::string scaling = savedValue(config, "model.rope_scaling", "type");
+  if (!scaling.empty() && scaling != "none") printTable("model.rope_scaling", "rope scaling");
 }
 
 // One line per global tensor: kind, shape, bytes, how many pieces hold it.

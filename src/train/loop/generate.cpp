@@ -3,9 +3,11 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 
 #include "strata/error.h"
+#include "strata/train/config/init_from_model.h"
 #include "strata/train/data/tokenizer.h"
 #include "train/loop/whole_model.h"
 
@@ -44,12 +46,44 @@ torch::nn::Sequential loadFullModel(const std::string& checkpoint, TrainConfig* 
   return model;
 }
 
+namespace {
+
+// The tokenizer of Hugging Face weights: --tokenizer, or the tokenizer.json
+// in their folder.
+std::string weightsTokenizer(const GenerateOptions& o) {
+  if (!o.tokenizer.empty()) return o.tokenizer;
+  std::filesystem::path folder =
+      std::filesystem::path(huggingFaceConfigOf(o.weights)).parent_path();
+  if (std::filesystem::exists(folder / "tokenizer.json")) return folder.string();
+  throw ConfigError("--weights '" + o.weights +
+                    "' has no tokenizer.json beside it: give --tokenizer");
+}
+
+// The model to sample from and its run's configuration.
+torch::nn::Sequential loadModel(const GenerateOptions& o, TrainConfig& config) {
+  if (o.checkpoint.empty() == o.weights.empty())
+    throw ConfigError(
+        "give one of --checkpoint (a training checkpoint) and --weights (Hugging "
+        "Face weights)");
+  if (!o.checkpoint.empty()) {
+    if (!o.tokenizer.empty())
+      throw ConfigError("--tokenizer is for --weights: a checkpoint's run names its tokenizer");
+    return loadFullModel(o.checkpoint, &config);
+  }
+  torch::nn::Sequential model = loadHuggingFaceModel(o.weights, config);
+  config.data.tokenizer = weightsTokenizer(o);
+  model->eval();
+  return model;
+}
+
+}  // namespace
+
 std::string generateText(const GenerateOptions& o) {
   if (o.tokens < 0)
     throw ConfigError("--tokens must not be negative, got " + std::to_string(o.tokens));
   checkSamplingOptions(o.temperature, o.topK);
   TrainConfig config;
-  torch::nn::Sequential model = loadFullModel(o.checkpoint, &config);
+  torch::nn::Sequential model = loadModel(o, config);
 
   std::unique_ptr<Tokenizer> tokenizer = makeTokenizer(config.data.tokenizer);
   const int64_t vocab = std::min(tokenizer->vocabSize(), config.model.vocab);

@@ -2,7 +2,12 @@
 
 #include <torch/torch.h>
 
+#include <filesystem>
+
+#include "strata/error.h"
 #include "strata/models/model_family.h"
+#include "strata/train/config/init_from_model.h"
+#include "strata/train/loop/hugging_face_import.h"
 #include "strata/train/loop/trainer.h"
 #include "train/loop/parameter_index.h"
 #include "train/loop/shape_communicator.h"
@@ -20,15 +25,45 @@ TrainConfig oneProcessConfig(const IndexedCheckpoint& opened) {
   return config;
 }
 
-torch::nn::Sequential loadWholeModel(const IndexedCheckpoint& opened) {
-  TrainConfig config = oneProcessConfig(opened);
+namespace {
+
+// The model of `config` in one process, and the index of its parameters.
+struct OneProcessModel {
+  torch::nn::Sequential model;
+  RankState state;
+};
+
+OneProcessModel buildOneProcess(const TrainConfig& config) {
   models::ModelSpec spec = modelSpecOf(config);
   torch::nn::Sequential model =
       models::modelFamily(spec.architecture).build(spec, std::make_shared<ShapeCommunicator>(0, 1));
   RankState state{model.ptr().get(), nullptr, {}, {}};
   state.parameters = indexParameters(*model, stageParameters(model, config, 0), Coord{}, 1);
-  loadResharded(opened.directory, opened.info, state);
-  return model;
+  return {model, state};
+}
+
+}  // namespace
+
+torch::nn::Sequential loadWholeModel(const IndexedCheckpoint& opened) {
+  OneProcessModel built = buildOneProcess(oneProcessConfig(opened));
+  loadResharded(opened.directory, opened.info, built.state);
+  return built.model;
+}
+
+torch::nn::Sequential loadHuggingFaceModel(const std::string& weights, TrainConfig& config) {
+  if (!std::filesystem::exists(weights))
+    throw ConfigError("Hugging Face weights '" + weights + "' do not exist");
+  config = TrainConfig{};
+  config.checkpoint.initFrom = weights;
+  if (initFromModelToml(weights).empty())
+    throw ConfigError("Hugging Face weights '" + weights + "' have no " +
+                      huggingFaceConfigOf(weights) + " beside them to say what model they are");
+  takeModelFromInitFrom(config, {});
+  OneProcessModel built = buildOneProcess(config);
+  models::ModelSpec spec = modelSpecOf(config);
+  loadHuggingFaceWeights(weights, built.state,
+                         *models::modelFamily(spec.architecture).huggingFace(spec));
+  return built.model;
 }
 
 }  // namespace strata::train

@@ -1,5 +1,6 @@
 // A checkpoint's whole model in this one process: `strata export` writes it
-// out, `strata generate` samples from it.
+// out, `strata generate` samples from it. Also Hugging Face weights' whole
+// model, for `strata generate --weights`.
 //
 // Built for one rank (pp, dp, cp, tp and ep 1, no ZeRO) and filled through
 // the checkpoint's tensor index from every shard that holds a piece of a
@@ -25,5 +26,13 @@ TrainConfig oneProcessConfig(const IndexedCheckpoint& opened);
 
 // The whole model, in training mode, every parameter the checkpoint's.
 torch::nn::Sequential loadWholeModel(const IndexedCheckpoint& opened);
+
+// The model of Hugging Face weights (a .safetensors file, its index or their
+// folder) as the config.json beside them describes it (init_from_model.h),
+// in training mode, loaded as `strata train --init-from` loads a rank
+// (hugging_face_import.h); `config` receives that model. Throws ConfigError
+// when there is no config.json or it describes what Strata does not
+// compute, SafetensorsError when the files do not fit it.
+torch::nn::Sequential loadHuggingFaceModel(const std::string& weights, TrainConfig& config);
 
 }  // namespace strata::train

@@ -7,9 +7,14 @@
 // temperature 0, otherwise softmax(logits / T) restricted to the top k (0:
 // all).
 //
+// Hugging Face weights (`--weights`) are read instead as `strata train
+// --init-from` reads them, the model from the config.json beside them.
+//
 // Reads files only. Throws CheckpointError when no complete checkpoint is
 // found, it is format 1 (no tensor index), or a shard fails its checksum;
-// ConfigError for bad options.
+// ConfigError for bad options (neither or both of checkpoint and weights, no
+// tokenizer for the weights) or weights without a config.json;
+// SafetensorsError for weights that do not fit their config.json.
 #pragma once
 
 #include <ATen/core/Generator.h>
@@ -24,6 +29,13 @@ namespace strata::train {
 
 struct GenerateOptions {
   std::string checkpoint;  // a checkpoint directory, or a step directory in one
+  // Or Hugging Face weights (a .safetensors file, its index or their folder)
+  // with their config.json beside them; exactly one of the two is given.
+  std::string weights;
+  // With `weights`: the tokenizer (tokenizer.h's forms); "" takes the
+  // weights' folder when it holds a tokenizer.json. A checkpoint's run
+  // names its own.
+  std::string tokenizer;
   std::string prompt = "\n";
   int64_t tokens = 200;    // tokens to generate (bytes with the byte tokenizer)
   double temperature = 0;  // 0: greedy
