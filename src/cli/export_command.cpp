@@ -31,7 +31,11 @@ Subcommand addExportCommand(CLI::App& strata, std::ostream& out) {
             train::ExportedFiles files = train::exportCheckpoint(*o);
             out << "wrote";
             for (const std::string& file : files.weights) out << " " << file;
-            out << " and " << files.config << "\n";
+            out << " and " << files.config;
+            for (const std::string& file : files.tokenizer) out << " and " << file;
+            out << "\n";
+            if (!files.tokenizerNotCopied.empty())
+              out << "the run's tokenizer was not copied: " << files.tokenizerNotCopied << "\n";
             return 0;
           }};
 }

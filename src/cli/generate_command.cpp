@@ -17,8 +17,8 @@ void addFlags(CLI::App& command, train::GenerateOptions& o) {
               "or Hugging Face weights: a .safetensors file, its index or their folder, with "
               "the config.json that names the model beside them");
   addTextFlag(command, "--tokenizer", &o.tokenizer,
-              "with --weights: a tokenizer.json or a folder with one (default: the weights' "
-              "folder)");
+              "with --weights: the tokenizer, as strata train takes it (default: the one in the "
+              "weights' folder)");
   addTextFlag(command, "--prompt", &o.prompt, "text to continue");
   addIntFlag(command, "--tokens", &o.tokens, "tokens to generate (bytes with the byte tokenizer)",
              0);

@@ -139,6 +139,17 @@ TEST(Gpt2Bpe, EncodesAnyUtf8TextAndDecodesItBack) {
   EXPECT_THROW(bpe.encode("\x80"), ConfigError);
 }
 
+// Export's copy of OpenAI's files takes Hugging Face's names.
+TEST(Gpt2Bpe, CopiedUnderHuggingFaceNames) {
+  fs::path dir = writeVocabulary("copy_openai", {"ab"}, "a b\n");
+  fs::path weights = freshDir("copy_openai_weights");
+  std::vector<std::string> written = copyTokenizerFiles(dir.string(), weights.string());
+  EXPECT_EQ(written, (std::vector<std::string>{(weights / "vocab.json").string(),
+                                               (weights / "merges.txt").string()}));
+  EXPECT_EQ(tokenizerIn(weights.string()), weights.string());
+  EXPECT_EQ(makeTokenizer(weights.string())->encode("ab"), (std::vector<int64_t>{256}));
+}
+
 TEST(Gpt2Bpe, ReadsHuggingFaceFileNames) {
   fs::path dir = writeVocabulary("hf_names", {"ab"}, "a b\n");
   fs::rename(dir / "encoder.json", dir / "vocab.json");

@@ -72,6 +72,23 @@ json sequence(const json& first, const json& second) {
 const json kByteLevelOnly = {
     {"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}};
 
+// Export's copy: tokenizer.json and the files transformers keeps beside it,
+// found again in the new folder.
+TEST(HfTokenizer, CopiedFilesAreFoundBesideTheWeights) {
+  fs::path file = write("copy_source", tokenizerJson({"he"}, {{"h", "e"}}));
+  writeFile(file.parent_path() / "tokenizer_config.json", "{\"model_max_length\": 64}");
+  fs::path weights = freshDir("copy_weights");
+  std::vector<std::string> written =
+      copyTokenizerFiles(file.parent_path().string(), weights.string());
+  EXPECT_EQ(written, (std::vector<std::string>{(weights / "tokenizer.json").string(),
+                                               (weights / "tokenizer_config.json").string()}));
+  std::optional<std::string> found = tokenizerIn(weights.string());
+  ASSERT_TRUE(found);
+  EXPECT_EQ(makeTokenizer(*found)->encode("hehe"), (Ids{256, 256}));
+  EXPECT_FALSE(tokenizerIn(freshDir("copy_nothing").string()));
+  EXPECT_TRUE(copyTokenizerFiles("byte", weights.string()).empty());
+}
+
 TEST(HfTokenizer, MergesTheLowestRankedPairFirstAndDecodesBack) {
   // "abc": (b, c) is ranked first, so a + bc, never ab + c.
   const HfTokenizer t(

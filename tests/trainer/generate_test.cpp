@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <set>
 
@@ -17,6 +18,7 @@
 #include "strata/train/checkpoint/checkpoint.h"
 #include "strata/train/data/data_source.h"
 #include "strata/train/loop/trainer.h"
+#include "strata_command.h"
 #include "trainer_test_util.h"
 
 namespace strata::train::testing {
@@ -140,13 +142,16 @@ TEST(Generate, FromHuggingFaceWeightsAsFromTheirCheckpoint) {
   fromCheckpoint.temperature = fromWeights.temperature = 0.8;
   fromCheckpoint.seed = fromWeights.seed = 5;
   EXPECT_EQ(generateText(fromWeights), generateText(fromCheckpoint));
-  // No tokenizer.json beside the weights, none given: refused by name.
+  // The byte tokenizer has no file to copy beside the weights; none given:
+  // refused by name.
   fromWeights.tokenizer.clear();
   try {
     generateText(fromWeights);
     ADD_FAILURE() << "sampled without a tokenizer";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("has no tokenizer.json beside it: give --tokenizer"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "has no tokenizer beside it (tokenizer.json, tokenizer.model, or vocab.json and "
+                  "merges.txt): give --tokenizer"),
               std::string::npos)
         << e.what();
   }
@@ -161,6 +166,41 @@ TEST(Generate, FromHuggingFaceWeightsAsFromTheirCheckpoint) {
               std::string::npos)
         << e.what();
   }
+  removeSharedDir(dir);
+}
+
+// Export copies the run's tokenizer (here a SentencePiece model trained for
+// the test) beside the weights, where sampling them finds it.
+TEST(Generate, ExportCarriesTheRunsTokenizer) {
+  std::string dir = sharedDir("generate_tokenizer");
+  if (!strata::testing::inRankProcess()) {
+    std::ofstream corpus(dir + "/corpus.txt");
+    const std::vector<std::string> words = {"the", "old", "dog", "ran", "to",    "a",  "house",
+                                            "and", "cat", "sat", "by",  "river", "in", "light"};
+    uint32_t state = 7;
+    for (int line = 0; line < 400; ++line) {
+      for (int word = 0; word < 8; ++word) {
+        state = state * 1664525u + 1013904223u;
+        corpus << words[(state >> 16) % words.size()] << (word == 7 ? "\n" : " ");
+      }
+    }
+    corpus.close();
+    auto [status, output] = strata("data tokenizer --train --vocab-size 40 --input " + dir +
+                                   "/corpus.txt --output " + dir + "/tok");
+    ASSERT_EQ(status, 0) << output;
+  }
+  TrainConfig config = tinyLlamaConfig(2);
+  config.data.tokenizer = dir + "/tok.model";
+  trainAndExportTo(dir, config);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/hf/tokenizer.model"));
+  GenerateOptions fromCheckpoint;
+  fromCheckpoint.checkpoint = dir + "/ckpt";
+  fromCheckpoint.prompt = "the old dog";
+  fromCheckpoint.tokens = 12;
+  GenerateOptions fromWeights = fromCheckpoint;
+  fromWeights.checkpoint.clear();
+  fromWeights.weights = dir + "/hf/model.safetensors";
+  EXPECT_EQ(generateText(fromWeights), generateText(fromCheckpoint));
   removeSharedDir(dir);
 }
 

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "formats/atomic_file.h"
 #include "strata/error.h"
 #include "strata/train/data/gpt2_bpe.h"
 #include "strata/train/data/hf_tokenizer.h"
@@ -63,6 +64,49 @@ std::unique_ptr<Tokenizer> makeTokenizer(const std::string& spec) {
                     "': no such file or directory (expected 'byte', a tokenizer.json or a "
                     "directory holding one, a directory holding GPT-2's encoder.json and "
                     "vocab.bpe, or a SentencePiece .model file)");
+}
+
+namespace {
+
+// `from` copied to folder/name (atomically: a reader never sees half of it).
+std::string copyAs(const std::filesystem::path& from, const std::filesystem::path& folder,
+                   const std::string& name) {
+  std::string to = (folder / name).string();
+  formats::writeFileAtomically(to, formats::readWholeFile(from.string()));
+  return to;
+}
+
+}  // namespace
+
+std::vector<std::string> copyTokenizerFiles(const std::string& spec, const std::string& folder) {
+  namespace fs = std::filesystem;
+  makeTokenizer(spec);  // refuses what names no tokenizer, as training did
+  if (spec == "byte") return {};
+  fs::path source(spec), to(folder);
+  if (fs::is_directory(source) && fs::is_regular_file(source / "tokenizer.json"))
+    source /= "tokenizer.json";
+  if (fs::is_directory(source)) {
+    // GPT-2's BPE files, under OpenAI's names or Hugging Face's.
+    bool openAi = fs::is_regular_file(source / "encoder.json");
+    return {copyAs(source / (openAi ? "encoder.json" : "vocab.json"), to, "vocab.json"),
+            copyAs(source / (openAi ? "vocab.bpe" : "merges.txt"), to, "merges.txt")};
+  }
+  if (source.extension() != ".json") return {copyAs(source, to, "tokenizer.model")};
+  std::vector<std::string> written = {copyAs(source, to, "tokenizer.json")};
+  for (const char* beside : {"tokenizer_config.json", "special_tokens_map.json"}) {
+    fs::path file = source.parent_path() / beside;
+    if (fs::is_regular_file(file)) written.push_back(copyAs(file, to, beside));
+  }
+  return written;
+}
+
+std::optional<std::string> tokenizerIn(const std::string& folder) {
+  namespace fs = std::filesystem;
+  fs::path in(folder);
+  if (fs::is_regular_file(in / "tokenizer.json") || fs::is_regular_file(in / "vocab.json"))
+    return folder;
+  if (fs::is_regular_file(in / "tokenizer.model")) return (in / "tokenizer.model").string();
+  return std::nullopt;
 }
 
 }  // namespace strata::train

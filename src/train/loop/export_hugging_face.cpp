@@ -7,6 +7,7 @@
 #include "formats/atomic_file.h"
 #include "strata/formats/safetensors_set.h"
 #include "strata/models/model_family.h"
+#include "strata/train/data/tokenizer.h"
 #include "strata/train/loop/trainer.h"
 #include "train/loop/whole_model.h"
 
@@ -50,6 +51,13 @@ ExportedFiles exportCheckpoint(const ExportOptions& o) {
       formats::writeShardedSafetensors(o.out, tensors, {{"format", "pt"}}, o.maxShardBytes);
   files.config = (folder / "config.json").string();
   formats::writeFileAtomically(files.config, layout->configJson());
+  // The tokenizer the run trained with, where transformers and `strata
+  // generate --weights` look for it.
+  try {
+    files.tokenizer = copyTokenizerFiles(opened.config.data.tokenizer, folder.string());
+  } catch (const ConfigError& e) {
+    files.tokenizerNotCopied = e.what();
+  }
   return files;
 }
 

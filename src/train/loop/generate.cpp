@@ -52,11 +52,11 @@ namespace {
 // in their folder.
 std::string weightsTokenizer(const GenerateOptions& o) {
   if (!o.tokenizer.empty()) return o.tokenizer;
-  std::filesystem::path folder =
-      std::filesystem::path(huggingFaceConfigOf(o.weights)).parent_path();
-  if (std::filesystem::exists(folder / "tokenizer.json")) return folder.string();
+  std::string folder = std::filesystem::path(huggingFaceConfigOf(o.weights)).parent_path().string();
+  if (std::optional<std::string> beside = tokenizerIn(folder)) return *beside;
   throw ConfigError("--weights '" + o.weights +
-                    "' has no tokenizer.json beside it: give --tokenizer");
+                    "' has no tokenizer beside it (tokenizer.json, tokenizer.model, or vocab.json "
+                    "and merges.txt): give --tokenizer");
 }
 
 // The model to sample from and its run's configuration.

@@ -70,4 +70,17 @@ class Tokenizer {
 // it is none of them, or when its files are missing or malformed.
 std::unique_ptr<Tokenizer> makeTokenizer(const std::string& spec);
 
+// The files of tokenizer `spec` copied into `folder` under the names
+// transformers looks for beside a model: tokenizer.json (with the
+// tokenizer_config.json and special_tokens_map.json beside it, when there),
+// tokenizer.model for SentencePiece, vocab.json and merges.txt for GPT-2's
+// BPE files. Returns the paths written: none for "byte", which has no file.
+// Throws ConfigError as makeTokenizer for a spec that names no tokenizer,
+// CheckpointError for a file that cannot be read or written.
+std::vector<std::string> copyTokenizerFiles(const std::string& spec, const std::string& folder);
+
+// The tokenizer copyTokenizerFiles left in `folder`, as makeTokenizer takes
+// it; nullopt when the folder holds none.
+std::optional<std::string> tokenizerIn(const std::string& folder);
+
 }  // namespace strata::train

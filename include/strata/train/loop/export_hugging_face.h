@@ -2,7 +2,7 @@
 // GPT2LMHeadModel for architecture gpt2, LlamaForCausalLM for llama
 // (models/hugging_face.h has each family's names and layouts) — written as
 // MODEL.safetensors, or shards of it with an index (safetensors_set.h),
-// plus config.json in the same folder.
+// plus config.json and the run's tokenizer files in the same folder.
 //
 // The whole model is rebuilt in one process (tp 1, one stage) and filled
 // through the checkpoint's tensor index, as `strata checkpoint convert`
@@ -33,6 +33,12 @@ struct ExportOptions {
 struct ExportedFiles {
   std::vector<std::string> weights;  // the .safetensors file, or the shards and the index last
   std::string config;                // config.json
+  // The run's tokenizer files, copied beside them (copyTokenizerFiles in
+  // data/tokenizer.h; none for the byte tokenizer).
+  std::vector<std::string> tokenizer;
+  // Why the tokenizer was not copied ("" when it was): its path, as the run
+  // gave it, is not found from here.
+  std::string tokenizerNotCopied;
 };
 
 ExportedFiles exportCheckpoint(const ExportOptions& options);

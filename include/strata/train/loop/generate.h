@@ -32,9 +32,9 @@ struct GenerateOptions {
   // Or Hugging Face weights (a .safetensors file, its index or their folder)
   // with their config.json beside them; exactly one of the two is given.
   std::string weights;
-  // With `weights`: the tokenizer (tokenizer.h's forms); "" takes the
-  // weights' folder when it holds a tokenizer.json. A checkpoint's run
-  // names its own.
+  // With `weights`: the tokenizer (tokenizer.h's forms); "" takes the one in
+  // the weights' folder (tokenizerIn: tokenizer.json, tokenizer.model, or
+  // vocab.json and merges.txt). A checkpoint's run names its own.
   std::string tokenizer;
   std::string prompt = "\n";
   int64_t tokens = 200;    // tokens to generate (bytes with the byte tokenizer)
