@@ -53,11 +53,11 @@ torch::nn::Sequential loadWholeModel(const IndexedCheckpoint& opened) {
 torch::nn::Sequential loadHuggingFaceModel(const std::string& weights, TrainConfig& config) {
   if (!std::filesystem::exists(weights))
     throw ConfigError("Hugging Face weights '" + weights + "' do not exist");
-  config = TrainConfig{};
-  config.checkpoint.initFrom = weights;
-  if (initFromModelToml(weights).empty())
+  if (!std::filesystem::exists(huggingFaceConfigOf(weights)))
     throw ConfigError("Hugging Face weights '" + weights + "' have no " +
                       huggingFaceConfigOf(weights) + " beside them to say what model they are");
+  config = TrainConfig{};
+  config.checkpoint.initFrom = weights;
   takeModelFromInitFrom(config, {});
   OneProcessModel built = buildOneProcess(config);
   models::ModelSpec spec = modelSpecOf(config);
