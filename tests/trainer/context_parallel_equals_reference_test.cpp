@@ -79,6 +79,16 @@ TEST(ContextParallelEqualsReference, LlamaCp2AllToAllGroupedQuery) {
   expectEqualsReference("llama_cp2a2a", withCp(tinyLlamaConfig(2), 1, 1, 2, 1, "all-to-all"));
 }
 
+// Llama 3.1's rotary scaling at an original context of 512 (head dimension
+// 8: one frequency kept, one blended, two slowed), on each cp rank's global
+// positions.
+TEST(ContextParallelEqualsReference, LlamaCp2RingRopeScaled) {
+  TrainConfig config = withCp(tinyLlamaConfig(2), 1, 1, 2, 1);
+  config.model.ropeScaling.type = "llama3";
+  config.model.ropeScaling.originalContext = 512;
+  expectEqualsReference("llama_cp2_scaled", config);
+}
+
 // The one kv head replicated over tp 2, on the ring of cp 2, in a pipeline.
 TEST(ContextParallelEqualsReference, LlamaPp2Cp2Tp2MultiQuery) {
   expectEqualsReference("llama_pp2cp2tp2", withCp(tinyLlamaConfig(1), 2, 1, 2, 2));

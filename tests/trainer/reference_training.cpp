@@ -59,6 +59,11 @@ strata::testing::ReferenceLlamaConfig referenceLlamaConfig(const TrainConfig& c)
   r.ffn = c.model.ffn;
   r.vocab = c.model.vocab;
   r.ropeTheta = c.model.ropeTheta;
+  if (c.model.ropeScaling.enabled()) {
+    const tensor_parallel::RopeScaling& s = c.model.ropeScaling;
+    r.ropeScaling = {s.factor, s.lowFreqFactor, s.highFreqFactor,
+                     static_cast<double>(s.originalContext)};
+  }
   r.rmsNormEps = c.model.rmsNormEps;
   r.tiedEmbeddings = c.model.tiedEmbeddings;
   setMoe(r, c);
