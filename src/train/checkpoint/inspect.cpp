@@ -35,8 +35,7 @@ std::string savedValue(const std::vector<util::TomlEntry>& config, const std::st
 
 // What the layout's degrees leave out: the schedule, virtual stages, ep and
 // the ZeRO stage the run trained with.
-std::string trainedWith(const CheckpointInfo& info) {
-  std::vector<util::TomlEntry> config = savedConfig(info);
+std::string trainedWith(const CheckpointInfo& info, const std::vector<util::TomlEntry>& config) {
   std::string text;
   std::string schedule = savedValue(config, "parallel", "schedule");
   if (!schedule.empty()) text += ", schedule " + schedule;
@@ -55,8 +54,7 @@ std::string trainedWith(const CheckpointInfo& info) {
 // The [model] table of the run's configuration, as written, and its
 // [model.moe] and [model.rope_scaling] tables on lines of their own when the
 // model has experts or scaled rotary frequencies.
-void printModel(const CheckpointInfo& info, std::ostream& out) {
-  std::vector<util::TomlEntry> config = savedConfig(info);
+void printModel(const std::vector<util::TomlEntry>& config, std::ostream& out) {
   auto printTable = [&](const std::string& table, const std::string& label) {
     out << label << ":";
     for (const util::TomlEntry& entry : config)
@@ -112,6 +110,7 @@ std::string completeStepDirectory(const std::string& path) {
 bool inspectCheckpoint(const std::string& path, bool verify, std::ostream& out) {
   std::string stepDir = completeStepDirectory(path);
   CheckpointInfo info = readCheckpointInfo(stepDir);
+  std::vector<util::TomlEntry> config = savedConfig(info);
   out << "checkpoint: " << stepDir << "\n"
       << "step: " << info.step << "\n"
       << "format: " << info.format
@@ -119,8 +118,9 @@ bool inspectCheckpoint(const std::string& path, bool verify, std::ostream& out) 
       << "written by: strata " << (info.strataVersion.empty() ? "before 0.5.0" : info.strataVersion)
       << "\n"
       << "layout: " << ParallelLayout(info.worldSize, info.degrees).describe() << " on "
-      << info.worldSize << (info.worldSize == 1 ? " rank" : " ranks") << trainedWith(info) << "\n";
-  printModel(info, out);
+      << info.worldSize << (info.worldSize == 1 ? " rank" : " ranks") << trainedWith(info, config)
+      << "\n";
+  printModel(config, out);
   if (info.format >= 2) printTensors(info, out);
   int64_t bytes = 0;
   for (const ShardRecord& shard : info.shards) bytes += shard.bytes;
