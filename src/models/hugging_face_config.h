@@ -1,6 +1,6 @@
 // Reading a transformers config.json into Strata's [model] keys: the field
-// accessors each family's reader uses (gpt2_hugging_face.cpp,
-// llama_hugging_face.cpp) and the TOML they write. Text only: nothing
+// accessors each family's reader uses (gpt/gpt2_hugging_face_config.cpp,
+// llama/llama_hugging_face_config.cpp) and the TOML they write. Text only: nothing
 // blocks; every accessor throws ConfigError naming the file and the field.
 #pragma once
 

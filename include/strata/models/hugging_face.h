@@ -51,9 +51,9 @@ class HuggingFaceLayout {
 // [model.moe] for Mixtral), for the model types Strata reads: gpt2, llama and
 // mixtral. Throws ConfigError naming `source` and the field for text that is
 // not a JSON object, another model_type, a missing or invalid size, or a
-// setting Strata's model does not compute (rope_scaling, biases, another
-// activation): weights loaded into a model that computes otherwise would
-// start training from a broken model.
+// setting Strata's model does not compute (rope_scaling other than llama3,
+// biases, another activation): weights loaded into a model that computes
+// otherwise would start training from a broken model.
 std::string modelTomlOfHuggingFaceConfig(const std::string& configJson, const std::string& source);
 
 // The block of a tensor already in Strata's layout: `t` narrowed along

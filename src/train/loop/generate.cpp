@@ -48,8 +48,8 @@ torch::nn::Sequential loadFullModel(const std::string& checkpoint, TrainConfig* 
 
 namespace {
 
-// The tokenizer of Hugging Face weights: --tokenizer, or the tokenizer.json
-// in their folder.
+// The tokenizer of Hugging Face weights: --tokenizer, or the one in their
+// folder (tokenizerIn).
 std::string weightsTokenizer(const GenerateOptions& o) {
   if (!o.tokenizer.empty()) return o.tokenizer;
   std::string folder = std::filesystem::path(huggingFaceConfigOf(o.weights)).parent_path().string();

@@ -1,8 +1,9 @@
 // The model of `checkpoint.init_from`: Hugging Face weights come with a
 // config.json beside them (transformers' layout: FILE.safetensors, its
 // .index.json, or their folder), and that file says what model they are. So
-// `strata train --init-from DIR` needs no model flags: every [model] and
-// [model.moe] setting that neither the config file nor a flag sets is taken
+// `strata train --init-from DIR` needs no model flags: every [model],
+// [model.moe] and [model.rope_scaling] setting that neither the config file
+// nor a flag sets is taken
 // from config.json (models/hugging_face.h reads it). One that is set and
 // differs from config.json is refused, naming both values: the weights
 // would not fit, or would not be the model they were trained as.
