@@ -12,6 +12,7 @@
 #include "strata/tensor_parallel/dropout.h"
 #include "strata/tensor_parallel/grouped_query_attention.h"
 #include "strata/tensor_parallel/init.h"
+#include "strata/tensor_parallel/kv_cache.h"
 #include "strata/tensor_parallel/layer_norm.h"
 #include "strata/tensor_parallel/parallel_attention.h"
 #include "strata/tensor_parallel/parallel_mlp.h"

@@ -26,6 +26,9 @@ void addFlags(CLI::App& command, train::GenerateOptions& o) {
   addIntFlag(command, "--top-k", &o.topK, "sample among the k likeliest bytes (k >= 1); unset: all",
              1);
   addIntFlag(command, "--seed", &o.seed, "sampling seed", 0);
+  addSwitch(command, "kv-cache", &o.kvCache,
+            "feed the model only the new token each step, the earlier ones' keys and values "
+            "cached (--no-kv-cache: the whole window each token; the text is the same)");
 }
 
 }  // namespace

@@ -94,20 +94,42 @@ at::Tensor ParallelGroupedQueryAttentionImpl::forward(const at::Tensor& x) {
   at::Tensor query = headsFirst(q->forwardEntered(entered), localHeads_);  // [b, H/p, s, d]
   at::Tensor key = headsFirst(k->forwardEntered(entered), kvHeads);        // [b, kv, s, d]
   at::Tensor value = headsFirst(v->forwardEntered(entered), kvHeads);      // [b, kv, s, d]
+  RotaryTables tables = rotaryTablesOf(s, query);
+  at::Tensor heads = attend(applyRotary(query, tables), applyRotary(key, tables), value);
+  return o(heads.permute({2, 0, 1, 3}).reshape({s, b, localHeads_ * headDim_}));
+}
+
+RotaryTables ParallelGroupedQueryAttentionImpl::rotaryTablesOf(int64_t s,
+                                                               const at::Tensor& like) const {
   // This rank's whole share of the sequence is here (gathered under
-  // sequence parallel): positions 0 .. s-1, or under context parallelism
-  // the cp rank's positions.
-  RotaryTables tables =
-      cp_ ? rotaryTablesAt(context_parallel::localPositions(s, *cp_->comm, query.device()),
-                           headDim_, ropeTheta_, ropeScaling_, query)
-          : rotaryTables(s, headDim_, ropeTheta_, ropeScaling_, query);
-  query = applyRotary(query, tables);
-  key = applyRotary(key, tables);
+  // sequence parallel): positions 0 .. s-1, a cp rank's positions, or the s
+  // after those the cache holds.
+  if (cp_)
+    return rotaryTablesAt(context_parallel::localPositions(s, *cp_->comm, like.device()), headDim_,
+                          ropeTheta_, ropeScaling_, like);
+  return rotaryTables(s, headDim_, ropeTheta_, ropeScaling_, like, cache_ ? cache_->position() : 0);
+}
+
+at::Tensor ParallelGroupedQueryAttentionImpl::attend(const at::Tensor& query, const at::Tensor& key,
+                                                     const at::Tensor& value) {
+  if (cache_) {
+    if (is_training())
+      throw ConfigError("incremental decoding is for eval mode: the model is training");
+    auto [keys, values] = cache_->append(cacheSlot_, key, value);  // [b, kv, t + s, d]
+    return cachedCausalAttention(query, keys, values);
+  }
   // Each kv head serves the group of consecutive query heads that read it:
   // the attention repeats them (after any cp exchange, which moves them once).
-  at::Tensor heads =
-      context_parallel::causalAttention(query, key, value, cp_.get());  // [b, H/p, s, d]
-  return o(heads.permute({2, 0, 1, 3}).reshape({s, b, localHeads_ * headDim_}));
+  return context_parallel::causalAttention(query, key, value, cp_.get());  // [b, H/p, s, d]
+}
+
+void ParallelGroupedQueryAttentionImpl::decodeWith(std::shared_ptr<KvCache> cache) {
+  if (cache && (tp_->size() > 1 || cp_ || sequenceParallel_))
+    throw ConfigError("incremental decoding needs whole attention layers: this one is split (tp " +
+                      n(tp_->size()) + (cp_ ? ", context parallel" : "") +
+                      (sequenceParallel_ ? ", sequence parallel" : "") + ")");
+  cacheSlot_ = cache ? cache->addLayer() : -1;
+  cache_ = std::move(cache);
 }
 
 }  // namespace strata::tensor_parallel

@@ -37,6 +37,8 @@ ParallelSelfAttentionImpl::ParallelSelfAttentionImpl(const ParallelSelfAttention
     : localHeads_((checkSizes(options, *tp), options.heads / tp->size())),
       headDim_(options.hidden / options.heads),
       firstHead_(localHeads_ * tp->rank()),
+      tpSize_(tp->size()),
+      sequenceParallel_(options.sequenceParallel),
       dropout_(options.attentionDropout, deriveSeed(options.init.seed, 2)),
       cp_(options.contextParallel) {
   register_buffer("dropout_calls", dropout_.callCounter());
@@ -69,6 +71,12 @@ at::Tensor ParallelSelfAttentionImpl::forward(const at::Tensor& x) {
 
 at::Tensor ParallelSelfAttentionImpl::attend(const at::Tensor& q, const at::Tensor& k,
                                              const at::Tensor& v) {
+  if (cache_) {
+    if (is_training())
+      throw ConfigError("incremental decoding is for eval mode: the model is training");
+    auto [keys, values] = cache_->append(cacheSlot_, k, v);  // [b, H/p, t + s, d]
+    return cachedCausalAttention(q, keys, values);
+  }
   // The fused kernel (causalAttention) draws no masks of its own here; with
   // dropout, Strata's seeded masks (reproducible across tp degrees) apply to
   // the probabilities themselves.
@@ -77,6 +85,15 @@ at::Tensor ParallelSelfAttentionImpl::attend(const at::Tensor& q, const at::Tens
   at::Tensor probs = context_parallel::detail::causalProbabilities(q, k);  // [b, H/p, s, s]
   probs = dropout_.unitSharded(probs, 1, firstHead_, is_training());
   return at::matmul(probs, v);
+}
+
+void ParallelSelfAttentionImpl::decodeWith(std::shared_ptr<KvCache> cache) {
+  if (cache && (tpSize_ > 1 || cp_ || sequenceParallel_))
+    throw ConfigError("incremental decoding needs whole attention layers: this one is split (tp " +
+                      std::to_string(tpSize_) + (cp_ ? ", context parallel" : "") +
+                      (sequenceParallel_ ? ", sequence parallel" : "") + ")");
+  cacheSlot_ = cache ? cache->addLayer() : -1;
+  cache_ = std::move(cache);
 }
 
 }  // namespace strata::tensor_parallel

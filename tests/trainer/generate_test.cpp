@@ -86,12 +86,20 @@ TEST(Generate, ReassembledModelIsTheTrainedOne) {
   EXPECT_EQ(text.size(), greedy.prompt.size() + 24);
   EXPECT_EQ(text.rfind("the ", 0), 0u);
   EXPECT_EQ(generateText(greedy), text);  // greedy is deterministic
+  // The KV cache changes no text, also once the 28 tokens outgrow the
+  // context of 16 and the window moves.
+  GenerateOptions uncached = greedy;
+  uncached.kvCache = false;
+  EXPECT_EQ(generateText(uncached), text);
 
   GenerateOptions sampled = greedy;
   sampled.temperature = 0.8;
   sampled.topK = 5;
   sampled.seed = 3;
   EXPECT_EQ(generateText(sampled), generateText(sampled));  // seeded
+  GenerateOptions sampledUncached = sampled;
+  sampledUncached.kvCache = false;
+  EXPECT_EQ(generateText(sampledUncached), generateText(sampled));
   EXPECT_EQ(generateText(sampled).size(), text.size());
   removeSharedDir(dir);
 }

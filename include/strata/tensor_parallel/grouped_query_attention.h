@@ -30,6 +30,10 @@
 // K and p neither dividing the other, and under all-to-all context
 // parallelism a cp that does not divide the heads and kv heads of a tp
 // rank); forward blocks in the tp and cp communication.
+//
+// Incremental decoding (kv_cache.h): with a cache, forward takes the tokens
+// after the cache's position, rotated by their positions there, and keeps
+// this layer's (unrepeated) keys and values in the cache.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -40,7 +44,9 @@
 
 #include "strata/context_parallel/context_parallel.h"
 #include "strata/tensor_parallel/column_parallel_linear.h"
+#include "strata/tensor_parallel/kv_cache.h"
 #include "strata/tensor_parallel/rope_scaling.h"
+#include "strata/tensor_parallel/rotary.h"
 #include "strata/tensor_parallel/row_parallel_linear.h"
 
 namespace strata::tensor_parallel {
@@ -86,12 +92,14 @@ class KvProjectionImpl : public torch::nn::Module, public ShardedModule {
 };
 TORCH_MODULE(KvProjection);
 
-class ParallelGroupedQueryAttentionImpl : public torch::nn::Module {
+class ParallelGroupedQueryAttentionImpl : public torch::nn::Module, public DecodesIncrementally {
  public:
   ParallelGroupedQueryAttentionImpl(const GroupedQueryAttentionOptions& options,
                                     std::shared_ptr<Communicator> tp);
 
   at::Tensor forward(const at::Tensor& x);
+  // Throws ConfigError under tp > 1, cp or sequence parallelism.
+  void decodeWith(std::shared_ptr<KvCache> cache) override;
 
   ColumnParallelLinear q{nullptr};  // hidden -> H d / p
   KvProjection k{nullptr};
@@ -101,6 +109,11 @@ class ParallelGroupedQueryAttentionImpl : public torch::nn::Module {
  private:
   // [s, b, heads d] -> [b, heads, s, d]
   at::Tensor headsFirst(const at::Tensor& x, int64_t heads) const;
+  // The rotary tables of this forward's s tokens [s, d/2]: positions 0 ..
+  // s-1, a cp rank's positions, or those after the cache's.
+  RotaryTables rotaryTablesOf(int64_t s, const at::Tensor& like) const;
+  // Rotated q and k, v [b, *, s, d] -> [b, H/p, s, d].
+  at::Tensor attend(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value);
 
   int64_t localHeads_;
   int64_t headDim_;
@@ -109,6 +122,8 @@ class ParallelGroupedQueryAttentionImpl : public torch::nn::Module {
   bool sequenceParallel_;
   std::shared_ptr<Communicator> tp_;
   std::shared_ptr<const context_parallel::ContextParallel> cp_;
+  std::shared_ptr<KvCache> cache_;  // nullptr: whole sequences
+  int64_t cacheSlot_ = -1;
 };
 TORCH_MODULE(ParallelGroupedQueryAttention);
 

@@ -17,6 +17,9 @@
 // or heads or hidden by tp, for attention dropout under context
 // parallelism, and under all-to-all context parallelism when cp does not
 // divide a tp rank's heads; forward blocks in the tp and cp communication.
+//
+// Incremental decoding (kv_cache.h): with a cache, forward takes the tokens
+// after the cache's position and keeps this layer's keys and values there.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -28,6 +31,7 @@
 #include "strata/context_parallel/context_parallel.h"
 #include "strata/tensor_parallel/column_parallel_linear.h"
 #include "strata/tensor_parallel/dropout.h"
+#include "strata/tensor_parallel/kv_cache.h"
 #include "strata/tensor_parallel/row_parallel_linear.h"
 
 namespace strata::tensor_parallel {
@@ -42,12 +46,14 @@ struct ParallelSelfAttentionOptions {
   std::shared_ptr<const context_parallel::ContextParallel> contextParallel = nullptr;
 };
 
-class ParallelSelfAttentionImpl : public torch::nn::Module {
+class ParallelSelfAttentionImpl : public torch::nn::Module, public DecodesIncrementally {
  public:
   ParallelSelfAttentionImpl(const ParallelSelfAttentionOptions& options,
                             std::shared_ptr<Communicator> tp);
 
   at::Tensor forward(const at::Tensor& x);
+  // Throws ConfigError under tp > 1, cp or sequence parallelism.
+  void decodeWith(std::shared_ptr<KvCache> cache) override;
 
   ColumnParallelLinear qkv{nullptr};  // hidden -> 3 * hidden / p
   RowParallelLinear proj{nullptr};    // hidden / p -> hidden
@@ -59,8 +65,12 @@ class ParallelSelfAttentionImpl : public torch::nn::Module {
   int64_t localHeads_;
   int64_t headDim_;
   int64_t firstHead_;
+  int tpSize_;
+  bool sequenceParallel_;
   SeededDropout dropout_;
   std::shared_ptr<const context_parallel::ContextParallel> cp_;
+  std::shared_ptr<KvCache> cache_;  // nullptr: whole sequences
+  int64_t cacheSlot_ = -1;
 };
 TORCH_MODULE(ParallelSelfAttention);
 

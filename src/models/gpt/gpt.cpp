@@ -10,6 +10,7 @@
 #include "strata/tensor_parallel/comm_ops.h"
 #include "strata/tensor_parallel/dropout.h"
 #include "strata/tensor_parallel/init.h"
+#include "strata/tensor_parallel/kv_cache.h"
 #include "strata/tensor_parallel/transformer_block.h"
 #include "strata/tensor_parallel/vocab_parallel_embedding.h"
 
@@ -31,8 +32,11 @@ tp::InitOptions initFor(const GptConfig& c, uint64_t stream, bool draw) {
 }
 
 // Token plus learned position embeddings, then dropout. Under context
-// parallelism each cp rank's tokens take the rows of their global positions.
-class GptEmbeddingImpl : public torch::nn::Module, public tp::ShardedModule {
+// parallelism each cp rank's tokens take the rows of their global positions;
+// decoding incrementally, the rows after the cache's position.
+class GptEmbeddingImpl : public torch::nn::Module,
+                         public tp::ShardedModule,
+                         public tp::DecodesIncrementally {
  public:
   GptEmbeddingImpl(const GptConfig& c, std::shared_ptr<Communicator> tpComm,
                    std::shared_ptr<const context_parallel::ContextParallel> cp, bool draw)
@@ -56,6 +60,7 @@ class GptEmbeddingImpl : public torch::nn::Module, public tp::ShardedModule {
   at::Tensor forward(const at::Tensor& ids) {
     int64_t s = ids.size(1);
     int64_t sequence = cp_ ? s * cp_->comm->size() : s;
+    if (cache_) sequence += cache_->position();
     if (sequence > config_.context) {
       throw ConfigError("sequence length " + std::to_string(sequence) +
                         " exceeds the model's context " + std::to_string(config_.context));
@@ -76,14 +81,21 @@ class GptEmbeddingImpl : public torch::nn::Module, public tp::ShardedModule {
 
   int64_t shardDim(const std::string&) const override { return tp::kReplicated; }
 
+  void decodeWith(std::shared_ptr<tp::KvCache> cache) override {
+    if (cache && (tp_->size() > 1 || cp_ || config_.sequenceParallel))
+      throw ConfigError("incremental decoding needs the whole embedding: this one is split");
+    cache_ = std::move(cache);
+  }
+
   tp::VocabParallelEmbedding tokens{nullptr};
   at::Tensor positions;  // [context, hidden], replicated
 
  private:
-  // The table's rows of this rank's s tokens: 0 .. s-1, or under context
-  // parallelism the cp rank's global positions. [s, hidden]
+  // The table's rows of this rank's s tokens: 0 .. s-1, under context
+  // parallelism the cp rank's global positions, or the s after the cache's.
+  // [s, hidden]
   at::Tensor positionRows(const at::Tensor& table, int64_t s, at::Device device) const {
-    if (!cp_) return table.narrow(0, 0, s);
+    if (!cp_) return table.narrow(0, cache_ ? cache_->position() : 0, s);
     return table.index_select(0, context_parallel::localPositions(s, *cp_->comm, device));
   }
 
@@ -91,6 +103,7 @@ class GptEmbeddingImpl : public torch::nn::Module, public tp::ShardedModule {
   std::shared_ptr<Communicator> tp_;
   std::shared_ptr<const context_parallel::ContextParallel> cp_;
   tp::SeededDropout dropout_;
+  std::shared_ptr<tp::KvCache> cache_;  // nullptr: whole sequences
 };
 TORCH_MODULE(GptEmbedding);
 

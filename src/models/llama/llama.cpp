@@ -9,6 +9,7 @@
 #include "strata/expert_parallel/moe_mlp.h"
 #include "strata/tensor_parallel/grouped_query_attention.h"
 #include "strata/tensor_parallel/init.h"
+#include "strata/tensor_parallel/kv_cache.h"
 #include "strata/tensor_parallel/rms_norm.h"
 #include "strata/tensor_parallel/swiglu_mlp.h"
 #include "strata/tensor_parallel/vocab_parallel_embedding.h"
@@ -43,8 +44,10 @@ tp::GroupedQueryAttentionOptions attentionOptions(const LlamaConfig& c) {
   return a;
 }
 
-// Token embedding only: positions enter through RoPE inside attention.
-class LlamaEmbeddingImpl : public torch::nn::Module {
+// Token embedding only: positions enter through RoPE inside attention. It
+// takes part in incremental decoding only to hold the cached tokens and the
+// new ones to the model's context.
+class LlamaEmbeddingImpl : public torch::nn::Module, public tp::DecodesIncrementally {
  public:
   // `cpSize`: the ranks each sequence is split over (its length is theirs together).
   LlamaEmbeddingImpl(const LlamaConfig& c, std::shared_ptr<Communicator> tpComm, int cpSize,
@@ -60,17 +63,21 @@ class LlamaEmbeddingImpl : public torch::nn::Module {
 
   // ids [b, s] -> [s, b, hidden], or [s/tp, b, hidden] under sequence parallel.
   at::Tensor forward(const at::Tensor& ids) {
-    if (ids.size(1) * cpSize_ > context_)
-      throw ConfigError("sequence length " + n(ids.size(1) * cpSize_) +
-                        " exceeds the model's context " + n(context_));
+    int64_t sequence = ids.size(1) * cpSize_ + (cache_ ? cache_->position() : 0);
+    if (sequence > context_)
+      throw ConfigError("sequence length " + n(sequence) + " exceeds the model's context " +
+                        n(context_));
     return tokens->forward(ids.t().contiguous());
   }
+
+  void decodeWith(std::shared_ptr<tp::KvCache> cache) override { cache_ = std::move(cache); }
 
   tp::VocabParallelEmbedding tokens{nullptr};
 
  private:
   int64_t context_;
   int cpSize_;
+  std::shared_ptr<tp::KvCache> cache_;  // nullptr: whole sequences
 };
 TORCH_MODULE(LlamaEmbedding);
 

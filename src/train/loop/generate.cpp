@@ -9,6 +9,7 @@
 #include "strata/error.h"
 #include "strata/train/config/init_from_model.h"
 #include "strata/train/data/tokenizer.h"
+#include "train/loop/next_token_logits.h"
 #include "train/loop/whole_model.h"
 
 namespace strata::train {
@@ -95,14 +96,10 @@ std::string generateText(const GenerateOptions& o) {
   if (ids.empty()) ids.push_back(tokenizer->endOfTextId().value_or(0));
   at::Generator generator = at::detail::createCPUGenerator(static_cast<uint64_t>(o.seed));
   torch::NoGradGuard noGrad;
-  int64_t context = config.model.context;
+  bool droppingExperts = config.model.moe.experts > 0 && config.model.moe.capacityFactor > 0;
+  NextTokenLogits nextTokenLogits(model, config.model.context, o.kvCache && !droppingExperts);
   for (int64_t i = 0; i < o.tokens; ++i) {
-    int64_t start = std::max<int64_t>(0, static_cast<int64_t>(ids.size()) - context);
-    at::Tensor window =
-        torch::tensor(std::vector<int64_t>(ids.begin() + start, ids.end()), torch::kLong)
-            .unsqueeze(0);                               // [1, s]
-    at::Tensor logits = model->forward(window);          // [s, 1, vocab]
-    at::Tensor last = logits[-1][0].slice(0, 0, vocab);  // the tokenizer's ids only
+    at::Tensor last = nextTokenLogits(ids).slice(0, 0, vocab);  // the tokenizer's ids only
     int64_t next = sampleNextToken(last, o.temperature, o.topK, generator);
     ids.push_back(next);
     // The model ended the document (Llama 3's <|end_of_text|>, GPT-2's

@@ -5,7 +5,8 @@
 // filled through the checkpoint's tensor index, as `strata export` fills it
 // (train/loop/whole_model.h), then sampled token by token: greedy at
 // temperature 0, otherwise softmax(logits / T) restricted to the top k (0:
-// all).
+// all). Each token is a forward of the new token alone, the earlier ones'
+// keys and values cached, until the text outgrows the model's context.
 //
 // Hugging Face weights (`--weights`) are read instead as `strata train
 // --init-from` reads them, the model from the config.json beside them.
@@ -41,6 +42,12 @@ struct GenerateOptions {
   double temperature = 0;  // 0: greedy
   int64_t topK = 0;        // 0: no top-k cut
   int64_t seed = 0;
+  // Feed the model only the new token each step, its attention layers
+  // reading the earlier tokens' keys and values from a cache
+  // (tensor_parallel/kv_cache.h); false: the whole window each token. The
+  // text is the same either way. Ignored (the whole window) for experts of
+  // a capacity factor: which tokens they drop depends on the whole window.
+  bool kvCache = true;
 };
 
 // The whole model of the latest complete checkpoint under `checkpoint` (or of
