@@ -23,7 +23,7 @@ void addFlags(CLI::App& command, train::GenerateOptions& o) {
   addIntFlag(command, "--tokens", &o.tokens, "tokens to generate (bytes with the byte tokenizer)",
              0);
   addRealFlag(command, "--temperature", &o.temperature, "sampling temperature; 0 is greedy");
-  addIntFlag(command, "--top-k", &o.topK, "sample among the k likeliest bytes (k >= 1); unset: all",
+  addIntFlag(command, "--top-k", &o.topK, "sample among the k likeliest tokens (k >= 1); unset: all",
              1);
   addIntFlag(command, "--seed", &o.seed, "sampling seed", 0);
   addSwitch(command, "kv-cache", &o.kvCache,
