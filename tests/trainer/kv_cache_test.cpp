@@ -19,6 +19,7 @@
 #include "strata/models/gpt.h"
 #include "strata/models/llama.h"
 #include "strata/runtime/world.h"
+#include "train/loop/next_token_logits.h"
 #include "trainer_test_util.h"
 
 namespace strata::testing {
@@ -153,6 +154,22 @@ TEST(KvCache, GptDecodedInPiecesEqualsTheReference) {
   torch::Tensor whole = reference.logits(ids, 0, false);
   torch::Tensor pieces = decodedInPieces(strata, ids, g.layers);
   EXPECT_LE((pieces - whole).abs().max().item<double>(), 1e-5);
+}
+
+// Generation leaves the model as it found it: whole sequences in.
+TEST(KvCache, ModelTakesWholeSequencesAgainOnceGenerationEnds) {
+  models::LlamaConfig s = smallLlama();
+  torch::nn::Sequential model = models::buildLlama(s, oneRankTp());
+  model->eval();
+  torch::NoGradGuard noGrad;
+  torch::Tensor ids = torch::arange(6, torch::kLong).unsqueeze(0);
+  torch::Tensor before = model->forward(ids);
+  {
+    train::NextTokenLogits next(model, s.context, /*kvCache=*/true);
+    next({1, 2, 3});
+    next({1, 2, 3, 4});
+  }
+  EXPECT_TRUE(torch::equal(model->forward(ids), before));
 }
 
 template <typename Call>

@@ -13,7 +13,21 @@ NextTokenLogits::NextTokenLogits(torch::nn::Sequential model, int64_t context, b
     : model_(std::move(model)), context_(context) {
   if (!kvCache) return;
   cache_ = std::make_shared<tensor_parallel::KvCache>();
-  tensor_parallel::useKvCache(*model_, cache_);
+  try {
+    tensor_parallel::useKvCache(*model_, cache_);
+    // A model whose attention keeps no keys would see each new token alone.
+    if (cache_->layers() == 0)
+      throw ConfigError(
+          "this model has no attention layer that decodes incrementally (a KV cache): "
+          "generate with --no-kv-cache");
+  } catch (...) {
+    tensor_parallel::useKvCache(*model_, nullptr);  // the layers that joined leave
+    throw;
+  }
+}
+
+NextTokenLogits::~NextTokenLogits() {
+  if (cache_) tensor_parallel::useKvCache(*model_, nullptr);
 }
 
 at::Tensor NextTokenLogits::operator()(const std::vector<int64_t>& ids) {

@@ -27,8 +27,12 @@ namespace strata::train {
 class NextTokenLogits {
  public:
   // Throws ConfigError when `kvCache` and the model has a layer that cannot
-  // decode incrementally (kv_cache.h).
+  // decode incrementally (kv_cache.h), or no attention layer that can.
   NextTokenLogits(torch::nn::Sequential model, int64_t context, bool kvCache);
+  // The model's layers take whole sequences again.
+  ~NextTokenLogits();
+  NextTokenLogits(const NextTokenLogits&) = delete;
+  NextTokenLogits& operator=(const NextTokenLogits&) = delete;
 
   // ids: the sequence so far, at least one token; the same sequence grown
   // between calls. -> logits [vocab] of the token after it.
