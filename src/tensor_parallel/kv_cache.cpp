@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -13,7 +14,31 @@ namespace {
 
 std::string n(int64_t value) { return std::to_string(value); }
 
-int64_t tokensIn(const at::Tensor& cached) { return cached.defined() ? cached.size(2) : 0; }
+std::string shape(const at::Tensor& t) {
+  std::string out = "[";
+  for (int64_t i = 0; i < t.dim(); ++i) out += (i ? ", " : "") + n(t.size(i));
+  return out + "]";
+}
+
+// Whether `a` and `b` [b, heads, *, d] have the same batch, heads, head
+// dimension and dtype.
+bool sameRows(const at::Tensor& a, const at::Tensor& b) {
+  return a.size(0) == b.size(0) && a.size(1) == b.size(1) && a.size(3) == b.size(3) &&
+         a.scalar_type() == b.scalar_type();
+}
+
+// Room for `needed` tokens: the buffer doubles when it is full, so a token
+// costs a copy of the whole cache only log-many times in a generation.
+at::Tensor withRoom(const at::Tensor& buffer, int64_t held, int64_t needed,
+                    const at::Tensor& like) {
+  bool reusable = buffer.defined() && sameRows(buffer, like);
+  if (reusable && buffer.size(2) >= needed) return buffer;
+  int64_t capacity = std::max(needed, reusable ? 2 * buffer.size(2) : needed);
+  at::Tensor grown =
+      at::empty({like.size(0), like.size(1), capacity, like.size(3)}, like.options());
+  if (held > 0) grown.narrow(2, 0, held).copy_(buffer.narrow(2, 0, held));
+  return grown;
+}
 
 }  // namespace
 
@@ -21,8 +46,7 @@ int64_t KvCache::addLayer() {
   if (position_ != 0)
     throw ConfigError("a layer cannot join a KV cache that already holds " + n(position_) +
                       " tokens: join every layer before the first forward");
-  keys_.emplace_back();
-  values_.emplace_back();
+  layers_.emplace_back();
   return layers() - 1;
 }
 
@@ -31,22 +55,27 @@ std::pair<at::Tensor, at::Tensor> KvCache::append(int64_t slot, const at::Tensor
   if (slot < 0 || slot >= layers())
     throw ConfigError("KV cache slot " + n(slot) + " does not exist (" + n(layers()) +
                       " layers joined)");
-  at::Tensor& k = keys_[static_cast<size_t>(slot)];
-  at::Tensor& v = values_[static_cast<size_t>(slot)];
-  if (tokensIn(k) != position_)
+  Layer& layer = layers_[static_cast<size_t>(slot)];
+  if (layer.length != position_)
     throw ConfigError("KV cache slot " + n(slot) + " already took this forward's tokens (" +
-                      n(tokensIn(k)) + " cached at position " + n(position_) +
+                      n(layer.length) + " cached at position " + n(position_) +
                       "): advance() after each forward");
-  // One copy of the whole cache per token: generation's cost is the
-  // forwards, and a preallocated buffer would need the length up front.
-  k = k.defined() ? at::cat({k, keys}, 2) : keys.contiguous();
-  v = v.defined() ? at::cat({v, values}, 2) : values.contiguous();
-  return {k, v};
+  if (layer.length > 0 && !sameRows(layer.keys, keys))
+    throw ConfigError("KV cache slot " + n(slot) + " holds keys of shape " +
+                      shape(layer.keys.narrow(2, 0, layer.length)) + ", the new ones are " +
+                      shape(keys) + ": the batch, heads and head dimension must stay");
+  int64_t total = layer.length + keys.size(2);
+  layer.keys = withRoom(layer.keys, layer.length, total, keys);
+  layer.values = withRoom(layer.values, layer.length, total, values);
+  layer.keys.narrow(2, layer.length, keys.size(2)).copy_(keys);
+  layer.values.narrow(2, layer.length, values.size(2)).copy_(values);
+  layer.length = total;
+  return {layer.keys.narrow(2, 0, total), layer.values.narrow(2, 0, total)};
 }
 
 void KvCache::advance(int64_t tokens) {
   for (int64_t slot = 0; slot < layers(); ++slot) {
-    int64_t held = tokensIn(keys_[static_cast<size_t>(slot)]);
+    int64_t held = layers_[static_cast<size_t>(slot)].length;
     if (held != position_ + tokens)
       throw ConfigError("KV cache slot " + n(slot) + " holds " + n(held) + " tokens, not the " +
                         n(position_ + tokens) + " of position " + n(position_) + " + " + n(tokens) +
@@ -57,8 +86,7 @@ void KvCache::advance(int64_t tokens) {
 
 void KvCache::clear() {
   position_ = 0;
-  for (at::Tensor& k : keys_) k = at::Tensor();
-  for (at::Tensor& v : values_) v = at::Tensor();
+  for (Layer& layer : layers_) layer.length = 0;  // the buffers stay, to be written over
 }
 
 int64_t useKvCache(torch::nn::Module& model, const std::shared_ptr<KvCache>& cache) {

@@ -197,6 +197,11 @@ TEST(KvCache, UsesItDoesNotAllowAreRefusedByName) {
   model->forward(ids);
   cache->advance(3);
   expectRefused([&] { cache->addLayer(); }, "already holds 3 tokens");
+  expectRefused(
+      [&] {
+        model->forward(torch::zeros({2, 1}, torch::kLong));
+      },
+      "holds keys of shape [1, 2, 3, 8], the new ones are [2, 2, 1, 8]");
   // Past the context: 3 cached + 14 new > 16.
   expectRefused(
       [&] {

@@ -37,10 +37,11 @@ class KvCache {
 
   // A slot for one attention layer's keys and values (each layer joins once).
   int64_t addLayer();
-  int64_t layers() const { return static_cast<int64_t>(keys_.size()); }
+  int64_t layers() const { return static_cast<int64_t>(layers_.size()); }
 
   // Appends the new keys and values [b, heads, s', d] of this forward to
-  // layer `slot`'s and returns all of them, [b, heads, position + s', d].
+  // layer `slot`'s and returns all of them, [b, heads, position + s', d]
+  // (views of the cache's buffers, valid until the next append).
   // Throws ConfigError for a slot that does not exist, or one appended to
   // twice in a forward (the same layer run twice without advance()).
   std::pair<at::Tensor, at::Tensor> append(int64_t slot, const at::Tensor& keys,
@@ -51,13 +52,17 @@ class KvCache {
   // holds another count (a layer skipped, or a forward of other tokens).
   void advance(int64_t tokens);
 
-  // Forgets every token: position 0, the layers' slots kept.
+  // Forgets every token: position 0, the layers' slots (and buffers) kept.
   void clear();
 
  private:
+  struct Layer {
+    at::Tensor keys;  // [b, heads, capacity, d]; the first `length` tokens held
+    at::Tensor values;
+    int64_t length = 0;
+  };
   int64_t position_ = 0;
-  std::vector<at::Tensor> keys_;    // per slot [b, heads, t, d]; undefined: none yet
-  std::vector<at::Tensor> values_;  // as keys_
+  std::vector<Layer> layers_;
 };
 
 // A layer that takes part in incremental decoding (see the top).
