@@ -31,12 +31,6 @@ void setCpuGeneratorState(const at::Tensor& state) {
 
 at::Tensor scalar(int64_t value) { return torch::tensor(value, torch::kLong); }
 
-int64_t readScalar(torch::serialize::InputArchive& archive, const char* key) {
-  at::Tensor value;
-  archive.read(key, value);
-  return value.item<int64_t>();
-}
-
 std::string shapeText(at::IntArrayRef sizes) {
   std::string text = "[";
   for (size_t i = 0; i < sizes.size(); ++i) text += (i ? ", " : "") + std::to_string(sizes[i]);
@@ -320,12 +314,10 @@ void serializeShard(const RankState& state, const ByteSink& sink) {
   writeShardArchive(*shardArchive(state, live), sink);
 }
 
-void readRunState(torch::serialize::InputArchive& archive, RankState& state) {
-  state.lr.step = readScalar(archive, "lr_step");
-  state.data = {readScalar(archive, "data_epoch"), readScalar(archive, "data_batch")};
-  at::Tensor rng;
-  archive.read("rng_cpu", rng);
-  setCpuGeneratorState(rng);
+void readRunState(const ShardTensorReader& read, RankState& state) {
+  state.lr.step = read("lr_step").item<int64_t>();
+  state.data = {read("data_epoch").item<int64_t>(), read("data_batch").item<int64_t>()};
+  setCpuGeneratorState(read("rng_cpu"));
 }
 
 void readShardFile(const std::string& path, RankState& state) {
@@ -336,7 +328,13 @@ void readShardFile(const std::string& path, RankState& state) {
     std::vector<bool> saved = savedHeldLayers(archive, state.model->children().size(), path);
     loadModule(*state.model, model, "", path, layersToRead(saved, state.heldLayers));
     readOptimizers(archive, state, path);  // none: model only (generation)
-    readRunState(archive, state);
+    readRunState(
+        [&](const std::string& key) {
+          at::Tensor value;
+          archive.read(key, value);
+          return value;
+        },
+        state);
   } catch (const c10::Error& error) {
     throw CheckpointError(
         "checkpoint shard '" + path +

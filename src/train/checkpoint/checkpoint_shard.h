@@ -41,7 +41,9 @@ std::unique_ptr<ShardSnapshot> snapshotShard(const RankState& state);
 void writeShardArchive(torch::serialize::OutputArchive& archive, const ByteSink& sink);
 void readShardFile(const std::string& path, RankState& state);
 // What every shard holds alike: the LR-schedule step, the data position and
-// the CPU generator (a resharded load takes them from the first shard it reads).
-void readRunState(torch::serialize::InputArchive& archive, RankState& state);
+// the CPU generator (a resharded load takes them from the first shard it
+// reads), each read as `read` returns the tensor at its key.
+using ShardTensorReader = std::function<at::Tensor(const std::string& key)>;
+void readRunState(const ShardTensorReader& read, RankState& state);
 
 }  // namespace strata::train

@@ -11,13 +11,14 @@
 // indexed and keep their values.
 #include <torch/torch.h>
 
-#include <deque>
 #include <map>
+#include <optional>
 
 #include "strata/data_parallel/sharded_state.h"
 #include "strata/train/checkpoint/checkpoint.h"
 #include "train/checkpoint/adamw_state.h"
 #include "train/checkpoint/checkpoint_shard.h"
+#include "train/checkpoint/mapped_shard.h"
 #include "train/checkpoint/tensor_box.h"
 
 namespace strata::train {
@@ -132,30 +133,19 @@ class Destinations {
   std::vector<Destination> list_;
 };
 
-// The archive entry at a '/'-separated key.
-at::Tensor readKey(torch::serialize::InputArchive& archive, const std::string& key,
-                   const std::string& origin) {
-  std::deque<torch::serialize::InputArchive> levels;  // stable addresses
-  torch::serialize::InputArchive* current = &archive;
-  size_t start = 0;
-  bool found = true;
-  for (size_t slash; found && (slash = key.find('/', start)) != std::string::npos;
-       start = slash + 1) {
-    levels.emplace_back();
-    found = current->try_read(key.substr(start, slash - start), levels.back());
-    current = &levels.back();
-  }
-  at::Tensor value;
-  if (!found || !current->try_read(key.substr(start), value))
-    throw CheckpointError("checkpoint shard '" + origin + "' lacks '" + key +
+// The shard's tensor at a '/'-separated key.
+at::Tensor readKey(const MappedShard& shard, const std::string& key) {
+  std::optional<at::Tensor> value = shard.tensor(key);
+  if (!value)
+    throw CheckpointError("checkpoint shard '" + shard.path() + "' lacks '" + key +
                           "', which its tensor index names");
-  return value;
+  return *value;
 }
 
 // The valid part of a piece as stored.
-at::Tensor pieceData(torch::serialize::InputArchive& archive, const TensorPiece& piece,
-                     const std::string& origin) {
-  at::Tensor stored = readKey(archive, piece.key, origin);
+at::Tensor pieceData(const MappedShard& shard, const TensorPiece& piece) {
+  const std::string& origin = shard.path();
+  at::Tensor stored = readKey(shard, piece.key);
   at::Tensor block = stored;
   if (piece.flat)
     block = stored.reshape({-1}).narrow(0, piece.keyOffset, numel(piece.block)).view(piece.block);
@@ -247,18 +237,13 @@ void loadResharded(const std::string& stepDir, const CheckpointInfo& info, RankS
                             "', which it does not list as a shard");
     verifyShard(stepDir, *record);
     std::string path = stepDir + "/" + file;
-    try {
-      torch::serialize::InputArchive archive;
-      archive.load_from(path, at::Device(at::kCPU));
-      if (first) readRunState(archive, state);
-      first = false;
-      for (auto& [dst, piece] : pairs) {
-        dst->covered += copyOverlap(*dst, *piece, pieceData(archive, *piece, path));
-        if (dst->step) *dst->step = piece->step;
-      }
-    } catch (const c10::Error& error) {
-      throw CheckpointError("checkpoint shard '" + path +
-                            "' cannot be read: " + error.what_without_backtrace());
+    // Mapped, not loaded: only the pieces this rank copies are read.
+    MappedShard shard(path);
+    if (first) readRunState([&](const std::string& key) { return readKey(shard, key); }, state);
+    first = false;
+    for (auto& [dst, piece] : pairs) {
+      dst->covered += copyOverlap(*dst, *piece, pieceData(shard, *piece));
+      if (dst->step) *dst->step = piece->step;
     }
   }
   for (const Destination& dst : destinations.all()) {
