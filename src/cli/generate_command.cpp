@@ -22,9 +22,13 @@ void addFlags(CLI::App& command, train::GenerateOptions& o) {
   addTextFlag(command, "--prompt", &o.prompt, "text to continue");
   addIntFlag(command, "--tokens", &o.tokens, "tokens to generate (bytes with the byte tokenizer)",
              0);
-  addRealFlag(command, "--temperature", &o.temperature, "sampling temperature; 0 is greedy");
-  addIntFlag(command, "--top-k", &o.topK, "sample among the k likeliest tokens (k >= 1); unset: all",
-             1);
+  addRealFlag(command, "--temperature", &o.sampling.temperature,
+              "sampling temperature; 0 is greedy");
+  addIntFlag(command, "--top-k", &o.sampling.topK,
+             "sample among the k likeliest tokens (k >= 1); unset: all", 1);
+  addRealFlag(command, "--top-p", &o.sampling.topP,
+              "then among the fewest likeliest whose probability reaches p (0 < p <= 1); "
+              "unset: all");
   addIntFlag(command, "--seed", &o.seed, "sampling seed", 0);
   addSwitch(command, "kv-cache", &o.kvCache,
             "feed the model only the new token each step, the earlier ones' keys and values "
@@ -37,7 +41,8 @@ Subcommand addGenerateCommand(CLI::App& strata) {
   CLI::App* command = strata.add_subcommand(
       "generate", "sample text from a training checkpoint (any layout) or Hugging Face weights");
   command->footer(
-      "  strata generate --checkpoint DIR --prompt \"the old dog\" [--temperature 0.8 --top-k 20]\n"
+      "  strata generate --checkpoint DIR --prompt \"the old dog\" [--temperature 0.8 --top-p "
+      "0.9]\n"
       "  strata generate --weights Llama-3.2-1B/ --prompt \"The capital of France is\"");
   auto options = std::make_shared<train::GenerateOptions>();
   addFlags(*command, *options);

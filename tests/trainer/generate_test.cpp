@@ -1,6 +1,6 @@
 // strata generate: the model reassembled from a pp 2 x tp 2, an ep 2 or a
 // ZeRO-3 checkpoint is the model that was trained, sampling keeps to its
-// promises (top-k, greedy at temperature 0), and bad flags are refused by
+// promises (top-k, top-p, greedy at temperature 0), and bad flags are refused by
 // name.
 #include "strata/train/loop/generate.h"
 
@@ -93,8 +93,9 @@ TEST(Generate, ReassembledModelIsTheTrainedOne) {
   EXPECT_EQ(generateText(uncached), text);
 
   GenerateOptions sampled = greedy;
-  sampled.temperature = 0.8;
-  sampled.topK = 5;
+  sampled.sampling.temperature = 0.8;
+  sampled.sampling.topK = 5;
+  sampled.sampling.topP = 0.9;
   sampled.seed = 3;
   EXPECT_EQ(generateText(sampled), generateText(sampled));  // seeded
   GenerateOptions sampledUncached = sampled;
@@ -147,7 +148,7 @@ TEST(Generate, FromHuggingFaceWeightsAsFromTheirCheckpoint) {
   fromWeights.weights = dir + "/hf";
   fromWeights.tokenizer = "byte";
   EXPECT_EQ(generateText(fromWeights), generateText(fromCheckpoint));
-  fromCheckpoint.temperature = fromWeights.temperature = 0.8;
+  fromCheckpoint.sampling.temperature = fromWeights.sampling.temperature = 0.8;
   fromCheckpoint.seed = fromWeights.seed = 5;
   EXPECT_EQ(generateText(fromWeights), generateText(fromCheckpoint));
   // The byte tokenizer has no file to copy beside the weights; none given:
@@ -238,11 +239,12 @@ std::set<int64_t> likeliest(const at::Tensor& logits, int64_t k) {
   return std::set<int64_t>(order.begin(), order.begin() + k);
 }
 
-std::set<int64_t> drawn(const at::Tensor& logits, double temperature, int64_t topK, int draws) {
+std::set<int64_t> drawn(const at::Tensor& logits, double temperature, int64_t topK, int draws,
+                        double topP = 1) {
   at::Generator generator = at::detail::createCPUGenerator(7);
   std::set<int64_t> seen;
   for (int i = 0; i < draws; ++i) {
-    seen.insert(train::sampleNextToken(logits, temperature, topK, generator));
+    seen.insert(train::sampleNextToken(logits, {temperature, topK, topP}, generator));
   }
   return seen;
 }
@@ -273,6 +275,23 @@ TEST(Sampling, TopKCountsTiesAtTheKthValueOnce) {
   EXPECT_TRUE(seen.count(1));
 }
 
+// Probabilities 0.5, 0.3, 0.15 and 0.05 at temperature 1: top-p keeps the
+// likeliest tokens until they reach p, and top-k cuts (and renormalises)
+// before it.
+TEST(Sampling, TopPKeepsTheFewestLikeliestThatReachP) {
+  at::Tensor logits = torch::tensor({0.15f, 0.05f, 0.5f, 0.3f}).log();
+  auto expectDrawn = [&](int64_t k, double p, std::set<int64_t> expected) {
+    EXPECT_EQ(drawn(logits, 1.0, k, 2000, p), expected) << "top-k " << k << ", top-p " << p;
+  };
+  expectDrawn(0, 1.0, {0, 1, 2, 3});
+  expectDrawn(0, 0.97, {0, 1, 2, 3});
+  expectDrawn(0, 0.9, {0, 2, 3});
+  expectDrawn(0, 0.79, {2, 3});
+  expectDrawn(0, 0.45, {2});
+  expectDrawn(2, 0.9, {2, 3});  // of 0.625 and 0.375, both are needed
+  expectDrawn(3, 0.5, {2});     // 0.5 / 0.95 alone reaches 0.5
+}
+
 TEST(Sampling, TemperatureZeroIsTheArgmax) {
   at::Generator generator = at::detail::createCPUGenerator(11);
   for (int trial = 0; trial < 20; ++trial) {
@@ -280,7 +299,7 @@ TEST(Sampling, TemperatureZeroIsTheArgmax) {
     std::vector<float> values(logits.data_ptr<float>(), logits.data_ptr<float>() + 257);
     int64_t argmax = std::max_element(values.begin(), values.end()) - values.begin();
     for (int64_t k : {0, 1, 5}) {
-      EXPECT_EQ(train::sampleNextToken(logits, 0.0, k, generator), argmax);
+      EXPECT_EQ(train::sampleNextToken(logits, {0.0, k, 0.5}, generator), argmax);
     }
   }
 }
@@ -290,16 +309,20 @@ TEST(Sampling, BadOptionsNameTheFlag) {
   struct Case {
     double temperature;
     int64_t topK;
+    double topP;
     const char* message;
   };
   for (const Case& c : std::vector<Case>{
-           {-0.5, 0, "--temperature must be a finite number >= 0 (0 is greedy), got -0.5"},
-           {std::nan(""), 0, "--temperature must be a finite number >= 0"},
-           {INFINITY, 0, "--temperature must be a finite number >= 0"},
-           {1.0, -2, "--top-k must be at least 1 (or unset: all tokens), got -2"},
+           {-0.5, 0, 1, "--temperature must be a finite number >= 0 (0 is greedy), got -0.5"},
+           {std::nan(""), 0, 1, "--temperature must be a finite number >= 0"},
+           {INFINITY, 0, 1, "--temperature must be a finite number >= 0"},
+           {1.0, -2, 1, "--top-k must be at least 1 (or unset: all tokens), got -2"},
+           {1.0, 0, 0, "--top-p must be a probability in (0, 1] (1: no cut), got 0"},
+           {1.0, 0, 1.5, "--top-p must be a probability in (0, 1] (1: no cut), got 1.5"},
+           {1.0, 0, std::nan(""), "--top-p must be a probability in (0, 1]"},
        }) {
     try {
-      train::sampleNextToken(knownLogits(), c.temperature, c.topK, generator);
+      train::sampleNextToken(knownLogits(), {c.temperature, c.topK, c.topP}, generator);
       ADD_FAILURE() << "accepted " << c.message;
     } catch (const ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
@@ -319,6 +342,8 @@ TEST(GenerateCli, BadFlagsAreClearErrors) {
            {{"--checkpoint", missing, "--top-k", "0"}, "--top-k must be at least 1, got 0"},
            {{"--checkpoint", missing, "--top-k", "-3"}, "--top-k must be at least 1, got -3"},
            {{"--checkpoint", missing, "--top-k", "many"}, "--top-k expects an integer, got 'many'"},
+           {{"--checkpoint", missing, "--top-p", "1.5"},
+            "--top-p must be a probability in (0, 1] (1: no cut), got 1.5"},
            {{"--checkpoint", missing, "--temperature", "-0.5"},
             "--temperature must be a finite number >= 0 (0 is greedy), got -0.5"},
            // The flag parser refuses nan itself: no flag takes one.

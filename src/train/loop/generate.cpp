@@ -14,27 +14,36 @@
 
 namespace strata::train {
 
-void checkSamplingOptions(double temperature, int64_t topK) {
-  if (!(temperature >= 0) || !std::isfinite(temperature)) {
-    std::ostringstream got;
-    got << temperature;
+void checkSampling(const Sampling& s) {
+  std::ostringstream got;
+  if (!(s.temperature >= 0) || !std::isfinite(s.temperature)) {
+    got << s.temperature;
     throw ConfigError("--temperature must be a finite number >= 0 (0 is greedy), got " + got.str());
   }
-  if (topK < 0) {
+  if (s.topK < 0) {
     throw ConfigError("--top-k must be at least 1 (or unset: all tokens), got " +
-                      std::to_string(topK));
+                      std::to_string(s.topK));
+  }
+  if (!(s.topP > 0 && s.topP <= 1)) {
+    got << s.topP;
+    throw ConfigError("--top-p must be a probability in (0, 1] (1: no cut), got " + got.str());
   }
 }
 
-int64_t sampleNextToken(const at::Tensor& logits, double temperature, int64_t topK,
-                        at::Generator& generator) {
-  checkSamplingOptions(temperature, topK);
-  if (temperature == 0) return logits.argmax().item<int64_t>();
+int64_t sampleNextToken(const at::Tensor& logits, const Sampling& s, at::Generator& generator) {
+  checkSampling(s);
+  if (s.temperature == 0) return logits.argmax().item<int64_t>();
   // Exactly the k likeliest by index, not every logit >= the k-th: with ties
   // at the k-th value a threshold would let more than k tokens through.
-  int64_t k = topK > 0 ? std::min(topK, logits.size(0)) : logits.size(0);
-  auto [values, indices] = logits.topk(k);
-  at::Tensor probabilities = torch::softmax(values / temperature, 0);
+  int64_t k = s.topK > 0 ? std::min(s.topK, logits.size(0)) : logits.size(0);
+  auto [values, indices] = logits.topk(k);  // likeliest first
+  at::Tensor probabilities = torch::softmax(values / s.temperature, 0);
+  if (s.topP < 1) {
+    // Token i stays while the likelier ones before it hold less than p.
+    at::Tensor before = probabilities.cumsum(0) - probabilities;
+    int64_t kept = std::max<int64_t>(1, (before < s.topP).sum().item<int64_t>());
+    probabilities = probabilities.narrow(0, 0, kept);
+  }
   int64_t pick = at::multinomial(probabilities, 1, false, generator).item<int64_t>();
   return indices[pick].item<int64_t>();
 }
@@ -82,7 +91,7 @@ torch::nn::Sequential loadModel(const GenerateOptions& o, TrainConfig& config) {
 std::string generateText(const GenerateOptions& o) {
   if (o.tokens < 0)
     throw ConfigError("--tokens must not be negative, got " + std::to_string(o.tokens));
-  checkSamplingOptions(o.temperature, o.topK);
+  checkSampling(o.sampling);
   TrainConfig config;
   torch::nn::Sequential model = loadModel(o, config);
 
@@ -100,7 +109,7 @@ std::string generateText(const GenerateOptions& o) {
   NextTokenLogits nextTokenLogits(model, config.model.context, o.kvCache && !droppingExperts);
   for (int64_t i = 0; i < o.tokens; ++i) {
     at::Tensor last = nextTokenLogits(ids).slice(0, 0, vocab);  // the tokenizer's ids only
-    int64_t next = sampleNextToken(last, o.temperature, o.topK, generator);
+    int64_t next = sampleNextToken(last, o.sampling, generator);
     ids.push_back(next);
     // The model ended the document (Llama 3's <|end_of_text|>, GPT-2's
     // <|endoftext|>, SentencePiece's </s>): what follows would be another.

@@ -4,8 +4,8 @@
 // stages, ZeRO stage): the whole model is rebuilt in this one process and
 // filled through the checkpoint's tensor index, as `strata export` fills it
 // (train/loop/whole_model.h), then sampled token by token: greedy at
-// temperature 0, otherwise softmax(logits / T) restricted to the top k (0:
-// all). Each token is a forward of the new token alone, the earlier ones'
+// temperature 0, otherwise softmax(logits / T) restricted to the top k
+// and the top p (Sampling). Each token is a forward of the new token alone, the earlier ones'
 // keys and values cached, until the text outgrows the model's context.
 //
 // Hugging Face weights (`--weights`) are read instead as `strata train
@@ -28,6 +28,13 @@
 
 namespace strata::train {
 
+// How the next token is drawn from the logits.
+struct Sampling {
+  double temperature = 0;  // 0: greedy (the argmax; the cuts below do not apply)
+  int64_t topK = 0;        // keep the k likeliest tokens; 0: no cut
+  double topP = 1;         // then the fewest likeliest whose probability reaches p; 1: no cut
+};
+
 struct GenerateOptions {
   std::string checkpoint;  // a checkpoint directory, or a step directory in one
   // Or Hugging Face weights (a .safetensors file, its index or their folder)
@@ -38,9 +45,8 @@ struct GenerateOptions {
   // vocab.json and merges.txt). A checkpoint's run names its own.
   std::string tokenizer;
   std::string prompt = "\n";
-  int64_t tokens = 200;    // tokens to generate (bytes with the byte tokenizer)
-  double temperature = 0;  // 0: greedy
-  int64_t topK = 0;        // 0: no top-k cut
+  int64_t tokens = 200;  // tokens to generate (bytes with the byte tokenizer)
+  Sampling sampling;
   int64_t seed = 0;
   // Feed the model only the new token each step, its attention layers
   // reading the earlier tokens' keys and values from a cache
@@ -55,15 +61,17 @@ struct GenerateOptions {
 // `config` receives the run's configuration.
 torch::nn::Sequential loadFullModel(const std::string& checkpoint, TrainConfig* config);
 
-// Throws ConfigError, naming the flag, unless temperature is finite and >= 0
-// and topK >= 0.
-void checkSamplingOptions(double temperature, int64_t topK);
+// Throws ConfigError, naming the flag, unless temperature is finite and
+// >= 0, topK >= 0 and 0 < topP <= 1.
+void checkSampling(const Sampling& sampling);
 
 // One token drawn from `logits` (one row, over the vocabulary): the argmax at
 // temperature 0; otherwise from softmax(logits / temperature) over exactly
 // the topK likeliest tokens (all when topK is 0; ties broken by topk's
-// order). Throws as checkSamplingOptions.
-int64_t sampleNextToken(const at::Tensor& logits, double temperature, int64_t topK,
+// order), then over the fewest of those, likeliest first, whose
+// probabilities add up to at least topP (always the likeliest one),
+// renormalised. Throws as checkSampling.
+int64_t sampleNextToken(const at::Tensor& logits, const Sampling& sampling,
                         at::Generator& generator);
 
 // The prompt followed by the generated text.
