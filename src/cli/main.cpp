@@ -9,6 +9,7 @@
 #include "checkpoint_command.h"
 #include "data_command.h"
 #include "debug_command.h"
+#include "eval_command.h"
 #include "export_command.h"
 #include "generate_command.h"
 #include "k8s_command.h"
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
       strata::addTrainCommand(strata),
       strata::addLaunchCommand(strata),
       strata::addGenerateCommand(strata),
+      strata::addEvalCommand(strata),
       strata::addPlanCommand(strata, std::cout, std::cerr,
                              [](const std::string& configPath) {
                                return strata::train::initFromModelToml(

@@ -3,11 +3,9 @@
 #include <torch/torch.h>
 
 #include <cmath>
-#include <filesystem>
 #include <sstream>
 
 #include "strata/error.h"
-#include "strata/train/config/init_from_model.h"
 #include "strata/train/data/tokenizer.h"
 #include "train/loop/next_token_logits.h"
 #include "train/loop/whole_model.h"
@@ -49,51 +47,15 @@ int64_t sampleNextToken(const at::Tensor& logits, const Sampling& s, at::Generat
 }
 
 torch::nn::Sequential loadFullModel(const std::string& checkpoint, TrainConfig* config) {
-  IndexedCheckpoint opened = openIndexedCheckpoint(checkpoint);
-  *config = opened.config;
-  torch::nn::Sequential model = loadWholeModel(opened);
-  model->eval();
-  return model;
+  return loadInferenceModel(checkpoint, "", "", *config);
 }
-
-namespace {
-
-// The tokenizer of Hugging Face weights: --tokenizer, or the one in their
-// folder (tokenizerIn).
-std::string weightsTokenizer(const GenerateOptions& o) {
-  if (!o.tokenizer.empty()) return o.tokenizer;
-  std::string folder = std::filesystem::path(huggingFaceConfigOf(o.weights)).parent_path().string();
-  if (std::optional<std::string> beside = tokenizerIn(folder)) return *beside;
-  throw ConfigError("--weights '" + o.weights +
-                    "' has no tokenizer beside it (tokenizer.json, tokenizer.model, or vocab.json "
-                    "and merges.txt): give --tokenizer");
-}
-
-// The model to sample from and its run's configuration.
-torch::nn::Sequential loadModel(const GenerateOptions& o, TrainConfig& config) {
-  if (o.checkpoint.empty() == o.weights.empty())
-    throw ConfigError(
-        "give one of --checkpoint (a training checkpoint) and --weights (Hugging "
-        "Face weights)");
-  if (!o.checkpoint.empty()) {
-    if (!o.tokenizer.empty())
-      throw ConfigError("--tokenizer is for --weights: a checkpoint's run names its tokenizer");
-    return loadFullModel(o.checkpoint, &config);
-  }
-  torch::nn::Sequential model = loadHuggingFaceModel(o.weights, config);
-  config.data.tokenizer = weightsTokenizer(o);
-  model->eval();
-  return model;
-}
-
-}  // namespace
 
 std::string generateText(const GenerateOptions& o) {
   if (o.tokens < 0)
     throw ConfigError("--tokens must not be negative, got " + std::to_string(o.tokens));
   checkSampling(o.sampling);
   TrainConfig config;
-  torch::nn::Sequential model = loadModel(o, config);
+  torch::nn::Sequential model = loadInferenceModel(o.checkpoint, o.weights, o.tokenizer, config);
 
   std::unique_ptr<Tokenizer> tokenizer = makeTokenizer(config.data.tokenizer);
   const int64_t vocab = std::min(tokenizer->vocabSize(), config.model.vocab);

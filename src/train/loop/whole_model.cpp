@@ -7,6 +7,7 @@
 #include "strata/error.h"
 #include "strata/models/model_family.h"
 #include "strata/train/config/init_from_model.h"
+#include "strata/train/data/tokenizer.h"
 #include "strata/train/loop/hugging_face_import.h"
 #include "strata/train/loop/trainer.h"
 #include "train/loop/parameter_index.h"
@@ -64,6 +65,42 @@ torch::nn::Sequential loadHuggingFaceModel(const std::string& weights, TrainConf
   loadHuggingFaceWeights(weights, built.state,
                          *models::modelFamily(spec.architecture).huggingFace(spec));
   return built.model;
+}
+
+namespace {
+
+// The tokenizer of Hugging Face weights: `tokenizer`, or the one in their
+// folder (tokenizerIn).
+std::string weightsTokenizer(const std::string& weights, const std::string& tokenizer) {
+  if (!tokenizer.empty()) return tokenizer;
+  std::string folder = std::filesystem::path(huggingFaceConfigOf(weights)).parent_path().string();
+  if (std::optional<std::string> beside = tokenizerIn(folder)) return *beside;
+  throw ConfigError("--weights '" + weights +
+                    "' has no tokenizer beside it (tokenizer.json, tokenizer.model, or vocab.json "
+                    "and merges.txt): give --tokenizer");
+}
+
+}  // namespace
+
+torch::nn::Sequential loadInferenceModel(const std::string& checkpoint, const std::string& weights,
+                                         const std::string& tokenizer, TrainConfig& config) {
+  if (checkpoint.empty() == weights.empty())
+    throw ConfigError(
+        "give one of --checkpoint (a training checkpoint) and --weights (Hugging "
+        "Face weights)");
+  torch::nn::Sequential model;
+  if (!checkpoint.empty()) {
+    if (!tokenizer.empty())
+      throw ConfigError("--tokenizer is for --weights: a checkpoint's run names its tokenizer");
+    IndexedCheckpoint opened = openIndexedCheckpoint(checkpoint);
+    config = opened.config;
+    model = loadWholeModel(opened);
+  } else {
+    model = loadHuggingFaceModel(weights, config);
+    config.data.tokenizer = weightsTokenizer(weights, tokenizer);
+  }
+  model->eval();
+  return model;
 }
 
 }  // namespace strata::train

@@ -1,6 +1,6 @@
 // A checkpoint's whole model in this one process: `strata export` writes it
-// out, `strata generate` samples from it. Also Hugging Face weights' whole
-// model, for `strata generate --weights`.
+// out, `strata generate` samples from it, `strata eval` measures it. Also
+// Hugging Face weights' whole model, for their `--weights`.
 //
 // Built for one rank (pp, dp, cp, tp and ep 1, no ZeRO) and filled through
 // the checkpoint's tensor index from every shard that holds a piece of a
@@ -34,5 +34,16 @@ torch::nn::Sequential loadWholeModel(const IndexedCheckpoint& opened);
 // when there is no config.json or it describes what Strata does not
 // compute, SafetensorsError when the files do not fit it.
 torch::nn::Sequential loadHuggingFaceModel(const std::string& weights, TrainConfig& config);
+
+// The model `strata generate` and `strata eval` run, in eval mode: the whole
+// model of a checkpoint (the latest complete one under `checkpoint`, or that
+// step directory) or of Hugging Face `weights`; exactly one of the two is
+// given. `config` receives the run's configuration, its data.tokenizer the
+// one to use: the run's, or with weights `tokenizer` (tokenizer.h's forms)
+// or else the one in the weights' folder (tokenizerIn). Throws ConfigError
+// for neither or both, a tokenizer given with a checkpoint, or weights
+// without one; otherwise as the loaders above.
+torch::nn::Sequential loadInferenceModel(const std::string& checkpoint, const std::string& weights,
+                                         const std::string& tokenizer, TrainConfig& config);
 
 }  // namespace strata::train

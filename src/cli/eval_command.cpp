@@ -1,0 +1,93 @@
+#include "eval_command.h"
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "strata/train/loop/evaluate_text.h"
+#include "strata/util/cli_flags.h"
+#include "strata/util/json.h"
+
+namespace strata {
+namespace {
+
+struct EvalFlags {
+  train::EvalOptions options;
+  std::string files;  // comma-separated
+};
+
+void addFlags(CLI::App& command, EvalFlags& f) {
+  train::EvalOptions& o = f.options;
+  addTextFlag(command, "--checkpoint", &o.checkpoint,
+              "checkpoint directory (its latest complete step)");
+  addTextFlag(command, "--weights", &o.weights,
+              "or Hugging Face weights: a .safetensors file, its index or their folder, with "
+              "the config.json that names the model beside them");
+  addTextFlag(command, "--tokenizer", &o.tokenizer,
+              "with --weights: the tokenizer, as strata train takes it (default: the one in the "
+              "weights' folder)");
+  addTextFlag(command, "--data-files", &f.files,
+              "UTF-8 files to evaluate on, concatenated (comma-separated)");
+  addTextFlag(command, "--data-prepared", &o.prepared,
+              "or the PREFIX of a prepared dataset (strata data prepare): every document");
+  addIntFlag(command, "--seq-len", &o.seqLen,
+             "tokens each window predicts (default: the run's train.seq_len, or the context of "
+             "--weights)",
+             1);
+  addIntFlag(command, "--batch-size", &o.batchSize, "windows per forward", 1);
+  addIntFlag(command, "--windows", &o.maxWindows, "evaluate the first N windows (default: all)", 1);
+}
+
+std::vector<std::string> commaSeparated(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, ',');)
+    if (!part.empty()) parts.push_back(part);
+  return parts;
+}
+
+// Reports on stderr as each tenth of the windows is done.
+std::function<void(int64_t, int64_t)> progressReporter() {
+  auto tenthsReported = std::make_shared<int64_t>(0);
+  return [tenthsReported](int64_t done, int64_t all) {
+    int64_t tenths = done * 10 / all;
+    if (tenths == *tenthsReported) return;
+    *tenthsReported = tenths;
+    std::cerr << "strata eval: " << done << " of " << all << " windows" << std::endl;
+  };
+}
+
+}  // namespace
+
+Subcommand addEvalCommand(CLI::App& strata) {
+  CLI::App* command = strata.add_subcommand(
+      "eval", "measure the loss and perplexity of a checkpoint or Hugging Face weights on text");
+  command->footer(
+      "  strata eval --checkpoint DIR --data-files held-out.txt\n"
+      "  strata eval --weights Llama-3.2-1B/ --data-prepared wiki-test --seq-len 1024");
+  auto flags = std::make_shared<EvalFlags>();
+  addFlags(*command, *flags);
+  return {
+      command, [flags] {
+        flags->options.files = commaSeparated(flags->files);
+        const train::EvalOptions& o = flags->options;
+        train::EvalResult r = train::evaluateText(o, progressReporter());
+        std::cerr << "strata eval: loss " << std::fixed << std::setprecision(4) << r.loss
+                  << ", perplexity " << std::setprecision(3) << r.perplexity << " over " << r.tokens
+                  << " tokens (" << r.windows << " windows of " << r.seqLen << ")" << std::endl;
+        nlohmann::ordered_json line = {{"eval", o.checkpoint.empty() ? o.weights : o.checkpoint},
+                                       {"loss", jsonNumber(r.loss)},
+                                       {"perplexity", jsonNumber(r.perplexity)},
+                                       {"tokens", r.tokens},
+                                       {"windows", r.windows},
+                                       {"seq_len", r.seqLen}};
+        std::cout << line.dump() << std::endl;
+        return 0;
+      }};
+}
+
+}  // namespace strata
