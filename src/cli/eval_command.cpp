@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "model_source_flags.h"
 #include "strata/train/loop/evaluate_text.h"
 #include "strata/util/cli_flags.h"
 #include "strata/util/json.h"
@@ -22,14 +23,7 @@ struct EvalFlags {
 
 void addFlags(CLI::App& command, EvalFlags& f) {
   train::EvalOptions& o = f.options;
-  addTextFlag(command, "--checkpoint", &o.checkpoint,
-              "checkpoint directory (its latest complete step)");
-  addTextFlag(command, "--weights", &o.weights,
-              "or Hugging Face weights: a .safetensors file, its index or their folder, with "
-              "the config.json that names the model beside them");
-  addTextFlag(command, "--tokenizer", &o.tokenizer,
-              "with --weights: the tokenizer, as strata train takes it (default: the one in the "
-              "weights' folder)");
+  addModelSourceFlags(command, &o.checkpoint, &o.weights, &o.tokenizer);
   addTextFlag(command, "--data-files", &f.files,
               "UTF-8 files to evaluate on, concatenated (comma-separated)");
   addTextFlag(command, "--data-prepared", &o.prepared,

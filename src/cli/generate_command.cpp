@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 
+#include "model_source_flags.h"
 #include "strata/train/loop/generate.h"
 #include "strata/util/cli_flags.h"
 
@@ -11,14 +12,7 @@ namespace strata {
 namespace {
 
 void addFlags(CLI::App& command, train::GenerateOptions& o) {
-  addTextFlag(command, "--checkpoint", &o.checkpoint,
-              "checkpoint directory (its latest complete step)");
-  addTextFlag(command, "--weights", &o.weights,
-              "or Hugging Face weights: a .safetensors file, its index or their folder, with "
-              "the config.json that names the model beside them");
-  addTextFlag(command, "--tokenizer", &o.tokenizer,
-              "with --weights: the tokenizer, as strata train takes it (default: the one in the "
-              "weights' folder)");
+  addModelSourceFlags(command, &o.checkpoint, &o.weights, &o.tokenizer);
   addTextFlag(command, "--prompt", &o.prompt, "text to continue");
   addIntFlag(command, "--tokens", &o.tokens, "tokens to generate (bytes with the byte tokenizer)",
              0);

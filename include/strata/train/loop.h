@@ -6,9 +6,9 @@
 
 #include "strata/train/loop/checkpoint_convert.h"
 #include "strata/train/loop/device.h"
+#include "strata/train/loop/evaluate_text.h"
 #include "strata/train/loop/export_hugging_face.h"
 #include "strata/train/loop/flops.h"
-#include "strata/train/loop/evaluate_text.h"
 #include "strata/train/loop/generate.h"
 #include "strata/train/loop/grad_norm.h"
 #include "strata/train/loop/hugging_face_import.h"
