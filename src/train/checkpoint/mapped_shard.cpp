@@ -4,6 +4,7 @@
 #include <caffe2/serialize/read_adapter_interface.h>
 #include <torch/csrc/jit/serialization/unpickler.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
