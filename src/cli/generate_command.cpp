@@ -41,7 +41,10 @@ Subcommand addGenerateCommand(CLI::App& strata) {
   auto options = std::make_shared<train::GenerateOptions>();
   addFlags(*command, *options);
   return {command, [options] {
-            std::cout << train::generateText(*options) << std::endl;
+            // Streamed: a long generation shows its text as it comes.
+            train::generateText(*options,
+                                [](const std::string& piece) { std::cout << piece << std::flush; });
+            std::cout << std::endl;
             return 0;
           }};
 }

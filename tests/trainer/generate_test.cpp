@@ -101,6 +101,14 @@ TEST(Generate, ReassembledModelIsTheTrainedOne) {
   GenerateOptions sampledUncached = sampled;
   sampledUncached.kvCache = false;
   EXPECT_EQ(generateText(sampledUncached), generateText(sampled));
+
+  // Streamed: the prompt first, then piece by piece, the pieces the text.
+  std::vector<std::string> pieces;
+  std::string streamed = generateText(sampled, [&](const std::string& p) { pieces.push_back(p); });
+  ASSERT_GT(pieces.size(), 2u);
+  EXPECT_EQ(pieces.front(), "the ");
+  EXPECT_EQ(std::accumulate(pieces.begin(), pieces.end(), std::string()), streamed);
+  EXPECT_EQ(streamed, generateText(sampled));
   EXPECT_EQ(generateText(sampled).size(), text.size());
   removeSharedDir(dir);
 }
@@ -290,6 +298,19 @@ TEST(Sampling, TopPKeepsTheFewestLikeliestThatReachP) {
   expectDrawn(0, 0.45, {2});
   expectDrawn(2, 0.9, {2, 3});  // of 0.625 and 0.375, both are needed
   expectDrawn(3, 0.5, {2});     // 0.5 / 0.95 alone reaches 0.5
+}
+
+// A character's first bytes wait for the rest; stray or invalid bytes do not.
+TEST(Streaming, IncompleteCharactersAtTheEndAreHeldBack) {
+  EXPECT_EQ(settledLength("plain"), 5u);
+  EXPECT_EQ(settledLength("a\xE2\x80"), 1u);       // 2 of the 3 bytes of U+2019
+  EXPECT_EQ(settledLength("a\xE2\x80\x99"), 4u);   // all 3
+  EXPECT_EQ(settledLength("a\xF0\x9F"), 1u);       // 2 of 4
+  EXPECT_EQ(settledLength("ab\xC3"), 2u);          // 1 of 2
+  EXPECT_EQ(settledLength("ab\xEF\xBF\xBD"), 2u);  // U+FFFD: a character not yet decoded
+  EXPECT_EQ(settledLength("a\x80"), 2u);           // a stray continuation byte is text
+  EXPECT_EQ(settledLength("\x80\x80\x80\x80"), 4u);
+  EXPECT_EQ(settledLength(""), 0u);
 }
 
 TEST(Sampling, TemperatureZeroIsTheArgmax) {

@@ -50,7 +50,39 @@ torch::nn::Sequential loadFullModel(const std::string& checkpoint, TrainConfig* 
   return loadInferenceModel(checkpoint, "", "", *config);
 }
 
-std::string generateText(const GenerateOptions& o) {
+size_t settledLength(const std::string& text) {
+  static const std::string kReplacement = "\xEF\xBF\xBD";
+  size_t size = text.size();
+  while (size >= 3 && text.compare(size - 3, 3, kReplacement) == 0) size -= 3;
+  for (size_t back = 1; back <= 3 && back <= size; ++back) {
+    auto byte = static_cast<unsigned char>(text[size - back]);
+    if ((byte & 0xC0) == 0x80) continue;  // a continuation byte: look further back
+    size_t needed = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1;
+    return needed > back ? size - back : size;
+  }
+  return size;
+}
+
+namespace {
+
+// Hands `onText` what `text` has grown by since `sent` went out (at the end,
+// all of it). Should the tokenizer have rewritten text already sent, the
+// whole text follows on a line of its own at the end.
+void stream(const std::string& text, std::string& sent, bool final, const TextSink& onText) {
+  if (!onText) return;
+  if (text.compare(0, sent.size(), sent) != 0) {
+    if (final) onText("\n" + text);
+    return;
+  }
+  size_t ready = final ? text.size() : settledLength(text);
+  if (ready <= sent.size()) return;
+  onText(text.substr(sent.size(), ready - sent.size()));
+  sent = text.substr(0, ready);
+}
+
+}  // namespace
+
+std::string generateText(const GenerateOptions& o, const TextSink& onText) {
   if (o.tokens < 0)
     throw ConfigError("--tokens must not be negative, got " + std::to_string(o.tokens));
   checkSampling(o.sampling);
@@ -69,7 +101,12 @@ std::string generateText(const GenerateOptions& o) {
   torch::NoGradGuard noGrad;
   bool droppingExperts = config.model.moe.experts > 0 && config.model.moe.capacityFactor > 0;
   NextTokenLogits nextTokenLogits(model, config.model.context, o.kvCache && !droppingExperts);
+  // The begin-of-text id marks where the prompt starts; it is no text.
+  size_t textStart = tokenizer->beginOfTextId() && ids.front() == *tokenizer->beginOfTextId();
+  auto textOf = [&] { return tokenizer->decode({ids.begin() + textStart, ids.end()}); };
+  std::string sent;
   for (int64_t i = 0; i < o.tokens; ++i) {
+    if (onText) stream(textOf(), sent, false, onText);
     at::Tensor last = nextTokenLogits(ids).slice(0, 0, vocab);  // the tokenizer's ids only
     int64_t next = sampleNextToken(last, o.sampling, generator);
     ids.push_back(next);
@@ -77,10 +114,9 @@ std::string generateText(const GenerateOptions& o) {
     // <|endoftext|>, SentencePiece's </s>): what follows would be another.
     if (next == tokenizer->endOfTextId()) break;
   }
-  // The begin-of-text id marks where the prompt starts; it is no text.
-  if (tokenizer->beginOfTextId() && !ids.empty() && ids.front() == *tokenizer->beginOfTextId())
-    ids.erase(ids.begin());
-  return tokenizer->decode(ids);
+  std::string text = textOf();
+  stream(text, sent, true, onText);
+  return text;
 }
 
 }  // namespace strata::train

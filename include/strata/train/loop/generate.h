@@ -21,7 +21,9 @@
 #include <ATen/core/Generator.h>
 #include <torch/nn/modules/container/sequential.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "strata/train/config/config.h"
@@ -74,7 +76,21 @@ void checkSampling(const Sampling& sampling);
 int64_t sampleNextToken(const at::Tensor& logits, const Sampling& sampling,
                         at::Generator& generator);
 
-// The prompt followed by the generated text.
-std::string generateText(const GenerateOptions& options);
+// How much of a growing text may be shown: a lead byte at the end whose
+// continuation bytes have not come yet is held back (the next token may
+// bring them), and so is a trailing U+FFFD, which a tokenizer decoding a
+// character's first bytes alone writes in its place. Other invalid bytes
+// pass: they are the text.
+size_t settledLength(const std::string& text);
+
+// Receives the text as it is generated, a piece at a time.
+using TextSink = std::function<void(const std::string& piece)>;
+
+// The prompt followed by the generated text. `onText` (optional) hears it
+// as it grows: the prompt first, then each token's text once its UTF-8
+// characters are whole; the pieces put together are the returned text
+// (should a tokenizer rewrite text already handed on, the last piece is
+// the whole text on a line of its own).
+std::string generateText(const GenerateOptions& options, const TextSink& onText = {});
 
 }  // namespace strata::train
