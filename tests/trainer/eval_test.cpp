@@ -11,6 +11,7 @@
 #include <string>
 
 #include "strata/error.h"
+#include "strata/train/data/prepare.h"
 #include "strata/train/loop/evaluate_text.h"
 #include "strata/train/loop/generate.h"
 #include "strata/train/loop/trainer.h"
@@ -89,6 +90,20 @@ TEST(EvalText, LossIsTheMeanCrossEntropyOfEveryWindow) {
   EvalResult first = evaluateText(o);
   EXPECT_EQ(first.windows, 2);
   EXPECT_NEAR(first.loss, meanCrossEntropyByHand(f, 2), 1e-5);
+
+  // A prepared dataset of the same file (one document, the byte tokenizer
+  // adds no end-of-text): the same windows, the same loss.
+  PrepareOptions prepare;
+  prepare.inputs = {f.text};
+  prepare.output = f.dir + "/held-out";
+  prepareData(prepare);
+  EvalOptions prepared = o;
+  prepared.files.clear();
+  prepared.prepared = prepare.output;
+  prepared.maxWindows = 0;
+  EvalResult fromPrepared = evaluateText(prepared);
+  EXPECT_EQ(fromPrepared.windows, r.windows);
+  EXPECT_DOUBLE_EQ(fromPrepared.loss, r.loss);
 
   // The run's seq_len by default: tinyConfig's 16, 12 windows of 200 bytes.
   o.seqLen = 0;

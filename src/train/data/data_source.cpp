@@ -36,18 +36,24 @@ ReaderOptions readerOptions(const TrainConfig& config, int dpRank) {
 // data.prepared: the mapped file split by documents; its vocabulary must be
 // data.tokenizer's, so generate decodes what training saw.
 DataSplit preparedSplit(const TrainConfig& config, const Tokenizer& tokenizer) {
-  auto prepared = std::make_shared<const PreparedData>(config.data.prepared);
-  if (prepared->vocabSize() != tokenizer.vocabSize())
-    throw ConfigError(prepared->indexPath() + " was prepared with a vocabulary of " +
-                      std::to_string(prepared->vocabSize()) + " ids, but data.tokenizer has " +
-                      std::to_string(tokenizer.vocabSize()) + " (" + tokenizer.describe() +
-                      "): set --tokenizer to the one it was prepared with");
-  DocumentSplit split = splitDocuments(prepared, config.data.validationFraction);
+  DocumentSplit split =
+      splitDocuments(openPrepared(config.data.prepared, tokenizer), config.data.validationFraction);
   return {WindowDataset(split.train, config.train.seqLen, "training"),
           WindowDataset(split.validation, config.train.seqLen, "validation")};
 }
 
 }  // namespace
+
+std::shared_ptr<const PreparedData> openPrepared(const std::string& prefix,
+                                                 const Tokenizer& tokenizer) {
+  auto prepared = std::make_shared<const PreparedData>(prefix);
+  if (prepared->vocabSize() != tokenizer.vocabSize())
+    throw ConfigError(prepared->indexPath() + " was prepared with a vocabulary of " +
+                      std::to_string(prepared->vocabSize()) + " ids, but the tokenizer has " +
+                      std::to_string(tokenizer.vocabSize()) + " (" + tokenizer.describe() +
+                      "): use the tokenizer it was prepared with");
+  return prepared;
+}
 
 DataSplit makeDataSplit(const TrainConfig& config) {
   std::unique_ptr<Tokenizer> tokenizer = makeTokenizer(config.data.tokenizer);

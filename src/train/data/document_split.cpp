@@ -98,4 +98,11 @@ DocumentSplit splitDocuments(std::shared_ptr<const PreparedData> data, double va
   return split;
 }
 
+std::shared_ptr<const TokenSource> allDocuments(std::shared_ptr<const PreparedData> data) {
+  int64_t tokens = data->tokens();
+  auto all = std::make_shared<DocumentRuns>(std::move(data), "all");
+  all->add(0, tokens);
+  return all;
+}
+
 }  // namespace strata::train

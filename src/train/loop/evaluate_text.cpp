@@ -8,9 +8,9 @@
 #include <numeric>
 
 #include "strata/error.h"
-#include "strata/train/data/prepared_data.h"
+#include "strata/train/data/data_source.h"
+#include "strata/train/data/document_split.h"
 #include "strata/train/data/text_dataset.h"
-#include "strata/train/data/token_source.h"
 #include "strata/train/data/tokenizer.h"
 #include "train/loop/whole_model.h"
 
@@ -18,19 +18,6 @@ namespace strata::train {
 namespace {
 
 std::string n(int64_t value) { return std::to_string(value); }
-
-// Every token of a prepared dataset, in order.
-class PreparedTokens : public TokenSource {
- public:
-  explicit PreparedTokens(std::shared_ptr<const PreparedData> data) : data_(std::move(data)) {}
-  int64_t size() const override { return data_->tokens(); }
-  void read(int64_t begin, int64_t count, int64_t* out) const override {
-    data_->read(begin, count, out);
-  }
-
- private:
-  std::shared_ptr<const PreparedData> data_;
-};
 
 void checkOptions(const EvalOptions& o) {
   if (o.files.empty() == o.prepared.empty())
@@ -55,14 +42,8 @@ int64_t sequenceLength(const EvalOptions& o, const TrainConfig& config) {
 }
 
 WindowDataset windowsOf(const EvalOptions& o, const Tokenizer& tokenizer, int64_t seqLen) {
-  if (!o.prepared.empty()) {
-    auto prepared = std::make_shared<const PreparedData>(o.prepared);
-    if (prepared->vocabSize() != tokenizer.vocabSize())
-      throw ConfigError(prepared->indexPath() + " was prepared with a vocabulary of " +
-                        n(prepared->vocabSize()) + " ids, but the model's tokenizer has " +
-                        n(tokenizer.vocabSize()) + " (" + tokenizer.describe() + ")");
-    return WindowDataset(std::make_shared<PreparedTokens>(prepared), seqLen, o.prepared);
-  }
+  if (!o.prepared.empty())
+    return WindowDataset(allDocuments(openPrepared(o.prepared, tokenizer)), seqLen, o.prepared);
   std::vector<int64_t> ids = tokenizer.encode(readTextFiles(o.files));
   return WindowDataset(torch::tensor(ids, torch::kLong), seqLen, "the evaluation text");
 }

@@ -17,9 +17,14 @@
 // sizes. Reads files; never communicates.
 #pragma once
 
+#include <memory>
+#include <string>
+
 #include "strata/train/config/config.h"
 #include "strata/train/data/batch_reader.h"
+#include "strata/train/data/prepared_data.h"
 #include "strata/train/data/text_dataset.h"
+#include "strata/train/data/tokenizer.h"
 
 namespace strata::train {
 
@@ -29,6 +34,11 @@ struct DataSplit {
 };
 
 DataSplit makeDataSplit(const TrainConfig& config);
+
+// The prepared dataset at `prefix`, checked to have been prepared with
+// `tokenizer`'s vocabulary (ConfigError naming both otherwise).
+std::shared_ptr<const PreparedData> openPrepared(const std::string& prefix,
+                                                 const Tokenizer& tokenizer);
 
 // Replica `dpRank` of parallel.dp: shuffled training batches seeded by
 // train.seed (shuffle per data.shuffle), starting at the beginning; seek()

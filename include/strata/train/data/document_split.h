@@ -33,4 +33,7 @@ struct DocumentSplit {
 
 DocumentSplit splitDocuments(std::shared_ptr<const PreparedData> data, double validationFraction);
 
+// Every document of `data`, in order (what `strata eval` measures on).
+std::shared_ptr<const TokenSource> allDocuments(std::shared_ptr<const PreparedData> data);
+
 }  // namespace strata::train
