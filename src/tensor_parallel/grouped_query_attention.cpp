@@ -107,29 +107,19 @@ RotaryTables ParallelGroupedQueryAttentionImpl::rotaryTablesOf(int64_t s,
   if (cp_)
     return rotaryTablesAt(context_parallel::localPositions(s, *cp_->comm, like.device()), headDim_,
                           ropeTheta_, ropeScaling_, like);
-  return rotaryTables(s, headDim_, ropeTheta_, ropeScaling_, like, cache_ ? cache_->position() : 0);
+  return rotaryTables(s, headDim_, ropeTheta_, ropeScaling_, like, cache_.position());
 }
 
 at::Tensor ParallelGroupedQueryAttentionImpl::attend(const at::Tensor& query, const at::Tensor& key,
                                                      const at::Tensor& value) {
-  if (cache_) {
-    if (is_training())
-      throw ConfigError("incremental decoding is for eval mode: the model is training");
-    auto [keys, values] = cache_->append(cacheSlot_, key, value);  // [b, kv, t + s, d]
-    return cachedCausalAttention(query, keys, values);
-  }
+  if (cache_.joined()) return cache_.attend(query, key, value, is_training());
   // Each kv head serves the group of consecutive query heads that read it:
   // the attention repeats them (after any cp exchange, which moves them once).
   return context_parallel::causalAttention(query, key, value, cp_.get());  // [b, H/p, s, d]
 }
 
 void ParallelGroupedQueryAttentionImpl::decodeWith(std::shared_ptr<KvCache> cache) {
-  if (cache && (tp_->size() > 1 || cp_ || sequenceParallel_))
-    throw ConfigError("incremental decoding needs whole attention layers: this one is split (tp " +
-                      n(tp_->size()) + (cp_ ? ", context parallel" : "") +
-                      (sequenceParallel_ ? ", sequence parallel" : "") + ")");
-  cacheSlot_ = cache ? cache->addLayer() : -1;
-  cache_ = std::move(cache);
+  cache_.join(std::move(cache), tp_->size(), cp_ != nullptr, sequenceParallel_);
 }
 
 }  // namespace strata::tensor_parallel

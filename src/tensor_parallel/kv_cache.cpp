@@ -89,6 +89,27 @@ void KvCache::clear() {
   for (Layer& layer : layers_) layer.length = 0;  // the buffers stay, to be written over
 }
 
+void checkDecodesWhole(const char* layer, int tpSize, bool contextParallel, bool sequenceParallel) {
+  if (tpSize > 1 || contextParallel || sequenceParallel)
+    throw ConfigError(std::string("incremental decoding needs whole layers: this ") + layer +
+                      " is split (tp " + n(tpSize) + (contextParallel ? ", context parallel" : "") +
+                      (sequenceParallel ? ", sequence parallel" : "") + ")");
+}
+
+void KvCacheSlot::join(std::shared_ptr<KvCache> cache, int tpSize, bool contextParallel,
+                       bool sequenceParallel) {
+  if (cache) checkDecodesWhole("attention", tpSize, contextParallel, sequenceParallel);
+  slot_ = cache ? cache->addLayer() : -1;
+  cache_ = std::move(cache);
+}
+
+at::Tensor KvCacheSlot::attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               bool training) {
+  if (training) throw ConfigError("incremental decoding is for eval mode: the model is training");
+  auto [keys, values] = cache_->append(slot_, k, v);  // [b, K, t + s', d]
+  return cachedCausalAttention(q, keys, values);
+}
+
 int64_t useKvCache(torch::nn::Module& model, const std::shared_ptr<KvCache>& cache) {
   int64_t joined = 0;
   auto join = [&](torch::nn::Module& module) {

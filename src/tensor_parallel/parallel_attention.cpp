@@ -71,12 +71,7 @@ at::Tensor ParallelSelfAttentionImpl::forward(const at::Tensor& x) {
 
 at::Tensor ParallelSelfAttentionImpl::attend(const at::Tensor& q, const at::Tensor& k,
                                              const at::Tensor& v) {
-  if (cache_) {
-    if (is_training())
-      throw ConfigError("incremental decoding is for eval mode: the model is training");
-    auto [keys, values] = cache_->append(cacheSlot_, k, v);  // [b, H/p, t + s, d]
-    return cachedCausalAttention(q, keys, values);
-  }
+  if (cache_.joined()) return cache_.attend(q, k, v, is_training());
   // The fused kernel (causalAttention) draws no masks of its own here; with
   // dropout, Strata's seeded masks (reproducible across tp degrees) apply to
   // the probabilities themselves.
@@ -88,12 +83,7 @@ at::Tensor ParallelSelfAttentionImpl::attend(const at::Tensor& q, const at::Tens
 }
 
 void ParallelSelfAttentionImpl::decodeWith(std::shared_ptr<KvCache> cache) {
-  if (cache && (tpSize_ > 1 || cp_ || sequenceParallel_))
-    throw ConfigError("incremental decoding needs whole attention layers: this one is split (tp " +
-                      std::to_string(tpSize_) + (cp_ ? ", context parallel" : "") +
-                      (sequenceParallel_ ? ", sequence parallel" : "") + ")");
-  cacheSlot_ = cache ? cache->addLayer() : -1;
-  cache_ = std::move(cache);
+  cache_.join(std::move(cache), tpSize_, cp_ != nullptr, sequenceParallel_);
 }
 
 }  // namespace strata::tensor_parallel

@@ -122,8 +122,7 @@ class ParallelGroupedQueryAttentionImpl : public torch::nn::Module, public Decod
   bool sequenceParallel_;
   std::shared_ptr<Communicator> tp_;
   std::shared_ptr<const context_parallel::ContextParallel> cp_;
-  std::shared_ptr<KvCache> cache_;  // nullptr: whole sequences
-  int64_t cacheSlot_ = -1;
+  KvCacheSlot cache_;  // not joined: whole sequences
 };
 TORCH_MODULE(ParallelGroupedQueryAttention);
 

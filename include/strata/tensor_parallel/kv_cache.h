@@ -75,6 +75,30 @@ class DecodesIncrementally {
   virtual void decodeWith(std::shared_ptr<KvCache> cache) = 0;
 };
 
+// Throws ConfigError, naming `layer` and the split, unless the layer is
+// whole: tp 1, no context and no sequence parallelism.
+void checkDecodesWhole(const char* layer, int tpSize, bool contextParallel, bool sequenceParallel);
+
+// An attention layer's place in a cache, as both attentions hold it.
+class KvCacheSlot {
+ public:
+  // Takes a slot of `cache`, or with nullptr leaves it; checkDecodesWhole's
+  // throws first.
+  void join(std::shared_ptr<KvCache> cache, int tpSize, bool contextParallel,
+            bool sequenceParallel);
+  bool joined() const { return cache_ != nullptr; }
+  // Where this forward's tokens start (0 when not joined).
+  int64_t position() const { return cache_ ? cache_->position() : 0; }
+  // This forward's queries [b, H, s', d] against every key so far: appends
+  // the new keys and values [b, K, s', d] and returns cachedCausalAttention
+  // [b, H, s', d]. Throws ConfigError in training mode, and as append.
+  at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool training);
+
+ private:
+  std::shared_ptr<KvCache> cache_;
+  int64_t slot_ = -1;
+};
+
 // Every module of `model` that decodes incrementally decodes with `cache`
 // (nullptr: whole sequences again). Returns how many joined; throws as
 // decodeWith.

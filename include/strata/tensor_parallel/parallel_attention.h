@@ -69,8 +69,7 @@ class ParallelSelfAttentionImpl : public torch::nn::Module, public DecodesIncrem
   bool sequenceParallel_;
   SeededDropout dropout_;
   std::shared_ptr<const context_parallel::ContextParallel> cp_;
-  std::shared_ptr<KvCache> cache_;  // nullptr: whole sequences
-  int64_t cacheSlot_ = -1;
+  KvCacheSlot cache_;  // not joined: whole sequences
 };
 TORCH_MODULE(ParallelSelfAttention);
 

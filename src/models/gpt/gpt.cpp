@@ -82,8 +82,8 @@ class GptEmbeddingImpl : public torch::nn::Module,
   int64_t shardDim(const std::string&) const override { return tp::kReplicated; }
 
   void decodeWith(std::shared_ptr<tp::KvCache> cache) override {
-    if (cache && (tp_->size() > 1 || cp_ || config_.sequenceParallel))
-      throw ConfigError("incremental decoding needs the whole embedding: this one is split");
+    if (cache)
+      tp::checkDecodesWhole("embedding", tp_->size(), cp_ != nullptr, config_.sequenceParallel);
     cache_ = std::move(cache);
   }
 
