@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "strata/plan/comm.h"
+#include "tensor_gather_time.h"
 
 namespace strata::plan {
 namespace {
@@ -10,23 +11,21 @@ namespace {
 using Collective = double (*)(double, int, const Link&);
 
 // One layer's collective of `bytesPerParam` a parameter over the replicas
-// that shard it, split into the framework's collectives per layer: the
-// layer's share of the rank's parameters over dp x cp, and under ep > 1 its
-// experts' over their own replicas, one after the other. The rank's
-// embedding and head are spread over its layers.
+// that shard it: the layer's share of the rank's parameters over dp x cp,
+// and under ep > 1 its experts' over their own replicas, one after the
+// other. The rank's embedding and head are spread over its layers.
 double perLayer(const TrainingJob& job, const Layout& l, const StagePlan& plan, int rank,
                 Collective collective, double bytesPerParam) {
   auto [common, experts] = replicatedParams(l, plan, rank);
   double layers = rankLayers(plan, rank);
-  int messages = std::max(1, job.framework.zero3CollectivesPerLayer);
-  auto split = [&](double params, int ranks, const Link& link) {
-    return messages * collective(params * bytesPerParam / layers / messages, ranks, link);
+  auto layerShare = [&](double params, int ranks, const Link& link) {
+    return collective(params * bytesPerParam / layers, ranks, link);
   };
   double seconds =
-      split(common, l.replicas(), groupLink(job.cluster, l.replicaStride(), l.replicas()));
+      layerShare(common, l.replicas(), groupLink(job.cluster, l.replicaStride(), l.replicas()));
   if (experts > 0 && l.expertReplicas() > 1)
-    seconds += split(experts, l.expertReplicas(),
-                     groupLink(job.cluster, l.expertReplicaStride(), l.expertReplicas()));
+    seconds += layerShare(experts, l.expertReplicas(),
+                          groupLink(job.cluster, l.expertReplicaStride(), l.expertReplicas()));
   return seconds;
 }
 
@@ -41,6 +40,8 @@ double pass(int layers, double compute, double traffic) {
 
 double fullyShardedExposed(const TrainingJob& job, const Layout& l, const StagePlan& plan, int rank,
                            int microBatches) {
+  if (job.framework.zero3Gathering == Framework::Zero3Gathering::kByTensor && l.reshardAfterForward)
+    return tensorGathersExposed(job, l, plan, rank, microBatches);
   int layers = rankLayers(plan, rank);
   if (layers == 0) return 0;
   auto [perMicroBatch, backward] = rankMicroBatchSeconds(plan, rank);

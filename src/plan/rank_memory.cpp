@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "held_sends.h"
+#include "layer_tensors.h"
 #include "stage_memory.h"
 
 namespace strata::plan {
@@ -24,22 +25,26 @@ double largestUnit(const ModelDesc& m, const Layout& l) {
   return std::max(layer, embeddingParameters(m) / l.tp);
 }
 
-// The largest parameter tensor on a tp rank: the fused q, k, v projection,
-// an MLP matrix (a dense one's, or one expert's), or the word embedding.
-// What a framework that gathers every tensor by itself holds of one.
+// The largest parameter tensor on a tp rank, a layer's matrix or an
+// embedding's (layer_tensors.h): what a framework that gathers every tensor
+// by itself holds of one.
 double largestTensor(const ModelDesc& m, const Layout& l) {
-  double h = m.hidden;
-  double attention = h * (h + 2 * m.kvWidth());
-  double mlp = h * m.ffn;
-  if (m.moe.enabled()) mlp = std::max(mlp, h * m.moe.expertFfn);
-  return std::max({attention / l.tp, mlp / l.tp, embeddingParameters(m) / l.tp});
+  double largest = 0;
+  for (const WeightTensor& t : embeddingTensors(m, l.tp)) largest = std::max(largest, t.elements);
+  std::vector<LayerKind> kinds{LayerKind::kDense};
+  if (m.moe.enabled()) kinds.push_back(LayerKind::kMoe);
+  for (LayerKind kind : kinds)
+    for (const WeightTensor& t : layerWeightTensors(m, kind, l.tp, l.ep))
+      largest = std::max(largest, t.elements);
+  return largest;
 }
 
 // What ZeRO-3 gathers at a time, the running unit or the prefetched one:
 // the trainer's layer, or another framework's tensor (cost_model.h's
-// Framework::zero3CollectivesPerLayer).
+// Framework::zero3Gathering).
 double gatheredUnit(const TrainingJob& job, const Layout& l) {
-  if (job.framework.zero3CollectivesPerLayer > 1) return largestTensor(job.model, l);
+  if (job.framework.zero3Gathering == Framework::Zero3Gathering::kByTensor)
+    return largestTensor(job.model, l);
   return largestUnit(job.model, l);
 }
 

@@ -101,13 +101,12 @@ TEST(CostModel, ZeroThreeAddsTheGatheredLayersAndComposesWithPipelines) {
   EXPECT_NE(checkLayout(job, parseLayout("pp2,dp4,mb1,zero2")).find("ZeRO-2"), std::string::npos);
 }
 
-// A framework that gathers every parameter tensor by itself (12 collectives
-// a GPT layer) holds the running tensor and the prefetched one, the largest
-// of which is the word embedding or an MLP matrix, not two whole layers; and
-// with one micro-batch the running tensor's full gradient.
+// A framework that gathers every parameter tensor by itself holds the running tensor and the
+// prefetched one, the largest of which is the word embedding or an MLP matrix, not two whole
+// layers; and with one micro-batch the running tensor's full gradient.
 TEST(CostModel, ZeroThreeByTensorHoldsTwoTensorsNotTwoLayers) {
   TrainingJob job = roundJob(1, 8, 8);
-  job.framework.zero3CollectivesPerLayer = 12;
+  job.framework.zero3Gathering = Framework::Zero3Gathering::kByTensor;
   Estimate e = evaluateLayout(job, parseLayout("dp8,mb1,zero3"));
   double params = 8 * layerParameters(job.model) + embeddingParameters(job.model);
   double h = job.model.hidden;
@@ -117,6 +116,31 @@ TEST(CostModel, ZeroThreeByTensorHoldsTwoTensorsNotTwoLayers) {
               1e-9 * e.memory.parameters);
   EXPECT_NEAR(e.memory.gradients, params * p.gradBytes / 8 + tensor * p.gradBytes,
               1e-9 * e.memory.gradients);
+}
+
+// On a link so slow that compute hides nothing, a framework that gathers
+// every matrix by itself takes each matrix's bytes four times a micro-batch
+// under recompute, one after another on the link: gathered for the
+// forward, for the recompute and for the backward, and its gradient
+// reduce-scattered. Without recompute, one gather fewer. The tied word
+// embedding (8 x 1024) is gathered for its lookup and for the head in both
+// passes, and its gradient reduced once; the position table (1024 x 1024)
+// for its lookup and its backward.
+TEST(CostModel, ZeroThreeByTensorGathersEveryMatrixAgainForItsRecompute) {
+  TrainingJob job = roundJob(1, 8, 8);
+  job.cluster.intraNode = {1e6, 0};
+  job.framework.zero3Gathering = Framework::Zero3Gathering::kByTensor;
+  double h = 1024, w = job.precision.weightBytes, g = job.precision.gradBytes;
+  auto ring = [](double bytes) { return 7.0 / 8 * bytes / 1e6; };
+  double layers = 8 * 12 * h * h, words = 8 * h, positions = h * h;
+  double embedding =
+      4 * ring(words * w) + ring(words * g) + 2 * ring(positions * w) + ring(positions * g);
+  double withRecompute = 3 * ring(layers * w) + ring(layers * g) + embedding;
+  double withoutRecompute = 2 * ring(layers * w) + ring(layers * g) + embedding;
+  EXPECT_NEAR(evaluateLayout(job, parseLayout("dp8,mb1,zero3,recompute")).iterationSeconds,
+              withRecompute, 1e-3 * withRecompute);
+  EXPECT_NEAR(evaluateLayout(job, parseLayout("dp8,mb1,zero3")).iterationSeconds, withoutRecompute,
+              1e-3 * withoutRecompute);
 }
 
 // With lasting differences only (jitter 0) the waits are linear in the work:

@@ -33,7 +33,8 @@
 // (and, in the last backward, its reduce-scatter on the same link) takes
 // beyond its own compute, and each pass's first gather and the last
 // reduce-scatter show whole. Every collective pays the ring's (p - 1)
-// latencies, which dominate a layer's shard at dp in the thousands. Its
+// latencies. A framework that gathers tensor by tensor (Framework's
+// kByTensor) is timed matrix by matrix instead (tensor_gather_time.h). Its
 // memory adds two gathered layers (the
 // running one and the prefetched) to the shards (the word embedding when it
 // is the largest layer; the trainer gathers one unit per layer,
@@ -127,12 +128,17 @@ struct GradientBuckets {
 // trainer, for predicting runs made with other software (the published
 // runs of tests/plan/published_runs.toml). The defaults are the trainer's.
 struct Framework {
-  // Collectives each ZeRO-3 layer's gather (and gradient reduce-scatter)
-  // takes: the trainer gathers one unit a layer (fully_sharded.h); a
-  // framework that gathers every parameter tensor by itself issues one
-  // each, and each pays the ring's (p - 1) latencies; it then holds the
-  // running tensor and the prefetched one, not two layers.
-  int zero3CollectivesPerLayer = 1;
+  // How ZeRO-3 gathers the parameters. kByLayer: the trainer's one unit a
+  // layer (fully_sharded.h), the next layer prefetched, each layer gathered
+  // for its forward and again for its backward, which rebuilds it under
+  // recompute too; the gradients reduce-scattered in the step's last
+  // backward. kByTensor: DeepSpeed's stage 3, every weight matrix by itself
+  // (tensor_gather_time.h), the next one prefetched, each paying the
+  // ring's (p - 1) latencies; a layer's recompute gathers it once more; each
+  // micro-batch reduce-scatters every gradient, on the same link; the rank
+  // holds the running tensor and the prefetched one, not two layers.
+  enum class Zero3Gathering { kByLayer, kByTensor };
+  Zero3Gathering zero3Gathering = Zero3Gathering::kByLayer;
   // Each tp rank hands 1/tp of an activation to the next stage, as the
   // trainer and Megatron-LM's scatter/gather do; false: every tp rank sends
   // all of it, as DeepSpeed's pipeline engine does.
