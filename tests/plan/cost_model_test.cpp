@@ -143,6 +143,34 @@ TEST(CostModel, ZeroThreeByTensorGathersEveryMatrixAgainForItsRecompute) {
               1e-3 * withoutRecompute);
 }
 
+// The same four passes for a llama with grouped-query attention and MoE
+// layers under ep = 2: q and o (h^2), k and v (h x 256 for 4 of 16 heads),
+// gate, up and down (h f) in the dense layers; in the MoE ones the router
+// (8 h) and each of the rank's 4 experts' three (h x 512), which only the
+// 2 ranks holding the same experts gather; the untied word embedding and
+// head, each gathered twice and reduced once. Both groups span the two
+// nodes, whose link is the slow one; the ep pairs' all-to-alls stay inside.
+TEST(CostModel, ZeroThreeByTensorGathersExpertsOverTheirOwnReplicas) {
+  TrainingJob job = roundJob(2, 2, 4);
+  job.model = {"round-moe", 4, 1024, 16, 4096, 8, 1024, false, Family::kLlama, 4};
+  job.model.moe = {8, 2, 512, 0, 2};
+  job.cluster.interNode = {1e6, 0};
+  job.framework.zero3Gathering = Framework::Zero3Gathering::kByTensor;
+  double h = 1024, w = job.precision.weightBytes, g = job.precision.gradBytes;
+  auto ring = [](double bytes, double p) { return (p - 1) / p * bytes / 1e6; };
+  double attention = 2 * h * h + 2 * h * 256;
+  double common = 2 * (attention + 3 * h * 4096) + 2 * (attention + 8 * h);
+  double experts = 2 * 4 * 3 * h * 512;
+  double ends = 2 * 8 * h;
+  auto passes = [&](double elements, double p) {
+    return 3 * ring(elements * w, p) + ring(elements * g, p);
+  };
+  double expected =
+      passes(common, 4) + passes(experts, 2) + 2 * ring(ends * w, 4) + ring(ends * g, 4);
+  EXPECT_NEAR(evaluateLayout(job, parseLayout("dp4,ep2,mb1,zero3,recompute")).iterationSeconds,
+              expected, 1e-3 * expected);
+}
+
 // With lasting differences only (jitter 0) the waits are linear in the work:
 // a layer's four tp collectives follow half its forward and half its
 // backward each, so the tp ranks wait spread x E[max of 2] x the layers'
