@@ -17,7 +17,7 @@
 namespace {
 
 constexpr int kWarmupSteps = 3;
-constexpr int kRounds = 7;
+constexpr int kRounds = 15;
 // Each round runs about this long per mode, so a round of the small model
 // (20 ms steps) is not a handful of steps that one burst of noise decides.
 constexpr double kRoundSeconds = 0.3;

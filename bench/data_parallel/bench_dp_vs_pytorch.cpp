@@ -23,6 +23,7 @@
 #include "dp_bench_common.h"
 #include "strata/runtime/world.h"
 #include "strata/util/json.h"
+#include "strata/util/openblas_core.h"
 #include "strata/util/subprocess.h"
 
 namespace {
@@ -149,6 +150,9 @@ void compare(char* self, const std::string& model) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Both sides, and PyTorch's ranks, with the kernels this CPU runs
+  // (strata/util/openblas_core.h).
+  strata::reexecWithBetterOpenBlasCore(argv);
   if (std::getenv("RANK")) {
     runStrataRank(argc > 1 ? argv[1] : "small");
     return 0;

@@ -42,6 +42,7 @@
 #include "strata/train/loop/peak_flops.h"
 #include "strata/train/loop/trainer.h"
 #include "strata/util/json.h"
+#include "strata/util/openblas_core.h"
 #include "strata/util/subprocess.h"
 
 namespace {
@@ -226,6 +227,9 @@ void reexecWithOneBlasThread(char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The PyTorch peer, the plain loop and the peak run OpenBLAS's products:
+  // all with the kernels this CPU runs (strata/util/openblas_core.h).
+  strata::reexecWithBetterOpenBlasCore(argv);
   reexecWithOneBlasThread(argv);
   torch::set_num_threads(1);
   std::cerr << "bench_train: trainer overhead against a plain LibTorch loop\n";

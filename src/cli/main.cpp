@@ -18,6 +18,7 @@
 #include "simulate_command.h"
 #include "strata/train/config/config_file.h"
 #include "strata/train/config/init_from_model.h"
+#include "strata/util/openblas_core.h"
 #include "strata/version.h"
 #include "train_command.h"
 
@@ -42,6 +43,8 @@ strata::Subcommand addVersionCommand(CLI::App& strata) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything multiplies: OpenBLAS chose its kernels when it loaded.
+  strata::reexecWithBetterOpenBlasCore(argv);
   CLI::App strata(
       "Strata: train large models over pipeline, tensor, data, context and expert parallelism.",
       "strata");
