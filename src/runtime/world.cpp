@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <map>
+#include <optional>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "c10d_communicator.h"
@@ -13,6 +14,8 @@
 #include "strata/runtime/allocator_tuning.h"
 #include "strata/runtime/flight_recorder.h"
 #include "strata/runtime/rendezvous.h"
+#include "strata/util/log.h"
+#include "strata/util/openblas_core.h"
 
 namespace strata {
 
@@ -79,6 +82,9 @@ std::shared_ptr<World> World::init(const WorldOptions& options) {
 std::shared_ptr<World> World::init(const ProcessEnv& env, const Timeouts& timeouts,
                                    const WorldOptions& options) {
   retainFreedMemory();
+  if (env.rank == 0) {
+    if (std::optional<std::string> warning = openBlasCoreWarning()) logWarning(*warning);
+  }
   std::shared_ptr<World> world(
       new World(env, timeouts, chooseBackend(options.backend), options.maxRecvElements));
   world->localAddress_ = localAddressToward(env.masterAddr);

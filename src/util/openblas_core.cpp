@@ -32,16 +32,37 @@ std::optional<std::string> betterOpenBlasCore(const std::string& loadedCore, boo
   return std::nullopt;
 }
 
-std::optional<std::string> openBlasCoreToForce() {
-  if (std::getenv("OPENBLAS_CORETYPE")) return std::nullopt;
+namespace {
+
+// The kernels the OpenBLAS this process loaded chose; nullopt without one.
+std::optional<std::string> loadedOpenBlasCore() {
   using CoreName = const char* (*)();
   auto coreName = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
   if (!coreName) return std::nullopt;
+  return std::string(coreName());
+}
+
+}  // namespace
+
+std::optional<std::string> openBlasCoreToForce() {
+  if (std::getenv("OPENBLAS_CORETYPE")) return std::nullopt;
+  std::optional<std::string> loaded = loadedOpenBlasCore();
+  if (!loaded) return std::nullopt;
   __builtin_cpu_init();
   bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                 __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
   bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return betterOpenBlasCore(coreName(), avx512, avx2);
+  return betterOpenBlasCore(*loaded, avx512, avx2);
+}
+
+std::optional<std::string> openBlasCoreWarning() {
+  std::optional<std::string> better = openBlasCoreToForce();
+  if (!better) return std::nullopt;
+  return "OpenBLAS runs its " + loadedOpenBlasCore().value_or("") +
+         " kernels on a CPU that runs its " + *better + " ones; start this program with " +
+         "OPENBLAS_CORETYPE=" + *better +
+         " for faster matrix products (it is read when OpenBLAS "
+         "loads; the strata command sets it itself)";
 }
 
 void reexecWithBetterOpenBlasCore(char** argv) {

@@ -25,6 +25,10 @@ std::optional<std::string> betterOpenBlasCore(const std::string& loadedCore, boo
 // nullopt where OPENBLAS_CORETYPE is set already or no OpenBLAS is loaded.
 std::optional<std::string> openBlasCoreToForce();
 
+// What to tell the user of a program that cannot run itself again, where
+// openBlasCoreToForce() names kernels; nullopt otherwise.
+std::optional<std::string> openBlasCoreWarning();
+
 // Where openBlasCoreToForce() names kernels, sets OPENBLAS_CORETYPE and runs
 // this program again with `argv` (the variable only counts before OpenBLAS
 // loads): it does not return then, and the processes the program starts
