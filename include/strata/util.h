@@ -8,6 +8,7 @@
 #include "strata/util/endpoint.h"
 #include "strata/util/json.h"
 #include "strata/util/log.h"
+#include "strata/util/openblas_core.h"
 #include "strata/util/parse_number.h"
 #include "strata/util/progress_text.h"
 #include "strata/util/random.h"
