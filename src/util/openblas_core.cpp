@@ -32,17 +32,12 @@ std::optional<std::string> betterOpenBlasCore(const std::string& loadedCore, boo
   return std::nullopt;
 }
 
-namespace {
-
-// The kernels the OpenBLAS this process loaded chose; nullopt without one.
 std::optional<std::string> loadedOpenBlasCore() {
   using CoreName = const char* (*)();
   auto coreName = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
   if (!coreName) return std::nullopt;
   return std::string(coreName());
 }
-
-}  // namespace
 
 std::optional<std::string> openBlasCoreToForce() {
   if (std::getenv("OPENBLAS_CORETYPE")) return std::nullopt;

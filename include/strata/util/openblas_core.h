@@ -21,6 +21,10 @@ namespace strata {
 std::optional<std::string> betterOpenBlasCore(const std::string& loadedCore, bool hasAvx512,
                                               bool hasAvx2);
 
+// The kernels the OpenBLAS this process loaded chose ("Prescott",
+// "SkylakeX", ...); nullopt where no OpenBLAS is loaded.
+std::optional<std::string> loadedOpenBlasCore();
+
 // betterOpenBlasCore for the OpenBLAS this process loaded and this CPU;
 // nullopt where OPENBLAS_CORETYPE is set already or no OpenBLAS is loaded.
 std::optional<std::string> openBlasCoreToForce();

@@ -12,6 +12,7 @@
 #include "runtime/sha256.h"
 #include "strata/runtime/threads.h"
 #include "strata/util/log.h"
+#include "strata/util/openblas_core.h"
 #include "strata/util/toml.h"
 
 namespace strata::train {
@@ -19,9 +20,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The kernels that multiply: OpenBLAS's choice changes the peak several
+// times over on one CPU (strata/util/openblas_core.h).
+std::string blasKernels() { return loadedOpenBlasCore().value_or("none"); }
+
 std::string cacheTable(const std::string& cpu, int threads) {
-  // Table names must be bare keys, so the (cpu, threads) key is hashed.
-  return "peak-" + sha256Hex(cpu + "|threads=" + std::to_string(threads)).substr(0, 16);
+  // Table names must be bare keys, so the (cpu, threads, kernels) key is hashed.
+  return "peak-" + sha256Hex(cpu + "|threads=" + std::to_string(threads) + "|blas=" + blasKernels())
+                       .substr(0, 16);
 }
 
 std::string readCache(const std::string& path) {
@@ -55,6 +61,7 @@ void store(const std::string& path, std::string text, const std::string& table,
   text +=
       (text.empty() ? "" : "\n") + util::tomlTable(table, {{"cpu", cpu},
                                                            {"threads", int64_t{options.threads}},
+                                                           {"blas", blasKernels()},
                                                            {"matmul_size", int64_t{options.size}},
                                                            {"flops", flops}});
   try {
