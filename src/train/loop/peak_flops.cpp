@@ -1,5 +1,6 @@
 #include "strata/train/loop/peak_flops.h"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
 #include <chrono>
@@ -99,8 +100,10 @@ std::string defaultPeakFlopsCachePath() {
 
 double measureMatmulFlops(int size, int repeats, int threads) {
   int previousThreads = setIntraOpThreads(threads);
-  torch::manual_seed(0);
-  torch::Tensor a = torch::randn({size, size}), b = torch::randn({size, size});
+  // A generator of its own: reseeding the global one here, on rank 0 only
+  // and only when the cache misses, changed what a run drew afterwards.
+  at::Generator generator = at::detail::createCPUGenerator(0);
+  torch::Tensor a = at::randn({size, size}, generator), b = at::randn({size, size}, generator);
   torch::Tensor c = torch::matmul(a, b);  // warm-up: page in, pick kernels
   double best = 0;
   for (int i = 0; i < repeats; ++i) {
