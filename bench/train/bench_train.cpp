@@ -29,6 +29,7 @@
 #include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -213,10 +214,14 @@ nlohmann::ordered_json versusPytorchJson(const TrainConfig& config, const LargeT
 // OpenBLAS (libopenblas0-pthread) sizes its own thread pool from the
 // environment when it loads, and torch::set_num_threads does not reach it:
 // without these variables a "one thread" run multiplies matrices on every
-// core. So the benchmark re-executes itself once with them set.
+// core. Its kernels too are chosen then (strata/util/openblas_core.h): the
+// PyTorch peer, the plain loop and the peak all multiply through it. So the
+// benchmark re-executes itself once with them set.
 void reexecWithOneBlasThread(char** argv) {
+  std::optional<std::string> core = strata::openBlasCoreToForce();
   const char* blas = std::getenv("OPENBLAS_NUM_THREADS");
-  if (blas && std::string(blas) == "1") return;
+  if (blas && std::string(blas) == "1" && !core) return;
+  if (core) setenv("OPENBLAS_CORETYPE", core->c_str(), 1);
   setenv("OPENBLAS_NUM_THREADS", "1", 1);
   setenv("OMP_NUM_THREADS", "1", 1);
   std::string self = strata::currentExecutable();
@@ -227,9 +232,6 @@ void reexecWithOneBlasThread(char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // The PyTorch peer, the plain loop and the peak run OpenBLAS's products:
-  // all with the kernels this CPU runs (strata/util/openblas_core.h).
-  strata::reexecWithBetterOpenBlasCore(argv);
   reexecWithOneBlasThread(argv);
   torch::set_num_threads(1);
   std::cerr << "bench_train: trainer overhead against a plain LibTorch loop\n";
