@@ -25,8 +25,7 @@ constexpr double kTolerance = 1e-5;
 // difference of the whole gradient into a whole step's. On a Xeon of CPU
 // model 207 the largest difference over these tests was 1.07e-5 of the
 // parameter's norm (7.9e-6 the next), with gradient norms within 1.4e-7;
-// with OpenBLAS on both sides the same test gave 6.4e-6. A real fault
-// (a shard misplaced, a gradient not averaged) is off by orders more.
+// with OpenBLAS on both sides the same test gave 6.4e-6.
 constexpr double kParameterTolerance = 2e-5;
 
 double relativeDifference(const torch::Tensor& got, const torch::Tensor& expected) {
