@@ -54,7 +54,7 @@ using strata::train::TrainConfig;
 
 constexpr int kOverheadRounds = 16;
 constexpr int kOverheadStepsPerRound = 4;
-constexpr int kLargeAlternations = 3;
+constexpr int kLargeAlternations = 5;
 constexpr int kLargeStepsPerRound = 3;
 constexpr int kPeakSize = 1024;
 constexpr int kPeakRepeats = 5;

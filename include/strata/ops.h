@@ -1,7 +1,10 @@
 // strata/ops/: tensor operations the layers share where LibTorch's own are
-// slower: a linear layer through oneDNN's GEMM.
+// slower: a linear layer and causal self-attention through oneDNN's GEMM,
+// GELU sixteen lanes at a time.
 //
 // Includes every public header of the folder.
 #pragma once
 
+#include "strata/ops/causal_self_attention.h"
+#include "strata/ops/gelu.h"
 #include "strata/ops/linear.h"

@@ -1,14 +1,9 @@
 #include "strata/ops/linear.h"
 
 #include <ATen/autocast_mode.h>
-#include <dlfcn.h>
 #include <torch/autograd.h>
 
-#include <cstdint>
-#include <cstdlib>
-#include <string>
-
-#include "strata/error.h"
+#include "onednn_gemm.h"
 
 namespace strata::ops {
 namespace {
@@ -16,40 +11,12 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::tensor_list;
 
-// oneDNN's C GEMM (dnnl.h): row-major C = alpha op(A) op(B) + beta C;
-// returns dnnl_success, 0, or an error status.
-using Sgemm = int (*)(char transA, char transB, int64_t m, int64_t n, int64_t k, float alpha,
-                      const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
-                      float* c, int64_t ldc);
-
-// Looked up at run time: present where LibTorch links oneDNN as a shared
-// library (Debian's does), absent where it carries it hidden inside.
-Sgemm loadedSgemm() {
-  static const Sgemm found = reinterpret_cast<Sgemm>(dlsym(RTLD_DEFAULT, "dnnl_sgemm"));
-  return found;
-}
-
-// The GEMM to use, or null for at::linear. STRATA_ONEDNN_GEMM is read on
-// every call (a few hundred nanoseconds against a product's milliseconds),
-// so that a process can switch it.
-Sgemm oneDnnSgemm() {
-  const char* choice = std::getenv("STRATA_ONEDNN_GEMM");
-  std::string value = choice != nullptr ? choice : "";
-  if (value == "0") return nullptr;
-  if (!value.empty() && value != "1")
-    throw ConfigError("STRATA_ONEDNN_GEMM is '" + value + "'; expected 1 (or unset) or 0");
-  return loadedSgemm();
-}
-
 // c [m, n] = op(a) op(b) + beta c, every operand a contiguous float matrix.
 void gemm(bool transA, bool transB, const at::Tensor& a, const at::Tensor& b, const at::Tensor& c,
           float beta) {
   int64_t m = c.size(0), n = c.size(1), k = transA ? a.size(0) : a.size(1);
-  int status =
-      loadedSgemm()(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, 1.0f, a.data_ptr<float>(),
-                    a.size(1), b.data_ptr<float>(), b.size(1), beta, c.data_ptr<float>(), n);
-  TORCH_CHECK(status == 0, "oneDNN's sgemm failed with status ", status, " on a [", m, ", ", k,
-              "] x [", k, ", ", n, "] product");
+  detail::sgemm(transA, transB, m, n, k, 1.0f, a.data_ptr<float>(), a.size(1), b.data_ptr<float>(),
+                b.size(1), beta, c.data_ptr<float>(), n);
 }
 
 // x viewed as rows of its last dimension: [tokens, in].
@@ -103,7 +70,7 @@ bool isCpuFloat(const at::Tensor& t) {
 }  // namespace
 
 bool linearUsesOneDnn(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  if (oneDnnSgemm() == nullptr || at::autocast::is_cpu_enabled()) return false;
+  if (!detail::oneDnnGemmEnabled() || at::autocast::is_cpu_enabled()) return false;
   bool biasFits = !bias.defined() || (isCpuFloat(bias) && bias.dim() == 1);
   return isCpuFloat(x) && isCpuFloat(weight) && biasFits && x.dim() >= 2 && weight.dim() == 2 &&
          x.is_contiguous() && weight.is_contiguous() && x.numel() > 0 &&

@@ -94,9 +94,12 @@ void keepLarger(Moment& peak, double stash, double buffers) {
 // (held_sends.h); an output a stash holds costs its send nothing until the
 // stash goes. One handed to a stage of the same rank waits in its mailbox
 // until that stage's backward takes it. The replica's batch (int64 ids and
-// targets) lives through the pipeline.
+// targets) lives through the pipeline. Gradients the trainer releases
+// before each step (`releasedGradients` bytes, without replicas) are held
+// again from the end of the rank's first pass that makes weight gradients
+// (B, or W of a split backward).
 Moment pipelinePeak(const TrainingJob& job, const Layout& l, const StagePlan& plan,
-                    const schedule::Schedule& pipeline, int rank) {
+                    const schedule::Schedule& pipeline, int rank, double releasedGradients) {
   std::vector<StageMemory> stages = stageMemory(job, l, plan);
   double handOff = handOffBytes(job, l);
   // Another framework's sends free their buffers as they are delivered.
@@ -111,7 +114,8 @@ Moment pipelinePeak(const TrainingJob& job, const Layout& l, const StagePlan& pl
   double stash = 0, mailbox = 0;
   HeldSends sends(pipeline, rank);
   Moment peak{0, batch};
-  auto others = [&] { return batch + sends.held() * sentHandOff + mailbox; };
+  double gradients = 0;
+  auto others = [&] { return batch + sends.held() * sentHandOff + mailbox + gradients; };
   // Where the backward of stage s takes its output's gradient from, and
   // leaves its input's.
   auto takeGradient = [&](int s) {
@@ -154,6 +158,7 @@ Moment pipelinePeak(const TrainingJob& job, const Layout& l, const StagePlan& pl
         passGradient(action);
         stash -= keptBy(s);
         sends.stashGone(s, action.microbatch);
+        gradients = releasedGradients;
         break;
       case ActionKind::kBackwardWeight:
         if (s > 0) keepLarger(peak, stash, others() + stage.weightPassWork);
@@ -161,6 +166,7 @@ Moment pipelinePeak(const TrainingJob& job, const Layout& l, const StagePlan& pl
         if (s == 0) backward(stage, 0);
         stash -= keptBy(s) + (s > 0 ? stage.rebuilt : 0);
         sends.stashGone(s, action.microbatch);
+        gradients = releasedGradients;
         break;
     }
   }
@@ -219,7 +225,12 @@ MemoryBreakdown rankMemory(const TrainingJob& job, const Layout& l, const StageP
     during.parameters += extras.parameters;
     during.gradients += extras.gradients;
   }
-  Moment peak = pipelinePeak(job, l, plan, pipeline, rank);
+  // Without replicas the trainer releases the gradients before each step
+  // (trainer_optimizer.cpp): the pipeline's moments count them from the
+  // backward that makes them, among its buffers.
+  double released = l.replicas() == 1 && l.zeroStage == 0 ? state.gradients : 0;
+  during.gradients -= released;
+  Moment peak = pipelinePeak(job, l, plan, pipeline, rank, released);
   during.activations = peak.stash;
   during.buffers = peak.buffers;
   MemoryBreakdown after = state;

@@ -6,6 +6,7 @@
 #include "context_parallel/causal_attention.h"
 #include "strata/context_parallel/all_to_all_attention.h"
 #include "strata/error.h"
+#include "strata/ops/causal_self_attention.h"
 
 namespace strata::tensor_parallel {
 namespace {
@@ -58,6 +59,7 @@ ParallelSelfAttentionImpl::ParallelSelfAttentionImpl(const ParallelSelfAttention
 
 at::Tensor ParallelSelfAttentionImpl::forward(const at::Tensor& x) {
   at::Tensor fused = qkv(x);  // [s, b, 3h/p], features [H/p, 3, d]
+  if (attendsFused(fused)) return proj(ops::causalSelfAttention(fused, localHeads_));
   int64_t s = fused.size(0);
   int64_t b = fused.size(1);
   // unbind, not three selects: backward stacks the three gradients once
@@ -67,6 +69,13 @@ at::Tensor ParallelSelfAttentionImpl::forward(const at::Tensor& x) {
   at::Tensor heads = attend(qkvHeads[0], qkvHeads[1], qkvHeads[2]);  // [b, H/p, s, d]
   at::Tensor merged = heads.permute({2, 0, 1, 3}).reshape({s, b, localHeads_ * headDim_});
   return proj(merged);
+}
+
+bool ParallelSelfAttentionImpl::attendsFused(const at::Tensor& fused) const {
+  bool wholeSequences = !cp_ || cp_->comm->size() == 1;
+  bool noDropout = !is_training() || dropout_.p() == 0.0;
+  return !cache_.joined() && wholeSequences && noDropout &&
+         ops::causalSelfAttentionUsesOneDnn(fused);
 }
 
 at::Tensor ParallelSelfAttentionImpl::attend(const at::Tensor& q, const at::Tensor& k,

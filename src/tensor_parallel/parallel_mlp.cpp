@@ -3,11 +3,12 @@
 #include <torch/torch.h>
 
 #include "collectives.h"
+#include "strata/ops/gelu.h"
 
 namespace strata::tensor_parallel {
 ParallelMLPImpl::ParallelMLPImpl(const ParallelMLPOptions& options,
                                  std::shared_ptr<Communicator> tp)
-    : approximate_(options.geluTanh ? "tanh" : "none") {
+    : geluTanh_(options.geluTanh) {
   detail::requireDivisible(options.ffn, "ParallelMLP FFN size", *tp);
   ColumnParallelLinearOptions up;
   up.inFeatures = options.hidden;
@@ -25,7 +26,7 @@ ParallelMLPImpl::ParallelMLPImpl(const ParallelMLPOptions& options,
 
 at::Tensor ParallelMLPImpl::forward(const at::Tensor& x) {
   // GELU acts elementwise, so it commutes with the column split of fc1.
-  return fc2(at::gelu(fc1(x), approximate_));  // [s, b, hidden] via [s, b, ffn/p]
+  return fc2(ops::gelu(fc1(x), geluTanh_));  // [s, b, hidden] via [s, b, ffn/p]
 }
 
 }  // namespace strata::tensor_parallel

@@ -59,6 +59,10 @@ class ParallelSelfAttentionImpl : public torch::nn::Module, public DecodesIncrem
   RowParallelLinear proj{nullptr};    // hidden / p -> hidden
 
  private:
+  // Whether the heads are attended in the fused projection's layout
+  // (strata/ops/causal_self_attention.h): whole sequences, no cache, no
+  // dropout drawn, CPU float32 with oneDNN's GEMM.
+  bool attendsFused(const at::Tensor& fused) const;
   // q, k, v: [b, H/p, s, d] -> [b, H/p, s, d]
   at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
 

@@ -41,7 +41,7 @@ class ParallelMLPImpl : public torch::nn::Module {
   RowParallelLinear fc2{nullptr};     // ffn/p -> hidden
 
  private:
-  const char* approximate_;  // at::gelu's "none" or "tanh"
+  bool geluTanh_;  // the tanh approximation, not the exact GELU
 };
 TORCH_MODULE(ParallelMLP);
 

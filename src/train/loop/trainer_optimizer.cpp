@@ -191,12 +191,36 @@ void Trainer::optimizerStep() {
   }
 }
 
+// Without replica sets the gradients are released before the backward,
+// not zeroed: zeroing is a pass over every gradient, and the backward's
+// first contribution is then added to the zeros in another, where a
+// released gradient takes the contribution itself (LibTorch's gradient
+// accumulation keeps a fresh gradient it is given). A parameter the backward
+// does not reach (an expert no token chose) gets zeros back afterwards, so
+// that AdamW steps it as after LibTorch's zero_grad().
+void Trainer::releaseGradients() {
+  State& s = *state_;
+  s.releasedGradients.clear();
+  for (at::Tensor& parameter : s.parameters) {
+    if (!parameter.grad().defined()) continue;
+    s.releasedGradients.push_back(parameter);
+    parameter.mutable_grad().reset();
+  }
+}
+
+void Trainer::zeroUnreachedGradients() {
+  State& s = *state_;
+  for (at::Tensor& parameter : s.releasedGradients)
+    if (!parameter.grad().defined()) parameter.mutable_grad() = at::zeros_like(parameter);
+  s.releasedGradients.clear();
+}
+
 void Trainer::zeroGradients() {
   State& s = *state_;
   if (s.fullySharded) {
     s.fullySharded->zeroGrad();
   } else if (s.replicaSets.empty()) {
-    s.optimizer->zero_grad();
+    releaseGradients();
   } else {
     for (auto& replicas : s.replicaSets) replicas->zeroGrad();
     for (at::Tensor& t : s.unreplicated)

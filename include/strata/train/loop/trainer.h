@@ -166,6 +166,8 @@ class Trainer {
   void syncGradients();
   void optimizerStep();
   void zeroGradients();
+  void releaseGradients();
+  void zeroUnreachedGradients();
   // What a checkpoint of this rank holds: model, optimizer (or ZeRO shards),
   // LR step and data position.
   RankState rankState() const;
