@@ -52,7 +52,7 @@ using strata::bench::median;
 
 using strata::train::TrainConfig;
 
-constexpr int kOverheadRounds = 16;
+constexpr int kOverheadRounds = 48;
 constexpr int kOverheadStepsPerRound = 4;
 constexpr int kLargeAlternations = 5;
 constexpr int kLargeStepsPerRound = 3;

@@ -412,7 +412,6 @@ double Trainer::runBatch(const Batch& batch) {
 // Both reductions are sums, so their order does not change the result.
 void Trainer::syncGradients() {
   State& s = *state_;
-  zeroUnreachedGradients();
   for (auto& replicas : s.replicaSets) replicas->finishGradientSync();
   if (s.fullySharded) {
     s.fullySharded->finishGradientSync();

@@ -196,23 +196,10 @@ void Trainer::optimizerStep() {
 // first contribution is then added to the zeros in another, where a
 // released gradient takes the contribution itself (LibTorch's gradient
 // accumulation keeps a fresh gradient it is given). A parameter the backward
-// does not reach (an expert no token chose) gets zeros back afterwards, so
-// that AdamW steps it as after LibTorch's zero_grad().
+// does not reach keeps none, and AdamW leaves it alone, as data parallelism
+// does with a parameter no replica used (data_parallel.cpp).
 void Trainer::releaseGradients() {
-  State& s = *state_;
-  s.releasedGradients.clear();
-  for (at::Tensor& parameter : s.parameters) {
-    if (!parameter.grad().defined()) continue;
-    s.releasedGradients.push_back(parameter);
-    parameter.mutable_grad().reset();
-  }
-}
-
-void Trainer::zeroUnreachedGradients() {
-  State& s = *state_;
-  for (at::Tensor& parameter : s.releasedGradients)
-    if (!parameter.grad().defined()) parameter.mutable_grad() = at::zeros_like(parameter);
-  s.releasedGradients.clear();
+  for (at::Tensor& parameter : state_->parameters) parameter.mutable_grad().reset();
 }
 
 void Trainer::zeroGradients() {

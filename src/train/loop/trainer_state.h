@@ -63,9 +63,6 @@ struct Trainer::State {
   // Parameters no replica set holds while others do (the experts when each
   // has a single holder, at ep = dp x cp): zeroed apart.
   std::vector<at::Tensor> unreplicated;
-  // Without replica sets: the parameters whose gradients zeroGradients()
-  // released for this step's backward (trainer_optimizer.cpp).
-  std::vector<at::Tensor> releasedGradients;
   std::vector<std::unique_ptr<data_parallel::ZeroOptimizer>> zero;
   std::unique_ptr<torch::optim::AdamW> optimizer;      // without ZeRO
   std::unique_ptr<FullyShardedTraining> fullySharded;  // ZeRO-3, instead of replicas

@@ -167,7 +167,6 @@ class Trainer {
   void optimizerStep();
   void zeroGradients();
   void releaseGradients();
-  void zeroUnreachedGradients();
   // What a checkpoint of this rank holds: model, optimizer (or ZeRO shards),
   // LR step and data position.
   RankState rankState() const;
