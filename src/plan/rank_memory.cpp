@@ -73,11 +73,12 @@ MemoryBreakdown fullyShardedExtras(const TrainingJob& job, const Layout& l, doub
 struct Moment {
   double stash = 0;
   double buffers = 0;
-  double total() const { return stash + buffers; }
+  double gradients = 0;  // released ones made again by then (pipelinePeak)
+  double total() const { return stash + buffers + gradients; }
 };
 
-void keepLarger(Moment& peak, double stash, double buffers) {
-  if (stash + buffers > peak.total()) peak = {stash, buffers};
+void keepLarger(Moment& peak, const Moment& now) {
+  if (now.total() > peak.total()) peak = now;
 }
 
 // Walks the rank's actions in order, as the executor runs them
@@ -115,7 +116,10 @@ Moment pipelinePeak(const TrainingJob& job, const Layout& l, const StagePlan& pl
   HeldSends sends(pipeline, rank);
   Moment peak{0, batch};
   double gradients = 0;
-  auto others = [&] { return batch + sends.held() * sentHandOff + mailbox + gradients; };
+  auto others = [&] { return batch + sends.held() * sentHandOff + mailbox; };
+  auto hold = [&](double stashed, double buffers) {
+    keepLarger(peak, {stashed, buffers, gradients});
+  };
   // Where the backward of stage s takes its output's gradient from, and
   // leaves its input's.
   auto takeGradient = [&](int s) {
@@ -133,9 +137,9 @@ Moment pipelinePeak(const TrainingJob& job, const Layout& l, const StagePlan& pl
   // The moments of a backward that `keeps` more as it goes (I's gradients).
   auto backward = [&](const StageMemory& stage, double keeps) {
     double rebuilt = stash + stage.rebuilt;
-    if (stage.checkpointed) keepLarger(peak, rebuilt, others() + stage.forwardWork);
-    keepLarger(peak, rebuilt + keeps, others() + stage.backwardWork);
-    keepLarger(peak, rebuilt - stage.headKept, others() + stage.layerWork);
+    if (stage.checkpointed) hold(rebuilt, others() + stage.forwardWork);
+    hold(rebuilt + keeps, others() + stage.backwardWork);
+    hold(rebuilt - stage.headKept, others() + stage.layerWork);
   };
   for (const Action& action : pipeline.actions(rank)) {
     int s = action.stage;
@@ -143,7 +147,7 @@ Moment pipelinePeak(const TrainingJob& job, const Layout& l, const StagePlan& pl
     switch (action.kind) {
       case ActionKind::kForward:
         stash += keptBy(s);
-        keepLarger(peak, stash, others() + stage.forwardWork);
+        hold(stash, others() + stage.forwardWork);
         sends.afterAction(action, !stage.checkpointed);
         break;
       case ActionKind::kBackwardInput:
@@ -161,7 +165,7 @@ Moment pipelinePeak(const TrainingJob& job, const Layout& l, const StagePlan& pl
         gradients = releasedGradients;
         break;
       case ActionKind::kBackwardWeight:
-        if (s > 0) keepLarger(peak, stash, others() + stage.weightPassWork);
+        if (s > 0) hold(stash, others() + stage.weightPassWork);
         stash -= stage.weightPassKept;
         if (s == 0) backward(stage, 0);
         stash -= keptBy(s) + (s > 0 ? stage.rebuilt : 0);
@@ -227,12 +231,12 @@ MemoryBreakdown rankMemory(const TrainingJob& job, const Layout& l, const StageP
   }
   // Without replicas the trainer releases the gradients before each step
   // (trainer_optimizer.cpp): the pipeline's moments count them from the
-  // backward that makes them, among its buffers.
+  // backward that makes them.
   double released = l.replicas() == 1 && l.zeroStage == 0 ? state.gradients : 0;
-  during.gradients -= released;
   Moment peak = pipelinePeak(job, l, plan, pipeline, rank, released);
   during.activations = peak.stash;
   during.buffers = peak.buffers;
+  during.gradients += peak.gradients - released;
   MemoryBreakdown after = state;
   after.buffers = stepWork(job, l, plan, rank);
   return after.total() > during.total() ? after : during;
