@@ -4,11 +4,8 @@
 #include <ATen/autocast_mode.h>
 #include <torch/autograd.h>
 
-#include <cstdlib>
-#include <string>
-
+#include "env_switch.h"
 #include "gelu_kernels.h"
-#include "strata/error.h"
 
 namespace strata::ops {
 namespace {
@@ -20,14 +17,6 @@ using torch::autograd::tensor_list;
 // LibTorch's threads share an activation of a few MiB and a small one runs
 // on its caller.
 constexpr int64_t kGrain = 32768;
-
-bool enabledByEnvironment() {
-  const char* choice = std::getenv("STRATA_OWN_GELU");
-  std::string value = choice != nullptr ? choice : "";
-  if (!value.empty() && value != "0" && value != "1")
-    throw ConfigError("STRATA_OWN_GELU is '" + value + "'; expected 1 (or unset) or 0");
-  return value != "0";
-}
 
 const char* approximation(bool tanh) { return tanh ? "tanh" : "none"; }
 
@@ -64,8 +53,9 @@ struct OwnGelu : torch::autograd::Function<OwnGelu> {
 }  // namespace
 
 bool geluUsesOwnKernel(const at::Tensor& x) {
-  return enabledByEnvironment() && detail::avx512Available() && !at::autocast::is_cpu_enabled() &&
-         x.device().is_cpu() && x.scalar_type() == at::kFloat && x.is_contiguous() && x.numel() > 0;
+  return detail::switchedOn("STRATA_OWN_GELU") && detail::avx512Available() &&
+         !at::autocast::is_cpu_enabled() && x.device().is_cpu() && x.scalar_type() == at::kFloat &&
+         x.is_contiguous() && x.numel() > 0;
 }
 
 at::Tensor gelu(const at::Tensor& x, bool tanh) {

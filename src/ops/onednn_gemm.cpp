@@ -3,10 +3,7 @@
 #include <c10/util/Exception.h>
 #include <dlfcn.h>
 
-#include <cstdlib>
-#include <string>
-
-#include "strata/error.h"
+#include "env_switch.h"
 
 namespace strata::ops::detail {
 namespace {
@@ -24,14 +21,7 @@ Sgemm loadedSgemm() {
 
 }  // namespace
 
-bool oneDnnGemmEnabled() {
-  const char* choice = std::getenv("STRATA_ONEDNN_GEMM");
-  std::string value = choice != nullptr ? choice : "";
-  if (value == "0") return false;
-  if (!value.empty() && value != "1")
-    throw ConfigError("STRATA_ONEDNN_GEMM is '" + value + "'; expected 1 (or unset) or 0");
-  return loadedSgemm() != nullptr;
-}
+bool oneDnnGemmEnabled() { return switchedOn("STRATA_ONEDNN_GEMM") && loadedSgemm() != nullptr; }
 
 void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
            int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {

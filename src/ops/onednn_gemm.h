@@ -12,9 +12,7 @@
 
 namespace strata::ops::detail {
 
-// Whether oneDNN's GEMM is loaded and not turned off. Reads the environment
-// on every call (a few hundred nanoseconds against a product's
-// milliseconds), so that a process can switch it.
+// Whether oneDNN's GEMM is loaded and not turned off (env_switch.h).
 bool oneDnnGemmEnabled();
 
 // Row-major c [m, n] = alpha op(a) op(b) + beta c, op(a) [m, k] and op(b)
