@@ -27,13 +27,15 @@ struct HeadLayout {
   int64_t headDim;    // d
   int64_t fusedRow;   // b * H * 3d
   int64_t mergedRow;  // b * H * d
+  float scale;        // 1 / sqrt(d)
 
   HeadLayout(const at::Tensor& fused, int64_t heads)
       : tokens(fused.size(0)),
         pairs(fused.size(1) * heads),
         headDim(fused.size(2) / (3 * heads)),
         fusedRow(fused.size(1) * fused.size(2)),
-        mergedRow(fused.size(1) * heads * headDim) {}
+        mergedRow(fused.size(1) * heads * headDim),
+        scale(static_cast<float>(1.0 / std::sqrt(static_cast<double>(headDim)))) {}
 
   int64_t q(int64_t n) const { return n * 3 * headDim; }
   int64_t k(int64_t n) const { return q(n) + headDim; }
@@ -63,12 +65,11 @@ struct CausalSelfAttention : torch::autograd::Function<CausalSelfAttention> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& fused, int64_t heads) {
     HeadLayout l(fused, heads);
     int64_t s = l.tokens;
-    float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(l.headDim)));
     const float* qkv = fused.data_ptr<float>();
     at::Tensor scores = at::empty({l.pairs, s, s}, fused.options());  // [b*H, s, s]
     float* sc = scores.data_ptr<float>();
     forEachPair(l, [&](int64_t n) {  // S = Q K^T / sqrt(d), masked
-      detail::sgemm(false, true, s, s, l.headDim, scale, qkv + l.q(n), l.fusedRow, qkv + l.k(n),
+      detail::sgemm(false, true, s, s, l.headDim, l.scale, qkv + l.q(n), l.fusedRow, qkv + l.k(n),
                     l.fusedRow, 0.0f, sc + l.scores(n), s);
       maskFuture(sc + l.scores(n), s);
     });
@@ -92,7 +93,6 @@ struct CausalSelfAttention : torch::autograd::Function<CausalSelfAttention> {
     const at::Tensor& probs = saved[1];
     HeadLayout l(fused, ctx->saved_data["heads"].toInt());
     int64_t s = l.tokens;
-    float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(l.headDim)));
     at::Tensor grad = outputGrads[0].contiguous();  // [s, b, H*d]
     const float* qkv = fused.data_ptr<float>();
     const float* p = probs.data_ptr<float>();
@@ -114,9 +114,9 @@ struct CausalSelfAttention : torch::autograd::Function<CausalSelfAttention> {
     const float* dS = gradScores.data_ptr<float>();
     forEachPair(l, [&](int64_t n) {
       // dQ = dS K / sqrt(d), dK = dS^T Q / sqrt(d)
-      detail::sgemm(false, false, s, l.headDim, s, scale, dS + l.scores(n), s, qkv + l.k(n),
+      detail::sgemm(false, false, s, l.headDim, s, l.scale, dS + l.scores(n), s, qkv + l.k(n),
                     l.fusedRow, 0.0f, dQkv + l.q(n), l.fusedRow);
-      detail::sgemm(true, false, s, l.headDim, s, scale, dS + l.scores(n), s, qkv + l.q(n),
+      detail::sgemm(true, false, s, l.headDim, s, l.scale, dS + l.scores(n), s, qkv + l.q(n),
                     l.fusedRow, 0.0f, dQkv + l.k(n), l.fusedRow);
     });
     return {gradFused, at::Tensor()};
