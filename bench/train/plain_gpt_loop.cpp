@@ -60,8 +60,7 @@ double PlainGptLoop::step() {
   optimizer_->step();
   // Released, not zeroed, as the trainer does without replicas (and as
   // PyTorch's zero_grad(set_to_none=True)): the overhead measured is the
-  // trainer's, not a zeroing pass. Every parameter of this GPT gets a
-  // gradient each step, so none needs zeros back.
+  // trainer's, not a zeroing pass.
   for (at::Tensor& p : parameters_) p.mutable_grad().reset();
   return loss.item<double>();
 }

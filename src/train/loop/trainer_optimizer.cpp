@@ -191,23 +191,18 @@ void Trainer::optimizerStep() {
   }
 }
 
-// Without replica sets the gradients are released before the backward,
-// not zeroed: zeroing is a pass over every gradient, and the backward's
-// first contribution is then added to the zeros in another, where a
-// released gradient takes the contribution itself (LibTorch's gradient
-// accumulation keeps a fresh gradient it is given). A parameter the backward
-// does not reach keeps none, and AdamW leaves it alone, as data parallelism
-// does with a parameter no replica used (data_parallel.cpp).
-void Trainer::releaseGradients() {
-  for (at::Tensor& parameter : state_->parameters) parameter.mutable_grad().reset();
-}
-
 void Trainer::zeroGradients() {
   State& s = *state_;
   if (s.fullySharded) {
     s.fullySharded->zeroGrad();
   } else if (s.replicaSets.empty()) {
-    releaseGradients();
+    // Released, not zeroed: zeroing is a pass over every gradient, and the
+    // backward's first contribution is then added to the zeros in another,
+    // where a released gradient takes the contribution itself (LibTorch's
+    // gradient accumulation keeps a fresh gradient it is given). A parameter
+    // the backward does not reach keeps none, and AdamW leaves it alone, as
+    // data parallelism does with a parameter no replica used.
+    for (at::Tensor& parameter : s.parameters) parameter.mutable_grad().reset();
   } else {
     for (auto& replicas : s.replicaSets) replicas->zeroGrad();
     for (at::Tensor& t : s.unreplicated)

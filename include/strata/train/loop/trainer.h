@@ -166,7 +166,6 @@ class Trainer {
   void syncGradients();
   void optimizerStep();
   void zeroGradients();
-  void releaseGradients();
   // What a checkpoint of this rank holds: model, optimizer (or ZeRO shards),
   // LR step and data position.
   RankState rankState() const;
