@@ -21,6 +21,7 @@ struct Coefficients {
   float biasCorrection2Sqrt;  // sqrt(1 - b2^t)
   float eps;
   float negativeStepSize;  // -lr / (1 - b1^t)
+  float gradScale;
 };
 
 Coefficients coefficientsOf(const AdamWStep& h) {
@@ -33,7 +34,8 @@ Coefficients coefficientsOf(const AdamWStep& h) {
           static_cast<float>(1 - h.beta2),
           static_cast<float>(std::sqrt(biasCorrection2)),
           static_cast<float>(h.eps),
-          static_cast<float>(-h.lr / biasCorrection1)};
+          static_cast<float>(-h.lr / biasCorrection1),
+          static_cast<float>(h.gradScale)};
 }
 
 // The loop the compiler vectorises (this file builds with -O3 and without
@@ -41,7 +43,7 @@ Coefficients coefficientsOf(const AdamWStep& h) {
 void updateRange(float* __restrict p, const float* __restrict g, float* __restrict m,
                  float* __restrict v, int64_t n, const Coefficients& c) {
   for (int64_t i = 0; i < n; ++i) {
-    float grad = g[i];
+    float grad = g[i] * c.gradScale;
     float mean = m[i] * c.beta1 + grad * c.oneMinusBeta1;
     float square = v[i] * c.beta2 + c.oneMinusBeta2 * grad * grad;
     m[i] = mean;
@@ -62,9 +64,10 @@ bool takesSinglePass(const at::Tensor& param, const at::Tensor& grad, const at::
 }
 
 // LibTorch's eight operations, for tensors the single pass does not take.
-void updateByTensorOperations(const at::Tensor& param, const at::Tensor& grad,
+void updateByTensorOperations(const at::Tensor& param, const at::Tensor& unscaledGrad,
                               const at::Tensor& expAvg, const at::Tensor& expAvgSq,
                               const AdamWStep& h) {
+  at::Tensor grad = h.gradScale == 1 ? unscaledGrad : unscaledGrad * h.gradScale;
   if (h.weightDecay != 0) param.mul_(1 - h.lr * h.weightDecay);
   double biasCorrection1 = 1 - std::pow(h.beta1, static_cast<double>(h.step));
   double biasCorrection2 = 1 - std::pow(h.beta2, static_cast<double>(h.step));

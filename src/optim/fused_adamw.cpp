@@ -16,17 +16,40 @@ const torch::optim::AdamWOptions& adamwOptions(const torch::optim::OptimizerPara
   return static_cast<const torch::optim::AdamWOptions&>(group.options());
 }
 
+bool anyAmsgrad(const std::vector<torch::optim::OptimizerParamGroup>& groups) {
+  for (const auto& group : groups)
+    if (adamwOptions(group).amsgrad()) return true;
+  return false;
+}
+
 }  // namespace
 
 at::Tensor FusedAdamW::step(LossClosure closure) {
-  for (const auto& group : param_groups_)
-    if (adamwOptions(group).amsgrad()) return torch::optim::AdamW::step(std::move(closure));
-  torch::NoGradGuard noGrad;
+  if (anyAmsgrad(param_groups_)) return torch::optim::AdamW::step(std::move(closure));
   at::Tensor loss;
   if (closure != nullptr) {
     at::AutoGradMode enableGrad(true);
     loss = closure();
   }
+  update(1);
+  return loss;
+}
+
+void FusedAdamW::stepOnScaledGradients(double scale) {
+  if (anyAmsgrad(param_groups_)) {
+    // LibTorch's own step reads the gradients: scale them first.
+    torch::NoGradGuard noGrad;
+    for (auto& group : param_groups_)
+      for (at::Tensor& parameter : group.params())
+        if (parameter.grad().defined()) parameter.mutable_grad().mul_(scale);
+    torch::optim::AdamW::step();
+    return;
+  }
+  update(scale);
+}
+
+void FusedAdamW::update(double gradScale) {
+  torch::NoGradGuard noGrad;
   for (auto& group : param_groups_) {
     const torch::optim::AdamWOptions& options = adamwOptions(group);
     for (at::Tensor& parameter : group.params()) {
@@ -44,11 +67,11 @@ at::Tensor FusedAdamW::step(LossClosure closure) {
       auto& state = static_cast<torch::optim::AdamWParamState&>(*slot);
       state.step(state.step() + 1);
       AdamWStep hyper{options.lr(),  std::get<0>(options.betas()), std::get<1>(options.betas()),
-                      options.eps(), options.weight_decay(),       state.step()};
+                      options.eps(), options.weight_decay(),       state.step(),
+                      gradScale};
       adamwUpdate(parameter, grad, state.exp_avg(), state.exp_avg_sq(), hyper);
     }
   }
-  return loss;
 }
 
 }  // namespace strata::optim

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <immintrin.h>
 
 #include <functional>
 
@@ -11,7 +12,7 @@ namespace {
 constexpr int64_t kGrain = 65536;  // elements a task sums
 constexpr int kLanes = 8;          // independent sums, so the loop vectorises
 
-double sumRange(const float* x, int64_t n) {
+double portableSumRange(const float* x, int64_t n) {
   double lanes[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
@@ -24,6 +25,30 @@ double sumRange(const float* x, int64_t n) {
   for (; i < n; ++i) total += static_cast<double>(x[i]) * x[i];
   for (double lane : lanes) total += lane;
   return total;
+}
+
+// Thirty-two floats a step, widened to float64 eight at a time (a float's
+// square is exact in float64) and added into four independent sums with one
+// fused multiply-add each: about four times the portable loop's rate, which
+// the build's baseline target keeps to SSE2.
+__attribute__((target("avx512f"))) double avx512SumRange(const float* x, int64_t n) {
+  __m512d sums[4] = {_mm512_setzero_pd(), _mm512_setzero_pd(), _mm512_setzero_pd(),
+                     _mm512_setzero_pd()};
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    for (int k = 0; k < 4; ++k) {
+      __m512d wide = _mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8 * k));
+      sums[k] = _mm512_fmadd_pd(wide, wide, sums[k]);
+    }
+  }
+  double total = portableSumRange(x + i, n - i);
+  for (const __m512d& sum : sums) total += _mm512_reduce_add_pd(sum);
+  return total;
+}
+
+double sumRange(const float* x, int64_t n) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  return avx512 ? avx512SumRange(x, n) : portableSumRange(x, n);
 }
 
 bool takesSinglePass(const at::Tensor& values) {

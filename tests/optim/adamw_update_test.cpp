@@ -80,6 +80,24 @@ TEST(AdamWUpdate, DoubleAndStridedTensorsTakeTheTensorOperations) {
   EXPECT_LT(maxRelative(strided.param, contiguous.param), 1e-6);
 }
 
+// The gradient scale of either path equals multiplying the gradient first,
+// element for element, and leaves the gradient as it was.
+TEST(AdamWUpdate, GradientScaleEqualsScalingTheGradientFirst) {
+  AdamWStep scaled = kHyper;
+  scaled.gradScale = 0.37;
+  for (at::ScalarType type : {at::kFloat, at::kDouble}) {
+    State inUpdate = randomState(1001, type);
+    State scaledFirst = cloned(inUpdate);
+    at::Tensor grad = inUpdate.grad.clone();
+    scaledFirst.grad.mul_(scaled.gradScale);
+    update(inUpdate, scaled);
+    update(scaledFirst, kHyper);
+    EXPECT_TRUE(torch::equal(inUpdate.param, scaledFirst.param)) << type;
+    EXPECT_TRUE(torch::equal(inUpdate.expAvgSq, scaledFirst.expAvgSq)) << type;
+    EXPECT_TRUE(torch::equal(inUpdate.grad, grad)) << type;
+  }
+}
+
 TEST(AdamWUpdate, ThreadsChangeNoElement) {
   State one = randomState(300000);
   State two = cloned(one);

@@ -1,7 +1,8 @@
 // FusedAdamW against LibTorch's torch::optim::AdamW: the same parameters and
 // state after several steps, with the decay policy the trainer uses (matrices
 // decay, vectors do not), a parameter large enough to be split over tasks,
-// and one without a gradient.
+// and one without a gradient; and a step on scaled gradients against
+// scaling them first, the gradients left as they were.
 #include "strata/optim/fused_adamw.h"
 
 #include <gtest/gtest.h>
@@ -75,6 +76,30 @@ TEST(FusedAdamW, EqualsTorchAdamWOverSeveralSteps) {
     EXPECT_EQ(mine.step(), kSteps);
     EXPECT_LT(relativeDifference(mine.exp_avg(), theirs.exp_avg()), 1e-6);
     EXPECT_LT(relativeDifference(mine.exp_avg_sq(), theirs.exp_avg_sq()), 1e-6);
+  }
+}
+
+// Clipping's factor taken in the update gives the parameters a step on
+// gradients scaled first gives, element for element (the product rounded to
+// float as grad.mul_ rounds it), and the gradients keep their values.
+TEST(FusedAdamW, StepOnScaledGradientsEqualsScalingThemFirst) {
+  constexpr double kScale = 0.37;
+  std::vector<at::Tensor> scaledFirst = makeParameters();
+  std::vector<at::Tensor> inUpdate = copies(scaledFirst);
+  auto scaledFirstOptimizer = twoGroups<FusedAdamW>(scaledFirst);
+  auto inUpdateOptimizer = twoGroups<FusedAdamW>(inUpdate);
+  std::vector<at::Tensor> grads;
+  for (size_t i = 0; i + 1 < scaledFirst.size(); ++i) {
+    grads.push_back(torch::randn_like(scaledFirst[i]));
+    scaledFirst[i].mutable_grad() = grads.back() * kScale;
+    inUpdate[i].mutable_grad() = grads.back().clone();
+  }
+  scaledFirstOptimizer->step();
+  static_cast<FusedAdamW&>(*inUpdateOptimizer).stepOnScaledGradients(kScale);
+  for (size_t i = 0; i < scaledFirst.size(); ++i) {
+    SCOPED_TRACE("parameter " + std::to_string(i));
+    EXPECT_TRUE(torch::equal(inUpdate[i], scaledFirst[i]));
+    if (i < grads.size()) EXPECT_TRUE(torch::equal(inUpdate[i].grad(), grads[i]));
   }
 }
 

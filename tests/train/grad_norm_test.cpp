@@ -75,6 +75,13 @@ void normOfShardedChunk(const testing::RankContext&) {
   EXPECT_TRUE(std::isnan(globalGradNorm(gradients, groups)));
 }
 
+TEST(GradNorm, ClipScaleIsOneBelowTheLimitAndWithoutOne) {
+  EXPECT_EQ(clipScale(0.5, 1.0), 1.0);
+  EXPECT_DOUBLE_EQ(clipScale(4.0, 1.0), 1.0 / (4.0 + 1e-6));
+  EXPECT_EQ(clipScale(1e9, 0.0), 1.0);  // no clipping
+  EXPECT_TRUE(std::isnan(clipScale(NAN, 1.0)));
+}
+
 TEST(GradNorm, ShardedChunkCountsItsRunsAndANanInAnyRun) {
   testing::runInProcesses(1, normOfShardedChunk);
 }

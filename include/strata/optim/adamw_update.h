@@ -1,6 +1,9 @@
 // One AdamW update of one tensor, in place, in a single pass over memory.
 //
-// The arithmetic is torch::optim::AdamW's (LibTorch 1.13), in its order:
+// The arithmetic is torch::optim::AdamW's (LibTorch 1.13), in its order,
+// on the gradient g = s grad scaled by `gradScale` (clipping's factor, taken
+// here rather than in a pass of its own; rounded to float as LibTorch's
+// grad.mul_(s) rounds it, so the step is the same):
 //   p <- p (1 - lr wd)
 //   m <- b1 m + (1 - b1) g,   v <- b2 v + (1 - b2) g^2
 //   p <- p - lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
@@ -30,6 +33,7 @@ struct AdamWStep {
   double eps = 1e-8;
   double weightDecay = 0;
   int64_t step = 1;
+  double gradScale = 1;  // s above; `grad` itself is left as it is
 };
 
 // param, expAvg (m) and expAvgSq (v) are updated in place from grad.

@@ -6,7 +6,11 @@
 // class works unchanged; only the memory traffic of a step differs. Groups
 // with amsgrad take LibTorch's own step.
 //
-// Nothing blocks or communicates; step() throws c10::Error for a sparse
+// stepOnScaledGradients(s) steps as step() would after every gradient had
+// been multiplied by s (gradient clipping's factor), without that pass over
+// the gradients: they keep their values.
+//
+// Nothing blocks or communicates; both steps throw c10::Error for a sparse
 // gradient, as LibTorch's does.
 #pragma once
 
@@ -18,6 +22,10 @@ class FusedAdamW : public torch::optim::AdamW {
  public:
   using torch::optim::AdamW::AdamW;
   at::Tensor step(LossClosure closure = nullptr) override;
+  void stepOnScaledGradients(double scale);
+
+ private:
+  void update(double gradScale);
 };
 
 }  // namespace strata::optim

@@ -112,17 +112,25 @@ double globalGradNorm(const GradientTerms& gradients, const NormGroups& groups) 
   return std::sqrt(sumSquares.item<double>());
 }
 
-double clipGradNorm(const GradientTerms& gradients, double maxNorm, const NormGroups& groups) {
-  double norm = globalGradNorm(gradients, groups);
-  if (maxNorm <= 0) return norm;
+double clipScale(double norm, double maxNorm) {
+  if (maxNorm <= 0) return 1;
   double scale = maxNorm / (norm + 1e-6);
-  if (scale >= 1) return norm;
+  return scale >= 1 ? 1 : scale;
+}
+
+void scaleGradients(const GradientTerms& gradients, double scale) {
+  if (scale == 1) return;
   for (const ShardedNormTerm& chunk : gradients.sharded) chunk.gradient.mul_(scale);
   for (const auto* terms : {&gradients.terms, &gradients.expertTerms})
     for (const NormTerm& term : *terms) {
       at::Tensor grad = term.parameter.grad();
       if (grad.defined()) grad.mul_(scale);
     }
+}
+
+double clipGradNorm(const GradientTerms& gradients, double maxNorm, const NormGroups& groups) {
+  double norm = globalGradNorm(gradients, groups);
+  scaleGradients(gradients, clipScale(norm, maxNorm));
   return norm;
 }
 

@@ -6,8 +6,8 @@
 
 namespace strata::train {
 
-std::unique_ptr<torch::optim::AdamW> makeAdamW(const std::vector<at::Tensor>& parameters,
-                                               const OptimConfig& config) {
+std::unique_ptr<optim::FusedAdamW> makeAdamW(const std::vector<at::Tensor>& parameters,
+                                             const OptimConfig& config) {
   auto options = [&](double decay) {
     return std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(config.lr)
                                                             .betas({config.beta1, config.beta2})

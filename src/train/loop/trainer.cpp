@@ -444,8 +444,8 @@ StepReport Trainer::step() {
       *s.model, stepsDone() * globalMicroBatches + s.groups.coord.dp * replicaMicroBatches);
   double localLoss = runBatch(s.trainData->next());
   syncGradients();
-  report.gradNorm = clipGradNorm(s.gradients, config_.train.gradClip,
-                                 {*s.replicas, *s.groups.tp, *s.groups.pp, s.expertGroup.get()});
+  report.gradNorm =
+      globalGradNorm(s.gradients, {*s.replicas, *s.groups.tp, *s.groups.pp, s.expertGroup.get()});
   if (s.experts) report.moe = gatherMoeReport(*s.experts, *s.replicas, *s.groups.pp);
   // The pipeline returns the loss on every pp rank; averaged over dp (and
   // cp: each cp rank's loss is the mean over as many tokens) it is the same
@@ -454,7 +454,7 @@ StepReport Trainer::step() {
   s.replicas->allReduce(loss, ReduceOp::kAvg);
   report.loss = loss.item<double>();
   report.skipped = !std::isfinite(report.loss) || !std::isfinite(report.gradNorm);
-  if (!report.skipped) optimizerStep();
+  if (!report.skipped) optimizerStep(clipScale(report.gradNorm, config_.train.gradClip));
   lr_.advance();
   report.step = stepsDone();
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

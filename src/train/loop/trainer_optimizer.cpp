@@ -177,13 +177,16 @@ void Trainer::buildOptimizer(const std::vector<data_parallel::NamedTensor>& name
   s.gradients = gradientTerms(s);
 }
 
-void Trainer::optimizerStep() {
+// Clipping's factor is taken by AdamW as it reads each gradient (one pass
+// over them fewer); the sharded optimizers read gradients scaled first.
+void Trainer::optimizerStep(double gradScale) {
   State& s = *state_;
   if (s.optimizer) {
     lr_.apply(*s.optimizer);
-    s.optimizer->step();
+    s.optimizer->stepOnScaledGradients(gradScale);
     return;
   }
+  scaleGradients(s.gradients, gradScale);
   if (s.fullySharded) s.fullySharded->step(lr_.current());
   for (auto& zero : s.zero) {
     zero->setLearningRate(lr_.current());

@@ -11,6 +11,7 @@
 #include "strata/data_parallel/data_parallel.h"
 #include "strata/data_parallel/zero_optimizer.h"
 #include "strata/expert_parallel/expert_parallel.h"
+#include "strata/optim/fused_adamw.h"
 #include "strata/pipeline/pipeline.h"
 #include "strata/train/data/data_source.h"
 #include "strata/train/loop/grad_norm.h"
@@ -64,7 +65,7 @@ struct Trainer::State {
   // has a single holder, at ep = dp x cp): zeroed apart.
   std::vector<at::Tensor> unreplicated;
   std::vector<std::unique_ptr<data_parallel::ZeroOptimizer>> zero;
-  std::unique_ptr<torch::optim::AdamW> optimizer;      // without ZeRO
+  std::unique_ptr<optim::FusedAdamW> optimizer;        // without ZeRO
   std::unique_ptr<FullyShardedTraining> fullySharded;  // ZeRO-3, instead of replicas
   std::unique_ptr<BatchReader> trainData;
   std::unique_ptr<BatchReader> validationData;

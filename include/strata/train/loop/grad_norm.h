@@ -87,8 +87,15 @@ struct NormGroups {
 
 double globalGradNorm(const GradientTerms& gradients, const NormGroups& groups);
 
-// Scales every gradient by min(1, maxNorm / (norm + 1e-6)); returns the norm
-// before clipping. maxNorm <= 0 only measures.
+// Clipping's factor for a measured norm: min(1, maxNorm / (norm + 1e-6)), 1
+// when maxNorm <= 0 (no clipping), nan when the norm is.
+double clipScale(double norm, double maxNorm);
+
+// Multiplies every gradient (counted or not) by `scale` in place.
+void scaleGradients(const GradientTerms& gradients, double scale);
+
+// Scales every gradient by clipScale(norm, maxNorm); returns the norm before
+// clipping. maxNorm <= 0 only measures.
 double clipGradNorm(const GradientTerms& gradients, double maxNorm, const NormGroups& groups);
 
 }  // namespace strata::train

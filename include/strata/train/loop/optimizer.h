@@ -7,18 +7,17 @@
 // Nothing blocks or communicates; torch throws for invalid hyperparameters.
 #pragma once
 
-#include <torch/optim/adamw.h>
-
 #include <memory>
 #include <vector>
 
+#include "strata/optim/fused_adamw.h"
 #include "strata/train/config/config.h"
 
 namespace strata::train {
 
 // Two parameter groups, in this order: decayed (dim >= 2), then not decayed.
 // The learning rate starts at config.lr; WarmupCosineLr sets it every step.
-std::unique_ptr<torch::optim::AdamW> makeAdamW(const std::vector<at::Tensor>& parameters,
-                                               const OptimConfig& config);
+std::unique_ptr<optim::FusedAdamW> makeAdamW(const std::vector<at::Tensor>& parameters,
+                                             const OptimConfig& config);
 
 }  // namespace strata::train

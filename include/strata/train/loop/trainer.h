@@ -164,7 +164,7 @@ class Trainer {
 
   double runBatch(const Batch& batch);
   void syncGradients();
-  void optimizerStep();
+  void optimizerStep(double gradScale);
   void zeroGradients();
   // What a checkpoint of this rank holds: model, optimizer (or ZeRO shards),
   // LR step and data position.
