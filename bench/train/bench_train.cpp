@@ -2,10 +2,16 @@
 //
 //   train_overhead    Trainer::step (pp = dp = tp = 1, one micro-batch)
 //                     against PlainGptLoop, the same GPT, data and AdamW in
-//                     a hand-written LibTorch loop. Rounds alternate
-//                     A B B A ... so machine drift cancels; overhead =
-//                     median over rounds of (trainer / plain) - 1, from wall
-//                     time, and overhead_cpu the same from process CPU time
+//                     a hand-written LibTorch loop. Each side lives in a
+//                     child process of its own (this program, started with
+//                     --overhead-side), as a user's loop does: two loops in
+//                     one process weigh on each other through the heap and
+//                     the caches, whichever runs second reading slower.
+//                     Rounds of a few steps alternate between the two
+//                     children A B B A ... (round_process.h) so the host's
+//                     drift cancels; overhead = median over rounds of
+//                     (trainer / plain) - 1, from wall time, and
+//                     overhead_cpu the same from each child's CPU time
 //                     (steadier where other processes share the cores).
 //   train_mfu         model FLOP/s of a training step (flops.h) over this
 //                     machine's single-thread matrix-product peak, measured
@@ -28,6 +34,7 @@
 #include <ctime>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -39,6 +46,7 @@
 #include "bench_stats.h"
 #include "plain_gpt_loop.h"
 #include "pytorch_peer.h"
+#include "round_process.h"
 #include "strata/train/loop/flops.h"
 #include "strata/train/loop/peak_flops.h"
 #include "strata/train/loop/trainer.h"
@@ -54,6 +62,8 @@ using strata::train::TrainConfig;
 
 constexpr int kOverheadRounds = 48;
 constexpr int kOverheadStepsPerRound = 4;
+constexpr int kOverheadWarmupSteps = 3;
+constexpr std::chrono::seconds kSideTimeout{300};  // a side's start-up and warm-up included
 constexpr int kLargeAlternations = 5;
 constexpr int kLargeStepsPerRound = 3;
 constexpr int kPeakSize = 1024;
@@ -117,29 +127,79 @@ double maxAbsDifference(const std::vector<double>& a, const std::vector<double>&
   return worst;
 }
 
-nlohmann::ordered_json benchOverhead() {
+// The numbers a side's round answers: wall and CPU seconds per step, then
+// each step's loss.
+std::vector<double> roundNumbers(const StepTimes& times, const std::vector<double>& losses) {
+  std::vector<double> numbers{times.wall, times.cpu};
+  numbers.insert(numbers.end(), losses.begin(), losses.end());
+  return numbers;
+}
+
+// The child's part: build one side, warm it up, then run a round of steps
+// each time the parent asks.
+void serveOverheadSide(const std::string& side, int channel) {
   TrainConfig config = overheadConfig();
   auto world = strata::bench::singleProcessWorld();
-  strata::train::Trainer trainer(config, world);
-  strata::bench::PlainGptLoop plain(config, world->worldComm());
-  auto strataStep = [&] { return trainer.step().loss; };
-  auto plainStep = [&] { return plain.step(); };
-  std::vector<double> strataLosses, plainLosses, strataTimes, plainTimes, ratios, cpuRatios;
-  timeSteps(strataStep, 2, strataLosses);  // warm-up: allocator, kernels
-  timeSteps(plainStep, 2, plainLosses);
+  std::function<double()> step;
+  std::unique_ptr<strata::train::Trainer> trainer;
+  std::unique_ptr<strata::bench::PlainGptLoop> plain;
+  if (side == "trainer") {
+    trainer = std::make_unique<strata::train::Trainer>(config, world);
+    step = [&] { return trainer->step().loss; };
+  } else if (side == "plain") {
+    plain = std::make_unique<strata::bench::PlainGptLoop>(config, world->worldComm());
+    step = [&] { return plain->step(); };
+  } else {
+    throw std::invalid_argument("bench_train: --overhead-side is 'trainer' or 'plain', not '" +
+                                side + "'");
+  }
+  std::vector<double> warmupLosses;
+  timeSteps(step, kOverheadWarmupSteps, warmupLosses);  // allocator, kernels
+  strata::bench::serveRounds(channel, [&] {
+    std::vector<double> losses;
+    StepTimes times = timeSteps(step, kOverheadStepsPerRound, losses);
+    return roundNumbers(times, losses);
+  });
+}
+
+struct SideRound {
+  StepTimes times;
+  std::vector<double> losses;
+};
+
+SideRound runRound(strata::bench::RoundProcess& side) {
+  std::vector<double> numbers = side.round();
+  if (numbers.size() != 2 + kOverheadStepsPerRound)
+    throw std::runtime_error("bench_train: a side answered " + std::to_string(numbers.size()) +
+                             " numbers for a round");
+  return {{numbers[0], numbers[1]}, {numbers.begin() + 2, numbers.end()}};
+}
+
+strata::bench::RoundProcess startSide(const std::string& side) {
+  return strata::bench::RoundProcess(side, {strata::currentExecutable(), "--overhead-side", side},
+                                     kSideTimeout);
+}
+
+nlohmann::ordered_json benchOverhead() {
+  TrainConfig config = overheadConfig();
+  strata::bench::RoundProcess trainerSide = startSide("trainer");
+  strata::bench::RoundProcess plainSide = startSide("plain");
+  std::vector<double> strataTimes, plainTimes, ratios, cpuRatios;
+  double lossDiff = 0;
   for (int round = 0; round < kOverheadRounds; ++round) {
-    StepTimes s, p;
+    SideRound s, p;
     if (round % 2 == 0) {
-      s = timeSteps(strataStep, kOverheadStepsPerRound, strataLosses);
-      p = timeSteps(plainStep, kOverheadStepsPerRound, plainLosses);
+      s = runRound(trainerSide);
+      p = runRound(plainSide);
     } else {
-      p = timeSteps(plainStep, kOverheadStepsPerRound, plainLosses);
-      s = timeSteps(strataStep, kOverheadStepsPerRound, strataLosses);
+      p = runRound(plainSide);
+      s = runRound(trainerSide);
     }
-    strataTimes.push_back(s.wall);
-    plainTimes.push_back(p.wall);
-    ratios.push_back(s.wall / p.wall);
-    cpuRatios.push_back(s.cpu / p.cpu);
+    strataTimes.push_back(s.times.wall);
+    plainTimes.push_back(p.times.wall);
+    ratios.push_back(s.times.wall / p.times.wall);
+    cpuRatios.push_back(s.times.cpu / p.times.cpu);
+    lossDiff = std::max(lossDiff, maxAbsDifference(s.losses, p.losses));
   }
   return {{"bench", "train_overhead"},
           {"overhead", jsonNumber(median(ratios) - 1.0)},
@@ -148,7 +208,7 @@ nlohmann::ordered_json benchOverhead() {
           {"plain_step_s", jsonNumber(median(plainTimes))},
           {"rounds", kOverheadRounds},
           {"steps_per_round", kOverheadStepsPerRound},
-          {"max_loss_diff", jsonNumber(maxAbsDifference(strataLosses, plainLosses))},
+          {"max_loss_diff", jsonNumber(lossDiff)},
           {"layers", config.model.layers},
           {"hidden", config.model.hidden},
           {"batch", config.train.globalBatch},
@@ -234,6 +294,16 @@ void reexecWithOneBlasThread(char** argv) {
 int main(int argc, char** argv) {
   reexecWithOneBlasThread(argv);
   torch::set_num_threads(1);
+  if (argc > 1) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (args.size() != 4 || args[0] != "--overhead-side" || args[2] != "--channel") {
+      std::cerr << "bench_train takes no arguments (--overhead-side trainer|plain --channel FD "
+                   "start its own children)\n";
+      return 2;
+    }
+    serveOverheadSide(args[1], std::stoi(args[3]));
+    return 0;
+  }
   std::cerr << "bench_train: trainer overhead against a plain LibTorch loop\n";
   strata::bench::emitJson(benchOverhead());
   std::cerr << "bench_train: MFU and Python PyTorch, hidden 512\n";
