@@ -60,8 +60,8 @@ using strata::bench::median;
 
 using strata::train::TrainConfig;
 
-constexpr int kOverheadRounds = 48;
-constexpr int kOverheadStepsPerRound = 4;
+constexpr int kOverheadRounds = 192;
+constexpr int kOverheadStepsPerRound = 1;
 constexpr int kOverheadWarmupSteps = 3;
 constexpr std::chrono::seconds kSideTimeout{300};  // a side's start-up and warm-up included
 constexpr int kLargeAlternations = 5;
