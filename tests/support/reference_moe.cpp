@@ -76,7 +76,8 @@ ReferenceMoeResult referenceMoe(const torch::Tensor& x, const ReferenceMoeWeight
         tokens.push_back(static_cast<int64_t>(at) / k);
         slots.push_back(static_cast<int64_t>(at) % k);
       }
-    if (tokens.empty()) continue;
+    // An expert no token chose still runs, on no rows: its gradient is zero,
+    // not undefined, and AdamW steps it as it steps every expert.
     torch::Tensor rows = torch::tensor(tokens, torch::kLong);
     torch::Tensor g = flatGates.index({rows, torch::tensor(slots, torch::kLong)}).unsqueeze(1);
     torch::Tensor out = swiglu(flat.index_select(0, rows), w.gate[e], w.up[e], w.down[e]);

@@ -1,7 +1,8 @@
 // An independent mixture-of-experts MLP for the parallel-equals-serial
 // tests: every expert runs in one process on exactly the tokens routed to
-// it, written from the definition with plain LibTorch and loops, calling
-// none of Strata's layers.
+// it (an expert no token chose on none, so that its gradient is zero),
+// written from the definition with plain LibTorch and loops, calling none of
+// Strata's layers.
 //
 //   x [B, S, hidden] (batch first, as the reference models hold it)
 //   p = softmax(x R^T) per token (float32); its k best experts, ties to the

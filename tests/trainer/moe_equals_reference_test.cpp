@@ -8,7 +8,7 @@
 //
 // Layouts: one process; dp 2 with the experts on every rank (ep 1); ep 2;
 // ep 4 with dp 4; ep 2 x tp 2; pp 2 x ep 2; ep 2 under ZeRO-1, 2 and 3;
-// capacity drops with a shared expert; cp 2 with ep 2 (the balance loss and
+// capacity drops with a shared expert; experts no token chose; cp 2 with ep 2 (the balance loss and
 // the capacity taken over whole sequences); recomputed activations; the GPT
 // family at ep 2 with dropout and at pp 2 x dp 2 x tp 2 x ep 2.
 #include <gtest/gtest.h>
@@ -77,6 +77,18 @@ TEST(MoeEqualsReference, Cp2Ep2Capacity) {
   c.parallel.cp = 2;
   c.model.moe.capacityFactor = 0.75;
   expectEqualsReference("moe_cp2ep2", c);
+}
+
+// 8 sequences of 2 tokens, top 1 of 8 experts: most steps leave an expert
+// without tokens. It still runs (on no rows), so its gradient is zero and
+// AdamW steps it, as every expert is stepped in the reference.
+TEST(MoeEqualsReference, AnExpertNoTokenChoseIsStillStepped) {
+  TrainConfig c = moeConfig(1, 1, 1, 1);
+  c.model.moe.experts = 8;
+  c.model.moe.topK = 1;
+  c.train.microBatch = 8;
+  c.train.seqLen = 2;
+  expectEqualsReference("moe_idle_expert", c);
 }
 
 // The GPT family with MoE blocks 1 and 3 (SwiGLU experts in place of the
