@@ -5,6 +5,7 @@
 #include <string>
 
 #include "strata/error.h"
+#include "strata/ops/swiglu.h"
 
 namespace strata::expert_parallel::detail {
 namespace tp = strata::tensor_parallel;
@@ -29,7 +30,7 @@ ExpertImpl::ExpertImpl(int64_t hidden, int64_t ffn, const tp::InitOptions& init,
 
 at::Tensor ExpertImpl::forward(const at::Tensor& rows) {
   at::Tensor inner =
-      at::silu(gate->forwardEntered(rows)) * up->forwardEntered(rows);  // [n, ffn/tp]
+      ops::swiglu(gate->forwardEntered(rows), up->forwardEntered(rows));  // [n, ffn/tp]
   return at::linear(inner, down->weight);  // [n, hidden], this rank's columns' share
 }
 

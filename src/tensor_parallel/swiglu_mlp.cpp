@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "collectives.h"
+#include "strata/ops/swiglu.h"
 #include "strata/tensor_parallel/comm_ops.h"
 
 namespace strata::tensor_parallel {
@@ -36,7 +37,7 @@ ParallelSwiGluMlpImpl::ParallelSwiGluMlpImpl(const SwiGluMlpOptions& options,
 
 at::Tensor ParallelSwiGluMlpImpl::forward(const at::Tensor& x) {
   at::Tensor entered = enterTensorRegion(x, sequenceParallel_, *tp_);  // [s, b, hidden]
-  at::Tensor inner = at::silu(gate->forwardEntered(entered)) * up->forwardEntered(entered);
+  at::Tensor inner = ops::swiglu(gate->forwardEntered(entered), up->forwardEntered(entered));
   return down(inner);  // [s, b, ffn/p] -> [s, b, hidden] (or [s/p, b, hidden])
 }
 
