@@ -17,8 +17,19 @@ using torch::autograd::tensor_list;
 // Elements a task takes: 32768 floats (128 KiB) of each array, as gelu's.
 constexpr int64_t kGrain = 32768;
 
-struct OwnSwiglu : torch::autograd::Function<OwnSwiglu> {
+// The backward in tensor operations, silu recomputed from gate (a GPU's
+// tensors, bf16, autocast), so that every device keeps the same two tensors.
+tensor_list tensorBackward(const at::Tensor& dh, const at::Tensor& gate, const at::Tensor& up) {
+  at::Tensor s = at::sigmoid(gate);
+  at::Tensor gradUp = dh * (gate * s);
+  at::Tensor gradGate = dh * up * (s * (1 + gate * (1 - s)));
+  return {gradGate.to(gate.scalar_type()), gradUp.to(up.scalar_type())};
+}
+
+struct Swiglu : torch::autograd::Function<Swiglu> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& gate, const at::Tensor& up) {
+    ctx->save_for_backward({gate, up});
+    if (!swigluUsesOwnKernel(gate, up)) return at::silu(gate) * up;
     at::Tensor h = at::empty_like(gate);
     const float* g = gate.data_ptr<float>();
     const float* u = up.data_ptr<float>();
@@ -26,7 +37,6 @@ struct OwnSwiglu : torch::autograd::Function<OwnSwiglu> {
     at::parallel_for(0, gate.numel(), kGrain, [&](int64_t begin, int64_t end) {
       detail::swigluForward(g + begin, u + begin, out + begin, end - begin);
     });
-    ctx->save_for_backward({gate, up});
     return h;
   }
 
@@ -34,6 +44,7 @@ struct OwnSwiglu : torch::autograd::Function<OwnSwiglu> {
     tensor_list saved = ctx->get_saved_variables();
     const at::Tensor& gate = saved[0];
     const at::Tensor& up = saved[1];
+    if (!swigluUsesOwnKernel(gate, up)) return tensorBackward(outputGrads[0], gate, up);
     at::Tensor grad = outputGrads[0].to(at::kFloat).contiguous();
     at::Tensor gradGate = at::empty_like(gate);
     at::Tensor gradUp = at::empty_like(up);
@@ -60,9 +71,6 @@ bool swigluUsesOwnKernel(const at::Tensor& gate, const at::Tensor& up) {
          gate.sizes() == up.sizes() && ownKernelTakes(gate) && ownKernelTakes(up);
 }
 
-at::Tensor swiglu(const at::Tensor& gate, const at::Tensor& up) {
-  if (!swigluUsesOwnKernel(gate, up)) return at::silu(gate) * up;
-  return OwnSwiglu::apply(gate, up);
-}
+at::Tensor swiglu(const at::Tensor& gate, const at::Tensor& up) { return Swiglu::apply(gate, up); }
 
 }  // namespace strata::ops

@@ -66,9 +66,9 @@ double normStatBytes(const ModelDesc& m, int tp, bool sequenceParallel) {
 // heads) and the output projection's input.
 double projectionValues(const ModelDesc& m, int tp) { return 4.0 * m.hidden / tp; }
 
-// The dense MLP a token: GPT's fc1 and GELU outputs, llama's gate, its
-// SiLU, up and their product.
-double denseMlpValues(const ModelDesc& m, int tp) { return (isLlama(m) ? 4.0 : 2.0) * m.ffn / tp; }
+// The dense MLP a token: GPT's fc1 and GELU outputs, llama's gate, up and
+// their product (ops::swiglu keeps gate and up, not silu(gate)).
+double denseMlpValues(const ModelDesc& m, int tp) { return (isLlama(m) ? 3.0 : 2.0) * m.ffn / tp; }
 
 // A whole-sequence layer (cp = 1) on one of tp ranks.
 Kept wholeSequenceLayer(const ModelDesc& m, int tp, bool sequenceParallel) {
@@ -148,8 +148,8 @@ double moeMlpValuesPerToken(const ModelDesc& m, int tp) {
   const MoeDesc& moe = m.moe;
   double h = m.hidden, t = tp, ef = moe.expertFfn;
   double assignment = 3 * h          // its row dispatched, out of its expert, and combined back
-                      + 4 * ef / t;  // the expert's gate, SiLU, up and product
-  return moe.topK * assignment + 4.0 * moe.sharedExperts * ef / t;
+                      + 3 * ef / t;  // the expert's gate, up and product
+  return moe.topK * assignment + 3.0 * moe.sharedExperts * ef / t;
 }
 
 double moeRouterBytesPerToken(const ModelDesc& m) {

@@ -2,7 +2,6 @@
 
 #include <torch/torch.h>
 
-#include "strata/ops/rms_norm.h"
 #include "strata/tensor_parallel/comm_ops.h"
 
 namespace strata::tensor_parallel {
@@ -14,7 +13,10 @@ ParallelRMSNormImpl::ParallelRMSNormImpl(int64_t hidden, double eps, bool sequen
 }
 
 at::Tensor ParallelRMSNormImpl::forward(const at::Tensor& x) {
-  return ops::rmsNorm(x, sequenceParallel_ ? copyToTensorRegion(weight, *tp_) : weight, eps_);
+  at::Tensor x32 = x.to(at::kFloat);
+  at::Tensor inverseRms = at::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + eps_);  // [..., 1]
+  at::Tensor normed = (x32 * inverseRms).to(x.scalar_type());
+  return normed * (sequenceParallel_ ? copyToTensorRegion(weight, *tp_) : weight);
 }
 
 }  // namespace strata::tensor_parallel

@@ -1,7 +1,7 @@
 // ops::swiglu against silu(gate) * up written in plain LibTorch here: the
 // values and both gradients over a wide range (both tails, zero, a length
 // that leaves a partial vector), on one and two intra-op threads, and the
-// operands it leaves to LibTorch.
+// operands it leaves to tensor operations.
 #include "strata/ops/swiglu.h"
 
 #include <ATen/Parallel.h>
@@ -52,8 +52,21 @@ TEST(Swiglu, OtherOperandsTakeLibTorch) {
   EXPECT_FALSE(swigluUsesOwnKernel(gate.t(), torch::randn({6, 4})));              // strided
   EXPECT_FALSE(swigluUsesOwnKernel(gate.to(at::kDouble), gate.to(at::kDouble)));  // float64
   EXPECT_FALSE(swigluUsesOwnKernel(gate, torch::randn({24})));                    // other shape
-  at::Tensor doubles = gate.to(at::kDouble);
-  EXPECT_TRUE(torch::equal(swiglu(doubles, doubles), at::silu(doubles) * doubles));
+}
+
+// What the kernels do not take runs as tensor operations, keeping gate and
+// up only, with the written-out form's values and gradients.
+TEST(Swiglu, TensorOperationsGiveTheWrittenOutGradients) {
+  torch::manual_seed(14);
+  at::Tensor gate = torch::randn({5, 9}, torch::kDouble) * 4;
+  at::Tensor up = torch::randn({5, 9}, torch::kDouble);
+  at::Tensor dh = torch::randn({5, 9}, torch::kDouble);
+  ASSERT_FALSE(swigluUsesOwnKernel(gate, up));
+  Result own = run(true, gate, up, dh);
+  Result expected = run(false, gate, up, dh);
+  EXPECT_TRUE(torch::equal(own.h, at::silu(gate) * up));
+  EXPECT_LT(relativeError(own.gradGate, expected.gradGate), 1e-12);
+  EXPECT_LT(relativeError(own.gradUp, expected.gradUp), 1e-12);
 }
 
 }  // namespace

@@ -126,33 +126,33 @@ TEST(ContextParallelMemory, TheRingKeepsNothingSequenceSquaredByHand) {
   //   the block's two sums, each RMSNorm's x^2, x/rms and output [8]: 8 * 2*8 = 128
   //   rotated Q, the ring's output, o's input [8]:                    3 * 2*8 =  48
   //   rotated K and V unrepeated [4]:                                 2 * 2*4 =  16
-  //   gate, SiLU, up and product [12]:                                4 * 2*12 = 96
+  //   gate, up and product [12]:                                      3 * 2*12 = 72
   //   the fp32 log-sum-exp, 4 heads, and the norms' 1/rms:            4*4 + 2*4 = 24
   // and RoPE's tables for the rank's 2 positions, 2 x [2 x 2] (16 bytes).
-  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 1, false, 2, ring), 2 * 312 + 16);
+  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 1, false, 2, ring), 2 * 288 + 16);
   // While a layer runs its backward: its own block's scores, 4 heads x [2 x
   // 2], 16 bytes each; a token, the fp32 dq, expanded k and v, the output's
   // gradient and dv (16h), the k/v block, the arriving one, its gradient and
   // the partial one received (24c), delta (4a); the 2 gradients sent (2 x 8c).
   EXPECT_DOUBLE_EQ(transientAttentionBytes(m, 1, 1, 2, ring),
                    16 * 4 * 2 * 2 + 2 * (16 * 8 + 24 * 4 + 4 * 4 + 2 * 8 * 4));
-  // tp 2: one kv head of d 2 a rank, 128 + 24 + 8 + 48 + 8 + 8 = 224; tp 4
-  // replicates them (still one head of d 2), 128 + 12 + 8 + 24 + 4 + 8 = 184,
+  // tp 2: one kv head of d 2 a rank, 128 + 24 + 8 + 36 + 8 + 8 = 212; tp 4
+  // replicates them (still one head of d 2), 128 + 12 + 8 + 18 + 4 + 8 = 178,
   // and with sequence parallel the sums and the norms' x^2 and x/rms split
   // (6 x 2*8 / 4) but the two gathered inputs stay whole (2 x 2*8), the 1/rms
-  // split: 24 + 32 + 12 + 8 + 24 + 4 + 2 = 106.
-  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 2, false, 2, ring), 2 * 224 + 16);
-  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 4, false, 2, ring), 2 * 184 + 16);
-  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 4, true, 2, ring), 2 * 106 + 16);
+  // split: 24 + 32 + 12 + 8 + 18 + 4 + 2 = 100.
+  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 2, false, 2, ring), 2 * 212 + 16);
+  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 4, false, 2, ring), 2 * 178 + 16);
+  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 4, true, 2, ring), 2 * 100 + 16);
   EXPECT_DOUBLE_EQ(transientAttentionBytes(m, 1, 2, 2, ring),
                    16 * 2 * 2 * 2 + 2 * (16 * 4 + 24 * 2 + 4 * 2 + 2 * 8 * 2));
   // All-to-all keeps, per token of the rank, the whole-sequence path's
-  // tensors (memory_test.cpp counts 328 bytes a token at cp 1), the whole
+  // tensors (memory_test.cpp counts 304 bytes a token at cp 1), the whole
   // causal mask [4 x 4], the tables of its 2 positions (16 bytes), the
   // repeat's indices (64) and the sequence's int64 order and inverse (64);
   // no ring blocks.
   CpAlgorithm a2a = CpAlgorithm::kAllToAll;
-  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 1, false, 2, a2a), 2 * 328 + 16 + 16 + 64 + 64);
+  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 1, false, 2, a2a), 2 * 304 + 16 + 16 + 64 + 64);
   EXPECT_EQ(transientAttentionBytes(m, 1, 1, 2, a2a), 0);
   EXPECT_EQ(transientAttentionBytes(m, 1, 1, 1, ring), 0);
   // Per-layer recompute keeps the input of the rank's 2 tokens.
@@ -188,10 +188,10 @@ TEST(ContextParallelMemory, ActivationsPerRankFallAsOneOverCp) {
   // bytes a token at cp 1). Per token of its 16384, tp 8, sequence parallel:
   // the sums and the norms' x^2 and x/rms 6 x 2h/8, the two gathered inputs
   // 2 x 2h, Q, the output and o's input 3 x 2h/8, K and V 4 x 128, the MLP
-  // 8f/8, the log-sum-exp 4 x 32/8 and the norms' 1/rms 2 x 4/8; and RoPE's
+  // 6f/8 (gate, up, product), the log-sum-exp 4 x 32/8 and the norms' 1/rms 2 x 4/8; and RoPE's
   // tables for its positions, 2 x [16384 x 128] values.
   EXPECT_DOUBLE_EQ(ring2,
-                   16384.0 * (6144 + 16384 + 3072 + 512 + 14336 + 16 + 1) + 2.0 * 2 * 16384 * 128);
+                   16384.0 * (6144 + 16384 + 3072 + 512 + 10752 + 16 + 1) + 2.0 * 2 * 16384 * 128);
   EXPECT_LT(ring2, whole / 2 / 8);
   // Whole layouts on one DGX H100 (one micro-batch in flight, pp 1): the
   // layers' activations of all-to-all fall to about half from cp 1 to cp 2

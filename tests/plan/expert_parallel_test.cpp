@@ -201,20 +201,20 @@ TEST(ExpertParallelMemory, ExpertStateFallsWithEp) {
   }
 }
 
-// An MoE layer keeps its MLP's activations in place of the SwiGLU's 4f/t
+// An MoE layer keeps its MLP's activations in place of the SwiGLU's 3f/t
 // values a token (memory.h): for tinyMoe at tp 2 a token of the rank keeps,
-// per assignment, 3h + 4ef/t = 24 + 32 values, twice, and the shared
-// expert's 4 x 16 / 2 = 32: 144 values where the dense MLP keeps
-// 4 x 32 / 2 = 64; and the router's 12E + 24k + 32 = 128 bytes.
+// per assignment, 3h + 3ef/t = 24 + 24 values, twice, and the shared
+// expert's 3 x 16 / 2 = 24: 120 values where the dense MLP keeps
+// 3 x 32 / 2 = 48; and the router's 12E + 24k + 32 = 128 bytes.
 TEST(ExpertParallelMemory, AnMoeLayerKeepsItsExpertsRows) {
   ModelDesc m = tinyMoe();
-  EXPECT_DOUBLE_EQ(moeMlpValuesPerToken(m, 2), 144);
+  EXPECT_DOUBLE_EQ(moeMlpValuesPerToken(m, 2), 120);
   EXPECT_DOUBLE_EQ(moeRouterBytesPerToken(m), 128);
   for (int cp : {1, 2})
     for (CpAlgorithm algorithm : {CpAlgorithm::kRing, CpAlgorithm::kAllToAll}) {
       double dense = workingActivationBytes(m, 3, 2, false, cp, algorithm);
       double moe = workingActivationBytes(m, 3, 2, false, cp, algorithm, LayerKind::kMoe);
-      EXPECT_DOUBLE_EQ(moe - dense, 3 * (4.0 / cp) * ((144 - 64) * 2 + 128)) << cp;
+      EXPECT_DOUBLE_EQ(moe - dense, 3 * (4.0 / cp) * ((120 - 48) * 2 + 128)) << cp;
     }
   // Full recompute stashes the layer's input whatever its MLP.
   EXPECT_DOUBLE_EQ(

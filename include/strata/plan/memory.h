@@ -37,11 +37,11 @@
 //             outputs; the probabilities
 //           + 2h + 2a*s/t with dropout (ModelDesc::dropout): the masks,
 //             float like the values, and the dropped-out probabilities
-//   Llama:  8h + (4h + 4f)/t + a*s/t
+//   Llama:  8h + (4h + 3f)/t + a*s/t
 //             a RMSNorm keeps x^2 and x/rms besides its output; rotated q,
 //             k and v expanded to the query heads (grouped-query attention
-//             saves projections and traffic, not these); gate, SiLU, up and
-//             their product
+//             saves projections and traffic, not these); gate, up and their
+//             product (ops::swiglu recomputes silu(gate) rather than keep it)
 // and besides the values: the norms' fp32 statistics (8 bytes a token for
 // GPT, 4 for llama, a norm), the bool causal mask [s, s], llama's RoPE
 // tables (2*s*d values) and repeat indices. With sequence parallel the
@@ -52,9 +52,9 @@
 // refuses with MoE) keeps, in place of the dense MLP's, with E experts,
 // top_k k, expert width ef and S shared experts (moe_mlp.cpp), a token:
 //   each assignment    its row dispatched, out of its expert and combined
-//                      back (3h) and the expert's gate, SiLU, up and
-//                      product (4ef/t)
-//   shared experts     one SwiGLU of S*ef: 4*S*ef/t
+//                      back (3h) and the expert's gate, up and product
+//                      (3ef/t)
+//   shared experts     one SwiGLU of S*ef: 3*S*ef/t
 //   the router         fp32 logits, probabilities and their copy for the
 //                      losses, int64 orders and weights: 12E + 24k + 32 bytes
 // With balanced routing a rank's experts take k rows a token of its own,
