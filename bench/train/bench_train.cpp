@@ -7,7 +7,7 @@
 //                     --overhead-side), as a user's loop does: two loops in
 //                     one process weigh on each other through the heap and
 //                     the caches, whichever runs second reading slower.
-//                     Rounds of a few steps alternate between the two
+//                     Rounds of one step alternate between the two
 //                     children A B B A ... (round_process.h) so the host's
 //                     drift cancels; overhead = median over rounds of
 //                     (trainer / plain) - 1, from wall time, and
