@@ -1,6 +1,6 @@
 // strata/ops/: tensor operations the layers share where LibTorch's own are
 // slower: a linear layer and causal self-attention through oneDNN's GEMM,
-// GELU sixteen lanes at a time.
+// GELU and SwiGLU's gated product sixteen lanes at a time.
 //
 // Includes every public header of the folder.
 #pragma once
@@ -8,3 +8,4 @@
 #include "strata/ops/causal_self_attention.h"
 #include "strata/ops/gelu.h"
 #include "strata/ops/linear.h"
+#include "strata/ops/swiglu.h"
