@@ -8,7 +8,8 @@
 //
 // stepOnScaledGradients(s) steps as step() would after every gradient had
 // been multiplied by s (gradient clipping's factor), without that pass over
-// the gradients: they keep their values.
+// the gradients: they keep their values (with amsgrad, which takes
+// LibTorch's own step, they are scaled in place first).
 //
 // Nothing blocks or communicates; both steps throw c10::Error for a sparse
 // gradient, as LibTorch's does.
