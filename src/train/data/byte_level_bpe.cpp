@@ -102,6 +102,10 @@ void ByteLevelBpe::addMerge(int32_t left, int32_t right, int32_t merged) {
   merges_[pairKey(left, right)] = {nextRank_++, merged};
 }
 
+void ByteLevelBpe::addMergeAtRank(int32_t left, int32_t right, int32_t merged, int32_t rank) {
+  merges_[pairKey(left, right)] = {rank, merged};
+}
+
 std::optional<int32_t> ByteLevelBpe::find(std::string_view bytes) const {
   auto it = ids_.find(std::string(bytes));
   if (it == ids_.end()) return std::nullopt;

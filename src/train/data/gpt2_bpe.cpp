@@ -49,16 +49,10 @@ CodePoint decodeUtf8(std::string_view s, size_t pos) {
 // The four classes GPT-2's pattern tells apart.
 enum class CharClass { kLetter, kNumber, kSpace, kOther };
 
-// \s of a JavaScript regular expression: WhiteSpace (tab, vertical tab, form
-// feed, U+FEFF and every Zs space separator) and LineTerminator (line feed,
-// carriage return, U+2028, U+2029). Not U+0085 or U+001C..U+001F, which
-// Python's \s includes.
-bool isJsSpace(char32_t c) {
-  if (c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' || c == 0xFEFF || c == 0x2028 ||
-      c == 0x2029)
-    return true;
-  return u_charType(static_cast<UChar32>(c)) == U_SPACE_SEPARATOR;
-}
+// \s as tiktoken's and Hugging Face's engines read it: Unicode's White_Space
+// (tab to carriage return, U+0085, U+00A0, the Zs space separators, U+2028,
+// U+2029), not U+FEFF, which JavaScript's \s includes.
+bool isSpace(char32_t c) { return u_isUWhiteSpace(static_cast<UChar32>(c)); }
 
 CharClass classify(char32_t c) {
   if (c < 0x80) {  // the common case, without a table look-up
@@ -70,7 +64,7 @@ CharClass classify(char32_t c) {
   const uint32_t mask = U_GET_GC_MASK(static_cast<UChar32>(c));
   if (mask & U_GC_L_MASK) return CharClass::kLetter;
   if (mask & U_GC_N_MASK) return CharClass::kNumber;
-  if (isJsSpace(c)) return CharClass::kSpace;
+  if (isSpace(c)) return CharClass::kSpace;
   return CharClass::kOther;
 }
 

@@ -7,6 +7,7 @@
 #include "strata/train/data/gpt2_bpe.h"
 #include "strata/train/data/hf_tokenizer.h"
 #include "strata/train/data/sentencepiece_tokenizer.h"
+#include "strata/train/data/tiktoken_bpe.h"
 
 namespace strata::train {
 namespace {
@@ -47,8 +48,8 @@ std::unique_ptr<Tokenizer> makeTokenizer(const std::string& spec) {
   if (spec == "byte") return std::make_unique<ByteTokenizer>();
   if (spec.empty())
     throw ConfigError(
-        "empty tokenizer: expected 'byte', a tokenizer.json, a directory of GPT-2 BPE files or a "
-        "SentencePiece .model file");
+        "empty tokenizer: expected 'byte', a tokenizer.json, a directory of GPT-2 BPE files, a "
+        "tiktoken file or a SentencePiece .model file");
   std::error_code ec;
   if (fs::is_directory(spec, ec)) {
     // tokenizer.json first: it alone says how to pre-tokenize.
@@ -57,13 +58,18 @@ std::unique_ptr<Tokenizer> makeTokenizer(const std::string& spec) {
     return Gpt2Bpe::fromDirectory(spec);
   }
   if (fs::is_regular_file(spec, ec)) {
-    if (fs::path(spec).extension() == ".json") return std::make_unique<HfTokenizer>(spec);
+    const fs::path extension = fs::path(spec).extension();
+    if (extension == ".json") return std::make_unique<HfTokenizer>(spec);
+    // Meta's Llama 3 tokenizer.model is tiktoken's text, Llama 2's SentencePiece's binary.
+    if (extension == ".tiktoken" || looksLikeTiktoken(spec))
+      return std::make_unique<TiktokenBpe>(spec);
     return std::make_unique<SentencePieceTokenizer>(spec);
   }
   throw ConfigError("tokenizer '" + spec +
                     "': no such file or directory (expected 'byte', a tokenizer.json or a "
                     "directory holding one, a directory holding GPT-2's encoder.json and "
-                    "vocab.bpe, or a SentencePiece .model file)");
+                    "vocab.bpe, a tiktoken file (gpt2.tiktoken, Llama 3's tokenizer.model) or a "
+                    "SentencePiece .model file)");
 }
 
 namespace {

@@ -60,6 +60,10 @@ class ByteLevelBpe {
   // before. A pair added again keeps its last rank, as encoder.py's dict and
   // Hugging Face's map of merges do.
   void addMerge(int32_t left, int32_t right, int32_t merged);
+  // Merges `left` then `right` into `merged` at `rank`, which other pairs may
+  // share: tiktoken ranks a pair by the token it makes, so every split of one
+  // token has that token's rank (the leftmost pair wins a tie).
+  void addMergeAtRank(int32_t left, int32_t right, int32_t merged, int32_t rank);
 
   // The id of the (not verbatim) token of exactly these bytes.
   std::optional<int32_t> find(std::string_view bytes) const;

@@ -3,12 +3,12 @@
 // order, after a "#version" line), or the same files under Hugging Face's
 // names, vocab.json and merges.txt.
 //
-// Encoding follows OpenAI's encoder.py (and the npm package gpt-3-encoder,
-// against which the tests check it): the text is split by GPT-2's
+// Encoding follows OpenAI's encoder.py (and tiktoken, against which the
+// tests check it on GPT-2's ranks): the text is split by GPT-2's
 // pre-tokenizer pattern
 //   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-// with JavaScript's meaning of \s (ECMAScript WhiteSpace and LineTerminator)
-// and Unicode general categories L* and N* from ICU; each piece's UTF-8 bytes
+// with tiktoken's meaning of \s (Unicode's White_Space: U+0085 yes, U+FEFF
+// no) and Unicode general categories L* and N* from ICU; each piece's UTF-8 bytes
 // are then merged, lowest-ranked pair first, into vocabulary tokens. The
 // categories are those of the ICU the library was built with (Unicode 15.0
 // for Debian 12's ICU 72): a character assigned in a later Unicode version

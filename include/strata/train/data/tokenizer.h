@@ -1,6 +1,6 @@
 // Tokenizers: text to token ids and back.
 //
-// Four kinds, chosen with makeTokenizer(spec):
+// Five kinds, chosen with makeTokenizer(spec):
 //  - "byte": every byte of the text is one token, so the vocabulary is
 //    exactly 256 ids (0..255) and any text round-trips losslessly. For tiny
 //    demos and tests; there are no special tokens (documents are joined with
@@ -14,6 +14,9 @@
 //    tokenizer.json, the only one of them that says how to pre-tokenize
 //    (Qwen's vocab.json and merges.txt read with GPT-2's pattern would give
 //    other ids).
+//  - a file of tiktoken's ranks, "BASE64 RANK" a line (a name ending in
+//    .tiktoken, or any file whose first line reads so): GPT-2's gpt2.tiktoken
+//    or Meta's original Llama 3 tokenizer.model: see tiktoken_bpe.h.
 //  - any other file: a SentencePiece .model (Llama 2, Mistral): see
 //    sentencepiece_tokenizer.h.
 //
@@ -22,8 +25,8 @@
 //
 // Nothing here blocks. Loading throws ConfigError naming the file for a
 // missing or malformed one; decode() throws ConfigError naming the id for
-// one outside the vocabulary; the tokenizer.json, GPT-2 and SentencePiece
-// tokenizers' encode() throws ConfigError naming the byte offset of text that
+// one outside the vocabulary; the tokenizer.json, GPT-2, tiktoken and
+// SentencePiece tokenizers' encode() throws ConfigError naming the byte offset of text that
 // is not UTF-8. A loaded tokenizer is immutable: encode and decode may be called
 // from several threads at once.
 #pragma once
@@ -65,15 +68,16 @@ class Tokenizer {
 };
 
 // The tokenizer `spec` names: "byte", a tokenizer.json (or a directory
-// holding one), a directory of GPT-2 BPE files, or a SentencePiece .model
-// file (see the top of this header). Throws ConfigError naming the path when
+// holding one), a directory of GPT-2 BPE files, a tiktoken file, or a
+// SentencePiece .model file (see the top of this header). Throws ConfigError naming the path when
 // it is none of them, or when its files are missing or malformed.
 std::unique_ptr<Tokenizer> makeTokenizer(const std::string& spec);
 
 // The files of tokenizer `spec` copied into `folder` under the names
 // transformers looks for beside a model: tokenizer.json (with the
 // tokenizer_config.json and special_tokens_map.json beside it, when there),
-// tokenizer.model for SentencePiece, vocab.json and merges.txt for GPT-2's
+// tokenizer.model for SentencePiece and tiktoken files (Meta's name for
+// Llama 3's), vocab.json and merges.txt for GPT-2's
 // BPE files. Returns the paths written: none for "byte", which has no file.
 // Throws ConfigError as makeTokenizer for a spec that names no tokenizer,
 // CheckpointError for a file that cannot be read or written.
