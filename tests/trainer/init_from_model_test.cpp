@@ -98,6 +98,35 @@ TEST(InitFromModel, LlamaFieldsLeftOutTakeTransformersDefaults) {
   EXPECT_FALSE(m.ropeScaling.enabled());
 }
 
+// transformers 5 writes the rotary base and its scaling together as
+// rope_parameters, with no rope_theta or rope_scaling beside them (the
+// TransformersReference.* tests load such files as transformers saves them).
+TEST(InitFromModel, Transformers5RopeParametersGiveTheBaseAndTheScaling) {
+  const std::string llama = R"({"model_type": "llama", "hidden_size": 64,
+      "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 112,
+      "vocab_size": 300, "max_position_embeddings": 131072,
+      "rope_parameters": {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0,
+                          "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                          "original_max_position_embeddings": 8192}})";
+  ModelConfig m = modelOf(llama).model;
+  EXPECT_DOUBLE_EQ(m.ropeTheta, 500000.0);
+  EXPECT_EQ(m.ropeScaling.type, "llama3");
+  EXPECT_DOUBLE_EQ(m.ropeScaling.factor, 8.0);
+  EXPECT_DOUBLE_EQ(m.ropeScaling.lowFreqFactor, 1.0);
+  EXPECT_DOUBLE_EQ(m.ropeScaling.highFreqFactor, 4.0);
+  EXPECT_EQ(m.ropeScaling.originalContext, 8192);
+  ModelConfig mixtral = modelOf(R"({"model_type": "mixtral", "hidden_size": 32,
+      "num_hidden_layers": 1, "num_attention_heads": 4, "intermediate_size": 48,
+      "vocab_size": 256, "max_position_embeddings": 4096, "num_local_experts": 4,
+      "num_experts_per_tok": 2, "rope_parameters": {"rope_type": "default",
+                                                    "rope_theta": 250000.0}})")
+                            .model;
+  EXPECT_DOUBLE_EQ(mixtral.ropeTheta, 250000.0);
+  EXPECT_FALSE(mixtral.ropeScaling.enabled());
+  expectRefused(std::regex_replace(llama, std::regex("\"llama3\""), "\"yarn\""),
+                "rope_parameters of type \"yarn\"");
+}
+
 TEST(InitFromModel, MixtralConfigGivesTheExperts) {
   ModelConfig m = modelOf(R"({"model_type": "mixtral", "hidden_size": 32, "num_hidden_layers": 2,
       "num_attention_heads": 4, "num_key_value_heads": 1, "intermediate_size": 48,

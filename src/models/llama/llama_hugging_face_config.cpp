@@ -23,15 +23,26 @@ void refuseWhatStrataDoesNotCompute(const HuggingFaceConfig& c, bool mixtral) {
              "is " + std::to_string(hidden / heads) + " (Strata's heads split the width)");
 }
 
-// rope_scaling: absent, null or of type "default" (none), or Llama 3.1's
-// "llama3" (older files call the type "type").
+// The rotary base and its scaling: transformers 5 writes them together as
+// rope_parameters ({"rope_type", "rope_theta" and the type's own fields}),
+// earlier versions as rope_theta and rope_scaling.
+double ropeThetaOf(const HuggingFaceConfig& c, bool mixtral) {
+  double theta = c.number("rope_theta", mixtral ? 1e6 : 1e4);
+  std::optional<HuggingFaceConfig> parameters = c.object("rope_parameters");
+  return parameters ? parameters->number("rope_theta", theta) : theta;
+}
+
+// The scaling, in whichever of the two forms the file has: absent, null or
+// of type "default" (none), or Llama 3.1's "llama3" (older files call the
+// type "type").
 std::vector<std::pair<std::string, util::TomlValue>> ropeScalingOf(const HuggingFaceConfig& c) {
-  std::optional<HuggingFaceConfig> scaling = c.object("rope_scaling");
+  std::string field = c.has("rope_parameters") ? "rope_parameters" : "rope_scaling";
+  std::optional<HuggingFaceConfig> scaling = c.object(field);
   if (!scaling) return {};
   std::string type = scaling->text("rope_type", scaling->text("type", "default"));
   if (type == "default") return {};
   if (type != "llama3")
-    c.refuse("rope_scaling of type \"" + type + "\" (Strata's llama has llama3 scaling only)");
+    c.refuse(field + " of type \"" + type + "\" (Strata's llama has llama3 scaling only)");
   return {{"type", type},
           {"factor", scaling->number("factor", 8.0)},
           {"low_freq_factor", scaling->number("low_freq_factor", 1.0)},
@@ -53,7 +64,7 @@ ModelToml llamaModelToml(const HuggingFaceConfig& c, bool mixtral) {
                 {"ffn", c.size("intermediate_size")},
                 {"vocab", c.size("vocab_size")},
                 {"context", c.size("max_position_embeddings")},
-                {"rope_theta", c.number("rope_theta", mixtral ? 1e6 : 1e4)},
+                {"rope_theta", ropeThetaOf(c, mixtral)},
                 {"rms_norm_eps", c.number("rms_norm_eps", mixtral ? 1e-5 : 1e-6)},
                 {"tied_embeddings", c.flag("tie_word_embeddings", false)}};
   if (mixtral)
