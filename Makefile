@@ -9,7 +9,7 @@ VERSION := $(shell sed -En 's/^project.strata VERSION ([0-9.]+).*/\1/p' CMakeLis
 IMAGE ?= strata:$(VERSION)
 IMAGE_BUILD_FLAGS ?=
 
-.PHONY: all setup configure build test bench demo install image format clean
+.PHONY: all setup configure build test test-cpu bench demo install image format clean
 
 all: build
 
@@ -24,6 +24,15 @@ build: configure
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The tests built as against a LibTorch 2.11 without CUDA (pytorch.org's CPU
+# archive): the .venv wheel's CPU libraries alone, no CUDA paths compiled, in
+# build-cpu/ (a build of its own, as long as the first `make test`).
+test-cpu: setup
+	@test -f build-cpu/build.ninja || cmake -S . -B build-cpu -G Ninja \
+	  -DSTRATA_TORCH=python -DSTRATA_TORCH_CUDA=OFF $(CMAKE_FLAGS)
+	cmake --build build-cpu -j $(JOBS)
+	cd build-cpu && ctest --output-on-failure -j $(JOBS)
 
 bench: configure
 	@bash scripts/setup.sh --bench

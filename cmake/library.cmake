@@ -48,6 +48,6 @@ target_compile_definitions(strata_lib PUBLIC USE_C10D_GLOO)
 # tokenizers) are used inside, but a static library leaves their linking to
 # its user.
 target_link_libraries(
-  strata_lib PUBLIC ${TORCH_LIBRARIES} nlohmann_json::nlohmann_json CLI11::CLI11
+  strata_lib PUBLIC ${STRATA_STDCXX_FIRST} ${TORCH_LIBRARIES} nlohmann_json::nlohmann_json CLI11::CLI11
                     tomlplusplus::tomlplusplus ICU::i18n ICU::uc
                     OpenSSL::Crypto CURL::libcurl Threads::Threads ${CMAKE_DL_LIBS} rt)

@@ -23,8 +23,15 @@ if(STRATA_TORCH_HAS_CUDA)
   endif()
 endif()
 
+# PyPI's libtorch.so carries and exports its own copies of std::filesystem
+# functions (its toolchain links part of a newer libstdc++ statically): a
+# program that names libtorch before libstdc++ calls those, and remove_all
+# crashes there. libstdc++ first in the program's needed libraries makes the
+# system's copy win. Strata::strata and strata.pc carry the same flag.
+set(STRATA_STDCXX_FIRST "-Wl,--push-state,--no-as-needed,-lstdc++,--pop-state")
+
 add_library(strata_pch STATIC ${PROJECT_SOURCE_DIR}/cmake/pch_anchor.cpp)
-target_link_libraries(strata_pch PUBLIC ${TORCH_LIBRARIES} Threads::Threads)
+target_link_libraries(strata_pch PUBLIC ${STRATA_STDCXX_FIRST} ${TORCH_LIBRARIES} Threads::Threads)
 target_include_directories(strata_pch PUBLIC ${PROJECT_SOURCE_DIR}/include
                                              ${PROJECT_SOURCE_DIR}/src)
 target_precompile_headers(strata_pch PUBLIC ${PROJECT_SOURCE_DIR}/cmake/pch.h)
@@ -38,15 +45,22 @@ if(STRATA_TORCH_HAS_CUDA)
     target_link_libraries(strata_pch PUBLIC ${STRATA_NCCL_LIBRARY})
   endif()
 endif()
-# c10d's ProcessGroupGloo.hpp includes Gloo's headers. For a LibTorch that
-# ships none, STRATA_GLOO_INCLUDE_DIR supplies them (scripts/gpu-deps.sh
-# copies Debian's); they are used only then, since Gloo's classes must match
-# the Gloo compiled into LibTorch.
+# c10d's ProcessGroupGloo.hpp includes Gloo's headers, which PyPI's torch
+# wheels do not ship: Debian's libgloo-dev supplies them (the process group
+# itself is LibTorch's; Strata only passes Gloo's devices to it).
+# STRATA_GLOO_INCLUDE_DIR names other ones.
 set(STRATA_GLOO_INCLUDE_DIR "" CACHE PATH "Gloo headers for a LibTorch that ships none")
-if(NOT EXISTS ${TORCH_INSTALL_PREFIX}/include/gloo/algorithm.h AND STRATA_GLOO_INCLUDE_DIR)
-  message(WARNING "LibTorch at ${TORCH_INSTALL_PREFIX} has no Gloo headers: using "
-                  "${STRATA_GLOO_INCLUDE_DIR}, which may differ from the Gloo inside LibTorch")
-  target_include_directories(strata_pch SYSTEM PUBLIC ${STRATA_GLOO_INCLUDE_DIR})
+if(NOT EXISTS ${TORCH_INSTALL_PREFIX}/include/gloo/algorithm.h)
+  find_path(strata_gloo_headers gloo/algorithm.h HINTS ${STRATA_GLOO_INCLUDE_DIR})
+  if(NOT strata_gloo_headers)
+    message(FATAL_ERROR "LibTorch at ${TORCH_INSTALL_PREFIX} ships no Gloo headers and none were "
+                        "found: install libgloo-dev (scripts/setup.sh does) or name them with "
+                        "-DSTRATA_GLOO_INCLUDE_DIR")
+  endif()
+  message(STATUS "Gloo headers: ${strata_gloo_headers} (LibTorch ships none)")
+  if(NOT strata_gloo_headers IN_LIST CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES)
+    target_include_directories(strata_pch SYSTEM PUBLIC ${strata_gloo_headers})
+  endif()
 endif()
 
 # strata_torch_target(NAME) makes NAME reuse the shared precompiled header.

@@ -10,6 +10,10 @@ set -euo pipefail
 # installs just these (the build stage of deploy/Containerfile).
 packages=(
   build-essential cmake ninja-build ccache git pkg-config
+  # Debian's LibTorch 1.13 (CPU), what `make test` builds against until the
+  # launcher serves PyTorch 2.x workers a fresh store each round; the 2.11
+  # build takes the .venv's (cmake/select_torch.cmake). Gloo's headers serve
+  # both (PyPI's wheel ships none).
   libtorch-dev libgloo-dev libopenblas0-pthread
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libssl-dev zlib1g-dev
   # Tokenizers: ICU's Unicode categories for GPT-2's BPE, and SentencePiece.
@@ -37,7 +41,8 @@ test_packages=(
   python3-venv
   # The demo's English text: the King James Bible (public domain), read out by `bible`.
   bible-kjv
-  # A plain PyTorch job under strata launch (LaunchPyTorch.*); the benchmarks' peer too.
+  # A plain PyTorch job under strata launch (LaunchPyTorch.*: torch 2.11's
+  # Python does not meet again after a restart under it yet).
   python3-torch
   # The etcd rendezvous tests (EtcdStore.*, LaunchEtcd.*) start a real etcd server.
   etcd-server

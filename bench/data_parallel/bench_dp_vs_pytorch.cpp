@@ -104,7 +104,7 @@ double timePytorch(const MlpShape& shape, const std::string& resultPath) {
   std::vector<pid_t> pids;
   for (int rank = 0; rank < 2; ++rank) {
     strata::SpawnSpec spec;
-    spec.argv = {"/usr/bin/python3",
+    spec.argv = {strata::bench::peerPython(),
                  strata::bench::sourceDir() + "/scripts/bench_ddp_pytorch.py",
                  "--widths",
                  widths,

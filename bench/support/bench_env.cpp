@@ -4,11 +4,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <stdexcept>
 
 namespace strata::bench {
 
 std::string sourceDir() { return STRATA_SOURCE_DIR; }
+
+std::string peerPython() {
+  const char* python = std::getenv("STRATA_PYTHON");
+  return python && *python ? python : STRATA_PEER_PYTHON;
+}
 
 int freeLoopbackPort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);

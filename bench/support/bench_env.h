@@ -11,6 +11,9 @@ namespace strata::bench {
 
 // The repository root this benchmark was built from.
 std::string sourceDir();
+// The python that runs the PyTorch peers: $STRATA_PYTHON, else the one whose
+// torch the build used (the project's .venv by default).
+std::string peerPython();
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int freeLoopbackPort();
 // A job of one process (this one), its store on a free loopback port.

@@ -71,6 +71,8 @@ std::optional<json> failedRange(const json& txn) {
 EtcdStore::EtcdStore(const std::vector<std::string>& endpoints, const std::string& runId,
                      std::chrono::milliseconds timeout)
     : c10d::Store(timeout),
+      endpoints_(endpoints),
+      runId_(runId),
       prefix_("strata/" + runId + "/keys/"),
       http_(std::make_unique<EtcdHttp>(endpoints)) {
   adoptLease();
@@ -84,6 +86,10 @@ EtcdStore::~EtcdStore() {
   }
   stopSignal_.notify_all();
   keepAlive_.join();
+}
+
+c10::intrusive_ptr<c10d::Store> EtcdStore::clone() {
+  return c10::make_intrusive<EtcdStore>(endpoints_, runId_, timeout_);
 }
 
 json EtcdStore::request(const std::string& path, const json& body) {

@@ -12,7 +12,6 @@
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
-#include <torch/version.h>
 
 #include <string>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -21,9 +20,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
-#define STRATA_TORCH_AT_LEAST(major, minor) \
-  (TORCH_VERSION_MAJOR > (major) ||         \
-   (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+#include "runtime/torch_version.h"
 
 // Whether at::scaled_dot_product_attention exists.
 #define STRATA_HAS_SDPA STRATA_TORCH_AT_LEAST(2, 0)

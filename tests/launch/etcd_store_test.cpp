@@ -70,6 +70,18 @@ TEST(EtcdStore, CompareSetCreatesOnceAndSwapsOnlyOnAMatch) {
   EXPECT_FALSE(first.check({"absent"}));
 }
 
+TEST(EtcdStore, ACloneWorksOnTheSameRunsKeys) {
+  testing::EtcdServer etcd;
+  EtcdStore store({etcd.endpoint()}, "run-a", kTimeout);
+  store.set("k", bytes("before"));
+  c10::intrusive_ptr<c10d::Store> clone = store.clone();
+  EXPECT_EQ(text(clone->get("k")), "before");
+  clone->set("k", bytes("from the clone"));
+  EXPECT_EQ(text(store.get("k")), "from the clone");
+  EXPECT_EQ(clone->add("n", 2), 2);
+  EXPECT_EQ(store.add("n", 3), 5);
+}
+
 TEST(EtcdStore, RunsDoNotSeeEachOthersKeys) {
   testing::EtcdServer etcd;
   EtcdStore a({etcd.endpoint()}, "run-a", kTimeout);

@@ -165,7 +165,9 @@ TEST(Launcher, FlightRecordsNameTheRankThatNeverEnteredTheCollective) {
       "entered it (last completed #1; its last operation, barrier of world #1, completed)";
   EXPECT_TRUE(contains(r.output, expected)) << r.output;
   EXPECT_TRUE(contains(r.output, "the records are in " + dir + "/attempt-0")) << r.output;
-  ChildProcess debug(SpawnSpec{{STRATA_BINARY, "debug", "flight", dir + "/attempt-0"}});
+  SpawnSpec flightDebug;
+  flightDebug.argv = {STRATA_BINARY, "debug", "flight", dir + "/attempt-0"};
+  ChildProcess debug(flightDebug);
   std::optional<ExitStatus> status = debug.waitForExit(after(std::chrono::seconds(30)));
   ASSERT_TRUE(status && status->success()) << debug.output();
   EXPECT_TRUE(contains(debug.output(), expected)) << debug.output();

@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "runtime/torch_compat.h"
+
 namespace strata::ops {
 namespace {
 
@@ -67,9 +69,9 @@ TEST(CausalSelfAttention, LeavesOtherOperandsToTheWrittenOutForm) {
   at::Tensor fused = fusedProjection().detach();
   EXPECT_FALSE(causalSelfAttentionUsesOneDnn(fused.to(at::kDouble)));
   EXPECT_FALSE(causalSelfAttentionUsesOneDnn(fused.transpose(0, 1)));
-  at::autocast::set_cpu_enabled(true);
+  strata::compat::setAutocast(at::kCPU, true, at::kBFloat16);
   EXPECT_FALSE(causalSelfAttentionUsesOneDnn(fused));
-  at::autocast::set_cpu_enabled(false);
+  strata::compat::setAutocast(at::kCPU, false, at::kBFloat16);
   setenv("STRATA_ONEDNN_GEMM", "0", 1);
   EXPECT_FALSE(causalSelfAttentionUsesOneDnn(fused));
   unsetenv("STRATA_ONEDNN_GEMM");

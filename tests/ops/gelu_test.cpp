@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "runtime/torch_compat.h"
 #include "strata/error.h"
 
 namespace strata::ops {
@@ -83,9 +84,9 @@ TEST(Gelu, LeavesOtherOperandsToLibTorch) {
   at::Tensor strided = x.view({-1, 1}).expand({-1, 2});
   EXPECT_FALSE(geluUsesOwnKernel(strided));
   EXPECT_TRUE(torch::equal(gelu(strided, false), at::gelu(strided)));
-  at::autocast::set_cpu_enabled(true);
+  strata::compat::setAutocast(at::kCPU, true, at::kBFloat16);
   EXPECT_FALSE(geluUsesOwnKernel(x));
-  at::autocast::set_cpu_enabled(false);
+  strata::compat::setAutocast(at::kCPU, false, at::kBFloat16);
 }
 
 TEST(Gelu, TheEnvironmentSwitchesItAndABadValueIsNamed) {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "runtime/torch_compat.h"
 #include "strata/error.h"
 
 namespace strata::ops {
@@ -91,9 +92,9 @@ TEST(Linear, LeavesOtherOperandsToLibTorch) {
   EXPECT_FALSE(linearUsesOneDnn(strided, o.weight, o.bias));
   EXPECT_LT(relativeError(linear(strided, o.weight, o.bias), at::linear(strided, o.weight, o.bias)),
             1e-6);
-  at::autocast::set_cpu_enabled(true);
+  strata::compat::setAutocast(at::kCPU, true, at::kBFloat16);
   EXPECT_FALSE(linearUsesOneDnn(o.x, o.weight, o.bias));
-  at::autocast::set_cpu_enabled(false);
+  strata::compat::setAutocast(at::kCPU, false, at::kBFloat16);
   EXPECT_TRUE(linearUsesOneDnn(o.x, o.weight, o.bias));
 }
 

@@ -99,7 +99,9 @@ TEST(FusedAdamW, StepOnScaledGradientsEqualsScalingThemFirst) {
   for (size_t i = 0; i < scaledFirst.size(); ++i) {
     SCOPED_TRACE("parameter " + std::to_string(i));
     EXPECT_TRUE(torch::equal(inUpdate[i], scaledFirst[i]));
-    if (i < grads.size()) EXPECT_TRUE(torch::equal(inUpdate[i].grad(), grads[i]));
+    if (i < grads.size()) {
+      EXPECT_TRUE(torch::equal(inUpdate[i].grad(), grads[i]));
+    }
   }
 }
 

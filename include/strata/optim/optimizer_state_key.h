@@ -5,8 +5,8 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
-#include <c10/util/string_utils.h>
 
+#include <sstream>
 #include <string>
 #include <type_traits>
 
@@ -16,7 +16,9 @@ template <typename StateMap>
 auto optimizerStateKey(const StateMap&, const at::Tensor& parameter) {
   using Key = typename std::decay_t<StateMap>::key_type;
   if constexpr (std::is_same_v<Key, std::string>) {
-    return c10::guts::to_string(parameter.unsafeGetTensorImpl());
+    std::ostringstream text;
+    text << parameter.unsafeGetTensorImpl();
+    return text.str();
   } else {
     return static_cast<Key>(parameter.unsafeGetTensorImpl());
   }

@@ -143,7 +143,7 @@ class Copier {
       it->second = {storage, c10::Storage(c10::Storage::use_byte_size_t(), storage.nbytes(),
                                           c10::GetAllocator(storage.device_type()),
                                           /*resizable=*/false)};
-      std::memcpy(it->second.second.data(), storage.data(), storage.nbytes());
+      std::memcpy(it->second.second.data_ptr().get(), storage.data(), storage.nbytes());
     }
     at::Tensor copy = at::empty({0}, tensor.options().requires_grad(false));
     copy.set_(it->second.second, tensor.storage_offset(), tensor.sizes(), tensor.strides());
