@@ -6,10 +6,11 @@
 #           torch.utils.cmake_prefix_path.
 #   prefix  the LibTorch find_package(Torch) finds by itself or through
 #           CMAKE_PREFIX_PATH: an unpacked archive from pytorch.org (CPU or
-#           CUDA), or Debian's libtorch-dev (1.13, CPU only).
-#   auto    prefix when find_package(Torch) finds one, else python (the
-#           default: Debian's libtorch-dev where scripts/setup.sh installed
-#           it, which is what `make test` and CI build against for now).
+#           CUDA).
+#   auto    python when the project's .venv exists (the default: what
+#           `make test` and CI build against), else prefix.
+#
+# LibTorch 2.4 or later; older ones stop the configure.
 #
 # STRATA_TORCH_CUDA (ON by default) uses CUDA and NCCL where that LibTorch has
 # them; OFF builds as against a LibTorch without CUDA (pytorch.org's CPU
@@ -110,6 +111,8 @@ function(strata_cpu_torch root)
   target_include_directories(strata_torch_cpu SYSTEM INTERFACE
                              ${root}/include ${root}/include/torch/csrc/api/include)
   target_compile_definitions(strata_torch_cpu INTERFACE _GLIBCXX_USE_CXX11_ABI=1)
+  set(STRATA_TORCH_CPU_LIBRARIES
+      "${strata_torch_library};${strata_torch_cpu_library};${strata_c10_library}" PARENT_SCOPE)
   set(TORCH_LIBRARIES strata_torch_cpu PARENT_SCOPE)
   set(TORCH_INCLUDE_DIRS ${root}/include ${root}/include/torch/csrc/api/include PARENT_SCOPE)
   set(TORCH_LIBRARY ${strata_torch_library} PARENT_SCOPE)
@@ -118,12 +121,12 @@ endfunction()
 set(strata_site "")
 set(strata_torch_mode ${STRATA_TORCH})
 if(STRATA_TORCH STREQUAL "auto")
-  find_package(Torch QUIET)
-  if(Torch_FOUND)
-    set(strata_torch_mode prefix)
-  else()
-    message(STATUS "No LibTorch found by CMake itself: using python's (STRATA_TORCH=python)")
+  if(EXISTS ${PROJECT_SOURCE_DIR}/.venv/bin/python)
     set(strata_torch_mode python)
+  else()
+    message(STATUS "No .venv (scripts/python-env.sh): the LibTorch CMake finds "
+                   "(STRATA_TORCH=prefix)")
+    set(strata_torch_mode prefix)
   endif()
 endif()
 
@@ -169,6 +172,23 @@ elseif(strata_torch_mode STREQUAL "prefix")
   endif()
 else()
   message(FATAL_ERROR "STRATA_TORCH is '${STRATA_TORCH}' (known: auto, python, prefix)")
+endif()
+
+if(Torch_VERSION VERSION_LESS 2.4)
+  message(FATAL_ERROR "LibTorch ${Torch_VERSION} from ${TORCH_INSTALL_PREFIX} is too old: Strata "
+                      "needs 2.4 or later (tested on 2.11); point CMAKE_PREFIX_PATH at a newer "
+                      "one, or run scripts/python-env.sh for the project's .venv")
+endif()
+
+# What an installed Strata's CMake package finds again (StrataConfig.cmake).
+if(TARGET strata_torch_cpu)
+  set(STRATA_TORCH_CPU_TARGET ON)
+else()
+  set(STRATA_TORCH_CPU_TARGET OFF)
+  get_filename_component(STRATA_TORCH_CONFIG_DIR ${TORCH_INSTALL_PREFIX}/share/cmake/Torch ABSOLUTE)
+  if(Torch_DIR)
+    set(STRATA_TORCH_CONFIG_DIR ${Torch_DIR})
+  endif()
 endif()
 
 # CUDA builds ship libtorch_cuda.so beside libtorch.so.

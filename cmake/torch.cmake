@@ -35,6 +35,9 @@ target_link_libraries(strata_pch PUBLIC ${STRATA_STDCXX_FIRST} ${TORCH_LIBRARIES
 target_include_directories(strata_pch PUBLIC ${PROJECT_SOURCE_DIR}/include
                                              ${PROJECT_SOURCE_DIR}/src)
 target_precompile_headers(strata_pch PUBLIC ${PROJECT_SOURCE_DIR}/cmake/pch.h)
+# An installed program finds libtorch_cuda.so, linked below as a flag that
+# CMAKE_INSTALL_RPATH_USE_LINK_PATH does not see, where it was built.
+list(APPEND CMAKE_INSTALL_RPATH ${STRATA_TORCH_LIBDIR})
 if(STRATA_TORCH_HAS_CUDA)
   # A program that calls no libtorch_cuda function directly would otherwise
   # lose it to --as-needed (the default of Ubuntu's linker), and CUDA would

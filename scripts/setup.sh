@@ -1,20 +1,19 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Strata needs to build, test and benchmark, and
-# (for the tests and benchmarks) the project's Python environment of pinned
-# PyPI packages (scripts/python-env.sh). Idempotent: it asks apt only for what
-# is missing and runs `apt-get update` only when something is. Uses sudo when
-# not root.
+# the project's Python environment of pinned PyPI packages
+# (scripts/python-env.sh), whose torch's LibTorch Strata builds against.
+# Idempotent: it asks apt only for what is missing and runs `apt-get update`
+# only when something is. Uses sudo when not root.
 set -euo pipefail
 
 # What building the library and the `strata` command needs: `--build-only`
 # installs just these (the build stage of deploy/Containerfile).
 packages=(
   build-essential cmake ninja-build ccache git pkg-config
-  # Debian's LibTorch 1.13 (CPU), what `make test` builds against until the
-  # launcher serves PyTorch 2.x workers a fresh store each round; the 2.11
-  # build takes the .venv's (cmake/select_torch.cmake). Gloo's headers serve
-  # both (PyPI's wheel ships none).
-  libtorch-dev libgloo-dev libopenblas0-pthread
+  # LibTorch itself comes from PyPI's torch wheel in the project's .venv
+  # (scripts/python-env.sh, cmake/select_torch.cmake), which ships no Gloo
+  # headers: Debian's serve (Gloo's API has not changed between them).
+  libgloo-dev python3-venv
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libssl-dev zlib1g-dev
   # Tokenizers: ICU's Unicode categories for GPT-2's BPE, and SentencePiece.
   libicu-dev libsentencepiece-dev
@@ -35,15 +34,8 @@ test_packages=(
   openmpi-bin
   # spm_encode, against which the SentencePiece tests check Strata's ids.
   sentencepiece
-  # The project's virtual environment (scripts/python-env.sh): the tests'
-  # references from PyPI (tiktoken, tokenizers, sentencepiece,
-  # kubernetes-validate) and the tokenizer files the demo reads.
-  python3-venv
   # The demo's English text: the King James Bible (public domain), read out by `bible`.
   bible-kjv
-  # A plain PyTorch job under strata launch (LaunchPyTorch.*: torch 2.11's
-  # Python does not meet again after a restart under it yet).
-  python3-torch
   # The etcd rendezvous tests (EtcdStore.*, LaunchEtcd.*) start a real etcd server.
   etcd-server
 )
@@ -53,9 +45,6 @@ case "${1:-}" in
   "" | --bench) packages+=("${test_packages[@]}") ;;
   *) echo "setup: unknown option '$1' (known: --build-only, --bench)" >&2; exit 2 ;;
 esac
-
-python_env=false
-[[ ${1:-} != --build-only ]] && python_env=true
 
 missing=()
 for p in "${packages[@]}"; do
@@ -73,6 +62,7 @@ if [[ ${#missing[@]} -gt 0 ]]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-if $python_env; then
-  bash "$(dirname "$0")/python-env.sh" >/dev/null
-fi
+# LibTorch, and the tests' references from PyPI (tiktoken, tokenizers,
+# sentencepiece, transformers, kubernetes-validate) and the tokenizer files
+# the demo reads.
+bash "$(dirname "$0")/python-env.sh" >/dev/null

@@ -1,5 +1,5 @@
 // strata/ops/: tensor operations the layers share where LibTorch's own are
-// slower: a linear layer and causal self-attention through oneDNN's GEMM,
+// slower: a linear layer and causal self-attention through LibTorch's BLAS sgemm,
 // GELU and SwiGLU's gated product sixteen lanes at a time.
 //
 // Includes every public header of the folder.

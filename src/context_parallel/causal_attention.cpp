@@ -21,11 +21,7 @@ at::Tensor causalProbabilities(const at::Tensor& q, const at::Tensor& k) {
 }
 
 at::Tensor causalAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-#if STRATA_HAS_SDPA
   return compat::causalAttention(q, k, v);
-#else
-  return at::matmul(causalProbabilities(q, k), v);
-#endif
 }
 
 }  // namespace strata::context_parallel::detail

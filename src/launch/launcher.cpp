@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "cluster_env.h"
+#include "deadline_store.h"
 #include "etcd_store.h"
 #include "job_end.h"
 #include "node_agreement.h"
@@ -39,12 +40,9 @@ struct Attempt {
   }
 };
 
-// Where the round's workers find their store: node 0's launcher's at
-// --master-addr and the attempt's port, or under etcd the one the round's
-// first node serves.
-std::pair<std::string, int> workersStore(const LaunchOptions& o, const NodeMap& nodes,
-                                         const Attempt& attempt) {
-  if (nodes.storeAddress.empty()) return {o.masterAddr, attempt.port};
+// Where the round's workers find their store: the one the round's first node
+// serves (JobStore).
+std::pair<std::string, int> workersStore(const NodeMap& nodes) {
   std::optional<std::pair<std::string, int64_t>> at = parseEndpoint(nodes.storeAddress);
   if (!at)
     throw ProtocolError("the round's store address '" + nodes.storeAddress + "' is not HOST:PORT");
@@ -55,7 +53,7 @@ std::vector<WorkerSpec> workerSpecs(const LaunchOptions& o, const NodeMap& nodes
                                     const Attempt& attempt) {
   std::vector<WorkerSpec> specs;
   int node = nodes.positionOf(o.nodeRank);
-  auto [storeHost, storePort] = workersStore(o, nodes, attempt);
+  auto [storeHost, storePort] = workersStore(nodes);
   for (int local = 0; local < o.nprocPerNode; ++local) {
     WorkerSpec spec;
     spec.localRank = local;
@@ -256,17 +254,23 @@ void printFlightDiagnosis(const Attempt& attempt) {
   }
 }
 
-// The rendezvous store. Static backend: node 0 serves it (its launcher keeps
-// it up for the workers); the others connect. Etcd: the launchers' keys live
-// in etcd, and each launcher serves a store of its own for the workers (the
-// round's first node's is the round's). `control` holds the number of the
-// round under way ("round"), raised as each round opens.
+// The launchers' rendezvous store. Static backend: node 0 serves it; the
+// others connect. Etcd: the launchers' keys live in etcd. `control` holds the
+// number of the round under way ("round"), raised as each round opens.
+//
+// The workers meet in a store of their own, served anew for every round (as
+// torchrun's rendezvous does): a restarted PyTorch script connects to it
+// without a prefix per attempt (torch 2.x's init_process_group under
+// TORCHELASTIC_USE_AGENT_STORE adds none), so the keys of an earlier round
+// must not be there. The round's first node's is the round's: node 0's under
+// the static backend, any node's under etcd.
 struct JobStore {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::Store> control;
   Deciders deciders = Deciders::kNodeZero;
-  c10::intrusive_ptr<c10d::TCPStore> workers;  // etcd: the workers' store this node serves
-  std::string workersAddress;                  // etcd: its "HOST:PORT"
+  std::string workersHost;                     // where this node serves one; empty: it serves none
+  c10::intrusive_ptr<c10d::TCPStore> workers;  // this round's, served by this node
+  std::string workersAddress;                  // its "HOST:PORT"
 };
 
 const char kRoundKey[] = "round";
@@ -299,9 +303,22 @@ JobStore openEtcdStore(const LaunchOptions& o, std::chrono::milliseconds timeout
                       "); give a new job its own --rdzv-id (the ended job's keys expire " +
                       describeDuration(EtcdStore::kLeaseTtl) + " after its last launcher exits)");
   }
-  job.workers = serveStore(host, static_cast<int>(o.masterPort), o.jobToken, timeout);
-  job.workersAddress = hostPort(host, job.workers->getPort());
+  job.workersHost = host;
   return job;
+}
+
+// Serves this round's workers' store where this node serves one, closing the
+// last round's first. Under etcd the first round's is at --master-port (the
+// port a pod declares); later rounds' and the static backend's at a free port
+// (node 0's --master-port is the launchers').
+void serveWorkersStore(const LaunchOptions& o, JobStore* job, int64_t round,
+                       std::chrono::milliseconds timeout) {
+  if (job->workersHost.empty()) return;
+  job->workers.reset();
+  bool declaredPort = o.rdzvBackend == RendezvousBackend::kEtcd && round == 0;
+  int port = declaredPort ? static_cast<int>(o.masterPort) : 0;
+  job->workers = serveStore(job->workersHost, port, o.jobToken, timeout);
+  job->workersAddress = hostPort(job->workersHost, job->workers->getPort());
 }
 
 // Sets attempt->port to the port served.
@@ -313,8 +330,13 @@ JobStore openStore(const LaunchOptions& o, std::chrono::milliseconds timeout, At
         serveStore(o.masterAddr, attempt->port, o.jobToken, timeout);
     attempt->port = served->getPort();
     job.store = served;
+    job.workersHost = o.masterAddr;
   } else {
-    job.store = connectStore(o.masterAddr, attempt->port, timeout);
+    // Node 0's store over the network: every call bounded (deadline_store.h).
+    job.store = c10::make_intrusive<DeadlineStore>(
+        connectStore(o.masterAddr, attempt->port, timeout), "the job's rendezvous store at " +
+                                                                rendezvousText(o, attempt->port) +
+                                                                " (node 0's launcher)");
   }
   job.control = jobScope(job.store, o.jobToken, "launchers", timeout);
   return job;
@@ -485,6 +507,7 @@ int runRounds(const LaunchOptions& options, OrphanGuard* guard, const std::strin
   for (;;) {
     std::optional<NodeMap> nodes;
     try {
+      serveWorkersStore(options, &job, attempt.number, timeout);
       nodes = joinRound(options, job, attempt.number, timeout);
       while (!nodes) {
         std::cerr << "strata launch: round " << attempt.number << " of the job closed without "

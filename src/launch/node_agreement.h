@@ -48,8 +48,8 @@ struct NodeClaim {
   int64_t minNodes = 1;  // equal to nnodes unless the job is elastic
   std::string host;      // gethostname() of the launcher
   int64_t pid = 0;
-  // "HOST:PORT" of the workers' store this launcher serves (etcd); empty
-  // when node 0's launcher serves the one store.
+  // "HOST:PORT" of the workers' store this launcher serves for the round;
+  // empty when it serves none (the static backend's nodes other than 0).
   std::string storeAddress;
 
   // "node 1 (host b, pid 42)"
@@ -61,8 +61,7 @@ struct NodeClaim {
 struct NodeMap {
   std::vector<int> sizes;
   std::vector<int64_t> nodeRanks;
-  // The round's workers' store: the storeAddress of its first node; empty
-  // under the static backend.
+  // The round's workers' store: the storeAddress of its first node.
   std::string storeAddress;
 
   int worldSize() const;

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <limits>
 
-#include "onednn_gemm.h"
+#include "blas_gemm.h"
 
 namespace strata::ops {
 namespace {
@@ -125,8 +125,8 @@ struct CausalSelfAttention : torch::autograd::Function<CausalSelfAttention> {
 
 }  // namespace
 
-bool causalSelfAttentionUsesOneDnn(const at::Tensor& fused) {
-  return detail::oneDnnGemmEnabled() && !at::autocast::is_cpu_enabled() && fused.dim() == 3 &&
+bool causalSelfAttentionUsesBlas(const at::Tensor& fused) {
+  return detail::blasGemmEnabled() && !at::autocast::is_autocast_enabled(at::kCPU) && fused.dim() == 3 &&
          fused.device().is_cpu() && fused.scalar_type() == at::kFloat && fused.is_contiguous() &&
          fused.numel() > 0;
 }

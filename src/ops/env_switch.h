@@ -1,5 +1,5 @@
 // The environment variables that turn one of strata/ops's own kernels off,
-// to compare with LibTorch's (STRATA_ONEDNN_GEMM, STRATA_OWN_GELU).
+// to compare with LibTorch's (STRATA_BLAS_GEMM, STRATA_OWN_GELU).
 #pragma once
 
 namespace strata::ops::detail {

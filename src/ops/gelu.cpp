@@ -54,7 +54,7 @@ struct OwnGelu : torch::autograd::Function<OwnGelu> {
 
 bool geluUsesOwnKernel(const at::Tensor& x) {
   return detail::switchedOn("STRATA_OWN_GELU") && detail::avx512Available() &&
-         !at::autocast::is_cpu_enabled() && x.device().is_cpu() && x.scalar_type() == at::kFloat &&
+         !at::autocast::is_autocast_enabled(at::kCPU) && x.device().is_cpu() && x.scalar_type() == at::kFloat &&
          x.is_contiguous() && x.numel() > 0;
 }
 

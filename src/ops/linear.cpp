@@ -3,7 +3,7 @@
 #include <ATen/autocast_mode.h>
 #include <torch/autograd.h>
 
-#include "onednn_gemm.h"
+#include "blas_gemm.h"
 
 namespace strata::ops {
 namespace {
@@ -26,7 +26,7 @@ at::Tensor rowsOf(const at::Tensor& x) { return x.view({-1, x.size(-1)}); }
 // product's starting value, as addmm does. LibTorch's custom functions take
 // no undefined tensor, hence one instance with a bias and one without.
 template <bool kBias>
-struct OneDnnLinear : torch::autograd::Function<OneDnnLinear<kBias>> {
+struct BlasLinear : torch::autograd::Function<BlasLinear<kBias>> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
                             const at::Tensor& bias) {
     at::Tensor rows = rowsOf(x);                                            // [t, in]
@@ -69,8 +69,8 @@ bool isCpuFloat(const at::Tensor& t) {
 
 }  // namespace
 
-bool linearUsesOneDnn(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  if (!detail::oneDnnGemmEnabled() || at::autocast::is_cpu_enabled()) return false;
+bool linearUsesBlas(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  if (!detail::blasGemmEnabled() || at::autocast::is_autocast_enabled(at::kCPU)) return false;
   bool biasFits = !bias.defined() || (isCpuFloat(bias) && bias.dim() == 1);
   return isCpuFloat(x) && isCpuFloat(weight) && biasFits && x.dim() >= 2 && weight.dim() == 2 &&
          x.is_contiguous() && weight.is_contiguous() && x.numel() > 0 &&
@@ -78,9 +78,9 @@ bool linearUsesOneDnn(const at::Tensor& x, const at::Tensor& weight, const at::T
 }
 
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  if (!linearUsesOneDnn(x, weight, bias)) return at::linear(x, weight, bias);
-  if (bias.defined()) return OneDnnLinear<true>::apply(x, weight, bias);
-  return OneDnnLinear<false>::apply(x, weight);
+  if (!linearUsesBlas(x, weight, bias)) return at::linear(x, weight, bias);
+  if (bias.defined()) return BlasLinear<true>::apply(x, weight, bias);
+  return BlasLinear<false>::apply(x, weight);
 }
 
 }  // namespace strata::ops

@@ -67,7 +67,7 @@ bool ownKernelTakes(const at::Tensor& t) {
 }  // namespace
 
 bool swigluUsesOwnKernel(const at::Tensor& gate, const at::Tensor& up) {
-  return detail::avx512Available() && !at::autocast::is_cpu_enabled() && gate.numel() > 0 &&
+  return detail::avx512Available() && !at::autocast::is_autocast_enabled(at::kCPU) && gate.numel() > 0 &&
          gate.sizes() == up.sizes() && ownKernelTakes(gate) && ownKernelTakes(up);
 }
 

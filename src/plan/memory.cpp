@@ -70,26 +70,35 @@ double projectionValues(const ModelDesc& m, int tp) { return 4.0 * m.hidden / tp
 // their product (ops::swiglu keeps gate and up, not silu(gate)).
 double denseMlpValues(const ModelDesc& m, int tp) { return (isLlama(m) ? 3.0 : 2.0) * m.ffn / tp; }
 
-// A whole-sequence layer (cp = 1) on one of tp ranks.
+// A whole-sequence layer (cp = 1) on one of tp ranks. GPT's attention
+// (ops::causalSelfAttention, or the written-out form under dropout) keeps
+// the softmax's probabilities and reads a causal mask; llama's goes through
+// LibTorch's fused kernel (at::scaled_dot_product_attention, flash attention
+// on the CPU too), which keeps its output and an fp32 log-sum-exp instead.
 Kept wholeSequenceLayer(const ModelDesc& m, int tp, bool sequenceParallel) {
   double s = m.seqLen, h = m.hidden, a = m.heads, t = tp;
   Kept kept;
-  kept.values = residualValues(m, tp, sequenceParallel) + projectionValues(m, tp) +
-                denseMlpValues(m, tp) + a * s / t;  // the softmax's probabilities
+  kept.values =
+      residualValues(m, tp, sequenceParallel) + projectionValues(m, tp) + denseMlpValues(m, tp);
   kept.bytes = normStatBytes(m, tp, sequenceParallel);
-  kept.fixedBytes = s * s;  // the causal mask, bool [s, s]
   if (isLlama(m)) {
+    kept.values += h / t;     // the fused kernel's output, besides the o projection's copy
+    kept.bytes += 4 * a / t;  // its log-sum-exp, one fp32 a head
     kept.fixedValues = 2 * s * m.headDim();  // RoPE's cos and sin tables
     // Each rank repeats its kv heads to its query heads when fewer (the
     // repeat's int64 indices, one a query head, for k and for v).
     double kvHeads = kvReplicated(m, tp) ? 1 : m.keyValueHeads() / t;
     if (kvHeads < a / t) kept.fixedBytes += 2 * 8 * a / t;
-  } else if (m.dropout) {
-    // Strata's dropout masks are values of the activation's type (dropout.h):
-    // the two hidden dropouts' (drawn whole under sequence parallel, the
-    // rank's slice a view of it) and the attention's, with the dropped-out
-    // probabilities the product with V reads.
-    kept.values += 2 * h + 2 * a * s / t;
+  } else {
+    kept.values += a * s / t;  // the softmax's probabilities
+    kept.fixedBytes = s * s;   // the causal mask, bool [s, s]
+    if (m.dropout) {
+      // Strata's dropout masks are values of the activation's type (dropout.h):
+      // the two hidden dropouts' (drawn whole under sequence parallel, the
+      // rank's slice a view of it) and the attention's, with the dropped-out
+      // probabilities the product with V reads.
+      kept.values += 2 * h + 2 * a * s / t;
+    }
   }
   return kept;
 }
@@ -111,7 +120,7 @@ Kept ringLayer(const ModelDesc& m, int tp, bool sequenceParallel, int cp) {
 }
 
 // All-to-all attention runs the whole-sequence path on a/(t cp) heads: a
-// cp-th of every token-wise and score-sized tensor, but the whole causal
+// cp-th of every token-wise and score-sized tensor, but GPT's whole causal
 // mask and the sequence's int64 positions twice (its order and inverse).
 Kept allToAllLayer(const ModelDesc& m, int tp, bool sequenceParallel, int cp) {
   Kept kept = wholeSequenceLayer(m, tp, sequenceParallel);

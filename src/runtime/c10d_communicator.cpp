@@ -107,7 +107,7 @@ c10d::ReduceOp toC10d(ReduceOp op) {
 
 class C10dCommunicator : public Communicator {
  public:
-  C10dCommunicator(GroupSpec spec, c10::intrusive_ptr<compat::C10dBackend> backend)
+  C10dCommunicator(GroupSpec spec, c10::intrusive_ptr<c10d::Backend> backend)
       : spec_(std::move(spec)), backend_(std::move(backend)) {}
 
   int rank() const override { return spec_.rank; }
@@ -255,11 +255,11 @@ class C10dCommunicator : public Communicator {
   }
 
   GroupSpec spec_;
-  c10::intrusive_ptr<compat::C10dBackend> backend_;
+  c10::intrusive_ptr<c10d::Backend> backend_;
   SendWatcher sendWatcher_;  // Gloo's sends (send_watcher.h); goes before the backend
 };
 
-c10::intrusive_ptr<compat::C10dBackend> createGloo(const GroupSpec& spec,
+c10::intrusive_ptr<c10d::Backend> createGloo(const GroupSpec& spec,
                                                    const c10::intrusive_ptr<c10d::Store>& store) {
   auto options = c10d::ProcessGroupGloo::Options::create(spec.options.timeout);
   if (const char* iface = std::getenv("GLOO_SOCKET_IFNAME"); iface && *iface) {
@@ -272,7 +272,7 @@ c10::intrusive_ptr<compat::C10dBackend> createGloo(const GroupSpec& spec,
 }
 
 #ifdef STRATA_WITH_NCCL
-c10::intrusive_ptr<compat::C10dBackend> createNccl(const GroupSpec& spec,
+c10::intrusive_ptr<c10d::Backend> createNccl(const GroupSpec& spec,
                                                    const c10::intrusive_ptr<c10d::Store>& store) {
   return c10::make_intrusive<c10d::ProcessGroupNCCL>(
       store, spec.rank, static_cast<int>(spec.globalRanks.size()),
@@ -293,7 +293,7 @@ bool ncclCompiledIn() {
 std::unique_ptr<Communicator> createC10dCommunicator(const GroupSpec& spec,
                                                      const c10::intrusive_ptr<c10d::Store>& store) {
   auto groupStore = c10::make_intrusive<c10d::PrefixStore>("group/" + spec.name, store);
-  c10::intrusive_ptr<compat::C10dBackend> backend;
+  c10::intrusive_ptr<c10d::Backend> backend;
   try {
     if (spec.backend == "gloo") {
       backend = createGloo(spec, groupStore);

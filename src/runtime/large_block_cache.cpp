@@ -38,7 +38,7 @@ LargeBlockCache::~LargeBlockCache() {
   for (const Block& block : free_) munmap(block.data, block.bytes);
 }
 
-c10::DataPtr LargeBlockCache::allocate(size_t bytes) STRATA_ALLOCATE_CONST {
+c10::DataPtr LargeBlockCache::allocate(size_t bytes) {
   if (bytes < smallestBytes_) return c10::GetDefaultCPUAllocator()->allocate(bytes);
   Block block = take(roundedUp(bytes));
   {

@@ -33,12 +33,10 @@ class LargeBlockCache final : public c10::Allocator {
   LargeBlockCache(const LargeBlockCache&) = delete;
   LargeBlockCache& operator=(const LargeBlockCache&) = delete;
 
-  c10::DataPtr allocate(size_t bytes) STRATA_ALLOCATE_CONST override;
-#if STRATA_TORCH_AT_LEAST(2, 3)
+  c10::DataPtr allocate(size_t bytes) override;
   void copy_data(void* dest, const void* src, size_t bytes) const override {
     default_copy_data(dest, src, bytes);
   }
-#endif
   // LibTorch's raw_allocate hands out data pointers without their DataPtr;
   // this deleter finds a block's cache from the pointer alone.
   c10::DeleterFnPtr raw_deleter() const override { return &release; }

@@ -1,19 +1,9 @@
-// STRATA_TORCH_AT_LEAST(major, minor): whether the LibTorch being compiled
-// against is that release or later, for the few places whose code differs
-// (torch_compat.h gathers most of them).
+// The oldest LibTorch Strata builds against: 2.4, whose autocast takes the
+// device type and whose c10::Allocator has copy_data. Tested on 2.11.
 #pragma once
 
 #include <torch/version.h>
 
-#define STRATA_TORCH_AT_LEAST(major, minor) \
-  (TORCH_VERSION_MAJOR > (major) ||         \
-   (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
-
-// LibTorch 2.3 made c10::Allocator::allocate non-const and added copy_data:
-// an allocator declares `allocate(size_t) STRATA_ALLOCATE_CONST override`
-// and, from 2.3 on, copy_data.
-#if STRATA_TORCH_AT_LEAST(2, 3)
-#define STRATA_ALLOCATE_CONST
-#else
-#define STRATA_ALLOCATE_CONST const
+#if TORCH_VERSION_MAJOR < 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR < 4)
+#error "Strata needs LibTorch 2.4 or later (see the README's 'Which LibTorch')"
 #endif

@@ -75,7 +75,7 @@ bool ParallelSelfAttentionImpl::attendsFused(const at::Tensor& fused) const {
   bool wholeSequences = !cp_ || cp_->comm->size() == 1;
   bool noDropout = !is_training() || dropout_.p() == 0.0;
   return !cache_.joined() && wholeSequences && noDropout &&
-         ops::causalSelfAttentionUsesOneDnn(fused);
+         ops::causalSelfAttentionUsesBlas(fused);
 }
 
 at::Tensor ParallelSelfAttentionImpl::attend(const at::Tensor& q, const at::Tensor& k,

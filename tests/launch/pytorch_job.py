@@ -11,7 +11,7 @@ dist.init_process_group("gloo")
 rank, world = dist.get_rank(), dist.get_world_size()
 attempt = os.environ["TORCHELASTIC_RESTART_COUNT"]
 if os.environ.get("FAIL_RANK") == str(rank) and attempt == "0":
-    sys.exit(5)  # the first attempt fails; the restart reuses the port, not the keys
+    sys.exit(5)  # the first attempt fails; the restart meets in a fresh store
 value = torch.tensor([float(rank + 1)])
 dist.all_reduce(value)
 dist.barrier()

@@ -2,8 +2,9 @@
 // unchanged: init_process_group("gloo") from the environment connects to the
 // launcher's store (TORCHELASTIC_USE_AGENT_STORE) instead of trying to serve
 // one on the port the launcher already serves, on one node, across two
-// launchers, and again after a restart. Debian's python3-torch
-// (/usr/bin/python3), which scripts/setup.sh installs for the tests.
+// launchers, and again after a restart (in a fresh store, as torch 2.x's
+// Python expects). The project's .venv torch (STRATA_TEST_PYTHON), which
+// scripts/python-env.sh installs for the tests.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -29,8 +30,10 @@ bool contains(const std::string& text, const std::string& part) {
 class LaunchPyTorch : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_EQ(std::system("/usr/bin/python3 -c 'import torch.distributed' 2>/dev/null"), 0)
-        << "Debian's python3-torch is missing from /usr/bin/python3 (scripts/setup.sh installs it)";
+    std::string probe =
+        std::string(STRATA_TEST_PYTHON) + " -c 'import torch.distributed' 2>/dev/null";
+    ASSERT_EQ(std::system(probe.c_str()), 0)
+        << STRATA_TEST_PYTHON << " has no torch (scripts/python-env.sh installs it)";
   }
 };
 
@@ -39,7 +42,7 @@ std::unique_ptr<ChildProcess> launchScript(const std::vector<std::string>& flags
   SpawnSpec spec;
   spec.argv = {STRATA_BINARY, "launch", "--timeout", "60"};
   spec.argv.insert(spec.argv.end(), flags.begin(), flags.end());
-  spec.argv.insert(spec.argv.end(), {"--", "/usr/bin/python3", PYTORCH_JOB_SCRIPT});
+  spec.argv.insert(spec.argv.end(), {"--", STRATA_TEST_PYTHON, PYTORCH_JOB_SCRIPT});
   spec.setEnv = std::move(env);
   return std::make_unique<ChildProcess>(spec);
 }
@@ -65,8 +68,8 @@ TEST_F(LaunchPyTorch, InitProcessGroupFromTheEnvironmentRunsUnchanged) {
   }
 }
 
-// Rank 1 fails in the first attempt; the restart meets on the same port under
-// the next attempt's keys.
+// Rank 1 fails in the first attempt; the restart meets in the next round's
+// store, which holds none of the first attempt's keys.
 TEST_F(LaunchPyTorch, ARestartedJobMeetsAgain) {
   auto launcher =
       launchScript({"--nproc-per-node", "2", "--max-restarts", "1"}, {{"FAIL_RANK", "1"}});

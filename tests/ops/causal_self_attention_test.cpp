@@ -41,13 +41,13 @@ double relativeError(const at::Tensor& a, const at::Tensor& b) {
   return ((a - b).abs().max() / b.abs().max()).item<double>();
 }
 
-void skipWithoutOneDnn() {
-  if (!causalSelfAttentionUsesOneDnn(fusedProjection().detach()))
-    GTEST_SKIP() << "this LibTorch loads no oneDNN";
+void skipWithoutBlas() {
+  if (!causalSelfAttentionUsesBlas(fusedProjection().detach()))
+    GTEST_SKIP() << "this LibTorch exports no BLAS sgemm_";
 }
 
 TEST(CausalSelfAttention, OutputAndGradientEqualTheWrittenOutForm) {
-  skipWithoutOneDnn();
+  skipWithoutBlas();
   int threads = at::get_num_threads();
   for (int t : {1, 2}) {
     at::set_num_threads(t);
@@ -65,21 +65,21 @@ TEST(CausalSelfAttention, OutputAndGradientEqualTheWrittenOutForm) {
 }
 
 TEST(CausalSelfAttention, LeavesOtherOperandsToTheWrittenOutForm) {
-  skipWithoutOneDnn();
+  skipWithoutBlas();
   at::Tensor fused = fusedProjection().detach();
-  EXPECT_FALSE(causalSelfAttentionUsesOneDnn(fused.to(at::kDouble)));
-  EXPECT_FALSE(causalSelfAttentionUsesOneDnn(fused.transpose(0, 1)));
+  EXPECT_FALSE(causalSelfAttentionUsesBlas(fused.to(at::kDouble)));
+  EXPECT_FALSE(causalSelfAttentionUsesBlas(fused.transpose(0, 1)));
   strata::compat::setAutocast(at::kCPU, true, at::kBFloat16);
-  EXPECT_FALSE(causalSelfAttentionUsesOneDnn(fused));
+  EXPECT_FALSE(causalSelfAttentionUsesBlas(fused));
   strata::compat::setAutocast(at::kCPU, false, at::kBFloat16);
-  setenv("STRATA_ONEDNN_GEMM", "0", 1);
-  EXPECT_FALSE(causalSelfAttentionUsesOneDnn(fused));
-  unsetenv("STRATA_ONEDNN_GEMM");
-  EXPECT_TRUE(causalSelfAttentionUsesOneDnn(fused));
+  setenv("STRATA_BLAS_GEMM", "0", 1);
+  EXPECT_FALSE(causalSelfAttentionUsesBlas(fused));
+  unsetenv("STRATA_BLAS_GEMM");
+  EXPECT_TRUE(causalSelfAttentionUsesBlas(fused));
 }
 
 TEST(CausalSelfAttention, AProjectionNotOfThreeHeadsIsNamed) {
-  skipWithoutOneDnn();
+  skipWithoutBlas();
   at::Tensor fused = fusedProjection().detach();
   try {
     causalSelfAttention(fused, 5);

@@ -37,13 +37,13 @@ double relativeError(const at::Tensor& a, const at::Tensor& b) {
   return ((a - b).abs().max() / b.abs().max()).item<double>();
 }
 
-void skipWithoutOneDnn() {
+void skipWithoutBlas() {
   Operands o = leaves();
-  if (!linearUsesOneDnn(o.x, o.weight, o.bias)) GTEST_SKIP() << "this LibTorch loads no oneDNN";
+  if (!linearUsesBlas(o.x, o.weight, o.bias)) GTEST_SKIP() << "this LibTorch exports no BLAS sgemm_";
 }
 
 TEST(Linear, ProductAndGradientsEqualLibTorchs) {
-  skipWithoutOneDnn();
+  skipWithoutBlas();
   for (bool withBias : {true, false}) {
     Operands mine = leaves(), theirs = detachedCopy(mine);
     at::Tensor seed = torch::randn({3, 5, 40});
@@ -65,7 +65,7 @@ TEST(Linear, ProductAndGradientsEqualLibTorchs) {
 }
 
 TEST(Linear, ComputesOnlyTheGradientsAskedFor) {
-  skipWithoutOneDnn();
+  skipWithoutBlas();
   Operands mine = leaves(), theirs = detachedCopy(mine);
   at::Tensor seed = torch::randn({3, 5, 40});
   at::Tensor y = linear(mine.x, mine.weight, mine.bias);
@@ -82,38 +82,38 @@ TEST(Linear, ComputesOnlyTheGradientsAskedFor) {
 }
 
 TEST(Linear, LeavesOtherOperandsToLibTorch) {
-  skipWithoutOneDnn();
+  skipWithoutBlas();
   Operands doubles = leaves(at::kDouble);
-  EXPECT_FALSE(linearUsesOneDnn(doubles.x, doubles.weight, doubles.bias));
+  EXPECT_FALSE(linearUsesBlas(doubles.x, doubles.weight, doubles.bias));
   EXPECT_TRUE(torch::equal(linear(doubles.x, doubles.weight, doubles.bias),
                            at::linear(doubles.x, doubles.weight, doubles.bias)));
   Operands o = leaves();
   at::Tensor strided = o.x.transpose(0, 1);  // [5, 3, 24], not contiguous
-  EXPECT_FALSE(linearUsesOneDnn(strided, o.weight, o.bias));
+  EXPECT_FALSE(linearUsesBlas(strided, o.weight, o.bias));
   EXPECT_LT(relativeError(linear(strided, o.weight, o.bias), at::linear(strided, o.weight, o.bias)),
             1e-6);
   strata::compat::setAutocast(at::kCPU, true, at::kBFloat16);
-  EXPECT_FALSE(linearUsesOneDnn(o.x, o.weight, o.bias));
+  EXPECT_FALSE(linearUsesBlas(o.x, o.weight, o.bias));
   strata::compat::setAutocast(at::kCPU, false, at::kBFloat16);
-  EXPECT_TRUE(linearUsesOneDnn(o.x, o.weight, o.bias));
+  EXPECT_TRUE(linearUsesBlas(o.x, o.weight, o.bias));
 }
 
 TEST(Linear, TheEnvironmentSwitchesItAndABadValueIsNamed) {
-  skipWithoutOneDnn();
+  skipWithoutBlas();
   Operands o = leaves();
-  setenv("STRATA_ONEDNN_GEMM", "0", 1);
-  EXPECT_FALSE(linearUsesOneDnn(o.x, o.weight, o.bias));
-  setenv("STRATA_ONEDNN_GEMM", "yes", 1);
+  setenv("STRATA_BLAS_GEMM", "0", 1);
+  EXPECT_FALSE(linearUsesBlas(o.x, o.weight, o.bias));
+  setenv("STRATA_BLAS_GEMM", "yes", 1);
   try {
     linear(o.x, o.weight, o.bias);
-    ADD_FAILURE() << "a bad STRATA_ONEDNN_GEMM was taken";
+    ADD_FAILURE() << "a bad STRATA_BLAS_GEMM was taken";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("STRATA_ONEDNN_GEMM is 'yes'"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("STRATA_BLAS_GEMM is 'yes'"), std::string::npos)
         << e.what();
   }
-  setenv("STRATA_ONEDNN_GEMM", "1", 1);
-  EXPECT_TRUE(linearUsesOneDnn(o.x, o.weight, o.bias));
-  unsetenv("STRATA_ONEDNN_GEMM");
+  setenv("STRATA_BLAS_GEMM", "1", 1);
+  EXPECT_TRUE(linearUsesBlas(o.x, o.weight, o.bias));
+  unsetenv("STRATA_BLAS_GEMM");
 }
 
 }  // namespace

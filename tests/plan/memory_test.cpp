@@ -69,23 +69,25 @@ TEST(Memory, LlamaActivationsByHand) {
   //   the block's two sums, and each RMSNorm's x^2, x/rms and output [8]: 8 * 2*8 = 128
   //   rotated Q, K and V expanded to the 4 query heads, o's input [8]:    4 * 2*8 =  64
   //   gate, up and product [12] (ops::swiglu keeps no silu(gate)):        3 * 2*12 = 72
-  //   the softmax's probabilities, 4 heads x 4 keys:                      4 * 2*4  = 32
+  //   the fused attention kernel's output [8]:                            2*8      = 16
+  //   its fp32 log-sum-exp, 4 heads:                                      4 * 4    = 16
   //   the norms' fp32 1/rms:                                              2 * 4    =  8
-  // 304 bytes a token, 1216 for 4; and a micro-batch's causal mask [4 x 4]
-  // (16), RoPE's cos and sin [4 x 2] (32) and the repeat's int64 indices, 4
-  // for k and 4 for v (64).
-  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 1, false), 1216 + 16 + 32 + 64);
-  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 3, 1, false), 3 * 1216 + 16 + 32 + 64);
+  // 304 bytes a token, 1216 for 4 (no [s, s] probabilities and no causal
+  // mask: the kernel keeps neither); and RoPE's cos and sin [4 x 2] (32) and
+  // the repeat's int64 indices, 4 for k and 4 for v (64).
+  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 1, false), 1216 + 32 + 64);
+  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 3, 1, false), 3 * 1216 + 32 + 64);
   // tp 2 splits the heads, the kv heads and ffn; the residual stream stays
-  // whole: 128 + 32 + 36 + 16 + 8 = 220 a token; 2 query heads repeat 1 kv head.
-  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 2, false), 4 * 220 + 16 + 32 + 32);
+  // whole: 128 + 32 + 36 + 8 + 8 + 8 = 220 a token; 2 query heads repeat 1
+  // kv head.
+  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 2, false), 4 * 220 + 32 + 32);
   // tp 4 replicates the kv heads: each rank has one query head and one kv
-  // head, nothing to repeat: 128 + 16 + 18 + 8 + 8 = 178.
-  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 4, false), 4 * 178 + 16 + 32);
+  // head, nothing to repeat: 128 + 16 + 18 + 4 + 4 + 8 = 178.
+  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 4, false), 4 * 178 + 32);
   // Sequence parallel splits the sums and the norms' x^2 and x/rms, 6 x 2*8
   // / 4, but keeps the attention's and the MLP's gathered inputs whole, 2 x
-  // 2*8; the statistics split too: 24 + 32 + 16 + 18 + 8 + 2 = 100.
-  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 4, true), 4 * 100 + 16 + 32);
+  // 2*8; the statistics split too: 24 + 32 + 16 + 18 + 4 + 4 + 2 = 100.
+  EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 4, true), 4 * 100 + 32);
   // Per-layer recompute keeps the 16-bit layer input, as for GPT.
   EXPECT_DOUBLE_EQ(stashedActivationBytes(m, 1, 4, false, true), 2 * 4 * 8);
   EXPECT_DOUBLE_EQ(stashedActivationBytes(m, 1, 4, true, true), 2 * 4 * 8 / 4);

@@ -335,10 +335,10 @@ TEST(PlanCommand, LlamaInputThatMakesNoModelOrLayoutIsRefusedByName) {
           "tp 4 neither divides the 6 kv heads nor is a multiple of them");
 }
 
-// Llama 3 8B on 131072-token sequences over eight DGX H100s: no layout
+// Llama 3 8B on 2^20-token sequences over eight DGX H100s: no layout
 // without context parallelism fits (tests/plan/context_parallel_test.cpp).
 const std::vector<std::string> kLongLlama = {
-    "--model",       "llama3-8b", "--seq-len", "131072",         "--cluster",
+    "--model",       "llama3-8b", "--seq-len", "1048576",        "--cluster",
     "dgx-h100-80gb", "--nodes",   "8",         "--global-batch", "8"};
 
 TEST(PlanCommand, ALongSequenceIsPlannedWithContextParallelism) {
@@ -351,7 +351,7 @@ TEST(PlanCommand, ALongSequenceIsPlannedWithContextParallelism) {
   EXPECT_NE(first.find(",cp"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("cp communication"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("context parallel: cp "), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("of every sequence's 131072 tokens"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("of every sequence's 1048576 tokens"), std::string::npos) << r.out;
   // A cp layout given by hand: dp takes what tp x cp leave of the 64 devices.
   Outcome fixed = plan(with(kLongLlama, {"--layout", "tp8,cp4,cp-a2a,recompute,sp", "--json"}));
   ASSERT_EQ(fixed.code, 2) << fixed.out;  // 4 query heads a tp rank but 1 kv head

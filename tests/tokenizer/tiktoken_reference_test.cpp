@@ -4,17 +4,24 @@
 // reference fixtures must give tiktoken's ids (special tokens as ordinary
 // text, as encode_ordinary) and decode back.
 //
+// The same tokenizers exported beside a model (copyTokenizerFiles: Hugging
+// Face's tokenizer.json written from the ranks) must give the same ids read
+// back by Strata and by transformers' AutoTokenizer.
+//
 // STRATA_GPT2_REFERENCE and STRATA_LLAMA_REFERENCE name the directories the
 // fixtures filled (tests/tokenizer/reference/*.py; CTest sets both).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "strata/train/data/tiktoken_bpe.h"
+#include "strata/train/data/tokenizer.h"
 
 namespace strata::train {
 namespace {
@@ -48,7 +55,7 @@ std::vector<Case> ordinaryCases(const fs::path& file) {
 }
 
 // Every case's ids and decoding, the first few differences shown.
-void expectSameIds(const TiktokenBpe& bpe, const std::vector<Case>& cases, const char* name) {
+void expectSameIds(const Tokenizer& bpe, const std::vector<Case>& cases, const char* name) {
   size_t differing = 0, notDecoded = 0, tokens = 0;
   for (const Case& c : cases) {
     const std::vector<int64_t> ours = bpe.encode(c.text);
@@ -94,6 +101,38 @@ TEST(TiktokenReference, Llama3sTokenizerModelGivesTiktokensIds) {
       ordinaryCases(fixture("STRATA_LLAMA_REFERENCE") / "cases" / "llama3.jsonl");
   ASSERT_GE(cases.size(), 2000u);
   expectSameIds(*llama3, cases, "llama3 tokenizer.model");
+}
+
+// The tokenizer of `ranks` exported into a folder of its own: read back by
+// Strata (its tokenizer.json) and by transformers, every case gives the same
+// ids, and transformers takes `eosId` as the end of text.
+void expectExportAgrees(const fs::path& ranks, const fs::path& cases, int64_t eosId,
+                        const std::string& name) {
+  const fs::path folder = fs::temp_directory_path() /
+                          ("strata-tiktoken-export-" + std::to_string(getpid()) + "-" + name);
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  const std::vector<std::string> written = copyTokenizerFiles(ranks.string(), folder.string());
+  EXPECT_EQ(written.size(), 3u);  // tokenizer.model, tokenizer.json, tokenizer_config.json
+  const std::unique_ptr<Tokenizer> readBack = makeTokenizer(folder.string());
+  EXPECT_EQ(readBack->endOfTextId(), eosId) << readBack->describe();
+  expectSameIds(*readBack, ordinaryCases(cases), (name + " exported, read by Strata").c_str());
+  const std::string command = std::string(STRATA_TEST_PYTHON) + " " + TRANSFORMERS_TOKENIZER_CHECK +
+                              " " + folder.string() + " " + cases.string() + " " +
+                              std::to_string(eosId);
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  fs::remove_all(folder);
+}
+
+TEST(TiktokenReference, Gpt2sRanksExportedForTransformersGiveTheSameIds) {
+  expectExportAgrees(fixture("STRATA_GPT2_REFERENCE") / "files" / "gpt2.tiktoken",
+                     fixture("STRATA_GPT2_REFERENCE") / "cases.jsonl", 50256, "gpt2");
+}
+
+TEST(TiktokenReference, Llama3sTokenizerModelExportedForTransformersGivesTheSameIds) {
+  expectExportAgrees(fixture("STRATA_LLAMA_REFERENCE") / "llama3" / "tokenizer.model",
+                     fixture("STRATA_LLAMA_REFERENCE") / "cases" / "llama3.jsonl", 128001,
+                     "llama3");
 }
 
 }  // namespace

@@ -19,13 +19,13 @@ namespace {
 // matmuls, all-reduces) lands within about 1e-7 of the reference.
 constexpr double kTolerance = 1e-5;
 // Parameters after the compared AdamW steps: the trainer's linear layers
-// multiply with oneDNN's GEMM and the reference's with OpenBLAS
-// (src/ops/linear.cpp), and AdamW divides each gradient by the root of its
-// own second moment, so an element whose gradient is small turns a rounding
-// difference of the whole gradient into a whole step's. On a Xeon of CPU
-// model 207 the largest difference over these tests was 1.07e-5 of the
-// parameter's norm (7.9e-6 the next), with gradient norms within 1.4e-7;
-// with OpenBLAS on both sides the same test gave 6.4e-6.
+// multiply through their own products (src/ops/linear.cpp), the reference's
+// through at::linear, in other orders, and AdamW divides each gradient by
+// the root of its own second moment, so an element whose gradient is small
+// turns a rounding difference of the whole gradient into a whole step's. On
+// a Xeon of CPU model 207 (LibTorch 1.13, oneDNN against OpenBLAS) the
+// largest difference over these tests was 1.07e-5 of the parameter's norm
+// (7.9e-6 the next), with gradient norms within 1.4e-7.
 constexpr double kParameterTolerance = 2e-5;
 
 double relativeDifference(const torch::Tensor& got, const torch::Tensor& expected) {

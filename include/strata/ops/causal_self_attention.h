@@ -1,5 +1,5 @@
 // Causal self-attention over every head of a fused QKV projection, its
-// products through oneDNN's GEMM where LibTorch brings one (linear.h).
+// products through the BLAS sgemm LibTorch links (linear.h).
 //
 // For each sequence and head h: O_h = softmax(Q_h K_h^T / sqrt(d) + causal
 // mask) V_h. The written-out form splits the fused projection into q, k and
@@ -26,13 +26,13 @@ namespace strata::ops {
 
 // fused [s, b, heads * 3 * d], features [heads, 3 (q, k, v), d]
 //   -> [s, b, heads * d], features [heads, d].
-// Requires causalSelfAttentionUsesOneDnn(fused); throws c10::Error when the
+// Requires causalSelfAttentionUsesBlas(fused); throws c10::Error when the
 // last dimension is not a multiple of 3 heads.
 at::Tensor causalSelfAttention(const at::Tensor& fused, int64_t heads);
 
 // Whether causalSelfAttention takes `fused`: a contiguous CPU float32
-// [s, b, features] tensor outside autocast, with oneDNN's GEMM loaded and
-// not turned off (STRATA_ONEDNN_GEMM=0).
-bool causalSelfAttentionUsesOneDnn(const at::Tensor& fused);
+// [s, b, features] tensor outside autocast, with a BLAS sgemm loaded and
+// not turned off (STRATA_BLAS_GEMM=0).
+bool causalSelfAttentionUsesBlas(const at::Tensor& fused);
 
 }  // namespace strata::ops

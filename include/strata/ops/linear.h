@@ -1,13 +1,10 @@
-// y = x W^T + b and its backward, through oneDNN's GEMM where LibTorch
-// brings one.
+// y = x W^T + b and its backward, through the BLAS sgemm LibTorch links.
 //
-// Debian's LibTorch multiplies CPU float32 matrices with OpenBLAS. oneDNN
-// (libdnnl), which that LibTorch links for its own kernels, has a GEMM that
-// on this machine's AVX-512 cores takes 8% less time over a transformer
-// block's forward, input-gradient and weight-gradient products (one thread,
-// docs/step-speed.md). linear() calls it for CPU float32 operands outside
-// autocast, found at run time (dnnl_sgemm), and LibTorch's at::linear for
-// anything else or where no oneDNN is loaded. STRATA_ONEDNN_GEMM=0 in the
+// linear() calls the BLAS's sgemm (MKL in PyPI's torch wheels, found at run
+// time) for CPU float32 operands outside autocast, the bias entering as the
+// product's starting value and each gradient one product into its own
+// buffer, and LibTorch's at::linear for anything else or where LibTorch
+// exports no sgemm (docs/step-speed.md compares them). STRATA_BLAS_GEMM=0 in the
 // environment turns it off, to compare (1 or unset: on; any other value
 // throws ConfigError naming it, on every rank alike).
 //
@@ -26,7 +23,7 @@ namespace strata::ops {
 // x [..., in], weight [out, in], bias [out] or undefined -> [..., out].
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {});
 
-// Whether linear(x, weight, bias) takes oneDNN's GEMM.
-bool linearUsesOneDnn(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {});
+// Whether linear(x, weight, bias) takes the BLAS's sgemm.
+bool linearUsesBlas(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {});
 
 }  // namespace strata::ops

@@ -61,7 +61,7 @@ class ParallelSelfAttentionImpl : public torch::nn::Module, public DecodesIncrem
  private:
   // Whether the heads are attended in the fused projection's layout
   // (strata/ops/causal_self_attention.h): whole sequences, no cache, no
-  // dropout drawn, CPU float32 with oneDNN's GEMM.
+  // dropout drawn, CPU float32 with a BLAS sgemm.
   bool attendsFused(const at::Tensor& fused) const;
   // q, k, v: [b, H/p, s, d] -> [b, H/p, s, d]
   at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);

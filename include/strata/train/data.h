@@ -16,5 +16,6 @@
 #include "strata/train/data/sentencepiece_tokenizer.h"
 #include "strata/train/data/text_dataset.h"
 #include "strata/train/data/tiktoken_bpe.h"
+#include "strata/train/data/tiktoken_hugging_face.h"
 #include "strata/train/data/token_source.h"
 #include "strata/train/data/tokenizer.h"

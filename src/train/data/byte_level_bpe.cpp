@@ -49,6 +49,20 @@ std::optional<std::string> byteLevelBytes(std::string_view spelled) {
   return bytes;
 }
 
+std::string byteLevelSpelling(std::string_view bytes) {
+  static const std::vector<char32_t> table = byteToCharTable();
+  std::string spelled;
+  spelled.reserve(bytes.size() * 2);
+  for (char byte : bytes) {
+    // Every character of the alphabet is below U+0144: two bytes at most.
+    uint8_t utf8[U8_MAX_LENGTH];
+    int32_t length = 0;
+    U8_APPEND_UNSAFE(utf8, length, static_cast<UChar32>(table[static_cast<uint8_t>(byte)]));
+    spelled.append(reinterpret_cast<const char*>(utf8), length);
+  }
+  return spelled;
+}
+
 ByteLevelBpe::ByteLevelBpe(int64_t vocabSize) : tokenBytes_(vocabSize), known_(vocabSize, false) {}
 
 bool ByteLevelBpe::give(int32_t id, std::string bytes) {

@@ -182,6 +182,7 @@ TiktokenBpe::TiktokenBpe(const std::string& path) {
   ranks_ = static_cast<int64_t>(ranks.size());
   const Family& family = familyOf(ranks_, path);
   specials_ = family.specials;
+  pattern_ = family.pattern;
 
   bpe_ = ByteLevelBpe(ranks_ + static_cast<int64_t>(specials_.size()));
   for (const RankLine& rank : ranks) bpe_.addToken(static_cast<int32_t>(rank.rank), rank.bytes);

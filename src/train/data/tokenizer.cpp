@@ -8,6 +8,7 @@
 #include "strata/train/data/hf_tokenizer.h"
 #include "strata/train/data/sentencepiece_tokenizer.h"
 #include "strata/train/data/tiktoken_bpe.h"
+#include "strata/train/data/tiktoken_hugging_face.h"
 
 namespace strata::train {
 namespace {
@@ -86,7 +87,8 @@ std::string copyAs(const std::filesystem::path& from, const std::filesystem::pat
 
 std::vector<std::string> copyTokenizerFiles(const std::string& spec, const std::string& folder) {
   namespace fs = std::filesystem;
-  makeTokenizer(spec);  // refuses what names no tokenizer, as training did
+  // Refuses what names no tokenizer, as training did.
+  const std::unique_ptr<Tokenizer> tokenizer = makeTokenizer(spec);
   if (spec == "byte") return {};
   fs::path source(spec), to(folder);
   if (fs::is_directory(source) && fs::is_regular_file(source / "tokenizer.json"))
@@ -96,6 +98,15 @@ std::vector<std::string> copyTokenizerFiles(const std::string& spec, const std::
     bool openAi = fs::is_regular_file(source / "encoder.json");
     return {copyAs(source / (openAi ? "encoder.json" : "vocab.json"), to, "vocab.json"),
             copyAs(source / (openAi ? "vocab.bpe" : "merges.txt"), to, "merges.txt")};
+  }
+  if (const auto* tiktoken = dynamic_cast<const TiktokenBpe*>(tokenizer.get())) {
+    // transformers reads no tiktoken file by itself: the same tokenizer as
+    // Hugging Face's files beside Meta's.
+    std::string json = (to / "tokenizer.json").string(),
+                config = (to / "tokenizer_config.json").string();
+    formats::writeFileAtomically(json, tiktokenTokenizerJson(*tiktoken));
+    formats::writeFileAtomically(config, tiktokenTokenizerConfigJson(*tiktoken));
+    return {copyAs(source, to, "tokenizer.model"), json, config};
   }
   if (source.extension() != ".json") return {copyAs(source, to, "tokenizer.model")};
   std::vector<std::string> written = {copyAs(source, to, "tokenizer.json")};

@@ -50,7 +50,7 @@ void freeCounted(void* data) {
 class CountingAllocator final : public c10::Allocator {
  public:
   explicit CountingAllocator(c10::Allocator* inner) : inner_(inner) {}
-  c10::DataPtr allocate(size_t bytes) STRATA_ALLOCATE_CONST override {
+  c10::DataPtr allocate(size_t bytes) override {
     c10::DataPtr data = inner_->allocate(bytes);
     void* pointer = data.get();
     if (pointer == nullptr) return data;  // nothing to count (zero bytes)
@@ -64,11 +64,9 @@ class CountingAllocator final : public c10::Allocator {
     return {pointer, pointer, &freeCounted, device};
   }
   c10::DeleterFnPtr raw_deleter() const override { return &freeCounted; }
-#if STRATA_TORCH_AT_LEAST(2, 3)
   void copy_data(void* dest, const void* src, size_t bytes) const override {
     default_copy_data(dest, src, bytes);
   }
-#endif
 
  private:
   c10::Allocator* inner_;

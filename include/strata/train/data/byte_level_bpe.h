@@ -30,6 +30,9 @@ inline constexpr const char* kGpt2Pattern =
 // character of it is not one of the 256 (a token written plainly, such as an
 // added token with a space in it) or it is not UTF-8.
 std::optional<std::string> byteLevelBytes(std::string_view spelled);
+// `bytes` spelled in GPT-2's alphabet, as vocab.json and tokenizer.json write
+// a byte-level token: byteLevelBytes's inverse.
+std::string byteLevelSpelling(std::string_view bytes);
 
 class ByteLevelBpe {
  public:

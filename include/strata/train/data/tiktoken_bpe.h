@@ -60,11 +60,18 @@ class TiktokenBpe : public Tokenizer {
   int64_t rankCount() const { return ranks_; }
   // The id of special token `name` ("<|eot_id|>"), if the family has it.
   std::optional<int64_t> specialId(std::string_view name) const;
+  // The family's special tokens, in id order from rankCount().
+  const std::vector<std::string>& specialTokens() const { return specials_; }
+  // The family's pre-tokenizer pattern.
+  const std::string& pattern() const { return pattern_; }
+  // The bytes of the token of rank `rank` (< rankCount()).
+  std::string rankBytes(int64_t rank) const { return bpe_.decode({rank}, "tiktoken"); }
 
  private:
   ByteLevelBpe bpe_;
   std::unique_ptr<HfPreTokenizer> pretokenizer_;
   std::vector<std::string> specials_;  // names, from id ranks_ on
+  std::string pattern_;
   int64_t ranks_ = 0;
   std::optional<int64_t> endOfText_, beginOfText_;
   std::string description_;

@@ -77,7 +77,8 @@ std::unique_ptr<Tokenizer> makeTokenizer(const std::string& spec);
 // transformers looks for beside a model: tokenizer.json (with the
 // tokenizer_config.json and special_tokens_map.json beside it, when there),
 // tokenizer.model for SentencePiece and tiktoken files (Meta's name for
-// Llama 3's), vocab.json and merges.txt for GPT-2's
+// Llama 3's; a tiktoken file also as tokenizer.json and tokenizer_config.json,
+// tiktoken_hugging_face.h), vocab.json and merges.txt for GPT-2's
 // BPE files. Returns the paths written: none for "byte", which has no file.
 // Throws ConfigError as makeTokenizer for a spec that names no tokenizer,
 // CheckpointError for a file that cannot be read or written.
