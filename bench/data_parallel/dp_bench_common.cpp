@@ -31,7 +31,10 @@ BenchTrainer::BenchTrainer(const MlpShape& shape, Communicator& comm, Sync sync)
 }
 
 void BenchTrainer::step() {
-  optimizer_->zero_grad();
+  // Zeroed in place on both sides: LibTorch 2.x's default (set_to_none)
+  // would have data parallelism copy every fresh gradient into its buffer,
+  // one more pass than the plain loop makes (data_parallel.h).
+  optimizer_->zero_grad(/*set_to_none=*/false);
   torch::Tensor loss = torch::mse_loss(model_->forward(inputs_), targets_);
   if (sync_ == Sync::kAfterBackward) {
     auto noSync = dp_->noSync();

@@ -17,7 +17,10 @@
 // each parameter's .grad aliases its slice, so autograd accumulates straight
 // into the buffer. optimizer.zero_grad(), module.zero_grad() (also with
 // set_to_none) and zeroGrad() all keep working; a .grad replaced by a fresh
-// tensor is copied back into the buffer when its next gradient arrives. A hook on each parameter's
+// tensor is copied back into the buffer when its next gradient arrives. That
+// copy is one more pass over the gradients a step: LibTorch 2.x's
+// zero_grad() sets gradients to none by default, so call zeroGrad() or
+// zero_grad(/*set_to_none=*/false) to have autograd accumulate in place. A hook on each parameter's
 // gradient accumulator counts the bucket's arrivals during backward; when a bucket is complete its
 // all-reduce starts asynchronously (buckets start in index order, so every
 // replica issues the same sequence of collectives). finishGradientSync()
