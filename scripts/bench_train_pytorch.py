@@ -9,7 +9,8 @@ with the same math in the same order, op for op, on one process:
   ids [b, s] -> token + learned position embeddings -> x [s, b, h]
   block: x = x + proj(attention(ln1(x)));  x = x + fc2(gelu(fc1(ln2(x))))
   attention: one fused QKV product, features ordered [heads, 3, head_dim];
-             causal softmax(Q K^T / sqrt(d)) V written by hand (no SDPA in 1.13)
+             causal softmax(Q K^T / sqrt(d)) V written by hand, as Strata computes
+             it on the CPU in float32 (src/ops/causal_self_attention.cpp)
   head: final layer norm, logits = x W^T (W the token embedding when tied)
   loss: mean next-token cross-entropy
   step: backward, clip the global gradient norm, AdamW with weight decay on

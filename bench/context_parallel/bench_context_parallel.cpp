@@ -6,9 +6,9 @@
 //     256, 8 heads, 4 kv heads) and SwiGLU MLP (ffn 688) keep from forward
 //     for backward on one rank, for one sequence of 1024 tokens, by cp
 //     (counted at LibTorch's CPU allocator, tensor_memory.h). Goal: both
-//     fall as 1/cp. At cp 1 attention keeps its [heads, s, s]
-//     probabilities (LibTorch 1.13 has no fused kernel on the CPU); under cp
-//     ring attention keeps q, k, v, the output and the log-sum-exp only.
+//     fall as 1/cp. At cp 1 LibTorch's fused kernel keeps q, k, v, its
+//     output and log-sum-exp; under cp ring attention keeps the same for its
+//     share of the sequence.
 //   cp_longest_sequence: the longest power-of-two sequence (up to 16384)
 //     whose forward and backward through one such block (hidden 512, 8
 //     heads, 4 kv heads, ffn 1376) stays within 64 MiB of tensor memory on

@@ -50,8 +50,8 @@ BucketLayout planLayout(const std::vector<NamedTensor>& params, const DataParall
 }
 
 // A tensor over `flat`'s memory from `offset` on, shaped `sizes`, that autograd
-// does not record as a view: LibTorch 1.13's Optimizer::zero_grad() calls
-// detach_() on every .grad, which autograd refuses for views.
+// does not record as a view: LibTorch's Optimizer::zero_grad() calls detach_()
+// on every .grad, which autograd refuses for views.
 at::Tensor untrackedAlias(const at::Tensor& flat, int64_t offset, at::IntArrayRef sizes) {
   at::Tensor shaped = flat.narrow(0, offset, c10::multiply_integers(sizes)).view(sizes);
   return at::empty({0}, flat.options())
@@ -180,7 +180,7 @@ void DataParallel::Impl::allocateBuffers() {
 }
 
 // The hook goes after the parameter's AccumulateGrad node, not on the tensor:
-// in LibTorch 1.13 a tensor hook on a leaf runs *before* accumulation and sees
+// in LibTorch a tensor hook on a leaf runs *before* accumulation and sees
 // only the incoming gradient, while a post hook on the accumulator runs once
 // .grad (our bucket view) holds the accumulated value. The parameter keeps only
 // a weak reference to its accumulator, so we hold it: otherwise the next

@@ -66,9 +66,8 @@ class EtcdStore : public c10d::Store {
             const std::chrono::milliseconds& timeout) override;
   // A store of its own on the same job's keys (a new connection that adopts
   // the job's lease), for c10d to use from another thread. Blocks and throws
-  // as the constructor. (No `override`: LibTorch 2.x's Store declares it,
-  // 1.13's does not.)
-  c10::intrusive_ptr<c10d::Store> clone();
+  // as the constructor.
+  c10::intrusive_ptr<c10d::Store> clone() override;
 
   // The address of this host's end of its connection to etcd: the address
   // the other nodes can reach it at, as good a default as a host has.

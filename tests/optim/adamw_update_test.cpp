@@ -30,7 +30,7 @@ State cloned(const State& s) {
   return {s.param.clone(), s.grad.clone(), s.expAvg.clone(), s.expAvgSq.clone()};
 }
 
-// torch::optim::AdamW's step (LibTorch 1.13), written out.
+// torch::optim::AdamW's step, written out.
 void libtorchUpdate(State& s, const AdamWStep& h) {
   s.param.mul_(1 - h.lr * h.weightDecay);
   double biasCorrection1 = 1 - std::pow(h.beta1, h.step);

@@ -1,7 +1,7 @@
 // Optimizer updates over flat 1-D segments, for ZeRO: a rank updates only the
 // chunks of the flattened parameters it owns, so the update must work on
 // arbitrary slices rather than on whole parameters. The arithmetic is that
-// of torch::optim::AdamW and torch::optim::SGD (LibTorch 1.13), operation for
+// of torch::optim::AdamW and torch::optim::SGD, operation for
 // operation, so a sharded step equals an unsharded one.
 //
 // Nothing blocks or communicates. allocate() throws ConfigError for bad

@@ -1,6 +1,6 @@
 // One AdamW update of one tensor, in place, in a single pass over memory.
 //
-// The arithmetic is torch::optim::AdamW's (LibTorch 1.13), in its order,
+// The arithmetic is torch::optim::AdamW's, in its order,
 // on the gradient g = s grad scaled by `gradScale` (clipping's factor, taken
 // here rather than in a pass of its own; rounded to float as LibTorch's
 // grad.mul_(s) rounds it, so the step is the same):
