@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "relative_error.h"
 #include "runtime/torch_compat.h"
 
 namespace strata::ops {
@@ -37,17 +38,11 @@ at::Tensor writtenOut(const at::Tensor& fused) {
   return torch::matmul(probs, v).permute({2, 0, 1, 3}).reshape({s, b, kHeads * d});
 }
 
-double relativeError(const at::Tensor& a, const at::Tensor& b) {
-  return ((a - b).abs().max() / b.abs().max()).item<double>();
-}
-
-void skipWithoutBlas() {
-  if (!causalSelfAttentionUsesBlas(fusedProjection().detach()))
-    GTEST_SKIP() << "this LibTorch exports no BLAS sgemm_";
-}
+// GTEST_SKIP returns from the function it is in: the tests skip themselves.
+bool attentionRunsOnBlas() { return causalSelfAttentionUsesBlas(fusedProjection().detach()); }
 
 TEST(CausalSelfAttention, OutputAndGradientEqualTheWrittenOutForm) {
-  skipWithoutBlas();
+  if (!attentionRunsOnBlas()) GTEST_SKIP() << "this LibTorch exports no BLAS sgemm_";
   int threads = at::get_num_threads();
   for (int t : {1, 2}) {
     at::set_num_threads(t);
@@ -65,7 +60,7 @@ TEST(CausalSelfAttention, OutputAndGradientEqualTheWrittenOutForm) {
 }
 
 TEST(CausalSelfAttention, LeavesOtherOperandsToTheWrittenOutForm) {
-  skipWithoutBlas();
+  if (!attentionRunsOnBlas()) GTEST_SKIP() << "this LibTorch exports no BLAS sgemm_";
   at::Tensor fused = fusedProjection().detach();
   EXPECT_FALSE(causalSelfAttentionUsesBlas(fused.to(at::kDouble)));
   EXPECT_FALSE(causalSelfAttentionUsesBlas(fused.transpose(0, 1)));
@@ -79,7 +74,7 @@ TEST(CausalSelfAttention, LeavesOtherOperandsToTheWrittenOutForm) {
 }
 
 TEST(CausalSelfAttention, AProjectionNotOfThreeHeadsIsNamed) {
-  skipWithoutBlas();
+  if (!attentionRunsOnBlas()) GTEST_SKIP() << "this LibTorch exports no BLAS sgemm_";
   at::Tensor fused = fusedProjection().detach();
   try {
     causalSelfAttention(fused, 5);

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "relative_error.h"
 #include "runtime/torch_compat.h"
 #include "strata/error.h"
 
@@ -33,17 +34,14 @@ Operands detachedCopy(const Operands& o) {
           o.bias.detach().clone().requires_grad_()};
 }
 
-double relativeError(const at::Tensor& a, const at::Tensor& b) {
-  return ((a - b).abs().max() / b.abs().max()).item<double>();
-}
-
-void skipWithoutBlas() {
+// GTEST_SKIP returns from the function it is in: the tests skip themselves.
+bool linearRunsOnBlas() {
   Operands o = leaves();
-  if (!linearUsesBlas(o.x, o.weight, o.bias)) GTEST_SKIP() << "this LibTorch exports no BLAS sgemm_";
+  return linearUsesBlas(o.x, o.weight, o.bias);
 }
 
 TEST(Linear, ProductAndGradientsEqualLibTorchs) {
-  skipWithoutBlas();
+  if (!linearRunsOnBlas()) GTEST_SKIP() << "this LibTorch exports no BLAS sgemm_";
   for (bool withBias : {true, false}) {
     Operands mine = leaves(), theirs = detachedCopy(mine);
     at::Tensor seed = torch::randn({3, 5, 40});
@@ -65,7 +63,7 @@ TEST(Linear, ProductAndGradientsEqualLibTorchs) {
 }
 
 TEST(Linear, ComputesOnlyTheGradientsAskedFor) {
-  skipWithoutBlas();
+  if (!linearRunsOnBlas()) GTEST_SKIP() << "this LibTorch exports no BLAS sgemm_";
   Operands mine = leaves(), theirs = detachedCopy(mine);
   at::Tensor seed = torch::randn({3, 5, 40});
   at::Tensor y = linear(mine.x, mine.weight, mine.bias);
@@ -82,7 +80,7 @@ TEST(Linear, ComputesOnlyTheGradientsAskedFor) {
 }
 
 TEST(Linear, LeavesOtherOperandsToLibTorch) {
-  skipWithoutBlas();
+  if (!linearRunsOnBlas()) GTEST_SKIP() << "this LibTorch exports no BLAS sgemm_";
   Operands doubles = leaves(at::kDouble);
   EXPECT_FALSE(linearUsesBlas(doubles.x, doubles.weight, doubles.bias));
   EXPECT_TRUE(torch::equal(linear(doubles.x, doubles.weight, doubles.bias),
@@ -99,7 +97,7 @@ TEST(Linear, LeavesOtherOperandsToLibTorch) {
 }
 
 TEST(Linear, TheEnvironmentSwitchesItAndABadValueIsNamed) {
-  skipWithoutBlas();
+  if (!linearRunsOnBlas()) GTEST_SKIP() << "this LibTorch exports no BLAS sgemm_";
   Operands o = leaves();
   setenv("STRATA_BLAS_GEMM", "0", 1);
   EXPECT_FALSE(linearUsesBlas(o.x, o.weight, o.bias));

@@ -8,12 +8,10 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "relative_error.h"
+
 namespace strata::ops {
 namespace {
-
-double relativeError(const at::Tensor& a, const at::Tensor& b) {
-  return ((a - b).abs().max() / b.abs().max()).item<double>();
-}
 
 struct Result {
   at::Tensor h, gradGate, gradUp;
