@@ -13,7 +13,6 @@ namespace {
 
 using std::to_string;
 
-constexpr int64_t kMaxPort = 65535;
 constexpr size_t kMaxLabelLength = 63;
 
 std::string joined(const std::vector<int64_t>& counts, size_t first = 0) {

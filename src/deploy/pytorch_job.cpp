@@ -20,13 +20,13 @@ using nlohmann::ordered_json;
 using std::to_string;
 
 constexpr const char* kContainerName = "pytorch";
-constexpr const char* kPortName = "pytorchjob-port";
+constexpr const char* kPyTorchJobPortName = "pytorchjob-port";
 // Pods that fail are restarted in place while the restart budget lasts.
 std::string restartPolicy(const K8sOptions& o) { return o.maxRestarts > 0 ? "OnFailure" : "Never"; }
 
 // Node 0 (the Master) is given its rank; a Worker reads PET_NODE_RANK.
 PodShape shapeOf(int64_t workers, const std::string& master, std::optional<int64_t> nodeRank) {
-  return {kContainerName, kPortName, workers, master, nodeRank};
+  return {kContainerName, kPyTorchJobPortName, workers, master, nodeRank};
 }
 
 ordered_json replica(const K8sOptions& o, int64_t replicas, const PodShape& shape) {

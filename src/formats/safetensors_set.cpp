@@ -19,7 +19,7 @@ bool endsWith(const std::string& text, const std::string& suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-[[noreturn]] void fail(const std::string& path, const std::string& problem) {
+[[noreturn]] void refuseSet(const std::string& path, const std::string& problem) {
   throw SafetensorsError("safetensors index '" + path + "': " + problem);
 }
 
@@ -40,13 +40,13 @@ std::map<std::string, std::string> weightMap(const std::string& indexPath) {
   try {
     index = nlohmann::json::parse(readWholeFile(indexPath));
   } catch (const nlohmann::json::exception& e) {
-    fail(indexPath, std::string("is not JSON (") + e.what() + ")");
+    refuseSet(indexPath, std::string("is not JSON (") + e.what() + ")");
   }
   if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object())
-    fail(indexPath, "has no \"weight_map\" object of tensor name -> shard file");
+    refuseSet(indexPath, "has no \"weight_map\" object of tensor name -> shard file");
   std::map<std::string, std::string> map;
   for (const auto& [name, file] : index["weight_map"].items()) {
-    if (!file.is_string()) fail(indexPath, "maps '" + name + "' to something not a file name");
+    if (!file.is_string()) refuseSet(indexPath, "maps '" + name + "' to something not a file name");
     map[name] = file.get<std::string>();
   }
   return map;
@@ -80,17 +80,18 @@ void SafetensorsSet::openIndex(const std::string& indexPath) {
   fs::path folder = fs::path(indexPath).parent_path();
   for (const auto& [file, names] : byShard) {
     fs::path shard = folder / file;
-    if (!fs::exists(shard)) fail(indexPath, "names shard '" + file + "', which is missing");
+    if (!fs::exists(shard)) refuseSet(indexPath, "names shard '" + file + "', which is missing");
     add(std::make_unique<SafetensorsFile>(shard.string()));
     for (const std::string& name : names) {
       auto held = holder_.find(name);
       if (held == holder_.end() || held->second->path() != shard.string())
-        fail(indexPath, "maps '" + name + "' to '" + file + "', which does not hold it");
+        refuseSet(indexPath, "maps '" + name + "' to '" + file + "', which does not hold it");
     }
   }
   for (const auto& [name, entry] : entries_)
     if (!map.count(name))
-      fail(indexPath, "does not map '" + name + "', which " + holder_.at(name)->path() + " holds");
+      refuseSet(indexPath,
+                "does not map '" + name + "', which " + holder_.at(name)->path() + " holds");
 }
 
 void SafetensorsSet::add(std::unique_ptr<SafetensorsFile> file) {

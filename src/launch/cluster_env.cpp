@@ -1,12 +1,11 @@
 #include "cluster_env.h"
 
 #include "strata/error.h"
+#include "strata/util/endpoint.h"
 #include "strata/util/parse_number.h"
 
 namespace strata {
 namespace {
-
-constexpr int64_t kMaxPort = 65535;
 
 std::optional<std::string> setValue(const EnvironmentLookup& lookup, const std::string& name) {
   std::optional<std::string> value = lookup(name);

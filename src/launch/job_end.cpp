@@ -14,7 +14,7 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::chrono::milliseconds kPollInterval{100};
+constexpr std::chrono::milliseconds kJobEndPollInterval{100};
 // Node 0 stays up this long at least after the verdict, so a launcher
 // outside the round (polling every 200 ms for the next one) sees the job end.
 constexpr std::chrono::milliseconds kLinger{500};
@@ -55,7 +55,7 @@ json collectEnds(c10d::Store& round, const NodeClaim& self, const NodeMap& nodes
                     (deciders == Deciders::kNodeZero
                          ? " to finish before it closes the job's rendezvous store"
                          : " to finish"));
-    std::this_thread::sleep_for(kPollInterval);
+    std::this_thread::sleep_for(kJobEndPollInterval);
   }
   json verdict{{"restart", false}, {"exit", 0}, {"failed", json::array()}};
   for (int64_t rank : nodes.nodeRanks) {
@@ -78,7 +78,7 @@ json awaitVerdict(c10d::Store& round, const NodeClaim& self, std::chrono::millis
                          describeDuration(timeout) + " (" + self.describe() +
                          " finished and waited for it)");
     progress.report(self.describe() + " has finished; it waits for the other nodes to finish");
-    std::this_thread::sleep_for(kPollInterval);
+    std::this_thread::sleep_for(kJobEndPollInterval);
   }
   json verdict = takeJson(round, kVerdict);
   round.add(kVerdictRead, 1);
@@ -92,7 +92,7 @@ void awaitVerdictRead(c10d::Store& round, const NodeMap& nodes, std::chrono::mil
   auto others = static_cast<int64_t>(nodes.nodeRanks.size()) - 1;
   while ((round.add(kVerdictRead, 0) < others || Clock::now() - start < kLinger) &&
          Clock::now() < deadline)
-    std::this_thread::sleep_for(kPollInterval);
+    std::this_thread::sleep_for(kJobEndPollInterval);
 }
 
 // Runs one exchange with the store, turning its loss into a PeerError that

@@ -14,8 +14,6 @@
 namespace strata {
 namespace {
 
-constexpr int64_t kMaxPort = 65535;
-
 // Under the static backend --rdzv-endpoint sets what --master-addr and
 // --master-port set, so it excludes them rather than letting the order of
 // declaration pick a winner. What it means depends on --rdzv-backend, so it

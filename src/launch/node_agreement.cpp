@@ -19,7 +19,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-constexpr std::chrono::milliseconds kPollInterval{100};
+constexpr std::chrono::milliseconds kAgreementPollInterval{100};
 const char kClaimCount[] = "claims";
 const char kDecision[] = "decision";
 const char kAcknowledged[] = "acknowledged";
@@ -140,7 +140,7 @@ json decide(c10d::Store& store, const NodeClaim& self, Deciders deciders,
     }
     progress.report("waiting for node(s) " + missing + " of " + std::to_string(self.nnodes) +
                     " to join");
-    std::this_thread::sleep_for(kPollInterval);
+    std::this_thread::sleep_for(kAgreementPollInterval);
   }
 }
 
@@ -156,7 +156,7 @@ json awaitDecision(c10d::Store& store, const NodeClaim& self, std::chrono::milli
     progress.report("waiting for the other nodes to join (" +
                     std::to_string(store.add(kClaimCount, 0)) + " of " +
                     std::to_string(self.nnodes) + " launchers so far)");
-    std::this_thread::sleep_for(kPollInterval);
+    std::this_thread::sleep_for(kAgreementPollInterval);
   }
   return takeJson(store, kDecision);
 }
@@ -166,7 +166,7 @@ json awaitDecision(c10d::Store& store, const NodeClaim& self, std::chrono::milli
 void awaitAcknowledgements(c10d::Store& store) {
   Clock::time_point deadline = Clock::now() + kAcknowledgeWait;
   while (store.add(kAcknowledged, 0) < store.add(kClaimCount, 0) - 1 && Clock::now() < deadline)
-    std::this_thread::sleep_for(kPollInterval);
+    std::this_thread::sleep_for(kAgreementPollInterval);
 }
 
 std::optional<NodeMap> mapFrom(const json& decision, const NodeClaim& self, int64_t number) {

@@ -16,7 +16,7 @@ using torch::autograd::tensor_list;
 // Elements a task takes: 32768 floats (128 KiB) of each array, so that
 // LibTorch's threads share an activation of a few MiB and a small one runs
 // on its caller.
-constexpr int64_t kGrain = 32768;
+constexpr int64_t kGeluGrain = 32768;
 
 const char* approximation(bool tanh) { return tanh ? "tanh" : "none"; }
 
@@ -25,7 +25,7 @@ struct OwnGelu : torch::autograd::Function<OwnGelu> {
     at::Tensor y = at::empty_like(x);
     const float* in = x.data_ptr<float>();
     float* out = y.data_ptr<float>();
-    at::parallel_for(0, x.numel(), kGrain, [&](int64_t begin, int64_t end) {
+    at::parallel_for(0, x.numel(), kGeluGrain, [&](int64_t begin, int64_t end) {
       detail::geluForward(in + begin, out + begin, end - begin, tanh);
     });
     ctx->save_for_backward({x});
@@ -43,7 +43,7 @@ struct OwnGelu : torch::autograd::Function<OwnGelu> {
     const float* dy = grad.data_ptr<float>();
     const float* in = x.data_ptr<float>();
     float* dx = gradX.data_ptr<float>();
-    at::parallel_for(0, x.numel(), kGrain, [&](int64_t begin, int64_t end) {
+    at::parallel_for(0, x.numel(), kGeluGrain, [&](int64_t begin, int64_t end) {
       detail::geluBackward(dy + begin, in + begin, dx + begin, end - begin, tanh);
     });
     return {gradX, at::Tensor()};
@@ -54,8 +54,8 @@ struct OwnGelu : torch::autograd::Function<OwnGelu> {
 
 bool geluUsesOwnKernel(const at::Tensor& x) {
   return detail::switchedOn("STRATA_OWN_GELU") && detail::avx512Available() &&
-         !at::autocast::is_autocast_enabled(at::kCPU) && x.device().is_cpu() && x.scalar_type() == at::kFloat &&
-         x.is_contiguous() && x.numel() > 0;
+         !at::autocast::is_autocast_enabled(at::kCPU) && x.device().is_cpu() &&
+         x.scalar_type() == at::kFloat && x.is_contiguous() && x.numel() > 0;
 }
 
 at::Tensor gelu(const at::Tensor& x, bool tanh) {

@@ -15,7 +15,7 @@ using torch::autograd::AutogradContext;
 using torch::autograd::tensor_list;
 
 // Elements a task takes: 32768 floats (128 KiB) of each array, as gelu's.
-constexpr int64_t kGrain = 32768;
+constexpr int64_t kSwigluGrain = 32768;
 
 // The backward in tensor operations, silu recomputed from gate (a GPU's
 // tensors, bf16, autocast), so that every device keeps the same two tensors.
@@ -34,7 +34,7 @@ struct Swiglu : torch::autograd::Function<Swiglu> {
     const float* g = gate.data_ptr<float>();
     const float* u = up.data_ptr<float>();
     float* out = h.data_ptr<float>();
-    at::parallel_for(0, gate.numel(), kGrain, [&](int64_t begin, int64_t end) {
+    at::parallel_for(0, gate.numel(), kSwigluGrain, [&](int64_t begin, int64_t end) {
       detail::swigluForward(g + begin, u + begin, out + begin, end - begin);
     });
     return h;
@@ -53,7 +53,7 @@ struct Swiglu : torch::autograd::Function<Swiglu> {
     const float* u = up.data_ptr<float>();
     float* dg = gradGate.data_ptr<float>();
     float* du = gradUp.data_ptr<float>();
-    at::parallel_for(0, gate.numel(), kGrain, [&](int64_t begin, int64_t end) {
+    at::parallel_for(0, gate.numel(), kSwigluGrain, [&](int64_t begin, int64_t end) {
       detail::swigluBackward(dh + begin, g + begin, u + begin, dg + begin, du + begin, end - begin);
     });
     return {gradGate, gradUp};
@@ -67,8 +67,9 @@ bool ownKernelTakes(const at::Tensor& t) {
 }  // namespace
 
 bool swigluUsesOwnKernel(const at::Tensor& gate, const at::Tensor& up) {
-  return detail::avx512Available() && !at::autocast::is_autocast_enabled(at::kCPU) && gate.numel() > 0 &&
-         gate.sizes() == up.sizes() && ownKernelTakes(gate) && ownKernelTakes(up);
+  return detail::avx512Available() && !at::autocast::is_autocast_enabled(at::kCPU) &&
+         gate.numel() > 0 && gate.sizes() == up.sizes() && ownKernelTakes(gate) &&
+         ownKernelTakes(up);
 }
 
 at::Tensor swiglu(const at::Tensor& gate, const at::Tensor& up) { return Swiglu::apply(gate, up); }

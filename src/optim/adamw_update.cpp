@@ -10,7 +10,7 @@ namespace {
 
 // Elements a task updates: four float arrays of 128 KiB each, so a thread's
 // share of a large parameter is a few tasks and a small one is one.
-constexpr int64_t kGrain = 32768;
+constexpr int64_t kUpdateGrain = 32768;
 
 // The per-element constants, each rounded to float once, as LibTorch's
 // kernels round the double scalars they are given.
@@ -88,7 +88,7 @@ void adamwUpdate(const at::Tensor& param, const at::Tensor& grad, const at::Tens
   const float* g = grad.data_ptr<float>();
   float* m = expAvg.data_ptr<float>();
   float* v = expAvgSq.data_ptr<float>();
-  at::parallel_for(0, param.numel(), kGrain, [&](int64_t begin, int64_t end) {
+  at::parallel_for(0, param.numel(), kUpdateGrain, [&](int64_t begin, int64_t end) {
     updateRange(p + begin, g + begin, m + begin, v + begin, end - begin, c);
   });
   // Written through pointers: tell autograd's checks the tensors changed,

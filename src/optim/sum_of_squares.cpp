@@ -9,8 +9,8 @@
 namespace strata::optim {
 namespace {
 
-constexpr int64_t kGrain = 65536;  // elements a task sums
-constexpr int kLanes = 8;          // independent sums, so the loop vectorises
+constexpr int64_t kSumGrain = 65536;  // elements a task sums
+constexpr int kLanes = 8;             // independent sums, so the loop vectorises
 
 double portableSumRange(const float* x, int64_t n) {
   double lanes[kLanes] = {};
@@ -61,7 +61,7 @@ double sumOfSquaresOnHost(const at::Tensor& cpuValues) {
   if (!takesSinglePass(cpuValues)) return cpuValues.to(at::kDouble).pow(2).sum().item<double>();
   const float* x = cpuValues.data_ptr<float>();
   return at::parallel_reduce(
-      0, cpuValues.numel(), kGrain, 0.0,
+      0, cpuValues.numel(), kSumGrain, 0.0,
       [&](int64_t begin, int64_t end, double sum) {
         return sum + sumRange(x + begin, end - begin);
       },

@@ -100,7 +100,7 @@ Cluster cpuLocal() {
   return c;
 }
 
-const std::map<std::string, Cluster>& presets() {
+const std::map<std::string, Cluster>& clusterPresets() {
   static const std::map<std::string, Cluster> table = {
       {"dgx-a100-80gb-ib200", dgxA100("dgx-a100-80gb-ib200", 200)},
       {"dgx-a100-80gb-ib400", dgxA100("dgx-a100-80gb-ib400", 400)},
@@ -115,13 +115,13 @@ const std::map<std::string, Cluster>& presets() {
 
 std::vector<std::string> clusterPresetNames() {
   std::vector<std::string> names;
-  for (const auto& entry : presets()) names.push_back(entry.first);
+  for (const auto& entry : clusterPresets()) names.push_back(entry.first);
   return names;
 }
 
 Cluster clusterPreset(const std::string& name) {
-  auto it = presets().find(name);
-  if (it == presets().end()) {
+  auto it = clusterPresets().find(name);
+  if (it == clusterPresets().end()) {
     std::string known;
     for (const std::string& n : clusterPresetNames()) known += (known.empty() ? "" : ", ") + n;
     throw PlanError("unknown cluster preset '" + name + "'; known presets: " + known);

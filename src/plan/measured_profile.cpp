@@ -21,7 +21,7 @@ struct NumericKey {
 void setMs(double& seconds, double ms) { seconds = ms * 1e-3; }
 int whole(double v) { return static_cast<int>(v); }
 
-const std::map<std::string, NumericKey>& numericKeys() {
+const std::map<std::string, NumericKey>& numericProfileKeys() {
   static const std::map<std::string, NumericKey> keys = {
       {"layers", {[](MeasuredProfile& p, double v) { p.model.layers = whole(v); }, true}},
       {"hidden", {[](MeasuredProfile& p, double v) { p.model.hidden = whole(v); }, true}},
@@ -55,9 +55,9 @@ const std::map<std::string, NumericKey>& numericKeys() {
   return keys;
 }
 
-std::string knownKeys() {
+std::string knownProfileKeys() {
   std::string out = "name, precision";
-  for (const auto& entry : numericKeys()) out += ", " + entry.first;
+  for (const auto& entry : numericProfileKeys()) out += ", " + entry.first;
   return out;
 }
 
@@ -78,7 +78,7 @@ Dtype parseDtype(const util::TomlEntry& entry) {
 
 void requireAll(const std::set<std::string>& seen, const std::string& source) {
   std::string missing;
-  for (const auto& entry : numericKeys())
+  for (const auto& entry : numericProfileKeys())
     if (entry.second.required && !seen.count(entry.first))
       missing += (missing.empty() ? "" : ", ") + entry.first;
   if (!seen.count("precision")) missing += (missing.empty() ? "" : ", ") + std::string("precision");
@@ -105,10 +105,11 @@ MeasuredProfile parseProfileText(const std::string& text, const std::string& sou
       profile.model.name = stringOf(entry);
     } else if (key == "precision") {
       profile.dtype = parseDtype(entry);
-    } else if (auto it = numericKeys().find(key); it != numericKeys().end()) {
+    } else if (auto it = numericProfileKeys().find(key); it != numericProfileKeys().end()) {
       it->second.set(profile, parseValue(entry, it->second.whole));
     } else {
-      throw PlanError(entry.where + ": unknown key '" + key + "'; known keys: " + knownKeys());
+      throw PlanError(entry.where + ": unknown key '" + key +
+                      "'; known keys: " + knownProfileKeys());
     }
     seen.insert(key);
   }

@@ -34,7 +34,7 @@ struct Kept {
 
 // The tokens of every sequence a context-parallel rank holds (checkLayout
 // makes S / cp whole).
-double rankTokens(const ModelDesc& m, int cp) { return double(m.seqLen) / cp; }
+double tokensOnRank(const ModelDesc& m, int cp) { return double(m.seqLen) / cp; }
 
 bool isLlama(const ModelDesc& m) { return m.family == Family::kLlama; }
 
@@ -115,7 +115,7 @@ Kept ringLayer(const ModelDesc& m, int tp, bool sequenceParallel, int cp) {
   if (isLlama(m)) attention += 2 * kvColumnsPerRank(m, tp) - 2 * h / t;
   kept.values = residualValues(m, tp, sequenceParallel) + attention + denseMlpValues(m, tp);
   kept.bytes = normStatBytes(m, tp, sequenceParallel) + 4 * a / t;
-  if (isLlama(m)) kept.fixedValues = 2 * rankTokens(m, cp) * m.headDim();  // RoPE's tables
+  if (isLlama(m)) kept.fixedValues = 2 * tokensOnRank(m, cp) * m.headDim();  // RoPE's tables
   return kept;
 }
 
@@ -133,7 +133,7 @@ Kept allToAllLayer(const ModelDesc& m, int tp, bool sequenceParallel, int cp) {
 // S/cp tokens of each.
 double denseLayerBytes(const ModelDesc& m, double microBatch, int tp, bool sequenceParallel, int cp,
                        CpAlgorithm algorithm, double valueBytes) {
-  double tokens = microBatch * rankTokens(m, cp);
+  double tokens = microBatch * tokensOnRank(m, cp);
   if (cp == 1) return wholeSequenceLayer(m, tp, sequenceParallel).total(tokens, valueBytes);
   if (algorithm == CpAlgorithm::kRing)
     return ringLayer(m, tp, sequenceParallel, cp).total(tokens, valueBytes);
@@ -173,7 +173,7 @@ double workingActivationBytes(const ModelDesc& m, double microBatch, int tp, boo
   double dense = denseLayerBytes(m, microBatch, tp, sequenceParallel, cp, algorithm, valueBytes);
   if (kind == LayerKind::kDense) return dense;
   // An MoE layer keeps its MLP's in place of the dense MLP's.
-  double tokens = microBatch * rankTokens(m, cp);
+  double tokens = microBatch * tokensOnRank(m, cp);
   double mlp = (moeMlpValuesPerToken(m, tp) - denseMlpValues(m, tp)) * valueBytes +
                moeRouterBytesPerToken(m);
   return dense + tokens * mlp;
@@ -181,7 +181,7 @@ double workingActivationBytes(const ModelDesc& m, double microBatch, int tp, boo
 
 double layerInputBytes(const ModelDesc& m, double microBatch, int tp, bool sequenceParallel, int cp,
                        double valueBytes) {
-  double tokens = microBatch * rankTokens(m, cp);
+  double tokens = microBatch * tokensOnRank(m, cp);
   return tokens * m.hidden * valueBytes / (sequenceParallel ? tp : 1);
 }
 
@@ -196,7 +196,7 @@ double stashedActivationBytes(const ModelDesc& m, double microBatch, int tp, boo
 double transientAttentionBytes(const ModelDesc& m, double microBatch, int tp, int cp,
                                CpAlgorithm algorithm) {
   if (cp == 1 || algorithm != CpAlgorithm::kRing) return 0;
-  double s = rankTokens(m, cp), b = microBatch, h = m.hidden, a = m.heads, t = tp;
+  double s = tokensOnRank(m, cp), b = microBatch, h = m.hidden, a = m.heads, t = tp;
   double c = kvColumnsPerRank(m, tp);
   // Ring attention's backward (ring_attention.cpp) at its peak, inside the
   // blockBackward of the rank's own block, [b, a/t, s, s] a tile of rows

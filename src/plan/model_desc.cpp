@@ -91,7 +91,7 @@ void validateMoe(const ModelDesc& m) {
 // 8x7B (Jiang et al. 2024, "Mixtral of Experts", Table 1): Mistral 7B's
 // attention, every layer 8 experts of width 14336, top 2, vocabulary 32000,
 // context 32768; its dense ffn is the experts' width.
-const std::map<std::string, ModelDesc>& presets() {
+const std::map<std::string, ModelDesc>& modelPresets() {
   static const std::map<std::string, ModelDesc> table = {
       {"gpt2-small", gpt("gpt2-small", 12, 768, 12, 50257, 1024)},
       {"gpt2-medium", gpt("gpt2-medium", 24, 1024, 16, 50257, 1024)},
@@ -164,13 +164,13 @@ void ModelDesc::validate() const {
 
 std::vector<std::string> modelPresetNames() {
   std::vector<std::string> names;
-  for (const auto& entry : presets()) names.push_back(entry.first);
+  for (const auto& entry : modelPresets()) names.push_back(entry.first);
   return names;
 }
 
 ModelDesc modelPreset(const std::string& name) {
-  auto it = presets().find(name);
-  if (it == presets().end())
+  auto it = modelPresets().find(name);
+  if (it == modelPresets().end())
     throw PlanError("unknown model preset '" + name +
                     "'; known presets: " + joined(modelPresetNames()));
   return it->second;

@@ -12,11 +12,11 @@
 namespace strata::tensor_parallel {
 namespace {
 
-std::string n(int64_t value) { return std::to_string(value); }
+std::string digits(int64_t value) { return std::to_string(value); }
 
 std::string shape(const at::Tensor& t) {
   std::string out = "[";
-  for (int64_t i = 0; i < t.dim(); ++i) out += (i ? ", " : "") + n(t.size(i));
+  for (int64_t i = 0; i < t.dim(); ++i) out += (i ? ", " : "") + digits(t.size(i));
   return out + "]";
 }
 
@@ -44,7 +44,7 @@ at::Tensor withRoom(const at::Tensor& buffer, int64_t held, int64_t needed,
 
 int64_t KvCache::addLayer() {
   if (position_ != 0)
-    throw ConfigError("a layer cannot join a KV cache that already holds " + n(position_) +
+    throw ConfigError("a layer cannot join a KV cache that already holds " + digits(position_) +
                       " tokens: join every layer before the first forward");
   layers_.emplace_back();
   return layers() - 1;
@@ -53,15 +53,15 @@ int64_t KvCache::addLayer() {
 std::pair<at::Tensor, at::Tensor> KvCache::append(int64_t slot, const at::Tensor& keys,
                                                   const at::Tensor& values) {
   if (slot < 0 || slot >= layers())
-    throw ConfigError("KV cache slot " + n(slot) + " does not exist (" + n(layers()) +
+    throw ConfigError("KV cache slot " + digits(slot) + " does not exist (" + digits(layers()) +
                       " layers joined)");
   Layer& layer = layers_[static_cast<size_t>(slot)];
   if (layer.length != position_)
-    throw ConfigError("KV cache slot " + n(slot) + " already took this forward's tokens (" +
-                      n(layer.length) + " cached at position " + n(position_) +
+    throw ConfigError("KV cache slot " + digits(slot) + " already took this forward's tokens (" +
+                      digits(layer.length) + " cached at position " + digits(position_) +
                       "): advance() after each forward");
   if (layer.length > 0 && !sameRows(layer.keys, keys))
-    throw ConfigError("KV cache slot " + n(slot) + " holds keys of shape " +
+    throw ConfigError("KV cache slot " + digits(slot) + " holds keys of shape " +
                       shape(layer.keys.narrow(2, 0, layer.length)) + ", the new ones are " +
                       shape(keys) + ": the batch, heads and head dimension must stay");
   int64_t total = layer.length + keys.size(2);
@@ -77,8 +77,9 @@ void KvCache::advance(int64_t tokens) {
   for (int64_t slot = 0; slot < layers(); ++slot) {
     int64_t held = layers_[static_cast<size_t>(slot)].length;
     if (held != position_ + tokens)
-      throw ConfigError("KV cache slot " + n(slot) + " holds " + n(held) + " tokens, not the " +
-                        n(position_ + tokens) + " of position " + n(position_) + " + " + n(tokens) +
+      throw ConfigError("KV cache slot " + digits(slot) + " holds " + digits(held) +
+                        " tokens, not the " + digits(position_ + tokens) + " of position " +
+                        digits(position_) + " + " + digits(tokens) +
                         " new: every joined layer must see each forward");
   }
   position_ += tokens;
@@ -92,7 +93,8 @@ void KvCache::clear() {
 void checkDecodesWhole(const char* layer, int tpSize, bool contextParallel, bool sequenceParallel) {
   if (tpSize > 1 || contextParallel || sequenceParallel)
     throw ConfigError(std::string("incremental decoding needs whole layers: this ") + layer +
-                      " is split (tp " + n(tpSize) + (contextParallel ? ", context parallel" : "") +
+                      " is split (tp " + digits(tpSize) +
+                      (contextParallel ? ", context parallel" : "") +
                       (sequenceParallel ? ", sequence parallel" : "") + ")");
 }
 

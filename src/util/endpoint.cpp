@@ -8,8 +8,6 @@
 
 namespace strata {
 
-constexpr int64_t kMaxPort = 65535;
-
 std::optional<std::pair<std::string, int64_t>> parseEndpoint(const std::string& text) {
   size_t colon = text.rfind(':');
   if (colon == std::string::npos) return std::nullopt;

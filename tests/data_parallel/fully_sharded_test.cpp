@@ -24,7 +24,7 @@ using namespace testing;
 using strata::testing::RankContext;
 using strata::testing::runInProcesses;
 
-constexpr double kTolerance = 1e-5;
+constexpr double kShardedTolerance = 1e-5;
 
 std::vector<NamedTensor> namedOf(torch::nn::Module& module) {
   std::vector<NamedTensor> named;
@@ -104,12 +104,12 @@ void expectMatches(const TrainResult& serial, const std::vector<double>& losses,
                    const std::vector<torch::Tensor>& params, const std::string& what) {
   ASSERT_EQ(losses.size(), serial.losses.size()) << what;
   for (size_t i = 0; i < losses.size(); ++i) {
-    EXPECT_NEAR(losses[i], serial.losses[i], kTolerance) << what << ", step " << i;
+    EXPECT_NEAR(losses[i], serial.losses[i], kShardedTolerance) << what << ", step " << i;
   }
-  EXPECT_LE(maxDifference(serial.params, params), kTolerance) << what;
+  EXPECT_LE(maxDifference(serial.params, params), kShardedTolerance) << what;
 }
 
-void checkMatchesSerial(const RankContext&) {
+void checkShardedMatchesSerial(const RankContext&) {
   auto world = World::init();
   Communicator& comm = world->comm();
   Dataset data = makeDataset();
@@ -148,8 +148,8 @@ void checkMatchesSerial(const RankContext&) {
   }
 }
 
-TEST(FullySharded, TwoReplicasMatchSerial) { runInProcesses(2, checkMatchesSerial); }
-TEST(FullySharded, FourReplicasMatchSerial) { runInProcesses(4, checkMatchesSerial); }
+TEST(FullySharded, TwoReplicasMatchSerial) { runInProcesses(2, checkShardedMatchesSerial); }
+TEST(FullySharded, FourReplicasMatchSerial) { runInProcesses(4, checkShardedMatchesSerial); }
 
 void checkShardsOnly(const RankContext&) {
   auto world = World::init();
@@ -320,12 +320,13 @@ void checkTiedEmbedding(const RankContext&) {
     torch::Tensor loss = torch::cross_entropy_loss(logits, y);
     loss.backward();
     optimizer.step();
-    EXPECT_NEAR(averageOverReplicas(loss.item<double>(), comm), serialLosses[step], kTolerance)
+    EXPECT_NEAR(averageOverReplicas(loss.item<double>(), comm), serialLosses[step],
+                kShardedTolerance)
         << "step " << step;
   }
   std::vector<torch::Tensor> expected;
   for (const torch::Tensor& p : serial.parameters()) expected.push_back(p.detach());
-  EXPECT_LE(maxDifference(expected, fsdp.fullParameters()), kTolerance);
+  EXPECT_LE(maxDifference(expected, fsdp.fullParameters()), kShardedTolerance);
 }
 
 TEST(FullySharded, TiedEmbeddingMatchesSerial) { runInProcesses(2, checkTiedEmbedding); }

@@ -15,7 +15,7 @@ using namespace testing;
 using strata::testing::RankContext;
 using strata::testing::runInProcesses;
 
-constexpr double kTolerance = 1e-5;
+constexpr double kZeroTolerance = 1e-5;
 
 struct ZeroRun {
   std::vector<torch::Tensor> params;
@@ -71,7 +71,8 @@ void checkZeroMatchesPlain(const RankContext& ctx) {
   std::vector<torch::Tensor> plainAdamW = trainPlain(comm, data, adamW());
   std::vector<torch::Tensor> plainSgd = trainPlain(comm, data, sgdMomentum());
   Mlp serialModel(1000, false);
-  EXPECT_LE(maxDifference(plainAdamW, trainSerial(serialModel, data, adamW()).params), kTolerance);
+  EXPECT_LE(maxDifference(plainAdamW, trainSerial(serialModel, data, adamW()).params),
+            kZeroTolerance);
 
   for (GradientReduction reduction :
        {GradientReduction::kAllReduce, GradientReduction::kReduceScatter}) {
@@ -79,9 +80,9 @@ void checkZeroMatchesPlain(const RankContext& ctx) {
     for (BucketSizes buckets : {BucketSizes{}, BucketSizes{1, 1}, BucketSizes{256, 1024}}) {
       std::string what = stage + ", bucket bytes " + std::to_string(buckets.bucketBytes);
       ZeroRun adam = trainZero(comm, data, reduction, buckets, flatAdamW());
-      EXPECT_LE(maxDifference(plainAdamW, adam.params), kTolerance) << what << ", AdamW";
+      EXPECT_LE(maxDifference(plainAdamW, adam.params), kZeroTolerance) << what << ", AdamW";
       ZeroRun sgd = trainZero(comm, data, reduction, buckets, flatSgdMomentum());
-      EXPECT_LE(maxDifference(plainSgd, sgd.params), kTolerance) << what << ", SGD";
+      EXPECT_LE(maxDifference(plainSgd, sgd.params), kZeroTolerance) << what << ", SGD";
 
       // Two float moments per element, split R ways; each bucket pads to a
       // multiple of R, which stays well under one parameter (the 3-element bias).

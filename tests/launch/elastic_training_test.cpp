@@ -32,7 +32,7 @@ constexpr int kCheckpointEvery = 5;
 constexpr int kKillAfterStep = 12;
 // Three launchers, a failure, a re-formed job of two and 60 steps of a tiny
 // GPT on a loaded 2-core machine: far above the usual 5 s.
-constexpr std::chrono::seconds kJobLimit{120};
+constexpr std::chrono::seconds kElasticJobLimit{120};
 
 std::vector<std::string> trainCommand(const std::string& dir) {
   return {STRATA_BINARY,    "train",  "--layers",       "2",
@@ -66,7 +66,7 @@ std::string freshDir(const std::string& name) {
 std::vector<double> uninterruptedLosses() {
   std::string dir = freshDir("uninterrupted");
   auto job = startLauncher({"--nproc-per-node", "3", "--timeout", "30"}, trainCommand(dir));
-  std::optional<ExitStatus> status = job->waitForExit(after(kJobLimit));
+  std::optional<ExitStatus> status = job->waitForExit(after(kElasticJobLimit));
   EXPECT_TRUE(status && status->success()) << job->output();
   std::vector<double> losses = lossesInMetrics(dir + "/out/metrics.jsonl");
   std::filesystem::remove_all(dir);
@@ -94,12 +94,12 @@ TEST(ElasticTraining, JobLosingANodeResumesOnTheRestAndContinuesTheUninterrupted
   std::string killPoint = "step " + std::to_string(kKillAfterStep) + "/";
   ASSERT_TRUE(nodes[0]->waitForOutput(
       [&](const std::string& out) { return out.find(killPoint) != std::string::npos; },
-      after(kJobLimit)))
+      after(kElasticJobLimit)))
       << nodes[0]->output();
   kill(nodes[2]->pid(), SIGKILL);
 
   for (int node = 0; node < 2; ++node) {
-    std::optional<ExitStatus> status = nodes[node]->waitForExit(after(kJobLimit));
+    std::optional<ExitStatus> status = nodes[node]->waitForExit(after(kElasticJobLimit));
     ASSERT_TRUE(status && status->success()) << nodes[node]->output();
   }
   const std::string& out = nodes[0]->output();

@@ -18,7 +18,7 @@ namespace {
 using testing::after;
 using testing::ChildProcess;
 
-constexpr std::chrono::seconds kJobLimit{90};
+constexpr std::chrono::seconds kEtcdJobLimit{90};
 
 struct EtcdNode {
   int nodeRank = 0;
@@ -48,7 +48,7 @@ TEST(LaunchEtcd, LaunchersThatMeetInEtcdFormOneJob) {
   auto first = startNode(etcd.endpoint(), {0});
   auto second = startNode(etcd.endpoint(), {1});
   for (ChildProcess* node : {first.get(), second.get()}) {
-    std::optional<ExitStatus> status = node->waitForExit(after(kJobLimit));
+    std::optional<ExitStatus> status = node->waitForExit(after(kEtcdJobLimit));
     EXPECT_TRUE(status && status->success()) << node->output();
     EXPECT_TRUE(shows(*node, "sum 2")) << node->output();
     EXPECT_TRUE(shows(*node, "rendezvous at etcd at " + etcd.endpoint())) << node->output();
@@ -67,11 +67,11 @@ TEST(LaunchEtcd, AnElasticJobSurvivesTheLossOfNodeZero) {
   }
   ASSERT_TRUE(nodes[0]->waitForOutput(
       [](const std::string& out) { return out.find("ready") != std::string::npos; },
-      after(kJobLimit)))
+      after(kEtcdJobLimit)))
       << nodes[0]->output();
   kill(nodes[0]->pid(), SIGKILL);
   for (int rank = 1; rank < 3; ++rank) {
-    std::optional<ExitStatus> status = nodes[rank]->waitForExit(after(kJobLimit));
+    std::optional<ExitStatus> status = nodes[rank]->waitForExit(after(kEtcdJobLimit));
     const std::string& out = nodes[rank]->output();
     ASSERT_TRUE(status && status->success()) << out;
     EXPECT_TRUE(shows(*nodes[rank], "round 0 world 3")) << out;
@@ -84,10 +84,10 @@ TEST(LaunchEtcd, AnElasticJobSurvivesTheLossOfNodeZero) {
 TEST(LaunchEtcd, ARunIdThatEndedIsRefused) {
   testing::EtcdServer etcd;
   auto alone = startNode(etcd.endpoint(), {0, "1"});
-  std::optional<ExitStatus> status = alone->waitForExit(after(kJobLimit));
+  std::optional<ExitStatus> status = alone->waitForExit(after(kEtcdJobLimit));
   ASSERT_TRUE(status && status->success()) << alone->output();
   auto again = startNode(etcd.endpoint(), {0, "1"});
-  status = again->waitForExit(after(kJobLimit));
+  status = again->waitForExit(after(kEtcdJobLimit));
   ASSERT_TRUE(status.has_value());
   EXPECT_EQ(status->code, 2) << again->output();
   EXPECT_TRUE(shows(*again, "the job with --rdzv-id job-1 in etcd at " + etcd.endpoint() +
@@ -100,19 +100,19 @@ TEST(LaunchEtcd, ANodeWithAnotherTokenIsRefused) {
   auto first = startNode(etcd.endpoint(), {0, "2", "ok", {"--job-token", "right"}, "5"});
   std::this_thread::sleep_for(std::chrono::seconds(1));  // its token is the job's
   auto second = startNode(etcd.endpoint(), {1, "2", "ok", {"--job-token", "wrong"}});
-  std::optional<ExitStatus> status = second->waitForExit(after(kJobLimit));
+  std::optional<ExitStatus> status = second->waitForExit(after(kEtcdJobLimit));
   ASSERT_TRUE(status.has_value());
   EXPECT_EQ(status->code, 2) << second->output();
   EXPECT_TRUE(shows(*second, "job token does not match")) << second->output();
   kill(first->pid(), SIGTERM);
-  first->waitForExit(after(kJobLimit));
+  first->waitForExit(after(kEtcdJobLimit));
 }
 
 TEST(LaunchEtcd, AnEtcdNobodyCanReachIsNamed) {
   testing::ReservedPort nothing;
   std::string endpoint = "127.0.0.1:" + std::to_string(nothing.number());
   auto node = startNode(endpoint, {0, "2", "ok", {}, "2"});
-  std::optional<ExitStatus> status = node->waitForExit(after(kJobLimit));
+  std::optional<ExitStatus> status = node->waitForExit(after(kEtcdJobLimit));
   ASSERT_TRUE(status.has_value());
   EXPECT_EQ(status->code, 2) << node->output();
   EXPECT_TRUE(shows(*node, "cannot reach etcd at " + endpoint)) << node->output();

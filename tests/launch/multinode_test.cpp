@@ -28,7 +28,7 @@ using testing::ChildProcess;
 
 // Two launchers and four workers starting on a loaded machine, then one
 // all-reduce: far above the usual few seconds.
-constexpr std::chrono::seconds kJobLimit{60};
+constexpr std::chrono::seconds kMultinodeJobLimit{60};
 
 struct NodeFlags {
   int nodeRank = 0;
@@ -67,10 +67,10 @@ std::unique_ptr<ChildProcess> startNode(std::vector<std::string> prefix, int nod
   return startNode(std::move(prefix), NodeFlags{nodeRank, 2, 2, extraFlags}, addr, port);
 }
 
-// Waits for both nodes (at most kJobLimit in all) and returns their combined output.
+// Waits for both nodes (at most kMultinodeJobLimit in all) and returns their combined output.
 std::string finish(ChildProcess& first, ChildProcess& second, bool* bothSucceeded) {
   *bothSucceeded = true;
-  testing::Deadline deadline = after(kJobLimit);
+  testing::Deadline deadline = after(kMultinodeJobLimit);
   std::string output;
   for (ChildProcess* node : {&first, &second}) {
     std::optional<ExitStatus> status = node->waitForExit(deadline);
@@ -149,7 +149,7 @@ TEST(MultiNode, AFailureOnOneNodeIsEveryLaunchersExitStatus) {
   auto first = startNode({}, NodeFlags{0, 2, 2, {}, "", "", echo}, "127.0.0.1", port);
   auto second = startNode({}, NodeFlags{1, 1, 2, {}, "", "", fail}, "127.0.0.1", port);
   for (ChildProcess* node : {first.get(), second.get()}) {
-    std::optional<ExitStatus> status = node->waitForExit(after(kJobLimit));
+    std::optional<ExitStatus> status = node->waitForExit(after(kMultinodeJobLimit));
     ASSERT_TRUE(status) << node->output();
     EXPECT_EQ(status->code, 1) << node->output();
   }
@@ -197,11 +197,11 @@ TEST(MultiNode, ElasticJobReformsOnTheNodesLeftAfterOneIsKilled) {
   }
   ASSERT_TRUE(nodes[2]->waitForOutput(
       [](const std::string& out) { return out.find("ready") != std::string::npos; },
-      after(kJobLimit)))
+      after(kMultinodeJobLimit)))
       << nodes[2]->output();
   kill(nodes[2]->pid(), SIGKILL);
   for (int rank = 0; rank < 2; ++rank) {
-    std::optional<ExitStatus> status = nodes[rank]->waitForExit(after(kJobLimit));
+    std::optional<ExitStatus> status = nodes[rank]->waitForExit(after(kMultinodeJobLimit));
     const std::string& out = nodes[rank]->output();
     ASSERT_TRUE(status && status->success()) << out;
     EXPECT_NE(out.find("round 0 world 3"), std::string::npos) << out;
@@ -252,15 +252,16 @@ TEST(MultiNode, ElasticJobTakesALateNodeInAtTheNextRound) {
   };
   start(0);
   start(1);
-  ASSERT_TRUE(nodes[0]->waitForOutput(shows("ready"), after(kJobLimit))) << nodes[0]->output();
+  ASSERT_TRUE(nodes[0]->waitForOutput(shows("ready"), after(kMultinodeJobLimit)))
+      << nodes[0]->output();
   start(2);
-  ASSERT_TRUE(nodes[2]->waitForOutput(shows("it waits for the next"), after(kJobLimit)))
+  ASSERT_TRUE(nodes[2]->waitForOutput(shows("it waits for the next"), after(kMultinodeJobLimit)))
       << nodes[2]->output();
   std::vector<pid_t> workers = workersOf(nodes[1]->pid());
   ASSERT_EQ(workers.size(), 1u) << nodes[1]->output();
   kill(workers.front(), SIGKILL);
   for (int rank = 0; rank < 3; ++rank) {
-    std::optional<ExitStatus> status = nodes[rank]->waitForExit(after(kJobLimit));
+    std::optional<ExitStatus> status = nodes[rank]->waitForExit(after(kMultinodeJobLimit));
     const std::string& out = nodes[rank]->output();
     ASSERT_TRUE(status && status->success()) << "node " << rank << ":\n" << out;
     EXPECT_NE(out.find("round 1 world 3"), std::string::npos) << out;
@@ -279,7 +280,7 @@ TEST(MultiNode, ALauncherWaitingForTheOtherNodesStopsAtOnceOnSigterm) {
       [](const std::string& out) {
         return out.find("waiting for node(s) 1 of 2") != std::string::npos;
       },
-      after(kJobLimit)))
+      after(kMultinodeJobLimit)))
       << alone->output();
   kill(alone->pid(), SIGTERM);
   std::optional<ExitStatus> status = alone->waitForExit(after(std::chrono::seconds(8)));

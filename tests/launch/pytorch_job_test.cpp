@@ -21,9 +21,9 @@ using testing::after;
 using testing::ChildProcess;
 
 // Python importing torch in every worker, on a loaded machine.
-constexpr std::chrono::seconds kJobLimit{120};
+constexpr std::chrono::seconds kPyTorchJobLimit{120};
 
-bool contains(const std::string& text, const std::string& part) {
+bool containsText(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
@@ -48,8 +48,9 @@ std::unique_ptr<ChildProcess> launchScript(const std::vector<std::string>& flags
 }
 
 ExitStatus finish(ChildProcess& launcher) {
-  std::optional<ExitStatus> status = launcher.waitForExit(after(kJobLimit));
-  if (!status) ADD_FAILURE() << "strata launch still ran after " << kJobLimit.count() << " s";
+  std::optional<ExitStatus> status = launcher.waitForExit(after(kPyTorchJobLimit));
+  if (!status)
+    ADD_FAILURE() << "strata launch still ran after " << kPyTorchJobLimit.count() << " s";
   return status.value_or(ExitStatus{});
 }
 
@@ -60,10 +61,10 @@ TEST_F(LaunchPyTorch, InitProcessGroupFromTheEnvironmentRunsUnchanged) {
   EXPECT_TRUE(status.success()) << out;
   for (int rank = 0; rank < 2; ++rank) {
     std::string r = std::to_string(rank);
-    EXPECT_TRUE(contains(out, "[rank " + r + "] pytorch rank " + r +
-                                  " of 2 sum 3 run pyjob role "
-                                  "rank " +
-                                  r + " group rank 0 attempt 0"))
+    EXPECT_TRUE(containsText(out, "[rank " + r + "] pytorch rank " + r +
+                                      " of 2 sum 3 run pyjob role "
+                                      "rank " +
+                                      r + " group rank 0 attempt 0"))
         << out;
   }
 }
@@ -76,10 +77,10 @@ TEST_F(LaunchPyTorch, ARestartedJobMeetsAgain) {
   ExitStatus status = finish(*launcher);
   const std::string& out = launcher->output();
   EXPECT_TRUE(status.success()) << out;
-  EXPECT_TRUE(contains(out, "rank 1 (local rank 1) failed with exit code 5")) << out;
-  EXPECT_TRUE(contains(out,
-                       "[rank 0] pytorch rank 0 of 2 sum 3 run none role rank 0 group rank 0 "
-                       "attempt 1"))
+  EXPECT_TRUE(containsText(out, "rank 1 (local rank 1) failed with exit code 5")) << out;
+  EXPECT_TRUE(containsText(out,
+                           "[rank 0] pytorch rank 0 of 2 sum 3 run none role rank 0 group rank 0 "
+                           "attempt 1"))
       << out;
 }
 
@@ -95,10 +96,11 @@ TEST_F(LaunchPyTorch, TwoLaunchersFormOnePyTorchJob) {
   auto second = launchScript(node1);
   for (ChildProcess* node : {first.get(), second.get()})
     EXPECT_TRUE(finish(*node).success()) << node->output();
-  EXPECT_TRUE(contains(first->output(), "[rank 1] pytorch rank 1 of 3 sum 6")) << first->output();
-  EXPECT_TRUE(contains(second->output(),
-                       "[rank 2] pytorch rank 2 of 3 sum 6 run none role rank 2 "
-                       "group rank 1"))
+  EXPECT_TRUE(containsText(first->output(), "[rank 1] pytorch rank 1 of 3 sum 6"))
+      << first->output();
+  EXPECT_TRUE(containsText(second->output(),
+                           "[rank 2] pytorch rank 2 of 3 sum 6 run none role rank 2 "
+                           "group rank 1"))
       << second->output();
 }
 

@@ -7,7 +7,7 @@
 namespace strata::plan {
 namespace {
 
-std::string errorOf(const std::string& text) {
+std::string clusterErrorOf(const std::string& text) {
   try {
     parseClusterText(text, "c.txt");
   } catch (const PlanError& e) {
@@ -98,47 +98,49 @@ TEST(Cluster, TheRehearsalFileDescribesTwoNodesOfTwoWorkers) {
 }
 
 TEST(Cluster, FileErrorsNameLineAndKey) {
-  EXPECT_EQ(errorOf("nodes = 2\nbandwidth = 3\n").substr(0, 33),
+  EXPECT_EQ(clusterErrorOf("nodes = 2\nbandwidth = 3\n").substr(0, 33),
             "c.txt:2: unknown key 'bandwidth';");
-  EXPECT_EQ(errorOf("nodes = \"two\"\n"),
+  EXPECT_EQ(clusterErrorOf("nodes = \"two\"\n"),
             "c.txt:1: nodes expects a positive number, got string \"two\"");
-  EXPECT_EQ(errorOf("nodes = 1.5\n"), "c.txt:1: nodes expects a whole number, got float 1.5");
-  EXPECT_EQ(errorOf("memory_gib = -1\n"),
+  EXPECT_EQ(clusterErrorOf("nodes = 1.5\n"),
+            "c.txt:1: nodes expects a whole number, got float 1.5");
+  EXPECT_EQ(clusterErrorOf("memory_gib = -1\n"),
             "c.txt:1: memory_gib expects a positive number, got integer -1");
-  EXPECT_EQ(errorOf("memory_gib = inf\n"),
+  EXPECT_EQ(clusterErrorOf("memory_gib = inf\n"),
             "c.txt:1: memory_gib expects a positive number, got float inf");
-  EXPECT_EQ(errorOf("intra_node_latency_us = nan\n"),
+  EXPECT_EQ(clusterErrorOf("intra_node_latency_us = nan\n"),
             "c.txt:1: intra_node_latency_us expects a non-negative number, got float nan");
-  EXPECT_EQ(errorOf("compute_spread = -0.1\n"),
+  EXPECT_EQ(clusterErrorOf("compute_spread = -0.1\n"),
             "c.txt:1: compute_spread expects a non-negative number, got float -0.1");
-  EXPECT_NE(errorOf("matmul_efficiency = 1.5\n").find("(0, 1], got float 1.5"), std::string::npos);
-  EXPECT_EQ(errorOf("device = 4\n"), "c.txt:1: device expects a string, got integer 4");
-  EXPECT_EQ(errorOf("[link]\nbandwidth = 3\n").substr(0, 38),
+  EXPECT_NE(clusterErrorOf("matmul_efficiency = 1.5\n").find("(0, 1], got float 1.5"),
+            std::string::npos);
+  EXPECT_EQ(clusterErrorOf("device = 4\n"), "c.txt:1: device expects a string, got integer 4");
+  EXPECT_EQ(clusterErrorOf("[link]\nbandwidth = 3\n").substr(0, 38),
             "c.txt:2: unknown key 'link.bandwidth';");
-  EXPECT_NE(errorOf("\npreset = \"dgx-z\"\n").find("c.txt:2: "), std::string::npos);
-  EXPECT_NE(errorOf("preset = \"dgx-z\"\n").find("known presets: "), std::string::npos);
+  EXPECT_NE(clusterErrorOf("\npreset = \"dgx-z\"\n").find("c.txt:2: "), std::string::npos);
+  EXPECT_NE(clusterErrorOf("preset = \"dgx-z\"\n").find("known presets: "), std::string::npos);
   EXPECT_THROW(loadClusterFile("/nonexistent/cluster.toml"), PlanError);
   // Keys that mean nothing alone name the key they need.
-  EXPECT_EQ(errorOf("nodes = 2\nintra_node_large_message_mib = 8\n"),
+  EXPECT_EQ(clusterErrorOf("nodes = 2\nintra_node_large_message_mib = 8\n"),
             "c.txt:2: intra_node_large_message_mib needs intra_node_large_message_gbytes_per_s "
             "as well");
-  EXPECT_EQ(errorOf("inter_node_large_message_gbytes_per_s = 1\n"),
+  EXPECT_EQ(clusterErrorOf("inter_node_large_message_gbytes_per_s = 1\n"),
             "c.txt:1: inter_node_large_message_gbytes_per_s needs inter_node_large_message_mib "
             "as well");
-  EXPECT_EQ(errorOf("intra_node_p2p_latency_us = 5\n"),
+  EXPECT_EQ(clusterErrorOf("intra_node_p2p_latency_us = 5\n"),
             "c.txt:1: intra_node_p2p_latency_us needs intra_node_p2p_gbytes_per_s as well");
-  EXPECT_EQ(errorOf("inter_node_p2p_gbytes_per_s = 5\n"),
+  EXPECT_EQ(clusterErrorOf("inter_node_p2p_gbytes_per_s = 5\n"),
             "c.txt:1: inter_node_p2p_gbytes_per_s needs inter_node_p2p_latency_us as well");
-  EXPECT_EQ(errorOf("intra_node_p2p_large_message_mib = 0\n"),
+  EXPECT_EQ(clusterErrorOf("intra_node_p2p_large_message_mib = 0\n"),
             "c.txt:1: intra_node_p2p_large_message_mib expects a positive number, got integer 0");
 }
 
 // The old `key = value` form without quotes is a TOML syntax error, reported
 // with its line and column.
 TEST(Cluster, SyntaxErrorsNameLineAndColumn) {
-  std::string error = errorOf("nodes = 2\nname = measured\n");
+  std::string error = clusterErrorOf("nodes = 2\nname = measured\n");
   EXPECT_EQ(error.substr(0, 11), "c.txt:2:8: ") << error;
-  EXPECT_EQ(errorOf("just words\n").substr(0, 9), "c.txt:1:6");
+  EXPECT_EQ(clusterErrorOf("just words\n").substr(0, 9), "c.txt:1:6");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "strata/plan/errors.h"
 #include "strata/plan/memory.h"
 #include "strata/plan/search.h"
+#include "tiny_llama.h"
 
 namespace strata::plan {
 namespace {
@@ -112,13 +113,6 @@ TEST(ContextParallelRules, AllToAllNeedsWholeHeadsOnEveryCpRank) {
 
 // memory_test.cpp's small llama: s 4, hidden 8, 4 heads of d = 2, 2 kv heads
 // (kv = 4), ffn 12.
-ModelDesc tinyLlama() {
-  ModelDesc m{"tiny-llama", 2, 8, 4, 12, 16, 4, false};
-  m.family = Family::kLlama;
-  m.kvHeads = 2;
-  return m;
-}
-
 TEST(ContextParallelMemory, TheRingKeepsNothingSequenceSquaredByHand) {
   ModelDesc m = tinyLlama();
   CpAlgorithm ring = CpAlgorithm::kRing;
@@ -316,7 +310,7 @@ TEST(ContextParallelTime, CpOneChangesNothing) {
   EXPECT_EQ(cp1.time.cpComm, 0);
 }
 
-SearchOptions quick() {
+SearchOptions quickCpSearch() {
   SearchOptions o;
   o.microBatchSizes = {1, 2};
   return o;
@@ -332,14 +326,14 @@ TEST(ContextParallelSearch, ASequenceThatFitsNowhereElseGetsCp) {
   job.cluster = clusterPreset("dgx-h100-80gb");
   job.cluster.nodes = 8;
   job.globalBatch = 8;
-  SearchResult r = searchLayouts(job, quick());
+  SearchResult r = searchLayouts(job, quickCpSearch());
   ASSERT_FALSE(r.best.empty());
   for (const Estimate& e : r.best) {
     EXPECT_GT(e.layout.cp, 1) << toString(e.layout);
     EXPECT_TRUE(e.fitsMemory);
     EXPECT_EQ(checkLayout(job, e.layout), "") << toString(e.layout);
   }
-  SearchOptions noCp = quick();
+  SearchOptions noCp = quickCpSearch();
   noCp.maxContextParallel = 1;
   try {
     searchLayouts(job, noCp);
@@ -358,7 +352,7 @@ TEST(ContextParallelSearch, ShortSequencesKeepCpOne) {
   // DualPipeV's pairs hide cp's exchanges as they hide tp's all-reduces,
   // which leaves cp and tp all but tied there; the schedules without pairs
   // show cp's cost.
-  SearchOptions options = quick();
+  SearchOptions options = quickCpSearch();
   options.schedules = {"1f1b", "interleaved-1f1b", "zb-h1", "zb-v", "gpipe"};
   SearchResult r = searchLayouts(job, options);
   ASSERT_FALSE(r.best.empty());

@@ -66,7 +66,7 @@ TEST(MeasuredProfile, TextRoundTrips) {
   EXPECT_DOUBLE_EQ(back.concurrentSlowdown, 1.5);
 }
 
-std::string errorOf(const std::string& text) {
+std::string profileErrorOf(const std::string& text) {
   try {
     parseProfileText(text, "p.profile");
   } catch (const PlanError& e) {
@@ -90,26 +90,28 @@ TEST(MeasuredProfile, TextIsTomlWithEveryKeyAtTheTop) {
 }
 
 TEST(MeasuredProfile, BadTextNamesTheFileLineAndKey) {
-  EXPECT_EQ(errorOf("layers = 4\n"),
+  EXPECT_EQ(profileErrorOf("layers = 4\n"),
             "p.profile: missing profile keys: block_backward_ms, block_forward_ms, "
             "concurrent_slowdown, embedding_backward_ms, embedding_forward_ms, ffn, "
             "head_backward_ms, head_forward_ms, heads, hidden, micro_batch, seq_len, vocab, "
             "precision");
   std::string good = formatProfile(roundProfile());
-  EXPECT_EQ(errorOf(good + "speed = 3\n").substr(0, 35), "p.profile:17: unknown key 'speed'; ");
-  EXPECT_EQ(errorOf(withValue("block_forward_ms", "-1")),
+  EXPECT_EQ(profileErrorOf(good + "speed = 3\n").substr(0, 35),
+            "p.profile:17: unknown key 'speed'; ");
+  EXPECT_EQ(profileErrorOf(withValue("block_forward_ms", "-1")),
             "p.profile:12: block_forward_ms expects a positive number, got integer -1");
-  EXPECT_EQ(errorOf(withValue("block_forward_ms", "nan")),
+  EXPECT_EQ(profileErrorOf(withValue("block_forward_ms", "nan")),
             "p.profile:12: block_forward_ms expects a positive number, got float nan");
-  EXPECT_EQ(errorOf(withValue("block_forward_ms", "'fast'")),
+  EXPECT_EQ(profileErrorOf(withValue("block_forward_ms", "'fast'")),
             "p.profile:12: block_forward_ms expects a positive number, got string \"fast\"");
-  EXPECT_EQ(errorOf(withValue("layers", "2.5")),
+  EXPECT_EQ(profileErrorOf(withValue("layers", "2.5")),
             "p.profile:2: layers expects a whole number, got float 2.5");
-  EXPECT_EQ(errorOf(withValue("concurrent_slowdown", "0.5")),
+  EXPECT_EQ(profileErrorOf(withValue("concurrent_slowdown", "0.5")),
             "p.profile:16: concurrent_slowdown expects a time factor >= 1, got float 0.5");
-  EXPECT_EQ(errorOf(withValue("precision", "\"fp8\"")),
+  EXPECT_EQ(profileErrorOf(withValue("precision", "\"fp8\"")),
             "p.profile:9: precision expects \"fp32\" or \"bf16\", got string \"fp8\"");
-  EXPECT_EQ(errorOf(withValue("name", "1")), "p.profile:1: name expects a string, got integer 1");
+  EXPECT_EQ(profileErrorOf(withValue("name", "1")),
+            "p.profile:1: name expects a string, got integer 1");
   EXPECT_THROW(loadProfileFile("/nonexistent/x.profile"), PlanError);
 }
 
@@ -117,10 +119,10 @@ TEST(MeasuredProfile, BadTextNamesTheFileLineAndKey) {
 // strings) is refused at the line of its first unquoted string; a syntax
 // error names the column too.
 TEST(MeasuredProfile, SyntaxErrorsNameLineAndColumn) {
-  std::string unquoted = errorOf(withValue("precision", "fp32"));
+  std::string unquoted = profileErrorOf(withValue("precision", "fp32"));
   EXPECT_EQ(unquoted.substr(0, 12), "p.profile:9:") << unquoted;
   EXPECT_NE(unquoted.find("'fp'"), std::string::npos) << unquoted;
-  std::string twice = errorOf(withValue("block_forward_ms", "10\nblock_forward_ms = 11"));
+  std::string twice = profileErrorOf(withValue("block_forward_ms", "10\nblock_forward_ms = 11"));
   EXPECT_EQ(twice.substr(0, 16), "p.profile:13:20:") << twice;
   EXPECT_NE(twice.find("'block_forward_ms'"), std::string::npos) << twice;
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tiny_llama.h"
+
 namespace strata::plan {
 namespace {
 
@@ -56,13 +58,6 @@ TEST(Memory, GptKeepsKorthikantisTensorsWithFloatMasks) {
 }
 
 // A small llama: s 4, hidden 8, 4 heads of d = 2, 2 kv heads (kv = 4), ffn 12.
-ModelDesc tinyLlama() {
-  ModelDesc m{"tiny-llama", 2, 8, 4, 12, 16, 4, false};
-  m.family = Family::kLlama;
-  m.kvHeads = 2;
-  return m;
-}
-
 TEST(Memory, LlamaActivationsByHand) {
   ModelDesc m = tinyLlama();
   // One sequence of 4 tokens, 2-byte values, no tensor parallelism; a token:

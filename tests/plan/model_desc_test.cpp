@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "strata/plan/errors.h"
+#include "tiny_llama.h"
 
 namespace strata::plan {
 namespace {
@@ -103,13 +104,6 @@ TEST(ModelDesc, OverridesReplaceSizesAndSayWhichInTheName) {
 }
 
 // A small llama: hidden 8, 4 heads of d = 2, 2 kv heads (kv = 4), ffn 12.
-ModelDesc tinyLlama() {
-  ModelDesc m{"tiny-llama", 2, 8, 4, 12, 16, 4, false};
-  m.family = Family::kLlama;
-  m.kvHeads = 2;
-  return m;
-}
-
 TEST(ModelDesc, LlamaParametersByHand) {
   ModelDesc m = tinyLlama();
   // q 8x8 = 64, k 8x4 = 32, v 8x4 = 32, o 8x8 = 64; gate 8x12 = 96,

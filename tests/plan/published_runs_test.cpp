@@ -119,13 +119,13 @@ std::vector<PublishedRun> publishedRuns() {
 // The prediction in the row's own terms, and its error as a throughput:
 // predicted / measured - 1 for TFLOP/s, measured / predicted - 1 for an
 // iteration's seconds (a positive error: the planner is too fast).
-struct Outcome {
+struct RunOutcome {
   double predicted = 0, error = 0;
   Estimate estimate;
 };
 
-Outcome predict(const PublishedRun& run) {
-  Outcome o;
+RunOutcome predict(const PublishedRun& run) {
+  RunOutcome o;
   o.estimate = evaluateLayout(run.job, run.layout);
   if (run.flops == "time") {
     o.predicted = o.estimate.iterationSeconds;
@@ -164,7 +164,7 @@ TEST(PublishedRuns, EveryRowWithinFifteenPercentOrItsNamedGap) {
               "predicted", "error", "fits");
   std::vector<double> errors;
   for (const PublishedRun& run : runs) {
-    Outcome o = predict(run);
+    RunOutcome o = predict(run);
     const char* unit = run.flops == "time" ? "s/iter" : "TFLOP/s";
     std::printf("%-28s %-46s %-8s %9.1f %9.1f %+6.1f%% %5s%s\n", run.id.c_str(),
                 toString(run.layout).c_str(), unit, run.measured, o.predicted, 100 * o.error,

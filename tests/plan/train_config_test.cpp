@@ -8,7 +8,7 @@
 namespace strata::plan {
 namespace {
 
-std::string errorOf(const std::string& text) {
+std::string configErrorOf(const std::string& text) {
   try {
     parseTrainConfigText(text, "run.toml");
   } catch (const PlanError& e) {
@@ -69,10 +69,10 @@ TEST(TrainConfig, ReadsContextParallelism) {
   EXPECT_EQ(toString(run.layout), "pp1,tp2,dp1,cp4,cp-a2a,mb4,v1,1f1b,zero0");
   EXPECT_EQ(parseTrainConfigText("parallel.cp_algorithm = \"ring\"\n", "a").layout.cpAlgorithm,
             CpAlgorithm::kRing);
-  EXPECT_EQ(errorOf("[parallel]\ncp_algorithm = \"mesh\"\n"),
+  EXPECT_EQ(configErrorOf("[parallel]\ncp_algorithm = \"mesh\"\n"),
             "run.toml:2: parallel.cp_algorithm expects \"ring\" or \"all-to-all\", got string "
             "\"mesh\"");
-  EXPECT_EQ(errorOf("[parallel]\ncp = 0\n"),
+  EXPECT_EQ(configErrorOf("[parallel]\ncp = 0\n"),
             "run.toml:2: parallel.cp expects a whole number from 1 to 2147483647, got integer 0");
 }
 
@@ -96,13 +96,13 @@ TEST(TrainConfig, ReadsMixtureOfExpertsAndExpertParallelism) {
   EXPECT_EQ(dense.model.moe.topK, 2);
   EXPECT_EQ(dense.model.moe.every, 1);
   EXPECT_EQ(dense.layout.ep, 1);
-  EXPECT_EQ(errorOf("[model.moe]\ntop_k = 0\n"),
+  EXPECT_EQ(configErrorOf("[model.moe]\ntop_k = 0\n"),
             "run.toml:2: model.moe.top_k expects a whole number from 1 to 2147483647, got "
             "integer 0");
-  EXPECT_EQ(errorOf("[parallel]\nep = 0\n"),
+  EXPECT_EQ(configErrorOf("[parallel]\nep = 0\n"),
             "run.toml:2: parallel.ep expects a whole number from 1 to 2147483647, got integer 0");
   // Only the llama family builds MoE layers.
-  EXPECT_EQ(errorOf("model.moe.experts = 4\nmodel.moe.expert_ffn = 64\n"),
+  EXPECT_EQ(configErrorOf("model.moe.experts = 4\nmodel.moe.expert_ffn = 64\n"),
             "model 'run.toml': moe experts 4 on a GPT: only architecture llama has "
             "mixture-of-experts layers");
 }
@@ -118,27 +118,27 @@ TEST(TrainConfig, DottedKeysAndInlineTablesReadAlike) {
 }
 
 TEST(TrainConfig, BadValuesNameTheFileLineKeyAndValue) {
-  EXPECT_EQ(errorOf("[model]\nlayers = 0\n"),
+  EXPECT_EQ(configErrorOf("[model]\nlayers = 0\n"),
             "run.toml:2: model.layers expects a whole number from 1 to 2147483647, got integer 0");
-  EXPECT_EQ(errorOf("[model]\nhidden = -64\n"),
+  EXPECT_EQ(configErrorOf("[model]\nhidden = -64\n"),
             "run.toml:2: model.hidden expects a whole number from 1 to 2147483647, got integer "
             "-64");
-  EXPECT_EQ(errorOf("[train]\nseq_len = 12.5\n"),
+  EXPECT_EQ(configErrorOf("[train]\nseq_len = 12.5\n"),
             "run.toml:2: train.seq_len expects a whole number from 1 to 2147483647, got float "
             "12.5");
-  EXPECT_EQ(errorOf("[model]\nvocab = 3000000000\n"),
+  EXPECT_EQ(configErrorOf("[model]\nvocab = 3000000000\n"),
             "run.toml:2: model.vocab expects a whole number from 1 to 2147483647, got integer "
             "3000000000");
-  EXPECT_EQ(errorOf("[parallel]\nzero = 4\n"),
+  EXPECT_EQ(configErrorOf("[parallel]\nzero = 4\n"),
             "run.toml:2: parallel.zero expects 0, 1, 2 or 3, got "
             "integer 4");
-  EXPECT_EQ(errorOf("[train]\nprecision = \"fp16\"\n"),
+  EXPECT_EQ(configErrorOf("[train]\nprecision = \"fp16\"\n"),
             "run.toml:2: train.precision expects \"fp32\" or \"bf16\", got string \"fp16\"");
-  EXPECT_EQ(errorOf("[parallel]\nsequence_parallel = 1\n"),
+  EXPECT_EQ(configErrorOf("[parallel]\nsequence_parallel = 1\n"),
             "run.toml:2: parallel.sequence_parallel expects true or false, got integer 1");
-  EXPECT_EQ(errorOf("[model]\nhidden = 100\nheads = 3\n"),
+  EXPECT_EQ(configErrorOf("[model]\nhidden = 100\nheads = 3\n"),
             "model 'run.toml': 3 heads do not divide hidden size 100");
-  EXPECT_EQ(errorOf("[model\n").substr(0, 11), "run.toml:1:");
+  EXPECT_EQ(configErrorOf("[model\n").substr(0, 11), "run.toml:1:");
 }
 
 TEST(TrainConfig, ReadsTheLlamaFamily) {
@@ -179,15 +179,15 @@ TEST(TrainConfig, KvHeadsZeroOrLeftOutAreTheHeads) {
 }
 
 TEST(TrainConfig, BadLlamaValuesAreNamed) {
-  EXPECT_EQ(errorOf("[model]\narchitecture = \"mamba\"\n"),
+  EXPECT_EQ(configErrorOf("[model]\narchitecture = \"mamba\"\n"),
             "run.toml:2: model.architecture expects \"gpt2\", \"llama\" or \"strata\", got string "
             "\"mamba\"");
-  EXPECT_EQ(errorOf("[model]\narchitecture = \"llama\"\nkv_heads = -2\n"),
+  EXPECT_EQ(configErrorOf("[model]\narchitecture = \"llama\"\nkv_heads = -2\n"),
             "run.toml:3: model.kv_heads expects a whole number from 0 to 2147483647, got integer "
             "-2");
-  EXPECT_EQ(errorOf("[model]\narchitecture = \"llama\"\nheads = 4\nkv_heads = 3\n"),
+  EXPECT_EQ(configErrorOf("[model]\narchitecture = \"llama\"\nheads = 4\nkv_heads = 3\n"),
             "model 'run.toml': kv-heads 3 do not divide the 4 heads");
-  EXPECT_EQ(errorOf("[model]\nkv_heads = 2\n"),
+  EXPECT_EQ(configErrorOf("[model]\nkv_heads = 2\n"),
             "model 'run.toml': kv-heads 2 differ from the 4 heads, which only architecture llama "
             "allows");
 }

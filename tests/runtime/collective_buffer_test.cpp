@@ -16,7 +16,7 @@ namespace {
 
 using testing::RankContext;
 
-torch::Tensor rankData(int rank, int64_t numel, torch::ScalarType dtype) {
+torch::Tensor bufferRankData(int rank, int64_t numel, torch::ScalarType dtype) {
   torch::manual_seed(200 + rank);
   if (dtype == torch::kLong) return torch::randint(-1000, 1000, {numel}, torch::kLong);
   return torch::randn({numel}, torch::TensorOptions(dtype));
@@ -37,7 +37,7 @@ void compareAllReduce(Communicator& shm, Communicator& gloo, int rank, torch::Sc
   for (const Window& w : kWindows) {
     for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax, ReduceOp::kMin}) {
       if (op == ReduceOp::kAvg && dtype == torch::kLong) continue;
-      torch::Tensor before = rankData(rank, kBufferNumel, dtype);
+      torch::Tensor before = bufferRankData(rank, kBufferNumel, dtype);
       buffer.copy_(before);
       torch::Tensor view = buffer.narrow(0, w.offset, w.numel);
       torch::Tensor expected = view.clone();
@@ -63,7 +63,7 @@ void compareReduceScatter(Communicator& shm, Communicator& gloo, int rank, int n
   const int64_t k = 100003;
   torch::Tensor buffer = shm.allocateCollectiveBuffer(n * k + 7, {});
   torch::Tensor input = buffer.narrow(0, 7, n * k);
-  input.copy_(rankData(rank, n * k, torch::kFloat));
+  input.copy_(bufferRankData(rank, n * k, torch::kFloat));
   torch::Tensor copy = input.clone();
   for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax}) {
     torch::Tensor out = torch::empty({k}), expected = torch::empty({k});
@@ -74,7 +74,7 @@ void compareReduceScatter(Communicator& shm, Communicator& gloo, int rank, int n
   }
 }
 
-void compareWithGloo(const RankContext& ctx) {
+void compareBufferWithGloo(const RankContext& ctx) {
   auto world = World::init();
   auto [shm, gloo] = testing::shmAndGlooGroups(*world, ctx.worldSize, "compare");
   for (torch::ScalarType dtype : {torch::kFloat, torch::kDouble, torch::kLong})
@@ -89,10 +89,10 @@ void compareWithGloo(const RankContext& ctx) {
 }
 
 TEST(CollectiveBuffer, InPlaceReductionsMatchGlooOnTwoProcesses) {
-  testing::runInProcesses(2, compareWithGloo);
+  testing::runInProcesses(2, compareBufferWithGloo);
 }
 TEST(CollectiveBuffer, InPlaceReductionsMatchGlooOnThreeProcesses) {
-  testing::runInProcesses(3, compareWithGloo);
+  testing::runInProcesses(3, compareBufferWithGloo);
 }
 
 // Runs `call` on a fresh shared-memory group and expects ProtocolError whose

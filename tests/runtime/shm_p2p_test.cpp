@@ -24,7 +24,7 @@ using testing::RankContext;
 
 // Element counts: one value, exactly the 4 KiB staged in a channel entry, one
 // past it, and 4 MiB (copied from the sender's memory).
-const int64_t kSizes[] = {1, 1024, 1025, 1 << 20};
+const int64_t kMessageSizes[] = {1, 1024, 1025, 1 << 20};
 
 torch::Tensor message(int64_t numel, int tag) {
   torch::manual_seed(1000 + tag);
@@ -41,19 +41,21 @@ TEST(SharedMemoryPointToPoint, EverySizeArrivesWholeInAnyReceiveOrder) {
   testing::runInProcesses(2, [](const RankContext& ctx) {
     auto world = shmWorld();
     Communicator& comm = world->comm();
-    const int n = std::size(kSizes);
+    const int n = std::size(kMessageSizes);
     if (ctx.rank == 0) {
       std::vector<WorkHandle> sends;
-      for (int i = 0; i < n; ++i) sends.push_back(comm.sendAsync(message(kSizes[i], i), 1, i));
+      for (int i = 0; i < n; ++i)
+        sends.push_back(comm.sendAsync(message(kMessageSizes[i], i), 1, i));
       // A strided view is sent as its contiguous copy.
       torch::Tensor strided = message(2048, 99).view({1024, 2}).select(1, 1);
       sends.push_back(comm.sendAsync(strided, 1, 99));
       for (auto& s : sends) s->wait();
     } else {
       for (int i = n - 1; i >= 0; --i) {  // the reverse of the sending order
-        torch::Tensor got = torch::empty({kSizes[i]});
+        torch::Tensor got = torch::empty({kMessageSizes[i]});
         comm.recv(got, 0, i);
-        EXPECT_TRUE(torch::equal(got, message(kSizes[i], i))) << "numel " << kSizes[i];
+        EXPECT_TRUE(torch::equal(got, message(kMessageSizes[i], i)))
+            << "numel " << kMessageSizes[i];
       }
       torch::Tensor got = torch::empty({1024});
       comm.recv(got, 0, 99);
@@ -208,13 +210,14 @@ TEST(SharedMemoryPointToPoint, LargeMessagesTakeGlooWhereCrossProcessReadsAreRef
     if (ctx.rank == 1) refuseCrossProcessReads();
     auto world = shmWorld();
     Communicator& comm = world->comm();
-    for (int i = 0; i < static_cast<int>(std::size(kSizes)); ++i) {
+    for (int i = 0; i < static_cast<int>(std::size(kMessageSizes)); ++i) {
       if (ctx.rank == 0) {
-        comm.send(message(kSizes[i], i), 1, i);
+        comm.send(message(kMessageSizes[i], i), 1, i);
       } else {
-        torch::Tensor got = torch::empty({kSizes[i]});
+        torch::Tensor got = torch::empty({kMessageSizes[i]});
         comm.recv(got, 0, i);
-        EXPECT_TRUE(torch::equal(got, message(kSizes[i], i))) << "numel " << kSizes[i];
+        EXPECT_TRUE(torch::equal(got, message(kMessageSizes[i], i)))
+            << "numel " << kMessageSizes[i];
       }
     }
   });

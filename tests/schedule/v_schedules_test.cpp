@@ -18,7 +18,7 @@ namespace strata::schedule {
 namespace {
 
 // F = I = W = 1 per stage, B = I + W: the setting of the stated formulas.
-CostModel unitCosts(double overlap = 0) {
+CostModel unitCostsOverlapping(double overlap = 0) {
   CostModel costs;
   costs.uniform = {1, 2, 1, 1};
   costs.overlap = overlap;
@@ -69,7 +69,7 @@ void forEachSize(int fewestPerStage, const Check& check) {
 
 TEST(ZeroBubbleV, BubbleIsPMinusOneOnceThePipeIsFull) {
   forEachSize(0, [](int p, int m) {
-    const SimulationResult result = simulate(zeroBubbleV(p, m), unitCosts());
+    const SimulationResult result = simulate(zeroBubbleV(p, m), unitCostsOverlapping());
     const double idle = std::max(p - 1, 4 * p - 2 * m - 2);
     EXPECT_DOUBLE_EQ(result.makespan, 6.0 * m + idle) << sizes(p, m);
     for (int rank = 0; rank < p; ++rank) {
@@ -90,9 +90,9 @@ TEST(ZeroBubbleV, PeakStashIsTwoPChunksOnEveryRank) {
 
 TEST(ZeroBubbleV, SendsTwiceOneFOneBsMessages) {
   forEachSize(0, [](int p, int m) {
-    const int oneFOneBMessages = simulate(oneFOneB(p, m), unitCosts()).messages;
+    const int oneFOneBMessages = simulate(oneFOneB(p, m), unitCostsOverlapping()).messages;
     EXPECT_EQ(oneFOneBMessages, 2 * m * (p - 1)) << sizes(p, m);
-    EXPECT_EQ(simulate(zeroBubbleV(p, m), unitCosts()).messages, 2 * oneFOneBMessages)
+    EXPECT_EQ(simulate(zeroBubbleV(p, m), unitCostsOverlapping()).messages, 2 * oneFOneBMessages)
         << sizes(p, m);
   });
 }
@@ -103,7 +103,7 @@ TEST(ZeroBubbleV, HasASixthOfOneFOneBsBubbleAtItsMemory) {
     CostModel doubled;
     doubled.uniform = {2, 4, 2, 2};
     const SimulationResult plain = simulate(oneFOneB(p, m), doubled);
-    const SimulationResult v = simulate(zeroBubbleV(p, m), unitCosts());
+    const SimulationResult v = simulate(zeroBubbleV(p, m), unitCostsOverlapping());
     EXPECT_DOUBLE_EQ(v.ranks[0].idle * 6, plain.ranks[0].idle) << sizes(p, m);
     EXPECT_EQ(v.maxPeakStash(), 2 * plain.maxPeakStash()) << sizes(p, m);
   }
@@ -112,7 +112,7 @@ TEST(ZeroBubbleV, HasASixthOfOneFOneBsBubbleAtItsMemory) {
 TEST(DualPipeV, BubbleShrinksWithTheOverlap) {
   for (const double overlap : {0.0, 0.5, 1.0}) {
     forEachSize(1, [&](int p, int m) {
-      const SimulationResult result = simulate(dualPipeV(p, m), unitCosts(overlap));
+      const SimulationResult result = simulate(dualPipeV(p, m), unitCostsOverlapping(overlap));
       for (int rank = 0; rank < p; ++rank) {
         const double idle = (1 - overlap) * 2 * (p - 1) + overlap * std::min(rank + 1, p - 1);
         EXPECT_DOUBLE_EQ(result.ranks[rank].idle, idle)
@@ -124,7 +124,7 @@ TEST(DualPipeV, BubbleShrinksWithTheOverlap) {
 
 TEST(DualPipeV, HoldsOneChunkMoreThanZeroBubbleV) {
   forEachSize(1, [](int p, int m) {
-    const SimulationResult result = simulate(dualPipeV(p, m), unitCosts());
+    const SimulationResult result = simulate(dualPipeV(p, m), unitCostsOverlapping());
     for (const RankSummary& rank : result.ranks) EXPECT_EQ(rank.peakStash, 2 * p + 1);
     EXPECT_EQ(result.messages, 4 * m * (p - 1)) << sizes(p, m);
   });

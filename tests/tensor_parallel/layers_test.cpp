@@ -14,6 +14,7 @@
 #include "multiprocess.h"
 #include "strata/tensor_parallel/parallel_attention.h"
 #include "strata/tensor_parallel/transformer_block.h"
+#include "test_shape.h"
 #include "tp_test_support.h"
 
 namespace strata::tensor_parallel {
@@ -22,8 +23,6 @@ namespace {
 using strata::testing::RankContext;
 using strata::testing::runInProcesses;
 using namespace strata::tensor_parallel::testing;
-
-constexpr int64_t kSeq = 8, kBatch = 2, kHidden = 16, kHeads = 4, kFfn = 32;
 
 InitOptions testInit(uint64_t seed) { return InitOptions{seed, 0.2, 0.1}; }
 

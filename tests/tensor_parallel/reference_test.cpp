@@ -29,6 +29,7 @@
 #include "strata/tensor_parallel/vocab_parallel_cross_entropy.h"
 #include "strata/tensor_parallel/vocab_parallel_embedding.h"
 #include "strata/tensor_parallel/vocab_parallel_linear_cross_entropy.h"
+#include "test_shape.h"
 
 namespace strata::tensor_parallel {
 namespace {
@@ -38,18 +39,18 @@ using strata::testing::runInProcesses;
 using namespace strata::tensor_parallel::testing;
 namespace ref = strata::testing::reference;
 
-constexpr int64_t kSeq = 8, kBatch = 2, kHidden = 16, kHeads = 4, kFfn = 32, kVocab = 32;
-
 // Biases non-zero, so a bias added twice or not at all shows.
-InitOptions testInit(uint64_t seed) { return InitOptions{seed, 0.2, 0.1}; }
+InitOptions referenceInit(uint64_t seed) { return InitOptions{seed, 0.2, 0.1}; }
 
-Sharding activations(bool sequenceParallel) {
+Sharding referenceActivations(bool sequenceParallel) {
   return sequenceParallel ? Sharding::kSequence : Sharding::kReplicated;
 }
 
 std::string spName(bool sequenceParallel) { return sequenceParallel ? " sequence parallel" : ""; }
 
-at::Tensor hiddenStates() { return seededData({kSeq, kBatch, kHidden}, 11); }  // [s, b, hidden]
+at::Tensor referenceHiddenStates() {
+  return seededData({kSeq, kBatch, kHidden}, 11);
+}  // [s, b, hidden]
 
 // [s, b] ids spread over the whole vocabulary, so every rank's rows are hit.
 at::Tensor tokenIds(int64_t vocab) {
@@ -131,7 +132,7 @@ void expectEqual(const at::Tensor& actual, const at::Tensor& expected, const std
 // ranks, gathered in rank order, must be exactly the serial draw.
 TEST(TensorParallelReference, GatheredShardsAreTheSeededSerialWeights) {
   onTpGroups({2}, [](const std::shared_ptr<Communicator>& tp) {
-    InitOptions init = testInit(7);
+    InitOptions init = referenceInit(7);
     uint64_t weightSeed = deriveSeed(init.seed, 0);
     // 31 outputs: the head pads its weight to 32 rows, 16 per rank.
     ColumnParallelLinearOptions head{kHidden, kVocab - 1, false, false, false, init, true};
@@ -155,14 +156,15 @@ TEST(TensorParallelReference, ColumnParallelLinearMatchesLibTorch) {
   onTpGroups(kLayerTpSizes, [](const std::shared_ptr<Communicator>& tp) {
     for (bool sp : {false, true}) {
       for (bool gather : {false, true}) {
-        ColumnParallelLinearOptions options{kHidden, 3 * kHidden, true, gather, sp, testInit(1)};
+        ColumnParallelLinearOptions options{kHidden, 3 * kHidden, true,
+                                            gather,  sp,          referenceInit(1)};
         auto layer = ColumnParallelLinear(options, tp).ptr();
         auto reference = [](const at::Tensor& x, const ParamMap& p) {
           return ref::linear(x, p.at("weight"), p.at("bias"));
         };
         expectMatchesReference(
             {"column" + std::string(gather ? " gathered" : "") + spName(sp), layer, runOf(layer),
-             columnSplit(), reference, hiddenStates(), activations(sp),
+             columnSplit(), reference, referenceHiddenStates(), referenceActivations(sp),
              gather ? Sharding::kReplicated : Sharding::kLastDim},
             *tp);
       }
@@ -174,7 +176,8 @@ TEST(TensorParallelReference, RowParallelLinearMatchesLibTorch) {
   onTpGroups(kLayerTpSizes, [](const std::shared_ptr<Communicator>& tp) {
     for (bool sp : {false, true}) {
       for (bool inputIsParallel : {true, false}) {
-        RowParallelLinearOptions options{kFfn, kHidden, true, inputIsParallel, sp, testInit(2)};
+        RowParallelLinearOptions options{kFfn, kHidden,         true, inputIsParallel,
+                                         sp,   referenceInit(2)};
         auto layer = RowParallelLinear(options, tp).ptr();
         auto reference = [](const at::Tensor& x, const ParamMap& p) {
           return ref::linear(x, p.at("weight"), p.at("bias"));
@@ -182,7 +185,8 @@ TEST(TensorParallelReference, RowParallelLinearMatchesLibTorch) {
         expectMatchesReference(
             {"row" + std::string(inputIsParallel ? "" : " splitting its input") + spName(sp), layer,
              runOf(layer), rowSplit(), reference, seededData({kSeq, kBatch, kFfn}, 12),
-             inputIsParallel ? Sharding::kLastDim : Sharding::kReplicated, activations(sp)},
+             inputIsParallel ? Sharding::kLastDim : Sharding::kReplicated,
+             referenceActivations(sp)},
             *tp);
       }
     }
@@ -192,13 +196,14 @@ TEST(TensorParallelReference, RowParallelLinearMatchesLibTorch) {
 TEST(TensorParallelReference, ParallelMlpMatchesLibTorch) {
   onTpGroups(kLayerTpSizes, [](const std::shared_ptr<Communicator>& tp) {
     for (bool sp : {false, true}) {
-      auto layer = ParallelMLP(ParallelMLPOptions{kHidden, kFfn, sp, testInit(3)}, tp).ptr();
+      auto layer = ParallelMLP(ParallelMLPOptions{kHidden, kFfn, sp, referenceInit(3)}, tp).ptr();
       auto reference = [](const at::Tensor& x, const ParamMap& p) {
         return ref::mlp(x, mlpWeights(p));
       };
-      expectMatchesReference({"mlp" + spName(sp), layer, runOf(layer), mlpSplit(), reference,
-                              hiddenStates(), activations(sp), activations(sp)},
-                             *tp);
+      expectMatchesReference(
+          {"mlp" + spName(sp), layer, runOf(layer), mlpSplit(), reference, referenceHiddenStates(),
+           referenceActivations(sp), referenceActivations(sp)},
+          *tp);
     }
   });
 }
@@ -206,14 +211,15 @@ TEST(TensorParallelReference, ParallelMlpMatchesLibTorch) {
 TEST(TensorParallelReference, ParallelSelfAttentionMatchesLibTorch) {
   onTpGroups(kLayerTpSizes, [](const std::shared_ptr<Communicator>& tp) {
     for (bool sp : {false, true}) {
-      ParallelSelfAttentionOptions options{kHidden, kHeads, sp, 0.0, testInit(4)};
+      ParallelSelfAttentionOptions options{kHidden, kHeads, sp, 0.0, referenceInit(4)};
       auto layer = ParallelSelfAttention(options, tp).ptr();
       auto reference = [](const at::Tensor& x, const ParamMap& p) {
         return ref::causalSelfAttention(x, attentionWeights(p), kHeads);
       };
-      expectMatchesReference({"attention" + spName(sp), layer, runOf(layer), attentionSplit(),
-                              reference, hiddenStates(), activations(sp), activations(sp)},
-                             *tp);
+      expectMatchesReference(
+          {"attention" + spName(sp), layer, runOf(layer), attentionSplit(), reference,
+           referenceHiddenStates(), referenceActivations(sp), referenceActivations(sp)},
+          *tp);
     }
   });
 }
@@ -226,9 +232,10 @@ TEST(TensorParallelReference, ParallelLayerNormMatchesLibTorch) {
       auto reference = [](const at::Tensor& x, const ParamMap& p) {
         return ref::layerNorm(x, layerNormWeights(p));
       };
-      expectMatchesReference({"layer norm" + spName(sp), layer, runOf(layer), layerNormSplit(),
-                              reference, hiddenStates(), activations(sp), activations(sp)},
-                             *tp);
+      expectMatchesReference(
+          {"layer norm" + spName(sp), layer, runOf(layer), layerNormSplit(), reference,
+           referenceHiddenStates(), referenceActivations(sp), referenceActivations(sp)},
+          *tp);
     }
   });
 }
@@ -238,7 +245,7 @@ TEST(TensorParallelReference, VocabParallelEmbeddingMatchesLibTorch) {
     for (bool sp : {false, true}) {
       // 31 rows: tp 2 pads the table with one zero row that no id selects.
       for (int64_t vocab : {kVocab, kVocab - 1}) {
-        VocabParallelEmbeddingOptions options{vocab, kHidden, sp, testInit(6)};
+        VocabParallelEmbeddingOptions options{vocab, kHidden, sp, referenceInit(6)};
         auto layer = VocabParallelEmbedding(options, tp).ptr();
         auto reference = [](const at::Tensor& ids, const ParamMap& p) {
           return ref::embedding(ids, p.at("weight"));
@@ -250,7 +257,7 @@ TEST(TensorParallelReference, VocabParallelEmbeddingMatchesLibTorch) {
                                 reference,
                                 tokenIds(vocab),
                                 Sharding::kReplicated,
-                                activations(sp)},
+                                referenceActivations(sp)},
                                *tp);
       }
     }
@@ -286,7 +293,7 @@ TEST(TensorParallelReference, VocabParallelCrossEntropyMatchesLibTorch) {
 // parallel table's of `vocab` rows, padded to a multiple of tp.
 void expectLinearCrossEntropyMatchesLibTorch(int64_t vocab,
                                              const std::shared_ptr<Communicator>& tp) {
-  VocabParallelEmbeddingOptions options{vocab, kHidden, false, testInit(7)};
+  VocabParallelEmbeddingOptions options{vocab, kHidden, false, referenceInit(7)};
   auto table = VocabParallelEmbedding(options, tp).ptr();
   // Padding rows that are not zero must change nothing: no logit, no gradient.
   int64_t width = table->weight.size(0), first = width * tp->rank();
@@ -308,7 +315,7 @@ void expectLinearCrossEntropyMatchesLibTorch(int64_t vocab,
                           fused,
                           {{"weight", 0}},
                           reference,
-                          5.0 * hiddenStates(),
+                          5.0 * referenceHiddenStates(),
                           Sharding::kReplicated,
                           Sharding::kReplicated},
                          *tp);
@@ -332,7 +339,8 @@ TEST(TensorParallelReference, VocabParallelLinearCrossEntropyWithARankOfPaddingO
 void expectBlockMatchesLibTorch(int tpSize) {
   onTpGroups({tpSize}, [](const std::shared_ptr<Communicator>& tp) {
     for (bool sp : {false, true}) {
-      ParallelTransformerBlockOptions options{kHidden, kHeads, kFfn, sp, 0.0, 0.0, testInit(5)};
+      ParallelTransformerBlockOptions options{kHidden, kHeads,          kFfn, sp, 0.0,
+                                              0.0,     referenceInit(5)};
       auto layer = ParallelTransformerBlock(options, tp).ptr();
       perturb(*layer->ln1, 31);
       perturb(*layer->ln2, 41);
@@ -343,9 +351,10 @@ void expectBlockMatchesLibTorch(int tpSize) {
       };
       auto splits = merged({layerNormSplit("ln1."), attentionSplit("attention."),
                             layerNormSplit("ln2."), mlpSplit("mlp.")});
-      expectMatchesReference({"block" + spName(sp), layer, runOf(layer), splits, reference,
-                              hiddenStates(), activations(sp), activations(sp)},
-                             *tp);
+      expectMatchesReference(
+          {"block" + spName(sp), layer, runOf(layer), splits, reference, referenceHiddenStates(),
+           referenceActivations(sp), referenceActivations(sp)},
+          *tp);
     }
   });
 }

@@ -13,6 +13,7 @@
 #include "strata/tensor_parallel/transformer_block.h"
 #include "strata/tensor_parallel/vocab_parallel_cross_entropy.h"
 #include "strata/tensor_parallel/vocab_parallel_embedding.h"
+#include "test_shape.h"
 #include "tp_test_support.h"
 
 namespace strata::tensor_parallel {
@@ -22,7 +23,6 @@ using strata::testing::RankContext;
 using strata::testing::runInProcesses;
 using namespace strata::tensor_parallel::testing;
 
-constexpr int64_t kSeq = 8, kBatch = 2, kHidden = 16, kHeads = 4, kFfn = 32, kVocab = 32;
 constexpr int kSteps = 3;
 
 // ids [s, b] -> per-token loss [s, b], replicated on every tp rank.

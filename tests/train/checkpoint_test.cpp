@@ -57,7 +57,7 @@ struct Trainee {
   }
 };
 
-fs::path freshDir(const std::string& name) {
+fs::path freshCheckpointDir(const std::string& name) {
   fs::path dir = fs::temp_directory_path() / ("strata_ckpt_" + name + std::to_string(getpid()));
   fs::remove_all(dir);
   return dir;
@@ -82,7 +82,7 @@ void expectSameParameters(torch::nn::Module& a, torch::nn::Module& b) {
 }
 
 TEST(Checkpoint, ResumedTrainingEqualsUninterrupted) {
-  fs::path dir = freshDir("roundtrip");
+  fs::path dir = freshCheckpointDir("roundtrip");
   Trainee original(1);
   for (int i = 0; i < 3; ++i) original.step();
   std::string stepDir = saveSingle(dir, 3, original);
@@ -109,7 +109,7 @@ TEST(Checkpoint, ResumedTrainingEqualsUninterrupted) {
 // released the other stages) loads into a rank whose other layers are
 // released, reading only the layers the rank holds.
 TEST(Checkpoint, ShardsOfHeldLayersLoadIntoWholeModelsAndBack) {
-  fs::path dir = freshDir("held");
+  fs::path dir = freshCheckpointDir("held");
   Trainee trained(1);
   for (int i = 0; i < 2; ++i) trained.step();
   std::string stepDir = stepDirectory(dir.string(), 2);
@@ -154,7 +154,7 @@ void flipByte(const std::string& path, size_t offset) {
 }
 
 TEST(Checkpoint, CorruptedShardIsNamed) {
-  fs::path dir = freshDir("corrupt");
+  fs::path dir = freshCheckpointDir("corrupt");
   Trainee trainee(1);
   std::string stepDir = saveSingle(dir, 5, trainee);
   std::string shard = (fs::path(stepDir) / "rank-00000.pt").string();
@@ -166,7 +166,7 @@ TEST(Checkpoint, CorruptedShardIsNamed) {
 }
 
 TEST(Checkpoint, TruncatedShardIsNamed) {
-  fs::path dir = freshDir("truncated");
+  fs::path dir = freshCheckpointDir("truncated");
   Trainee trainee(1);
   std::string stepDir = saveSingle(dir, 5, trainee);
   std::string shard = (fs::path(stepDir) / "rank-00000.pt").string();
@@ -181,7 +181,7 @@ TEST(Checkpoint, TruncatedShardIsNamed) {
 }
 
 TEST(Checkpoint, TamperedMetadataIsNamed) {
-  fs::path dir = freshDir("metadata");
+  fs::path dir = freshCheckpointDir("metadata");
   Trainee trainee(1);
   std::string stepDir = saveSingle(dir, 5, trainee);
   std::string metadata = (fs::path(stepDir) / "metadata.toml").string();
@@ -205,7 +205,7 @@ void rewriteMetadata(const std::string& stepDir, const std::string& metadata) {
 }
 
 TEST(Checkpoint, MetadataRecordsTheWritingVersion) {
-  fs::path dir = freshDir("version");
+  fs::path dir = freshCheckpointDir("version");
   Trainee trainee(1);
   std::string stepDir = saveSingle(dir, 5, trainee);
   std::string metadata = readText(fs::path(stepDir) / "metadata.toml");
@@ -218,7 +218,7 @@ TEST(Checkpoint, MetadataRecordsTheWritingVersion) {
 // A checkpoint of another version loads and says which; one from before
 // Strata recorded versions (no key) loads with an empty version.
 TEST(Checkpoint, CheckpointsOfOtherVersionsLoad) {
-  fs::path dir = freshDir("otherversion");
+  fs::path dir = freshCheckpointDir("otherversion");
   Trainee trainee(1);
   std::string stepDir = saveSingle(dir, 5, trainee);
   std::string metadata = readText(fs::path(stepDir) / "metadata.toml");
@@ -241,7 +241,7 @@ TEST(Checkpoint, CheckpointsOfOtherVersionsLoad) {
 // The record is hashed while the shard streams to disk; it must describe the
 // bytes that landed in the file.
 TEST(Checkpoint, ShardRecordDescribesTheWrittenFile) {
-  fs::path dir = freshDir("record");
+  fs::path dir = freshCheckpointDir("record");
   Trainee trainee(1);
   std::string stepDir = stepDirectory(dir.string(), 1);
   fs::create_directories(stepDir);
@@ -266,7 +266,7 @@ TEST(Checkpoint, FailingShardSinkSurfacesItsOwnError) {
 }
 
 TEST(Checkpoint, AbandonedAtomicWriteLeavesNoFile) {
-  fs::path dir = freshDir("abandoned");
+  fs::path dir = freshCheckpointDir("abandoned");
   fs::create_directories(dir);
   {
     formats::AtomicFileWriter file((dir / "shard").string());
@@ -278,7 +278,7 @@ TEST(Checkpoint, AbandonedAtomicWriteLeavesNoFile) {
 
 // 2.5 MiB: two whole pieces of the digest's 1 MiB reads and a partial one.
 TEST(Checkpoint, FileDigestCoversEveryPiece) {
-  fs::path dir = freshDir("digest");
+  fs::path dir = freshCheckpointDir("digest");
   fs::create_directories(dir);
   std::string bytes;
   for (size_t i = 0; i < (size_t{5} << 19); ++i) bytes += static_cast<char>(i * 31 % 251);
@@ -296,7 +296,7 @@ TEST(Checkpoint, FileDigestCoversEveryPiece) {
 // run's configuration with non-finite values (and strings that need escapes)
 // reads back from it unchanged.
 TEST(Checkpoint, MetadataKeepsNonFiniteNumbers) {
-  fs::path dir = freshDir("nonfinite");
+  fs::path dir = freshCheckpointDir("nonfinite");
   Trainee trainee(1);
   TrainConfig config;
   config.train.gradClip = HUGE_VAL;  // never clip
@@ -314,7 +314,7 @@ TEST(Checkpoint, MetadataKeepsNonFiniteNumbers) {
 }
 
 TEST(Checkpoint, UnfinishedSavesAreNeverPicked) {
-  fs::path dir = freshDir("unfinished");
+  fs::path dir = freshCheckpointDir("unfinished");
   EXPECT_EQ(findLatestComplete(dir.string()), std::nullopt);  // no directory at all
   Trainee trainee(1);
   std::string complete = saveSingle(dir, 10, trainee);
@@ -338,7 +338,7 @@ TEST(Checkpoint, UnfinishedSavesAreNeverPicked) {
 }
 
 TEST(Checkpoint, LatestCompleteStepWins) {
-  fs::path dir = freshDir("latest");
+  fs::path dir = freshCheckpointDir("latest");
   Trainee trainee(1);
   saveSingle(dir, 9, trainee);
   std::string newest = saveSingle(dir, 1000000, trainee);  // seven digits
@@ -349,7 +349,7 @@ TEST(Checkpoint, LatestCompleteStepWins) {
 }
 
 TEST(Checkpoint, LayoutMismatchIsNamed) {
-  fs::path dir = freshDir("layout");
+  fs::path dir = freshCheckpointDir("layout");
   Trainee trainee(1);
   std::string stepDir = saveSingle(dir, 5, trainee);
   RankState state = trainee.state();
@@ -362,7 +362,7 @@ TEST(Checkpoint, LayoutMismatchIsNamed) {
 }
 
 TEST(Checkpoint, ModelMismatchIsNamed) {
-  fs::path dir = freshDir("model");
+  fs::path dir = freshCheckpointDir("model");
   Trainee trainee(1);
   std::string stepDir = saveSingle(dir, 5, trainee);
   torch::nn::Sequential other(torch::nn::Linear(4, 3));
@@ -402,7 +402,7 @@ void collectiveSave(const testing::RankContext& ctx, const std::string& dir) {
 TEST(Checkpoint, CollectiveSaveOnTwoRanks) {
   // Ranks are re-executed processes: the parent picks the folder and passes it down.
   const char* inherited = std::getenv("STRATA_TEST_CKPT_DIR");
-  std::string dir = inherited ? inherited : freshDir("collective").string();
+  std::string dir = inherited ? inherited : freshCheckpointDir("collective").string();
   testing::MultiProcessOptions options;
   options.env["STRATA_TEST_CKPT_DIR"] = dir;
   testing::runInProcesses(
@@ -432,7 +432,7 @@ void dieDuringSave(const testing::RankContext& ctx, const std::string& dir) {
 
 TEST(Checkpoint, SaveKilledMidwayIsNeverPicked) {
   const char* inherited = std::getenv("STRATA_TEST_CKPT_DIR");
-  std::string dir = inherited ? inherited : freshDir("killed").string();
+  std::string dir = inherited ? inherited : freshCheckpointDir("killed").string();
   testing::MultiProcessOptions options;
   options.env["STRATA_TEST_CKPT_DIR"] = dir;
   options.killOthersOnFailure = false;

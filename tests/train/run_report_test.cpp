@@ -54,7 +54,7 @@ json dataInPage(const std::string& page) {
   return json::parse(page.substr(begin, end - begin));
 }
 
-fs::path freshDir(const std::string& name) {
+fs::path freshReportDir(const std::string& name) {
   fs::path dir = fs::temp_directory_path() / (name + "_" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -118,7 +118,7 @@ TEST(RunReport, NoStringCanCloseTheDataElement) {
 }
 
 TEST(RunReport, WritesThePageWithoutLeavingATemporaryFile) {
-  fs::path dir = freshDir("strata_run_report");
+  fs::path dir = freshReportDir("strata_run_report");
   std::string path = (dir / "report.html").string();
   writeRunReport(path, sampleReport());
   writeRunReport(path, sampleReport());
@@ -128,7 +128,7 @@ TEST(RunReport, WritesThePageWithoutLeavingATemporaryFile) {
 }
 
 TEST(RunReport, ResumedHistoryStopsAtTheResumeStepAndSkipsBrokenLines) {
-  fs::path dir = freshDir("strata_run_report_history");
+  fs::path dir = freshReportDir("strata_run_report_history");
   std::string path = (dir / "metrics.jsonl").string();
   {
     MetricsWriter writer(path);
@@ -148,7 +148,7 @@ TEST(RunReport, ResumedHistoryStopsAtTheResumeStepAndSkipsBrokenLines) {
 
 // A straggler survives metrics.jsonl and reaches the page's data as a row.
 TEST(RunReport, StragglersAndEveryRanksComputeGoThroughTheMetricsFile) {
-  fs::path dir = freshDir("strata_run_report_stragglers");
+  fs::path dir = freshReportDir("strata_run_report_stragglers");
   std::string path = (dir / "metrics.jsonl").string();
   {
     MetricsWriter writer(path);

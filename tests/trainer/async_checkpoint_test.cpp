@@ -24,8 +24,8 @@ namespace fs = std::filesystem;
 using strata::testing::lossesInMetrics;
 using strata::testing::RankContext;
 
-constexpr int kSavedAt = 3;
-constexpr int kTotal = 7;
+constexpr int kAsyncSavedAt = 3;
+constexpr int kAsyncTotal = 7;
 
 TrainConfig dp2Zero(const std::string& dir) {
   TrainConfig config = tinyConfig();
@@ -46,19 +46,19 @@ TEST(AsyncCheckpoint, ResumesTheStepItWasStartedAtWhileTrainingWentOn) {
       2,
       [&](const RankContext& ctx) {
         Trainer trainer(config, World::init());
-        writeValues(dir, "uninterrupted", ctx.rank, trainSteps(trainer, kTotal));
+        writeValues(dir, "uninterrupted", ctx.rank, trainSteps(trainer, kAsyncTotal));
       },
       options);
   strata::testing::runInProcesses(
       2,
       [&](const RankContext&) {
         Trainer trainer(config, World::init());
-        trainSteps(trainer, kSavedAt);
+        trainSteps(trainer, kAsyncSavedAt);
         AsyncCheckpoint saver;
         trainer.startCheckpoint(saver);
         trainSteps(trainer, 2);
         ASSERT_TRUE(saver.inFlight());
-        EXPECT_EQ(saver.finish(trainer.world().comm()), kSavedAt);
+        EXPECT_EQ(saver.finish(trainer.world().comm()), kAsyncSavedAt);
         EXPECT_FALSE(saver.inFlight());
         trainer.step();  // lost with the crash
       },
@@ -68,16 +68,16 @@ TEST(AsyncCheckpoint, ResumesTheStepItWasStartedAtWhileTrainingWentOn) {
       [&](const RankContext& ctx) {
         Trainer trainer(config, World::init());
         ASSERT_TRUE(trainer.resumeFromLatest());
-        EXPECT_EQ(trainer.stepsDone(), kSavedAt);
-        writeValues(dir, "resumed", ctx.rank, trainSteps(trainer, kTotal - kSavedAt));
+        EXPECT_EQ(trainer.stepsDone(), kAsyncSavedAt);
+        writeValues(dir, "resumed", ctx.rank, trainSteps(trainer, kAsyncTotal - kAsyncSavedAt));
       },
       options);
   for (int rank = 0; rank < 2; ++rank) {
     std::vector<double> straight = readValues(dir, "uninterrupted", rank);
     std::vector<double> resumed = readValues(dir, "resumed", rank);
-    ASSERT_EQ(resumed.size(), static_cast<size_t>(kTotal - kSavedAt));
-    for (int i = 0; i < kTotal - kSavedAt; ++i)
-      EXPECT_EQ(resumed[i], straight[kSavedAt + i]) << "rank " << rank << ", step " << i + 4;
+    ASSERT_EQ(resumed.size(), static_cast<size_t>(kAsyncTotal - kAsyncSavedAt));
+    for (int i = 0; i < kAsyncTotal - kAsyncSavedAt; ++i)
+      EXPECT_EQ(resumed[i], straight[kAsyncSavedAt + i]) << "rank " << rank << ", step " << i + 4;
   }
   removeSharedDir(dir);
 }

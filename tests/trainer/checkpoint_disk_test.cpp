@@ -38,7 +38,7 @@ uintmax_t bytesUnder(const fs::path& dir) {
   return total;
 }
 
-std::string readText(const std::string& path) {
+std::string fileText(const std::string& path) {
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
@@ -107,8 +107,8 @@ void expectAFullDiskFailsTheSaveEverywhere(bool async) {
     if (parent) std::system(("umount " + config.checkpoint.dir).c_str());
   });
   trainOnTwoRanks(dir, "stop", config);
-  std::string error = readText(dir + "/error-stop-0.txt");
-  EXPECT_EQ(readText(dir + "/error-stop-1.txt"), error) << "every rank reports the same";
+  std::string error = fileText(dir + "/error-stop-0.txt");
+  EXPECT_EQ(fileText(dir + "/error-stop-1.txt"), error) << "every rank reports the same";
   EXPECT_NE(error.find("the checkpoint of step 4 in '" + config.checkpoint.dir +
                        "' was not saved: rank "),
             std::string::npos)
@@ -125,8 +125,8 @@ void expectAFullDiskFailsTheSaveEverywhere(bool async) {
   resumed.checkpoint.resume = true;
   resumed.checkpoint.onSaveError = "continue";
   trainOnTwoRanks(dir, "continue", resumed);
-  std::string log = readText(dir + "/log-continue-0.txt");
-  EXPECT_EQ(readText(dir + "/error-continue-0.txt"), "") << log;
+  std::string log = fileText(dir + "/log-continue-0.txt");
+  EXPECT_EQ(fileText(dir + "/error-continue-0.txt"), "") << log;
   EXPECT_NE(log.find("resumed at step 2"), std::string::npos) << log;
   EXPECT_NE(log.find("warning: the checkpoint of step 4"), std::string::npos) << log;
   EXPECT_NE(log.find("warning: the checkpoint of step 6"), std::string::npos) << log;
@@ -212,7 +212,7 @@ TEST(CheckpointDisk, AResumedRunLogsEveryStepOnce) {
   for (std::string line; std::getline(metrics, line);)
     steps.push_back(nlohmann::json::parse(line)["step"].get<int64_t>());
   EXPECT_EQ(steps, (std::vector<int64_t>{1, 2, 3, 4, 5}));
-  EXPECT_EQ(trainCurvePoints(readText(config.train.outDir + "/loss.svg")), 5u);
+  EXPECT_EQ(trainCurvePoints(fileText(config.train.outDir + "/loss.svg")), 5u);
   removeSharedDir(dir);
 }
 

@@ -10,7 +10,7 @@
 namespace strata::testing {
 namespace {
 
-ReferenceGptConfig smallConfig() {
+ReferenceGptConfig smallGptConfig() {
   ReferenceGptConfig c;
   c.layers = 2;
   c.hidden = 32;
@@ -63,7 +63,7 @@ torch::Tensor randomIds(const ReferenceGptConfig& c, int64_t batch) {
 }
 
 TEST(ReferenceGpt, LaterTokensNeverChangeEarlierLogits) {
-  ReferenceGptConfig c = smallConfig();
+  ReferenceGptConfig c = smallGptConfig();
   ReferenceGpt model = loaded(c);
   torch::NoGradGuard noGrad;
   torch::Tensor ids = randomIds(c, 2);
@@ -77,7 +77,7 @@ TEST(ReferenceGpt, LaterTokensNeverChangeEarlierLogits) {
 }
 
 TEST(ReferenceGpt, UntrainedLossIsNearLogVocabulary) {
-  ReferenceGptConfig c = smallConfig();
+  ReferenceGptConfig c = smallGptConfig();
   ReferenceGpt model = loaded(c);
   torch::NoGradGuard noGrad;
   double loss = model.loss(randomIds(c, 8), randomIds(c, 8), 0, false).item<double>();
@@ -85,7 +85,7 @@ TEST(ReferenceGpt, UntrainedLossIsNearLogVocabulary) {
 }
 
 TEST(ReferenceGpt, DropoutIsSeededByCall) {
-  ReferenceGptConfig c = smallConfig();
+  ReferenceGptConfig c = smallGptConfig();
   c.dropout = 0.2;
   ReferenceGpt model = loaded(c);
   torch::NoGradGuard noGrad;
@@ -97,7 +97,7 @@ TEST(ReferenceGpt, DropoutIsSeededByCall) {
 }
 
 TEST(ReferenceGpt, GivesBackTheWeightsItLoaded) {
-  ReferenceGptConfig c = smallConfig();
+  ReferenceGptConfig c = smallGptConfig();
   std::map<std::string, torch::Tensor> weights = randomWeights(c);
   ReferenceGpt model(c);
   model.load(weights);
@@ -108,7 +108,7 @@ TEST(ReferenceGpt, GivesBackTheWeightsItLoaded) {
 }
 
 TEST(ReferenceGpt, RefusesAWeightItDoesNotKnow) {
-  ReferenceGptConfig c = smallConfig();
+  ReferenceGptConfig c = smallGptConfig();
   std::map<std::string, torch::Tensor> weights = randomWeights(c);
   weights["block9.ln1.weight"] = torch::ones({c.hidden});
   ReferenceGpt model(c);

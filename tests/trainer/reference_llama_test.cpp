@@ -17,7 +17,7 @@
 namespace strata::testing {
 namespace {
 
-ReferenceLlamaConfig smallConfig() {
+ReferenceLlamaConfig smallLlamaConfig() {
   ReferenceLlamaConfig c;
   c.layers = 2;
   c.hidden = 32;
@@ -59,7 +59,7 @@ torch::Tensor randomIds(const ReferenceLlamaConfig& c, int64_t batch, int64_t s 
 }
 
 TEST(ReferenceLlama, LaterTokensNeverChangeEarlierLogits) {
-  ReferenceLlamaConfig c = smallConfig();
+  ReferenceLlamaConfig c = smallLlamaConfig();
   ReferenceLlama model(c);
   model.load(randomWeights(c));
   torch::NoGradGuard noGrad;
@@ -73,7 +73,7 @@ TEST(ReferenceLlama, LaterTokensNeverChangeEarlierLogits) {
 }
 
 TEST(ReferenceLlama, UntrainedLossIsNearLogVocabulary) {
-  ReferenceLlamaConfig c = smallConfig();
+  ReferenceLlamaConfig c = smallLlamaConfig();
   ReferenceLlama model(c);
   model.load(randomWeights(c));
   torch::NoGradGuard noGrad;
@@ -85,7 +85,7 @@ TEST(ReferenceLlama, UntrainedLossIsNearLogVocabulary) {
 // positions later give the same scores; without rotation the test is blind,
 // so it also checks that a shift changes the rotated queries themselves.
 TEST(ReferenceLlama, RotaryScoresDependOnRelativePositionOnly) {
-  ReferenceLlamaConfig c = smallConfig();
+  ReferenceLlamaConfig c = smallLlamaConfig();
   ReferenceLlama model(c);
   model.load(randomWeights(c));
   torch::NoGradGuard noGrad;
@@ -102,7 +102,7 @@ TEST(ReferenceLlama, RotaryScoresDependOnRelativePositionOnly) {
 
 // GQA is multi-head attention whose kv weights repeat over each group.
 TEST(ReferenceLlama, GroupedQueryEqualsMultiHeadWithRepeatedKv) {
-  ReferenceLlamaConfig grouped = smallConfig();
+  ReferenceLlamaConfig grouped = smallLlamaConfig();
   ReferenceLlamaConfig full = grouped;
   full.kvHeads = grouped.heads;
   std::map<std::string, torch::Tensor> w = randomWeights(grouped);
@@ -126,7 +126,7 @@ TEST(ReferenceLlama, GroupedQueryEqualsMultiHeadWithRepeatedKv) {
 }
 
 TEST(ReferenceLlama, RefusesAWeightItDoesNotKnow) {
-  ReferenceLlamaConfig c = smallConfig();
+  ReferenceLlamaConfig c = smallLlamaConfig();
   std::map<std::string, torch::Tensor> weights = randomWeights(c);
   weights["block0.attention.qkv.weight"] = torch::ones({c.hidden});
   ReferenceLlama model(c);
@@ -156,7 +156,7 @@ OneProcessLogits oneProcessLogits(const tensor_parallel::RopeScaling& scaling,
   torch::nn::Sequential strata = models::buildLlama(s, groups.tp);
   std::map<std::string, torch::Tensor> weights;
   for (const auto& item : strata->named_parameters()) weights[item.key()] = item.value().detach();
-  ReferenceLlamaConfig r = smallConfig();
+  ReferenceLlamaConfig r = smallLlamaConfig();
   r.ropeTheta = s.ropeTheta;
   r.ropeScaling = referenceScaling;
   ReferenceLlama reference(r);

@@ -18,8 +18,8 @@
 namespace strata::train::testing {
 namespace {
 
-constexpr int kSavedAt = 3;
-constexpr int kTotal = 6;
+constexpr int kReshardSavedAt = 3;
+constexpr int kReshardTotal = 6;
 
 struct Layout {
   int pp = 1, dp = 1, tp = 1, zero = 0;
@@ -72,14 +72,14 @@ std::vector<int64_t> heldLayersIn(const std::string& shard) {
   return std::vector<int64_t>(held.data_ptr<int64_t>(), held.data_ptr<int64_t>() + held.numel());
 }
 
-// Each converted shard (step kSavedAt) holds the layers the trainer's own
-// shard at that layout holds (step kTotal, saved by the resumed run), no more.
+// Each converted shard (step kReshardSavedAt) holds the layers the trainer's own
+// shard at that layout holds (step kReshardTotal, saved by the resumed run), no more.
 void expectConvertedShardsHoldAsTheTrainers(const std::string& dir, int ranks) {
   for (int rank = 0; rank < ranks; ++rank) {
     char file[32];
     std::snprintf(file, sizeof file, "/rank-%05d.pt", rank);
-    EXPECT_EQ(heldLayersIn(stepDirectory(dir, kSavedAt) + file),
-              heldLayersIn(stepDirectory(dir, kTotal) + file))
+    EXPECT_EQ(heldLayersIn(stepDirectory(dir, kReshardSavedAt) + file),
+              heldLayersIn(stepDirectory(dir, kReshardTotal) + file))
         << "rank " << rank;
   }
 }
@@ -97,14 +97,14 @@ void expectResumeAcrossLayouts(const std::string& name, const TrainConfig& base,
       a.processes(),
       [&](const RankContext& ctx) {
         Trainer trainer(configA, World::init());
-        writeValues(dir, "uninterrupted", ctx.rank, trainSteps(trainer, kTotal));
+        writeValues(dir, "uninterrupted", ctx.rank, trainSteps(trainer, kReshardTotal));
       },
       options);
   strata::testing::runInProcesses(
       a.processes(),
       [&](const RankContext&) {
         Trainer trainer(configA, World::init());
-        trainSteps(trainer, kSavedAt);
+        trainSteps(trainer, kReshardSavedAt);
         trainer.saveCheckpoint();
       },
       options);
@@ -118,8 +118,8 @@ void expectResumeAcrossLayouts(const std::string& name, const TrainConfig& base,
       [&](const RankContext& ctx) {
         Trainer trainer(configB, World::init());
         ASSERT_TRUE(trainer.resumeFromLatest()) << "no checkpoint under " << configB.checkpoint.dir;
-        EXPECT_EQ(trainer.stepsDone(), kSavedAt);
-        writeValues(dir, "resumed", ctx.rank, trainSteps(trainer, kTotal - kSavedAt));
+        EXPECT_EQ(trainer.stepsDone(), kReshardSavedAt);
+        writeValues(dir, "resumed", ctx.rank, trainSteps(trainer, kReshardTotal - kReshardSavedAt));
         if (offline) trainer.saveCheckpoint();
       },
       options);
@@ -127,12 +127,12 @@ void expectResumeAcrossLayouts(const std::string& name, const TrainConfig& base,
 
   std::vector<double> straight = readValues(dir, "uninterrupted", 0);
   std::vector<double> resumed = readValues(dir, "resumed", 0);
-  ASSERT_EQ(straight.size(), static_cast<size_t>(kTotal));
-  ASSERT_EQ(resumed.size(), static_cast<size_t>(kTotal - kSavedAt));
-  for (int i = 0; i < kTotal - kSavedAt; ++i) {
-    double expected = straight[kSavedAt + i];
+  ASSERT_EQ(straight.size(), static_cast<size_t>(kReshardTotal));
+  ASSERT_EQ(resumed.size(), static_cast<size_t>(kReshardTotal - kReshardSavedAt));
+  for (int i = 0; i < kReshardTotal - kReshardSavedAt; ++i) {
+    double expected = straight[kReshardSavedAt + i];
     EXPECT_NEAR(resumed[i], expected, 1e-5 * std::abs(expected))
-        << "loss of step " << kSavedAt + i + 1;
+        << "loss of step " << kReshardSavedAt + i + 1;
   }
   removeSharedDir(dir);
 }

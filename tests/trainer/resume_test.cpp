@@ -1,9 +1,9 @@
 // Resume equals an uninterrupted run, bit for bit on CPU.
 //
 // Three jobs of fresh processes, as a real restart would be: one trains
-// kTotal steps straight; one trains kSavedAt steps, saves, makes one more
+// kResumeTotal steps straight; one trains kResumeSavedAt steps, saves, makes one more
 // step that no checkpoint holds and ends; one resumes from the latest
-// checkpoint and trains to kTotal. The resumed losses must equal the
+// checkpoint and trains to kResumeTotal. The resumed losses must equal the
 // uninterrupted ones exactly: model, AdamW moments (sharded ones under ZeRO),
 // LR schedule and data position all come back.
 #include <gtest/gtest.h>
@@ -20,8 +20,8 @@
 namespace strata::train::testing {
 namespace {
 
-constexpr int kSavedAt = 3;
-constexpr int kTotal = 6;
+constexpr int kResumeSavedAt = 3;
+constexpr int kResumeTotal = 6;
 
 // `setUp` (when given) adapts the config to the shared folder, in the parent
 // and in every rank alike.
@@ -38,14 +38,14 @@ void expectResumeEqualsUninterrupted(
       processes,
       [&](const RankContext& ctx) {
         Trainer trainer(config, World::init());
-        writeValues(dir, "uninterrupted", ctx.rank, trainSteps(trainer, kTotal));
+        writeValues(dir, "uninterrupted", ctx.rank, trainSteps(trainer, kResumeTotal));
       },
       options);
   strata::testing::runInProcesses(
       processes,
       [&](const RankContext&) {
         Trainer trainer(config, World::init());
-        trainSteps(trainer, kSavedAt);
+        trainSteps(trainer, kResumeSavedAt);
         trainer.saveCheckpoint();
         trainer.step();  // lost with the crash
       },
@@ -55,19 +55,20 @@ void expectResumeEqualsUninterrupted(
       [&](const RankContext& ctx) {
         Trainer trainer(config, World::init());
         ASSERT_TRUE(trainer.resumeFromLatest()) << "no checkpoint under " << config.checkpoint.dir;
-        EXPECT_EQ(trainer.stepsDone(), kSavedAt);
-        writeValues(dir, "resumed", ctx.rank, trainSteps(trainer, kTotal - kSavedAt));
+        EXPECT_EQ(trainer.stepsDone(), kResumeSavedAt);
+        writeValues(dir, "resumed", ctx.rank, trainSteps(trainer, kResumeTotal - kResumeSavedAt));
       },
       options);
 
   for (int rank = 0; rank < processes; ++rank) {
     std::vector<double> straight = readValues(dir, "uninterrupted", rank);
     std::vector<double> resumed = readValues(dir, "resumed", rank);
-    ASSERT_EQ(straight.size(), static_cast<size_t>(kTotal)) << "rank " << rank;
-    ASSERT_EQ(resumed.size(), static_cast<size_t>(kTotal - kSavedAt)) << "rank " << rank;
-    for (int i = 0; i < kTotal - kSavedAt; ++i) {
-      EXPECT_EQ(resumed[i], straight[kSavedAt + i])
-          << "rank " << rank << ", loss of step " << kSavedAt + i + 1;
+    ASSERT_EQ(straight.size(), static_cast<size_t>(kResumeTotal)) << "rank " << rank;
+    ASSERT_EQ(resumed.size(), static_cast<size_t>(kResumeTotal - kResumeSavedAt))
+        << "rank " << rank;
+    for (int i = 0; i < kResumeTotal - kResumeSavedAt; ++i) {
+      EXPECT_EQ(resumed[i], straight[kResumeSavedAt + i])
+          << "rank " << rank << ", loss of step " << kResumeSavedAt + i + 1;
     }
   }
   removeSharedDir(dir);

@@ -15,7 +15,7 @@
 namespace strata::train::testing {
 namespace {
 
-std::string readText(const std::string& path) {
+std::string reportText(const std::string& path) {
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
@@ -45,7 +45,7 @@ TEST(Stragglers, TheSlowedRankAndOnlyItIsNamed) {
         if (ctx.rank == 0) std::ofstream(config.train.outDir + "/log.txt") << log.str();
       },
       options);
-  std::string log = readText(config.train.outDir + "/log.txt");
+  std::string log = reportText(config.train.outDir + "/log.txt");
   for (int step : {2, 4}) {
     std::string line = "strata train: straggler at step " + std::to_string(step) + ": rank 3 (";
     EXPECT_NE(log.find(line), std::string::npos) << line << " not in:\n" << log;
@@ -72,7 +72,7 @@ TEST(Stragglers, TheSlowedRankAndOnlyItIsNamed) {
         << text;
   }
   EXPECT_EQ(compared, 2);
-  std::string report = readText(config.train.outDir + "/report.html");
+  std::string report = reportText(config.train.outDir + "/report.html");
   EXPECT_NE(report.find(R"("stragglers":[{"compute_s":)"), std::string::npos);
   EXPECT_NE(report.find(R"("rank":3,"step":2})"), std::string::npos);
   removeSharedDir(dir);

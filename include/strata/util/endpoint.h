@@ -13,6 +13,9 @@
 
 namespace strata {
 
+// The largest TCP port.
+inline constexpr int64_t kMaxPort = 65535;
+
 // "HOST:PORT" or "[IPV6]:PORT" with PORT in [0, 65535]; nullopt otherwise.
 std::optional<std::pair<std::string, int64_t>> parseEndpoint(const std::string& text);
 

@@ -5,6 +5,7 @@
 #include "models/block_experts.h"
 #include "models/decoder_assembly.h"
 #include "models/decoder_head.h"
+#include "models/seed_streams.h"
 #include "strata/error.h"
 #include "strata/expert_parallel/moe_mlp.h"
 #include "strata/tensor_parallel/comm_ops.h"
@@ -17,11 +18,6 @@
 namespace strata::models {
 namespace tp = strata::tensor_parallel;
 namespace {
-
-// Seed sub-streams: every layer draws from its own, so adding a layer never
-// changes the weights of the others.
-enum Stream : uint64_t { kTokens = 1, kPositions = 2, kEmbeddingDropout = 3, kHead = 4 };
-uint64_t blockStream(int64_t index) { return 100 + static_cast<uint64_t>(index); }
 
 // `draw` false: shapes only (tp::InitOptions::draw).
 tp::InitOptions initFor(const GptConfig& c, uint64_t stream, bool draw) {

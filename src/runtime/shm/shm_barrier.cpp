@@ -11,9 +11,7 @@ namespace {
 
 // Spin this many polls before sleeping: a few microseconds, about what a peer
 // that is just behind needs, and too short to matter when it is far behind.
-constexpr int kSpinPolls = 2000;
-// A sleeping waiter wakes at least this often to check its deadline and peers.
-constexpr long kSleepSliceNs = 20'000'000;
+constexpr int kBarrierSpinPolls = 2000;
 
 }  // namespace
 
@@ -40,13 +38,13 @@ void ShmBarrier::arriveAndWait(std::chrono::milliseconds timeout, const std::str
     return;
   }
   auto passed = [&] { return state_->generation.load(std::memory_order_acquire) != generation; };
-  for (int poll = 0; poll < kSpinPolls; ++poll) {
+  for (int poll = 0; poll < kBarrierSpinPolls; ++poll) {
     if (passed()) return;
     __builtin_ia32_pause();
   }
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!passed()) {
-    futexWaitSlice(&state_->generation, generation, kSleepSliceNs);
+    futexWaitSlice(&state_->generation, generation, kFutexSleepSliceNs);
     if (passed()) return;
     if (whileWaiting) whileWaiting();
     if (std::chrono::steady_clock::now() > deadline) fail(true, generation, timeout, what);

@@ -7,7 +7,7 @@
 namespace strata {
 namespace {
 
-constexpr std::size_t kPageBytes = 4096;
+constexpr std::size_t kRegistryPageBytes = 4096;
 
 uint8_t* regionStart(const SharedSegment& segment, std::size_t regionBytes, int member) {
   return static_cast<uint8_t*>(segment.data()) + regionBytes * static_cast<std::size_t>(member);
@@ -17,7 +17,8 @@ uint8_t* regionStart(const SharedSegment& segment, std::size_t regionBytes, int 
 
 std::size_t CollectiveBufferRegistry::regionBytesFor(int64_t numel, std::size_t elementSize) {
   std::size_t bytes = static_cast<std::size_t>(numel) * elementSize;
-  return std::max(kPageBytes, (bytes + kPageBytes - 1) / kPageBytes * kPageBytes);
+  return std::max(kRegistryPageBytes,
+                  (bytes + kRegistryPageBytes - 1) / kRegistryPageBytes * kRegistryPageBytes);
 }
 
 at::Tensor CollectiveBufferRegistry::add(std::shared_ptr<SharedSegment> segment, int64_t numel,

@@ -20,8 +20,6 @@ constexpr int kHelperSpinPolls = 200;
 // A member waiting for its result has nothing else to do; spinning for about
 // a millisecond saves the futex wake-up when the last pieces are in flight.
 constexpr int kFinishSpinPolls = 20000;
-// A sleeping waiter wakes at least this often to check its deadline and peers.
-constexpr long kSleepSliceNs = 20'000'000;
 
 constexpr uint64_t kPieceMask = 0xffffffffu;
 
@@ -188,7 +186,7 @@ void ClaimedAllReduce::waitUntil(const std::function<bool()>& ready, int spinPol
   for (;;) {
     uint32_t seen = slot_->events.load(std::memory_order_acquire);
     if (ready()) return;
-    futexWaitSlice(&slot_->events, seen, kSleepSliceNs);
+    futexWaitSlice(&slot_->events, seen, kFutexSleepSliceNs);
     if (ready()) return;
     if (whileWaiting_) whileWaiting_();
     if (std::chrono::steady_clock::now() > deadline) throw TimeoutError(describeStall());

@@ -46,8 +46,9 @@ struct ShmHeader {
   ShmOpLogState log;
   uint64_t pidAddress[ShmBarrierState::kMaxMembers];
 };
-constexpr std::size_t kPageBytes = 4096;
-constexpr std::size_t kHeaderBytes = (sizeof(ShmHeader) + kPageBytes - 1) / kPageBytes * kPageBytes;
+constexpr std::size_t kSegmentPageBytes = 4096;
+constexpr std::size_t kHeaderBytes =
+    (sizeof(ShmHeader) + kSegmentPageBytes - 1) / kSegmentPageBytes * kSegmentPageBytes;
 
 std::size_t slotsBytes(int members) { return 2 * static_cast<std::size_t>(members) * kSlotBytes; }
 std::size_t segmentBytes(int members) {

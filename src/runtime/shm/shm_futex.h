@@ -9,6 +9,10 @@
 
 namespace strata {
 
+// How long a waiter sleeps at most before it checks its deadline and its
+// peers again.
+constexpr long kFutexSleepSliceNs = 20'000'000;
+
 // Sleeps while *word == expected, for at most `sliceNs`; may return early or
 // spuriously, so callers re-check their condition. The word is shared between
 // processes, so no private futex.

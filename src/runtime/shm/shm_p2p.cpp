@@ -19,9 +19,7 @@ enum ShmP2pState : uint32_t { kFree = 0, kPosted = 1, kCopying = 2, kDone = 3 };
 
 // Polls before sleeping: a peer in a ping-pong answers within microseconds,
 // and a futex sleep and wake-up costs tens of them.
-constexpr int kSpinPolls = 4000;
-// A sleeping waiter wakes at least this often to check its deadline and peer.
-constexpr long kSleepSliceNs = 20'000'000;
+constexpr int kP2pSpinPolls = 4000;
 
 std::size_t channelBytes() {
   constexpr std::size_t align = alignof(ShmP2pChannel);
@@ -243,7 +241,7 @@ void ShmMailboxes::waitFor(std::atomic<uint32_t>& word, std::atomic<uint32_t>& w
                            const std::string& what) const {
   uint32_t seen = word.load(std::memory_order_acquire);
   if (ready()) return;
-  for (int poll = 0; poll < kSpinPolls; ++poll) {
+  for (int poll = 0; poll < kP2pSpinPolls; ++poll) {
     uint32_t now = word.load(std::memory_order_acquire);
     if (now != seen) {
       seen = now;
@@ -254,7 +252,8 @@ void ShmMailboxes::waitFor(std::atomic<uint32_t>& word, std::atomic<uint32_t>& w
   auto deadline = std::chrono::steady_clock::now() + group_.timeout;
   for (;;) {
     waiters.fetch_add(1, std::memory_order_seq_cst);
-    if (word.load(std::memory_order_seq_cst) == seen) futexWaitSlice(&word, seen, kSleepSliceNs);
+    if (word.load(std::memory_order_seq_cst) == seen)
+      futexWaitSlice(&word, seen, kFutexSleepSliceNs);
     waiters.fetch_sub(1, std::memory_order_seq_cst);
     seen = word.load(std::memory_order_acquire);
     if (ready()) return;

@@ -45,10 +45,6 @@ pipeline::LayerCall slowedDown(pipeline::LayerCall inner, const ProcessEnv& env)
   };
 }
 
-bool contains(const std::set<c10::TensorImpl*>& set, const at::Tensor& t) {
-  return set.count(t.unsafeGetTensorImpl()) > 0;
-}
-
 // The pipeline ranks of the embedding's stage and of the head's.
 int firstStageRank(const Trainer::State& s) { return s.pipeline->schedule().rankOf(0); }
 int lastStageRank(const Trainer::State& s) {

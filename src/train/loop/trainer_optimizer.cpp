@@ -20,10 +20,6 @@
 namespace strata::train {
 namespace {
 
-bool contains(const std::set<c10::TensorImpl*>& set, const at::Tensor& t) {
-  return set.count(t.unsafeGetTensorImpl()) > 0;
-}
-
 // ZeRO with the decay policy of makeAdamW (optimizer.h): matrices decay,
 // vectors do not, so each group gets its own replica set and sharded AdamW.
 // Under ZeRO-2 a weight tied across pipeline stages keeps whole averaged

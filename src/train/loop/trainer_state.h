@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "strata/context_parallel/context_parallel.h"
@@ -77,5 +78,10 @@ struct Trainer::State {
                            : sequences;
   }
 };
+
+// Whether `set` holds `t` (by its TensorImpl).
+inline bool contains(const std::set<c10::TensorImpl*>& set, const at::Tensor& t) {
+  return set.count(t.unsafeGetTensorImpl()) > 0;
+}
 
 }  // namespace strata::train
