@@ -31,6 +31,18 @@ install(FILES ${PROJECT_BINARY_DIR}/StrataConfig.cmake
 list(JOIN TORCH_INCLUDE_DIRS " -I" STRATA_PC_TORCH_CFLAGS)
 set(STRATA_PC_TORCH_CFLAGS "-I${STRATA_PC_TORCH_CFLAGS}")
 get_filename_component(STRATA_PC_TORCH_LIBDIR ${TORCH_LIBRARY} DIRECTORY)
+# Built with CUDA, libstrata.a calls into libtorch_cuda (and NCCL through it):
+# a program that links any object of the communicators needs them, as
+# Strata::strata links them.
+set(STRATA_PC_CUDA_LIBS "")
+if(STRATA_TORCH_HAS_CUDA)
+  set(STRATA_PC_CUDA_LIBS
+      "-Wl,--push-state,--no-as-needed ${STRATA_TORCH_CUDA_LIBRARY} -Wl,--pop-state -lc10_cuda")
+  if(STRATA_NCCL_INCLUDE_DIR AND STRATA_NCCL_LIBRARY)
+    get_filename_component(nccl_dir ${STRATA_NCCL_LIBRARY} DIRECTORY)
+    string(APPEND STRATA_PC_CUDA_LIBS " ${STRATA_NCCL_LIBRARY} -Wl,-rpath,${nccl_dir}")
+  endif()
+endif()
 # The prefix is found from the .pc file's own place, so `--prefix` at install
 # time is honoured.
 file(RELATIVE_PATH STRATA_PC_PREFIX_FROM_PCDIR /root/${CMAKE_INSTALL_LIBDIR}/pkgconfig /root)
