@@ -126,9 +126,9 @@ struct CausalSelfAttention : torch::autograd::Function<CausalSelfAttention> {
 }  // namespace
 
 bool causalSelfAttentionUsesBlas(const at::Tensor& fused) {
-  return detail::blasGemmEnabled() && !at::autocast::is_autocast_enabled(at::kCPU) && fused.dim() == 3 &&
-         fused.device().is_cpu() && fused.scalar_type() == at::kFloat && fused.is_contiguous() &&
-         fused.numel() > 0;
+  return detail::blasGemmEnabled() && !at::autocast::is_autocast_enabled(at::kCPU) &&
+         fused.dim() == 3 && fused.device().is_cpu() && fused.scalar_type() == at::kFloat &&
+         fused.is_contiguous() && fused.numel() > 0;
 }
 
 at::Tensor causalSelfAttention(const at::Tensor& fused, int64_t heads) {

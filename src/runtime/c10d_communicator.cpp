@@ -260,7 +260,7 @@ class C10dCommunicator : public Communicator {
 };
 
 c10::intrusive_ptr<c10d::Backend> createGloo(const GroupSpec& spec,
-                                                   const c10::intrusive_ptr<c10d::Store>& store) {
+                                             const c10::intrusive_ptr<c10d::Store>& store) {
   auto options = c10d::ProcessGroupGloo::Options::create(spec.options.timeout);
   if (const char* iface = std::getenv("GLOO_SOCKET_IFNAME"); iface && *iface) {
     options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(iface));
@@ -273,7 +273,7 @@ c10::intrusive_ptr<c10d::Backend> createGloo(const GroupSpec& spec,
 
 #ifdef STRATA_WITH_NCCL
 c10::intrusive_ptr<c10d::Backend> createNccl(const GroupSpec& spec,
-                                                   const c10::intrusive_ptr<c10d::Store>& store) {
+                                             const c10::intrusive_ptr<c10d::Store>& store) {
   return c10::make_intrusive<c10d::ProcessGroupNCCL>(
       store, spec.rank, static_cast<int>(spec.globalRanks.size()),
       compat::ncclOptions(spec.options.timeout, spec.name));

@@ -74,8 +74,7 @@ at::Tensor ParallelSelfAttentionImpl::forward(const at::Tensor& x) {
 bool ParallelSelfAttentionImpl::attendsFused(const at::Tensor& fused) const {
   bool wholeSequences = !cp_ || cp_->comm->size() == 1;
   bool noDropout = !is_training() || dropout_.p() == 0.0;
-  return !cache_.joined() && wholeSequences && noDropout &&
-         ops::causalSelfAttentionUsesBlas(fused);
+  return !cache_.joined() && wholeSequences && noDropout && ops::causalSelfAttentionUsesBlas(fused);
 }
 
 at::Tensor ParallelSelfAttentionImpl::attend(const at::Tensor& q, const at::Tensor& k,
