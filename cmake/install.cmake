@@ -9,7 +9,7 @@ include(CMakePackageConfigHelpers)
 install(TARGETS strata_lib EXPORT StrataTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS strata RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # The SentencePiece plugin, which the library opens at run time
-# (strata/train/data/sentencepiece_tokenizer.h).
+# (strata/data/sentencepiece_tokenizer.h).
 install(TARGETS strata_sentencepiece LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/strata)
 # Public headers only: src/ holds the private ones.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/strata ${PROJECT_BINARY_DIR}/include/strata

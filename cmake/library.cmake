@@ -14,7 +14,8 @@
 set(STRATA_CORE_PARTS strata_util strata_schedule strata_plan)
 set(STRATA_TORCH_PARTS strata_runtime strata_optim strata_ops strata_launch strata_pipeline strata_context_parallel
                        strata_tensor_parallel strata_expert_parallel
-                       strata_data_parallel strata_formats strata_models strata_train strata_trainer strata_deploy)
+                       strata_data_parallel strata_formats strata_models strata_data strata_report
+                       strata_config strata_checkpoint strata_inference strata_train strata_deploy)
 
 # Folders left out with STRATA_SKIP have no target.
 set(strata_parts "")

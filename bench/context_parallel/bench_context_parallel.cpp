@@ -47,11 +47,11 @@
 #include "bench_stats.h"
 #include "strata/context_parallel/context_parallel.h"
 #include "strata/context_parallel/ring_attention.h"
+#include "strata/report/tensor_memory.h"
 #include "strata/runtime/world.h"
 #include "strata/tensor_parallel/grouped_query_attention.h"
 #include "strata/tensor_parallel/swiglu_mlp.h"
-#include "strata/train/loop/tensor_memory.h"
-#include "strata/train/loop/trainer.h"
+#include "strata/train/trainer.h"
 #include "strata/util/json.h"
 
 namespace strata::bench {

@@ -21,12 +21,12 @@
 #include <thread>
 
 #include "bench_env.h"
+#include "strata/config/config_file.h"
+#include "strata/data/corpus.h"
+#include "strata/data/prepare.h"
 #include "strata/runtime/world.h"
-#include "strata/train/config/config_file.h"
-#include "strata/train/data/corpus.h"
-#include "strata/train/data/data_source.h"
-#include "strata/train/data/prepare.h"
-#include "strata/train/loop/trainer.h"
+#include "strata/train/data_source.h"
+#include "strata/train/trainer.h"
 #include "strata/util/json.h"
 
 namespace {

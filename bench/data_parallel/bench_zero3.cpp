@@ -35,8 +35,8 @@
 #include "strata/data_parallel/fully_sharded.h"
 #include "strata/data_parallel/fully_sharded_optimizer.h"
 #include "strata/data_parallel/zero_optimizer.h"
+#include "strata/report/tensor_memory.h"
 #include "strata/runtime/world.h"
-#include "strata/train/loop/tensor_memory.h"
 #include "strata/util/json.h"
 
 namespace {

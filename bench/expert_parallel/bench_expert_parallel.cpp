@@ -30,7 +30,7 @@
 #include "bench_stats.h"
 #include "memcpy_ceiling.h"
 #include "strata/runtime/world.h"
-#include "strata/train/loop/trainer.h"
+#include "strata/train/trainer.h"
 #include "strata/util/json.h"
 
 namespace strata::bench {

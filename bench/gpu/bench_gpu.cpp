@@ -28,10 +28,10 @@
 #include "bench_env.h"
 #include "gpu_peak.h"
 #include "gpu_peer.h"
+#include "strata/report/flops.h"
+#include "strata/report/memory.h"
 #include "strata/runtime/world.h"
-#include "strata/train/loop/flops.h"
-#include "strata/train/loop/memory.h"
-#include "strata/train/loop/trainer.h"
+#include "strata/train/trainer.h"
 #include "strata/util/json.h"
 
 #ifdef STRATA_WITH_CUDA

@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-#include "strata/train/config/config.h"
+#include "strata/config/config.h"
 
 namespace strata::bench {
 

@@ -16,7 +16,7 @@
 #include "strata/pipeline/profiler.h"
 #include "strata/pipeline/split.h"
 #include "strata/runtime/world.h"
-#include "strata/train/loop/trainer.h"
+#include "strata/train/trainer.h"
 #include "strata/util/parse_number.h"
 #include "sync_wait.h"
 

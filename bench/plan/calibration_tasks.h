@@ -12,7 +12,7 @@
 #include <map>
 #include <string>
 
-#include "strata/train/config/config.h"
+#include "strata/config/config.h"
 
 namespace strata::bench {
 

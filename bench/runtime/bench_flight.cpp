@@ -27,7 +27,7 @@
 #include "bench_ranks.h"
 #include "bench_stats.h"
 #include "strata/runtime/flight_recorder.h"
-#include "strata/train/loop/trainer.h"
+#include "strata/train/trainer.h"
 #include "strata/util/json.h"
 
 namespace {

@@ -33,7 +33,7 @@
 #include "strata/models/gpt.h"
 #include "strata/pipeline/split.h"
 #include "strata/runtime/world.h"
-#include "strata/train/loop/precision.h"
+#include "strata/train/precision.h"
 #include "strata/util/json.h"
 
 namespace strata::bench {

@@ -26,8 +26,8 @@
 
 #include "bench_env.h"
 #include "bench_stats.h"
-#include "strata/train/checkpoint/async_checkpoint.h"
-#include "strata/train/loop/trainer.h"
+#include "strata/checkpoint/async_checkpoint.h"
+#include "strata/train/trainer.h"
 
 namespace {
 

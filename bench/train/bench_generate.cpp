@@ -17,10 +17,10 @@
 
 #include "bench_env.h"
 #include "bench_ranks.h"
+#include "inference/next_token_logits.h"
 #include "strata/models/llama.h"
 #include "strata/runtime/world.h"
 #include "strata/util/json.h"
-#include "train/loop/next_token_logits.h"
 
 namespace {
 

@@ -6,8 +6,8 @@
 
 #include "strata/models/gpt.h"
 #include "strata/optim/fused_adamw.h"
-#include "strata/train/data/data_source.h"
-#include "strata/train/loop/trainer.h"
+#include "strata/train/data_source.h"
+#include "strata/train/trainer.h"
 
 namespace strata::bench {
 namespace {

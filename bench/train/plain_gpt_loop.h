@@ -21,9 +21,9 @@
 #include <memory>
 #include <vector>
 
+#include "strata/config/config.h"
+#include "strata/data/batch_reader.h"
 #include "strata/runtime/communicator.h"
-#include "strata/train/config/config.h"
-#include "strata/train/data/batch_reader.h"
 
 namespace strata::bench {
 

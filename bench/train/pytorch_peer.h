@@ -9,7 +9,7 @@
 // or writes no timing. The script's own output goes to stderr.
 #pragma once
 
-#include "strata/train/config/config.h"
+#include "strata/config/config.h"
 
 namespace strata::bench {
 

@@ -1,18 +1,23 @@
 // All of Strata's public headers.
 #pragma once
 
+#include "strata/checkpoint.h"
+#include "strata/config.h"
 #include "strata/context_parallel.h"
+#include "strata/data.h"
 #include "strata/data_parallel.h"
 #include "strata/deploy.h"
 #include "strata/error.h"
 #include "strata/expert_parallel.h"
 #include "strata/formats.h"
+#include "strata/inference.h"
 #include "strata/launch.h"
 #include "strata/models.h"
 #include "strata/ops.h"
 #include "strata/optim.h"
 #include "strata/pipeline.h"
 #include "strata/plan.h"
+#include "strata/report.h"
 #include "strata/runtime.h"
 #include "strata/schedule.h"
 #include "strata/tensor_parallel.h"

@@ -4,8 +4,8 @@
 #include <memory>
 #include <string>
 
-#include "strata/train/checkpoint/inspect.h"
-#include "strata/train/loop/checkpoint_convert.h"
+#include "strata/checkpoint/checkpoint_convert.h"
+#include "strata/checkpoint/inspect.h"
 #include "strata/util/cli_flags.h"
 
 namespace strata {

@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "data_prepare_command.h"
+#include "strata/data/sentencepiece_tokenizer.h"
+#include "strata/data/tokenizer.h"
 #include "strata/error.h"
-#include "strata/train/data/sentencepiece_tokenizer.h"
-#include "strata/train/data/tokenizer.h"
 #include "strata/util/cli_flags.h"
 #include "strata/util/parse_number.h"
 

@@ -1,6 +1,6 @@
 // `strata data`: the data tools. `strata data tokenizer` trains a
 // SentencePiece tokenizer on the user's text, and encodes or decodes text with
-// any tokenizer (strata/train/data/tokenizer.h); `strata data prepare`
+// any tokenizer (strata/data/tokenizer.h); `strata data prepare`
 // (data_prepare_command.h) makes a prepared dataset.
 #pragma once
 

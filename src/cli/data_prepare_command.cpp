@@ -4,7 +4,7 @@
 #include <iostream>
 #include <memory>
 
-#include "strata/train/data/prepare.h"
+#include "strata/data/prepare.h"
 #include "strata/util/cli_flags.h"
 #include "strata/util/progress_text.h"
 

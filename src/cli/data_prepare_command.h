@@ -1,5 +1,5 @@
 // `strata data prepare`: tokenizes text or JSON-lines documents into a
-// prepared, memory-mapped dataset (strata/train/data/prepare.h) for
+// prepared, memory-mapped dataset (strata/data/prepare.h) for
 // `strata train --data-prepared PREFIX`.
 #pragma once
 

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "model_source_flags.h"
-#include "strata/train/loop/evaluate_text.h"
+#include "strata/inference/evaluate_text.h"
 #include "strata/util/cli_flags.h"
 #include "strata/util/json.h"
 

@@ -4,7 +4,7 @@
 #include <limits>
 #include <memory>
 
-#include "strata/train/loop/export_hugging_face.h"
+#include "strata/checkpoint/export_hugging_face.h"
 #include "strata/util/cli_flags.h"
 
 namespace strata {

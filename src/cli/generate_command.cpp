@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "model_source_flags.h"
-#include "strata/train/loop/generate.h"
+#include "strata/inference/generate.h"
 #include "strata/util/cli_flags.h"
 
 namespace strata {

@@ -8,10 +8,10 @@
 #include <ostream>
 #include <sstream>
 
+#include "strata/config/config_file.h"
 #include "strata/deploy/job_token.h"
 #include "strata/deploy/k8s_manifests.h"
 #include "strata/error.h"
-#include "strata/train/config/config_file.h"
 #include "strata/util/cli_flags.h"
 #include "yaml_text.h"
 

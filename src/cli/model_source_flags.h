@@ -1,6 +1,6 @@
 // The flags that name the model `strata generate` and `strata eval` run:
 // a training checkpoint, or Hugging Face weights and their tokenizer
-// (train/loop/whole_model.h's loadInferenceModel reads them).
+// (checkpoint/whole_model.h's loadInferenceModel reads them).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -4,12 +4,12 @@
 #include <iostream>
 #include <memory>
 
+#include "strata/config/init_from_model.h"
+#include "strata/config/train_flags.h"
 #include "strata/error.h"
 #include "strata/runtime/world.h"
-#include "strata/train/config/init_from_model.h"
-#include "strata/train/config/train_flags.h"
-#include "strata/train/loop/train_loop.h"
-#include "strata/train/loop/trainer.h"
+#include "strata/train/train_loop.h"
+#include "strata/train/trainer.h"
 #include "strata/util/cli_flags.h"
 
 namespace strata {

@@ -3,11 +3,11 @@
 #include <nlohmann/json.hpp>
 
 #include "pod_template.h"
+#include "strata/config/config_file.h"
+#include "strata/config/validate_config.h"
 #include "strata/deploy/layout_map.h"
 #include "strata/error.h"
 #include "strata/runtime/layout.h"
-#include "strata/train/config/config_file.h"
-#include "strata/train/config/validate_config.h"
 #include "strata/util/json.h"
 #include "workload.h"
 

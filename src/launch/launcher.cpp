@@ -11,9 +11,9 @@
 #include <thread>
 
 #include "cluster_env.h"
-#include "deadline_store.h"
-#include "etcd_store.h"
+#include "failure_report.h"
 #include "job_end.h"
+#include "job_store.h"
 #include "node_agreement.h"
 #include "stop_signal.h"
 #include "strata/error.h"
@@ -92,69 +92,6 @@ std::vector<WorkerSpec> workerSpecs(const LaunchOptions& o, const NodeMap& nodes
     specs.push_back(std::move(spec));
   }
   return specs;
-}
-
-bool stderrMentions(const WorkerState& w, const char* text) {
-  for (const std::string& line : w.lastStderr) {
-    if (line.find(text) != std::string::npos) return true;
-  }
-  return false;
-}
-
-// A failure caused by another worker's failure: Strata's communicators say so
-// in their messages (every PeerError for a peer's death, on shared memory or
-// Gloo, reads "failed (a peer exited...)").
-bool isEcho(const WorkerState& w) {
-  return stderrMentions(w, "timed out") || stderrMentions(w, "a peer exited");
-}
-
-// The failure to blame: the first that is not an echo of another, else the first.
-int primaryFailure(const WorkerGroup& group, const std::vector<int>& failures) {
-  for (int i : failures) {
-    if (!isEcho(group.workers()[i])) return i;
-  }
-  return failures.front();
-}
-
-// "rank 1 (local rank 1) failed with exit code 3": the cause the report opens
-// with, repeated when the launcher gives up.
-std::string failureCause(const WorkerGroup& group, const std::vector<int>& failures) {
-  const WorkerState& w = group.workers()[primaryFailure(group, failures)];
-  return "rank " + std::to_string(w.spec.globalRank) + " (local rank " +
-         std::to_string(w.spec.localRank) + ") failed with " + w.exit->describe();
-}
-
-std::string describeFailure(const WorkerGroup& group, const std::vector<int>& failures) {
-  int primary = primaryFailure(group, failures);
-  const WorkerState& w = group.workers()[primary];
-  double seconds = std::chrono::duration<double>(w.endedAt - w.startedAt).count();
-  std::ostringstream out;
-  out.precision(3);
-  out << "strata launch: " << failureCause(group, failures) << " after " << seconds << " s";
-  if (failures.size() > 1) {
-    out << "\nstrata launch: also failed, most likely because of it:";
-    for (int i : failures) {
-      if (i != primary) out << " rank " << group.workers()[i].spec.globalRank;
-    }
-  }
-  if (isEcho(w)) {
-    std::string stalled;
-    for (size_t i = 0; i < group.workers().size(); ++i) {
-      if (group.workers()[i].exit) continue;
-      stalled += " rank " + std::to_string(group.workers()[i].spec.globalRank);
-      if (group.isStopped(static_cast<int>(i))) stalled += " (stopped by a signal)";
-    }
-    if (!stalled.empty()) {
-      out << "\nstrata launch: it waited in vain for peers; still running then, so likely "
-             "stalled:"
-          << stalled;
-    }
-  }
-  if (!w.lastStderr.empty()) {
-    out << "\nstrata launch: last lines of rank " << w.spec.globalRank << "'s stderr:";
-    for (const std::string& line : w.lastStderr) out << "\n  | " << line;
-  }
-  return out.str();
 }
 
 // kPeerNodeFailed: another node's workers failed and it restarts the job
@@ -254,93 +191,7 @@ void printFlightDiagnosis(const Attempt& attempt) {
   }
 }
 
-// The launchers' rendezvous store. Static backend: node 0 serves it; the
-// others connect. Etcd: the launchers' keys live in etcd. `control` holds the
-// number of the round under way ("round"), raised as each round opens.
-//
-// The workers meet in a store of their own, served anew for every round (as
-// torchrun's rendezvous does): a restarted PyTorch script connects to it
-// without a prefix per attempt (torch 2.x's init_process_group under
-// TORCHELASTIC_USE_AGENT_STORE adds none), so the keys of an earlier round
-// must not be there. The round's first node's is the round's: node 0's under
-// the static backend, any node's under etcd.
-struct JobStore {
-  c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::Store> control;
-  Deciders deciders = Deciders::kNodeZero;
-  std::string workersHost;                     // where this node serves one; empty: it serves none
-  c10::intrusive_ptr<c10d::TCPStore> workers;  // this round's, served by this node
-  std::string workersAddress;                  // its "HOST:PORT"
-};
-
 const char kRoundKey[] = "round";
-
-std::string hostPort(const std::string& host, int port) {
-  bool v6 = host.find(':') != std::string::npos;
-  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
-
-// "etcd at 10.0.0.5:2379 (run id job-7)" or "10.0.0.1:29500".
-std::string rendezvousText(const LaunchOptions& o, int port) {
-  if (o.rdzvBackend == RendezvousBackend::kStatic) return hostPort(o.masterAddr, port);
-  std::string endpoints;
-  for (const std::string& e : o.etcdEndpoints) endpoints += (endpoints.empty() ? "" : ",") + e;
-  return "etcd at " + endpoints + " (run id " + o.runId + ")";
-}
-
-JobStore openEtcdStore(const LaunchOptions& o, std::chrono::milliseconds timeout) {
-  JobStore job;
-  auto etcd = c10::make_intrusive<EtcdStore>(o.etcdEndpoints, o.runId, timeout);
-  publishFingerprintOnce(*etcd, o.jobToken);
-  job.deciders = Deciders::kEveryLauncher;
-  std::string host = o.localAddr.empty() ? etcd->localAddress() : o.localAddr;
-  job.store = etcd;
-  job.control = jobScope(job.store, o.jobToken, "launchers", timeout);
-  int ended = jobEndedWith(*job.control);
-  if (ended >= 0) {
-    throw ConfigError("the job with --rdzv-id " + o.runId + " in etcd at " + etcd->endpointsText() +
-                      " has already ended (exit code " + std::to_string(ended) +
-                      "); give a new job its own --rdzv-id (the ended job's keys expire " +
-                      describeDuration(EtcdStore::kLeaseTtl) + " after its last launcher exits)");
-  }
-  job.workersHost = host;
-  return job;
-}
-
-// Serves this round's workers' store where this node serves one, closing the
-// last round's first. Under etcd the first round's is at --master-port (the
-// port a pod declares); later rounds' and the static backend's at a free port
-// (node 0's --master-port is the launchers').
-void serveWorkersStore(const LaunchOptions& o, JobStore* job, int64_t round,
-                       std::chrono::milliseconds timeout) {
-  if (job->workersHost.empty()) return;
-  job->workers.reset();
-  bool declaredPort = o.rdzvBackend == RendezvousBackend::kEtcd && round == 0;
-  int port = declaredPort ? static_cast<int>(o.masterPort) : 0;
-  job->workers = serveStore(job->workersHost, port, o.jobToken, timeout);
-  job->workersAddress = hostPort(job->workersHost, job->workers->getPort());
-}
-
-// Sets attempt->port to the port served.
-JobStore openStore(const LaunchOptions& o, std::chrono::milliseconds timeout, Attempt* attempt) {
-  if (o.rdzvBackend == RendezvousBackend::kEtcd) return openEtcdStore(o, timeout);
-  JobStore job;
-  if (o.nodeRank == 0) {
-    c10::intrusive_ptr<c10d::TCPStore> served =
-        serveStore(o.masterAddr, attempt->port, o.jobToken, timeout);
-    attempt->port = served->getPort();
-    job.store = served;
-    job.workersHost = o.masterAddr;
-  } else {
-    // Node 0's store over the network: every call bounded (deadline_store.h).
-    job.store = c10::make_intrusive<DeadlineStore>(
-        connectStore(o.masterAddr, attempt->port, timeout), "the job's rendezvous store at " +
-                                                                rendezvousText(o, attempt->port) +
-                                                                " (node 0's launcher)");
-  }
-  job.control = jobScope(job.store, o.jobToken, "launchers", timeout);
-  return job;
-}
 
 int64_t roundUnderWay(c10d::Store& control) {
   if (!control.check({kRoundKey})) return 0;
@@ -496,7 +347,7 @@ int runRounds(const LaunchOptions& options, OrphanGuard* guard, const std::strin
     return 128 + signal;
   };
   try {
-    job = openStore(options, timeout, &attempt);
+    job = openJobStore(options, timeout, &attempt.port);
     // A node started late (a replacement) joins the round under way.
     attempt.number = static_cast<int>(roundUnderWay(*job.control));
   } catch (const Error& e) {

@@ -6,7 +6,7 @@
 // build holds one such block at a time. The embedding and the head
 // are always built, whole where `held` leaves them out: a tied head shares
 // the embedding's weight, and the trainer releases what a rank does not run
-// once the pipeline is cut (train/loop/held_layers.h). Nothing blocks.
+// once the pipeline is cut (pipeline/held_layers.h). Nothing blocks.
 #pragma once
 
 #include <torch/nn/module.h>

@@ -45,7 +45,7 @@ std::string checkSchedule(const Layout& l, int microBatches) {
   return "";
 }
 
-// The trainer's context-parallel rules (train/config/validate_config.cpp,
+// The trainer's context-parallel rules (config/validate_config.cpp,
 // context_parallel/): two equal chunks of every sequence per cp rank,
 // sequence parallel splitting each rank's tokens again over tp, and under
 // all-to-all whole heads and kv heads of each tp rank for every cp rank.
@@ -69,7 +69,7 @@ std::string checkContextParallel(const ModelDesc& m, const Layout& l) {
   return "";
 }
 
-// The trainer's expert-parallel and MoE rules (train/config/validate_config.cpp,
+// The trainer's expert-parallel and MoE rules (config/validate_config.cpp,
 // expert_parallel/moe_options.cpp): ep only with experts to spread, carved
 // out of dp x cp and dividing the experts; each expert's SwiGLU split over
 // tp; MoE layers route whole tokens, so no sequence parallel.

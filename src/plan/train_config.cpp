@@ -14,7 +14,7 @@ namespace {
 using util::TomlEntry;
 using Setter = std::function<void(ConfiguredRun&, const TomlEntry&)>;
 
-// The defaults of strata/train/config/config.h.
+// The defaults of strata/config/config.h.
 ConfiguredRun strataTrainDefaults(const std::string& source) {
   ConfiguredRun run;
   run.model = {source, 4, 128, 4, 512, 256, 128};

@@ -8,7 +8,7 @@
 
 #include "cuda_test_support.h"
 #include "strata/models/llama.h"
-#include "strata/train/loop/precision.h"
+#include "strata/train/precision.h"
 #include "trainer_test_util.h"
 
 namespace strata::models {

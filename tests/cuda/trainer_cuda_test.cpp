@@ -9,8 +9,8 @@
 #include <numeric>
 
 #include "cuda_test_support.h"
-#include "strata/train/loop/memory.h"
-#include "strata/train/loop/trainer.h"
+#include "strata/report/memory.h"
+#include "strata/train/trainer.h"
 #include "trainer_test_util.h"
 
 namespace strata::train {

@@ -8,11 +8,11 @@
 #include <set>
 
 #include "prepared_files.h"
+#include "strata/config/validate_config.h"
+#include "strata/data/document_split.h"
+#include "strata/data/prepare.h"
 #include "strata/error.h"
-#include "strata/train/config/validate_config.h"
-#include "strata/train/data/data_source.h"
-#include "strata/train/data/document_split.h"
-#include "strata/train/data/prepare.h"
+#include "strata/train/data_source.h"
 
 namespace strata::train {
 namespace {

@@ -5,9 +5,9 @@
 #include <functional>
 
 #include "prepared_files.h"
+#include "strata/data/prepare.h"
+#include "strata/data/prepared_data.h"
 #include "strata/error.h"
-#include "strata/train/data/prepare.h"
-#include "strata/train/data/prepared_data.h"
 
 namespace strata::train {
 namespace {

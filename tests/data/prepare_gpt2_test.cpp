@@ -8,10 +8,10 @@
 #include <cstdlib>
 
 #include "prepared_files.h"
+#include "strata/data/prepare.h"
+#include "strata/data/tokenizer.h"
 #include "strata/error.h"
-#include "strata/train/data/data_source.h"
-#include "strata/train/data/prepare.h"
-#include "strata/train/data/tokenizer.h"
+#include "strata/train/data_source.h"
 
 namespace strata::train {
 namespace {

@@ -1,12 +1,12 @@
 // `strata data prepare` with the byte tokenizer against the documents the
 // test wrote, read back by the test's own reader of the format; the same
 // bytes for every thread count; Strata's reader agrees with the test's.
-#include "strata/train/data/prepare.h"
+#include "strata/data/prepare.h"
 
 #include <gtest/gtest.h>
 
 #include "prepared_files.h"
-#include "strata/train/data/prepared_data.h"
+#include "strata/data/prepared_data.h"
 
 namespace strata::train {
 namespace {

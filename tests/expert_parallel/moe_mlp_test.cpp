@@ -17,7 +17,7 @@
 #include "reference_moe.h"
 #include "strata/runtime/world.h"
 #include "strata/tensor_parallel/init.h"
-#include "strata/train/loop/precision.h"
+#include "strata/train/precision.h"
 
 namespace strata::expert_parallel {
 namespace {

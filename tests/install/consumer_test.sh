@@ -16,7 +16,7 @@ step() { echo "== $*"; }
 step "install into $prefix"
 cmake --install "$build" --prefix "$prefix" >"$work/install.log"
 test -f "$prefix/include/strata/version.h"
-test -f "$prefix/include/strata/train/loop/trainer.h"
+test -f "$prefix/include/strata/train/trainer.h"
 test -x "$prefix/bin/strata"
 "$prefix/bin/strata" --version
 # Private headers (src/) stay private.

@@ -1,4 +1,4 @@
-// What a test reads back from a run's metrics.jsonl (train/loop/metrics.h).
+// What a test reads back from a run's metrics.jsonl (strata/report/metrics.h).
 #pragma once
 
 #include <string>

@@ -1,15 +1,15 @@
 // GPT-2's byte-level BPE on small vocabularies written by the test: the
 // pre-tokenizer's pattern, merge order, file errors. GPT2Reference.* checks it
 // against the reference encoder on GPT-2's real files.
-#include "strata/train/data/gpt2_bpe.h"
+#include "strata/data/gpt2_bpe.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include "strata/data/tokenizer.h"
 #include "strata/error.h"
-#include "strata/train/data/tokenizer.h"
 #include "test_files.h"
 
 namespace strata::train {

@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "strata/train/data/gpt2_bpe.h"
+#include "strata/data/gpt2_bpe.h"
 
 namespace strata::train {
 namespace {

@@ -14,7 +14,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "strata/train/data/hf_tokenizer.h"
+#include "strata/data/hf_tokenizer.h"
 #include "test_files.h"
 
 namespace strata::train {

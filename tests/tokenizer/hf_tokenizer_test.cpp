@@ -4,7 +4,7 @@
 // joined by `strata data prepare`, and the errors of files Strata does not
 // read. LlamaReference.* checks it against Hugging Face's own JavaScript
 // library on Llama 3's real file.
-#include "strata/train/data/hf_tokenizer.h"
+#include "strata/data/hf_tokenizer.h"
 
 #include <gtest/gtest.h>
 
@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "strata/data/prepare.h"
+#include "strata/data/prepared_data.h"
 #include "strata/error.h"
-#include "strata/train/data/prepare.h"
-#include "strata/train/data/prepared_data.h"
 #include "test_files.h"
 
 namespace strata::train {

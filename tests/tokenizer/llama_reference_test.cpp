@@ -21,8 +21,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "strata/train/data/hf_tokenizer.h"
-#include "strata/train/data/sentencepiece_tokenizer.h"
+#include "strata/data/hf_tokenizer.h"
+#include "strata/data/sentencepiece_tokenizer.h"
 
 namespace strata::train {
 namespace {

@@ -9,8 +9,8 @@
 #include <random>
 #include <sstream>
 
+#include "strata/data/sentencepiece_tokenizer.h"
 #include "strata/error.h"
-#include "strata/train/data/sentencepiece_tokenizer.h"
 #include "test_files.h"
 
 namespace strata::train {

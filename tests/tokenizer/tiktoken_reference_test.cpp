@@ -20,8 +20,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "strata/train/data/tiktoken_bpe.h"
-#include "strata/train/data/tokenizer.h"
+#include "strata/data/tiktoken_bpe.h"
+#include "strata/data/tokenizer.h"
 
 namespace strata::train {
 namespace {

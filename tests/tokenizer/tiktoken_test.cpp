@@ -5,7 +5,7 @@
 // tiktoken_reference_test.cpp.
 #include <gtest/gtest.h>
 
-#include "strata/train/data/tiktoken_bpe.h"
+#include "strata/data/tiktoken_bpe.h"
 #include "test_files.h"
 
 namespace strata::train {

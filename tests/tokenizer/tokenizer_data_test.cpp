@@ -1,9 +1,9 @@
 // The trainer's data path tokenizes with data.tokenizer.
 #include <gtest/gtest.h>
 
+#include "strata/data/sentencepiece_tokenizer.h"
 #include "strata/error.h"
-#include "strata/train/data/data_source.h"
-#include "strata/train/data/sentencepiece_tokenizer.h"
+#include "strata/train/data_source.h"
 #include "test_files.h"
 
 namespace strata::train {

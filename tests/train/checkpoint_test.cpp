@@ -1,4 +1,4 @@
-#include "strata/train/checkpoint/checkpoint.h"
+#include "strata/checkpoint/checkpoint.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -9,16 +9,16 @@
 #include <fstream>
 #include <iterator>
 
+#include "checkpoint/checkpoint_shard.h"
+#include "checkpoint/file_digest.h"
 #include "formats/atomic_file.h"
 #include "multiprocess.h"
 #include "runtime/sha256.h"
+#include "strata/config/config_file.h"
+#include "strata/config/optimizer.h"
 #include "strata/runtime/world.h"
-#include "strata/train/config/config_file.h"
-#include "strata/train/loop/optimizer.h"
 #include "strata/version.h"
 #include "test_util.h"
-#include "train/checkpoint/checkpoint_shard.h"
-#include "train/checkpoint/file_digest.h"
 
 namespace strata::train {
 namespace {

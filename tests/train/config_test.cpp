@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "strata/train/config/config_file.h"
+#include "strata/config/config_file.h"
 #include "test_util.h"
 
 namespace strata::train {

@@ -6,13 +6,13 @@
 #include <regex>
 #include <set>
 
+#include "strata/config/config_file.h"
+#include "strata/data/batch_reader.h"
+#include "strata/data/corpus.h"
+#include "strata/data/text_dataset.h"
+#include "strata/data/tokenizer.h"
 #include "strata/error.h"
-#include "strata/train/config/config_file.h"
-#include "strata/train/data/batch_reader.h"
-#include "strata/train/data/corpus.h"
-#include "strata/train/data/data_source.h"
-#include "strata/train/data/text_dataset.h"
-#include "strata/train/data/tokenizer.h"
+#include "strata/train/data_source.h"
 #include "strata/util/toml.h"
 #include "test_util.h"
 

@@ -1,7 +1,7 @@
 // The elastic policy's fit of a layout to the world a restart found: pp, cp
 // and tp kept, dp resized, the global batch kept; a world it cannot fit is
 // refused naming every factor.
-#include "strata/train/config/elastic_layout.h"
+#include "strata/config/elastic_layout.h"
 
 #include <gtest/gtest.h>
 

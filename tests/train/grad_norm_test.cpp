@@ -1,7 +1,7 @@
 // globalGradNorm and clipGradNorm in one process: the float64 norm of the
 // gradients counted here against one computed by hand, an uncounted
 // replica's nan still making the norm non-finite, and clipping's scale.
-#include "strata/train/loop/grad_norm.h"
+#include "strata/train/grad_norm.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -7,11 +7,11 @@
 
 #include <cmath>
 
-#include "strata/train/data/batch_reader.h"
-#include "strata/train/data/corpus.h"
-#include "strata/train/data/tokenizer.h"
-#include "strata/train/loop/lr_schedule.h"
-#include "strata/train/loop/optimizer.h"
+#include "strata/config/optimizer.h"
+#include "strata/data/batch_reader.h"
+#include "strata/data/corpus.h"
+#include "strata/data/tokenizer.h"
+#include "strata/train/lr_schedule.h"
 
 namespace strata::train {
 namespace {

@@ -1,4 +1,4 @@
-#include "strata/train/loop/loss_spike.h"
+#include "strata/train/loss_spike.h"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
-#include "strata/train/loop/lr_schedule.h"
+#include "strata/train/lr_schedule.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <cmath>
 
-#include "strata/train/loop/optimizer.h"
+#include "strata/config/optimizer.h"
 #include "test_util.h"
 
 namespace strata::train {

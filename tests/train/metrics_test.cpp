@@ -1,4 +1,4 @@
-#include "strata/train/loop/metrics.h"
+#include "strata/report/metrics.h"
 
 #include <gtest/gtest.h>
 
@@ -13,11 +13,11 @@
 #include <utility>
 #include <vector>
 
-#include "strata/train/loop/flops.h"
-#include "strata/train/loop/loss_curve.h"
-#include "strata/train/loop/memory.h"
-#include "strata/train/loop/peak_flops.h"
-#include "strata/train/loop/progress.h"
+#include "strata/report/flops.h"
+#include "strata/report/loss_curve.h"
+#include "strata/report/memory.h"
+#include "strata/report/peak_flops.h"
+#include "strata/report/progress.h"
 #include "strata/util/log.h"
 #include "strata/util/progress_text.h"
 

@@ -3,8 +3,8 @@
 // must see the same run: the same defaults and every key the planner uses.
 #include <gtest/gtest.h>
 
+#include "strata/config/config_file.h"
 #include "strata/plan/train_config.h"
-#include "strata/train/config/config_file.h"
 
 namespace strata::train {
 namespace {

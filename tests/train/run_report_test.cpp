@@ -2,7 +2,7 @@
 // is given (reportDataJson), that the page carries it where the script reads
 // it, and the metrics history a resumed run starts from. The page as a
 // browser draws it is tested end to end in tests/trainer/report_browser_test.cpp.
-#include "strata/train/loop/run_report.h"
+#include "strata/report/run_report.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // `strata train`'s flags: one per option of configOptions(), read over the
 // --config file whatever their order on the command line.
-#include "strata/train/config/train_flags.h"
+#include "strata/config/train_flags.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

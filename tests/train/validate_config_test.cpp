@@ -1,4 +1,4 @@
-#include "strata/train/config/validate_config.h"
+#include "strata/config/validate_config.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // the step it was started at, whatever training does while the background
 // thread writes it; it writes the very bytes a synchronous save writes; and
 // a job that dies before the save completed leaves nothing that loads.
-#include "strata/train/checkpoint/async_checkpoint.h"
+#include "strata/checkpoint/async_checkpoint.h"
 
 #include <gtest/gtest.h>
 
@@ -12,9 +12,9 @@
 #include <sstream>
 
 #include "metrics_file.h"
+#include "strata/checkpoint/checkpoint.h"
 #include "strata/runtime/world.h"
-#include "strata/train/checkpoint/checkpoint.h"
-#include "strata/train/loop/train_loop.h"
+#include "strata/train/train_loop.h"
 #include "trainer_test_util.h"
 
 namespace strata::train::testing {

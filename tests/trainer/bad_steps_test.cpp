@@ -11,8 +11,8 @@
 #include <limits>
 #include <sstream>
 
-#include "strata/train/loop/run_report.h"
-#include "strata/train/loop/train_loop.h"
+#include "strata/report/run_report.h"
+#include "strata/train/train_loop.h"
 #include "trainer_test_util.h"
 
 namespace strata::train::testing {

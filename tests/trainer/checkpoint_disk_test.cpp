@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "strata/train/checkpoint/checkpoint.h"
-#include "strata/train/loop/train_loop.h"
+#include "strata/checkpoint/checkpoint.h"
+#include "strata/train/train_loop.h"
 #include "trainer_test_util.h"
 
 namespace strata::train::testing {

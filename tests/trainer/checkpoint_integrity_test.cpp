@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-#include "strata/train/checkpoint/checkpoint.h"
+#include "strata/checkpoint/checkpoint.h"
 #include "trainer_test_util.h"
 
 namespace strata::train::testing {

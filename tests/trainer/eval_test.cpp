@@ -1,4 +1,4 @@
-// strata eval (strata/train/loop/evaluate_text.h): the loss of a checkpoint
+// strata eval (strata/inference/evaluate_text.h): the loss of a checkpoint
 // on a text file is the mean next-token cross-entropy over the windows the
 // file cuts into, computed here from the file's bytes and the reassembled
 // model's logits; the CLI prints it as one JSON line; bad options are
@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "strata/data/prepare.h"
 #include "strata/error.h"
-#include "strata/train/data/prepare.h"
-#include "strata/train/loop/evaluate_text.h"
-#include "strata/train/loop/generate.h"
-#include "strata/train/loop/trainer.h"
+#include "strata/inference/evaluate_text.h"
+#include "strata/inference/generate.h"
+#include "strata/train/trainer.h"
 #include "strata_command.h"
 #include "trainer_test_util.h"
 

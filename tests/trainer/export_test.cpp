@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "independent_gpt2.h"
+#include "strata/checkpoint/export_hugging_face.h"
 #include "strata/formats/safetensors.h"
 #include "strata/models/gpt.h"
-#include "strata/train/loop/export_hugging_face.h"
 #include "trainer_test_util.h"
 
 namespace strata::train::testing {

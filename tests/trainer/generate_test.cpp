@@ -2,7 +2,7 @@
 // ZeRO-3 checkpoint is the model that was trained, sampling keeps to its
 // promises (top-k, top-p, greedy at temperature 0), and bad flags are refused by
 // name.
-#include "strata/train/loop/generate.h"
+#include "strata/inference/generate.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -14,10 +14,10 @@
 #include <set>
 
 #include "child_process.h"
+#include "strata/checkpoint/checkpoint.h"
 #include "strata/error.h"
-#include "strata/train/checkpoint/checkpoint.h"
-#include "strata/train/data/data_source.h"
-#include "strata/train/loop/trainer.h"
+#include "strata/train/data_source.h"
+#include "strata/train/trainer.h"
 #include "strata_command.h"
 #include "trainer_test_util.h"
 

@@ -14,7 +14,7 @@
 #include "strata/models/gpt.h"
 #include "strata/models/llama.h"
 #include "strata/runtime/world.h"
-#include "strata/train/loop/precision.h"
+#include "strata/train/precision.h"
 
 namespace strata::models {
 namespace {

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "runtime/shape_communicator.h"
 #include "strata/error.h"
 #include "strata/models/model_family.h"
-#include "strata/train/loop/tensor_memory.h"
-#include "train/loop/shape_communicator.h"
+#include "strata/report/tensor_memory.h"
 
 namespace strata::models {
 namespace {
@@ -32,7 +32,7 @@ ModelSpec smallSpec(const std::string& architecture) {
   return spec;
 }
 
-std::shared_ptr<Communicator> oneRank() { return std::make_shared<train::ShapeCommunicator>(0, 1); }
+std::shared_ptr<Communicator> oneRank() { return std::make_shared<ShapeCommunicator>(0, 1); }
 
 torch::nn::Sequential build(const ModelSpec& spec, const std::vector<bool>& held = {},
                             HeldAs heldAs = HeldAs::kWhole) {

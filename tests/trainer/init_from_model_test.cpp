@@ -5,7 +5,7 @@
 // not compute are refused by name. Then through the command line: a run
 // given only --init-from trains the model a run given every model flag
 // trains.
-#include "strata/train/config/init_from_model.h"
+#include "strata/config/init_from_model.h"
 
 #include <gtest/gtest.h>
 
@@ -13,10 +13,10 @@
 #include <fstream>
 #include <regex>
 
+#include "strata/config/config_file.h"
 #include "strata/error.h"
 #include "strata/models/hugging_face.h"
 #include "strata/models/model_family.h"
-#include "strata/train/config/config_file.h"
 #include "strata_command.h"
 #include "trainer_test_util.h"
 

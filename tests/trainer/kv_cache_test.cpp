@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "inference/next_token_logits.h"
 #include "reference_gpt.h"
 #include "reference_llama.h"
 #include "strata/error.h"
 #include "strata/models/gpt.h"
 #include "strata/models/llama.h"
 #include "strata/runtime/world.h"
-#include "train/loop/next_token_logits.h"
 #include "trainer_test_util.h"
 
 namespace strata::testing {

@@ -12,9 +12,9 @@
 
 #include "independent_gpt2.h"
 #include "independent_llama.h"
+#include "strata/checkpoint/export_hugging_face.h"
 #include "strata/formats/safetensors.h"
 #include "strata/models/llama.h"
-#include "strata/train/loop/export_hugging_face.h"
 #include "trainer_test_util.h"
 
 namespace strata::train::testing {

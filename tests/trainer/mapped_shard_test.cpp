@@ -1,8 +1,8 @@
-// MappedShard (src/train/checkpoint/mapped_shard.h): a LibTorch archive
+// MappedShard (src/checkpoint/mapped_shard.h): a LibTorch archive
 // opened as a mapping reads, at every key, the tensor LibTorch's own loader
 // reads; opening it and reading one small tensor holds none of the others
 // in memory; and what it cannot read is named.
-#include "train/checkpoint/mapped_shard.h"
+#include "checkpoint/mapped_shard.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

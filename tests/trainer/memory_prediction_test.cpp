@@ -3,7 +3,7 @@
 // train, and its "fits" decision.
 //
 // Each rank counts the bytes of every live CPU tensor (LibTorch's CPU
-// allocator wrapped, strata/train/loop/tensor_memory.h), trains two warm-up
+// allocator wrapped, strata/report/tensor_memory.h), trains two warm-up
 // steps (AdamW makes its state in the first, ZeRO-3 its prefetch plan),
 // then three, and keeps the least of those steps' peaks. A Gloo worker
 // thread lets go of a finished collective's buffers a moment after its wait
@@ -32,11 +32,11 @@
 #include <cstdio>
 #include <fstream>
 
+#include "strata/config/config_file.h"
+#include "strata/data/prepare.h"
 #include "strata/plan/cost_model.h"
 #include "strata/plan/train_config.h"
-#include "strata/train/config/config_file.h"
-#include "strata/train/data/prepare.h"
-#include "strata/train/loop/tensor_memory.h"
+#include "strata/report/tensor_memory.h"
 #include "trainer_test_util.h"
 
 namespace strata::train::testing {

@@ -25,8 +25,8 @@
 
 #include <string>
 
-#include "strata/train/config/config.h"
-#include "strata/train/loop/trainer.h"
+#include "strata/config/config.h"
+#include "strata/train/trainer.h"
 
 namespace strata::train::testing {
 

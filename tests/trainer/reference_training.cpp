@@ -7,8 +7,8 @@
 #include "reference_llama.h"
 #include "strata/models/model_family.h"
 #include "strata/runtime/world.h"
-#include "strata/train/data/data_source.h"
-#include "strata/train/loop/trainer.h"
+#include "strata/train/data_source.h"
+#include "strata/train/trainer.h"
 #include "trainer_test_util.h"
 
 namespace strata::train::testing {

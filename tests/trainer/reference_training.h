@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "strata/train/config/config.h"
+#include "strata/config/config.h"
 
 namespace strata::train::testing {
 

@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "strata/train/checkpoint/checkpoint.h"
+#include "strata/checkpoint/checkpoint.h"
 #include "strata_command.h"
 #include "trainer_test_util.h"
 

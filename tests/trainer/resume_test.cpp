@@ -13,8 +13,8 @@
 #include <fstream>
 #include <functional>
 
-#include "strata/train/data/data_source.h"
-#include "strata/train/data/prepare.h"
+#include "strata/data/prepare.h"
+#include "strata/train/data_source.h"
 #include "trainer_test_util.h"
 
 namespace strata::train::testing {

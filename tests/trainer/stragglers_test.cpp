@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "strata/train/loop/train_loop.h"
+#include "strata/train/train_loop.h"
 #include "trainer_test_util.h"
 
 namespace strata::train::testing {

@@ -10,10 +10,10 @@
 #include <iomanip>
 #include <limits>
 
+#include "strata/checkpoint/export_hugging_face.h"
 #include "strata/models/model_family.h"
 #include "strata/runtime/timeouts.h"
 #include "strata/tensor_parallel/sharding.h"
-#include "strata/train/loop/export_hugging_face.h"
 
 namespace strata::train::testing {
 

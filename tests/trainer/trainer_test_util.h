@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "multiprocess.h"
+#include "strata/config/config.h"
 #include "strata/runtime/world.h"
-#include "strata/train/config/config.h"
-#include "strata/train/loop/trainer.h"
+#include "strata/train/trainer.h"
 
 namespace strata::train::testing {
 

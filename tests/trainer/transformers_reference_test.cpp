@@ -27,13 +27,13 @@
 
 #include "child_process.h"
 #include "independent_gpt2.h"
+#include "strata/checkpoint/export_hugging_face.h"
+#include "strata/config/init_from_model.h"
 #include "strata/formats/safetensors.h"
+#include "strata/inference/generate.h"
 #include "strata/models/model_family.h"
 #include "strata/pipeline/pipeline.h"
 #include "strata/tensor_parallel/sharding.h"
-#include "strata/train/config/init_from_model.h"
-#include "strata/train/loop/export_hugging_face.h"
-#include "strata/train/loop/generate.h"
 #include "trainer_test_util.h"
 
 namespace strata::train::testing {

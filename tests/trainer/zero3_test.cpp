@@ -8,9 +8,9 @@
 #include <cstdio>
 
 #include "reference_comparison.h"
+#include "runtime/shape_communicator.h"
 #include "strata/models/model_family.h"
-#include "strata/train/loop/tensor_memory.h"
-#include "train/loop/shape_communicator.h"
+#include "strata/report/tensor_memory.h"
 #include "trainer_test_util.h"
 
 namespace strata::train::testing {

@@ -18,7 +18,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <vector>
 
-#include "strata/train/config/config.h"
+#include "strata/config/config.h"
 
 namespace strata::deploy {
 

@@ -121,7 +121,7 @@ class ModelFamily {
   virtual int64_t parameterCount(const ModelSpec& spec) const = 0;
   // The weights that take part in matrix products per token: every
   // projection of every block and the LM head (counted when tied too), for
-  // model FLOPs (train/loop/flops.h); of an MoE MLP the router, the top_k
+  // model FLOPs (strata/report/flops.h); of an MoE MLP the router, the top_k
   // experts and the shared ones (the active parameters).
   virtual int64_t matmulParameters(const ModelSpec& spec) const = 0;
   // The model's Hugging Face format (hugging_face.h); throws ConfigError for

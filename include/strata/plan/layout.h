@@ -24,7 +24,7 @@
 //
 // Expert parallelism (ep) spreads the experts of every MoE layer over ep
 // ranks carved out of the dp x cp replicas, as the trainer does
-// (train/loop/moe_training.cpp): it adds no devices. The replicas' run is cut
+// (train/moe_training.cpp): it adds no devices. The replicas' run is cut
 // into groups of ep consecutive members (an ep group, replicaStride() apart,
 // which trades tokens by all-to-all); the members at the same place of every
 // group hold the same experts (expertReplicas() of them, ep x replicaStride()

@@ -23,7 +23,7 @@
 // dp x cp / ep: Layout::expertReplicas().) A pipeline rank holds its own
 // stages' weights only: the builder empties other stages' blocks as it makes
 // them, and the trainer releases the rest once the pipeline is cut
-// (train/loop/held_layers.h).
+// (pipeline/held_layers.h).
 //
 // Activations per layer and micro-batch of b sequences of s tokens follow
 // Korthikanti et al. 2022, "Reducing Activation Recomputation in Large

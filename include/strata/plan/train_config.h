@@ -1,5 +1,5 @@
 // What `strata plan --config` takes from a `strata train` configuration file
-// (strata/train/config/config.h): the model, its sequence length, the global
+// (strata/config/config.h): the model, its sequence length, the global
 // batch, the precision and the layout that `strata train --config FILE`
 // would train with. The planner reads the file itself, staying free of the
 // trainer and of LibTorch; tests/train checks that both read a file alike.

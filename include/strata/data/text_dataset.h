@@ -1,0 +1,67 @@
+// Token streams from text, split into training and validation parts and cut
+// into (input, target) windows for next-token prediction.
+//
+// readTextFiles() concatenates the named UTF-8 files in order, adding a
+// newline between files that lack one; it throws ConfigError naming the file
+// (and the byte offset for invalid UTF-8) when a file is missing, unreadable,
+// empty or not UTF-8. Nothing here blocks or communicates.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strata/data/token_source.h"
+
+namespace strata::train {
+
+std::string readTextFiles(const std::vector<std::string>& paths);
+
+// Byte offset of the first invalid UTF-8 sequence, or -1 when text is valid.
+int64_t firstInvalidUtf8(std::string_view text);
+
+// 1-D int64 token tensors. The validation part is the last
+// ceil(n * validationFraction) tokens: a contiguous tail, so no training
+// window overlaps a validation window.
+struct TokenSplit {
+  at::Tensor train;       // [n_train] int64
+  at::Tensor validation;  // [n_val] int64
+};
+// Throws ConfigError unless 0 < validationFraction < 1.
+TokenSplit splitTokens(const at::Tensor& tokens, double validationFraction);
+
+struct Batch {
+  at::Tensor input;   // [B, S] int64
+  at::Tensor target;  // [B, S] int64, input shifted left by one token
+};
+
+// Non-overlapping windows: window i covers tokens [i*S, i*S + S], its input
+// the first S of them and its target the last S. The tokens come from a
+// tensor or any TokenSource (a memory-mapped prepared file); copies of the
+// dataset share the source.
+class WindowDataset {
+ public:
+  // Throws ConfigError naming both sizes when tokens cannot fill one window.
+  WindowDataset(at::Tensor tokens, int64_t sequenceLength, std::string name);
+  WindowDataset(std::shared_ptr<const TokenSource> tokens, int64_t sequenceLength,
+                std::string name);
+
+  int64_t size() const { return windows_; }
+  int64_t sequenceLength() const { return sequenceLength_; }
+  const std::string& name() const { return name_; }
+  // Stacks the windows at `indices` in order; throws ConfigError for an
+  // index outside [0, size()).
+  Batch gather(const std::vector<int64_t>& indices) const;
+
+ private:
+  std::shared_ptr<const TokenSource> tokens_;
+  int64_t sequenceLength_;
+  int64_t windows_;
+  std::string name_;
+};
+
+}  // namespace strata::train

@@ -1,0 +1,8 @@
+// strata/inference/: a trained model used: text generation with a KV cache and the loss
+// of a text (strata generate, strata eval).
+//
+// Includes every public header of the folder.
+#pragma once
+
+#include "strata/inference/evaluate_text.h"
+#include "strata/inference/generate.h"

@@ -1,0 +1,106 @@
+#include "checkpoint/whole_model.h"
+
+#include <torch/torch.h>
+
+#include <filesystem>
+
+#include "checkpoint/parameter_index.h"
+#include "runtime/shape_communicator.h"
+#include "strata/checkpoint/hugging_face_import.h"
+#include "strata/config/init_from_model.h"
+#include "strata/config/model_spec.h"
+#include "strata/data/tokenizer.h"
+#include "strata/error.h"
+#include "strata/models/model_family.h"
+
+namespace strata::train {
+
+TrainConfig oneProcessConfig(const IndexedCheckpoint& opened) {
+  TrainConfig config = opened.config;
+  config.parallel.pp = config.parallel.dp = config.parallel.cp = 1;
+  config.parallel.tp = config.parallel.ep = 1;
+  config.parallel.schedule = "1f1b";  // a V schedule places two stages on a rank
+  config.parallel.virtualStages = 1;
+  config.parallel.zero = 0;
+  config.parallel.stageLayers.clear();
+  return config;
+}
+
+namespace {
+
+// The model of `config` in one process, and the index of its parameters.
+struct OneProcessModel {
+  torch::nn::Sequential model;
+  RankState state;
+};
+
+OneProcessModel buildOneProcess(const TrainConfig& config) {
+  models::ModelSpec spec = modelSpecOf(config);
+  torch::nn::Sequential model =
+      models::modelFamily(spec.architecture).build(spec, std::make_shared<ShapeCommunicator>(0, 1));
+  RankState state{model.ptr().get(), nullptr, {}, {}};
+  state.parameters = indexParameters(*model, stageParameters(model, config, 0), Coord{}, 1);
+  return {model, state};
+}
+
+}  // namespace
+
+torch::nn::Sequential loadWholeModel(const IndexedCheckpoint& opened) {
+  OneProcessModel built = buildOneProcess(oneProcessConfig(opened));
+  loadResharded(opened.directory, opened.info, built.state);
+  return built.model;
+}
+
+torch::nn::Sequential loadHuggingFaceModel(const std::string& weights, TrainConfig& config) {
+  if (!std::filesystem::exists(weights))
+    throw ConfigError("Hugging Face weights '" + weights + "' do not exist");
+  if (!std::filesystem::exists(huggingFaceConfigOf(weights)))
+    throw ConfigError("Hugging Face weights '" + weights + "' have no " +
+                      huggingFaceConfigOf(weights) + " beside them to say what model they are");
+  config = TrainConfig{};
+  config.checkpoint.initFrom = weights;
+  takeModelFromInitFrom(config, {});
+  OneProcessModel built = buildOneProcess(config);
+  models::ModelSpec spec = modelSpecOf(config);
+  loadHuggingFaceWeights(weights, built.state,
+                         *models::modelFamily(spec.architecture).huggingFace(spec));
+  return built.model;
+}
+
+namespace {
+
+// The tokenizer of Hugging Face weights: `tokenizer`, or the one in their
+// folder (tokenizerIn).
+std::string weightsTokenizer(const std::string& weights, const std::string& tokenizer) {
+  if (!tokenizer.empty()) return tokenizer;
+  std::string folder = std::filesystem::path(huggingFaceConfigOf(weights)).parent_path().string();
+  if (std::optional<std::string> beside = tokenizerIn(folder)) return *beside;
+  throw ConfigError("--weights '" + weights +
+                    "' has no tokenizer beside it (tokenizer.json, tokenizer.model, or vocab.json "
+                    "and merges.txt): give --tokenizer");
+}
+
+}  // namespace
+
+torch::nn::Sequential loadInferenceModel(const std::string& checkpoint, const std::string& weights,
+                                         const std::string& tokenizer, TrainConfig& config) {
+  if (checkpoint.empty() == weights.empty())
+    throw ConfigError(
+        "give one of --checkpoint (a training checkpoint) and --weights (Hugging "
+        "Face weights)");
+  torch::nn::Sequential model;
+  if (!checkpoint.empty()) {
+    if (!tokenizer.empty())
+      throw ConfigError("--tokenizer is for --weights: a checkpoint's run names its tokenizer");
+    IndexedCheckpoint opened = openIndexedCheckpoint(checkpoint);
+    config = opened.config;
+    model = loadWholeModel(opened);
+  } else {
+    model = loadHuggingFaceModel(weights, config);
+    config.data.tokenizer = weightsTokenizer(weights, tokenizer);
+  }
+  model->eval();
+  return model;
+}
+
+}  // namespace strata::train

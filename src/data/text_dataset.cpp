@@ -1,0 +1,109 @@
+#include "strata/data/text_dataset.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "strata/error.h"
+
+namespace strata::train {
+namespace {
+
+// Length of the UTF-8 sequence starting at text[i], or 0 when it is invalid
+// (bad lead byte, bad continuation byte, overlong form, surrogate, > U+10FFFF).
+size_t utf8SequenceLength(std::string_view text, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  unsigned char lead = byte(i);
+  if (lead < 0x80) return 1;
+  size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC2 ? 2 : 0;
+  if (length == 0 || lead > 0xF4 || i + length > text.size()) return 0;
+  for (size_t k = 1; k < length; ++k)
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+  unsigned char second = byte(i + 1);
+  if (lead == 0xE0 && second < 0xA0) return 0;  // overlong
+  if (lead == 0xED && second > 0x9F) return 0;  // UTF-16 surrogate
+  if (lead == 0xF0 && second < 0x90) return 0;  // overlong
+  if (lead == 0xF4 && second > 0x8F) return 0;  // above U+10FFFF
+  return length;
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError("data file '" + path + "' cannot be opened");
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad()) throw ConfigError("data file '" + path + "' cannot be read");
+  return bytes.str();
+}
+
+}  // namespace
+
+int64_t firstInvalidUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    size_t length = utf8SequenceLength(text, i);
+    if (length == 0) return static_cast<int64_t>(i);
+    i += length;
+  }
+  return -1;
+}
+
+std::string readTextFiles(const std::vector<std::string>& paths) {
+  if (paths.empty()) throw ConfigError("no data files given");
+  std::string text;
+  for (const std::string& path : paths) {
+    std::string content = readFile(path);
+    if (content.empty()) throw ConfigError("data file '" + path + "' is empty");
+    if (int64_t bad = firstInvalidUtf8(content); bad >= 0)
+      throw ConfigError("data file '" + path + "' is not UTF-8: invalid byte at offset " +
+                        std::to_string(bad));
+    if (!text.empty() && text.back() != '\n') text += '\n';
+    text += content;
+  }
+  return text;
+}
+
+TokenSplit splitTokens(const at::Tensor& tokens, double validationFraction) {
+  if (!(validationFraction > 0 && validationFraction < 1))
+    throw ConfigError("validation fraction must be in (0, 1), got " +
+                      std::to_string(validationFraction));
+  int64_t n = tokens.size(0);
+  auto validation = static_cast<int64_t>(std::ceil(static_cast<double>(n) * validationFraction));
+  return {tokens.narrow(0, 0, n - validation), tokens.narrow(0, n - validation, validation)};
+}
+
+WindowDataset::WindowDataset(at::Tensor tokens, int64_t sequenceLength, std::string name)
+    : WindowDataset(tensorTokens(std::move(tokens)), sequenceLength, std::move(name)) {}
+
+WindowDataset::WindowDataset(std::shared_ptr<const TokenSource> tokens, int64_t sequenceLength,
+                             std::string name)
+    : tokens_(std::move(tokens)), sequenceLength_(sequenceLength), name_(std::move(name)) {
+  if (sequenceLength_ < 1)
+    throw ConfigError("sequence length must be >= 1, got " + std::to_string(sequenceLength_));
+  // Window i needs tokens up to index i*S + S (the last target).
+  windows_ = std::max<int64_t>(tokens_->size() - 1, 0) / sequenceLength_;
+  if (windows_ < 1)
+    throw ConfigError(name_ + " data has " + std::to_string(tokens_->size()) +
+                      " tokens, too few for one window of sequence length " +
+                      std::to_string(sequenceLength_) + " (needs " +
+                      std::to_string(sequenceLength_ + 1) + ")");
+}
+
+Batch WindowDataset::gather(const std::vector<int64_t>& indices) const {
+  const auto rows = static_cast<int64_t>(indices.size());
+  torch::Tensor stacked = torch::empty({rows, sequenceLength_ + 1}, torch::kLong);  // [B, S + 1]
+  int64_t* out = stacked.data_ptr<int64_t>();
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t index = indices[static_cast<size_t>(row)];
+    if (index < 0 || index >= windows_)
+      throw ConfigError(name_ + " window " + std::to_string(index) + " is outside [0, " +
+                        std::to_string(windows_) + ")");
+    tokens_->read(index * sequenceLength_, sequenceLength_ + 1, out + row * (sequenceLength_ + 1));
+  }
+  return {stacked.narrow(1, 0, sequenceLength_).contiguous(),
+          stacked.narrow(1, 1, sequenceLength_).contiguous()};
+}
+
+}  // namespace strata::train

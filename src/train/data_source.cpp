@@ -1,0 +1,78 @@
+#include "strata/train/data_source.h"
+
+#include <torch/torch.h>
+
+#include <sstream>
+
+#include "strata/data/corpus.h"
+#include "strata/data/document_split.h"
+#include "strata/data/prepared_data.h"
+#include "strata/data/tokenizer.h"
+#include "strata/error.h"
+#include "strata/util/random.h"
+
+namespace strata::train {
+namespace {
+
+// Separate from the seeds of model init and dropout, which also derive from
+// train.seed.
+constexpr uint64_t kDataOrderStream = 0xda7a;
+
+std::string loadText(const TrainConfig& config) {
+  if (config.data.files.empty())
+    return generateCorpus(static_cast<uint64_t>(config.data.corpusSeed), config.data.corpusBytes);
+  return readTextFiles(config.data.files);
+}
+
+ReaderOptions readerOptions(const TrainConfig& config, int dpRank) {
+  ReaderOptions options;
+  options.globalBatch = config.train.globalBatch;
+  options.replicas = static_cast<int>(config.parallel.dp);
+  options.replica = dpRank;
+  options.seed = util::mixSeed(static_cast<uint64_t>(config.train.seed), kDataOrderStream);
+  return options;
+}
+
+// data.prepared: the mapped file split by documents; its vocabulary must be
+// data.tokenizer's, so generate decodes what training saw.
+DataSplit preparedSplit(const TrainConfig& config, const Tokenizer& tokenizer) {
+  DocumentSplit split =
+      splitDocuments(openPrepared(config.data.prepared, tokenizer), config.data.validationFraction);
+  return {WindowDataset(split.train, config.train.seqLen, "training"),
+          WindowDataset(split.validation, config.train.seqLen, "validation")};
+}
+
+}  // namespace
+
+DataSplit makeDataSplit(const TrainConfig& config) {
+  std::unique_ptr<Tokenizer> tokenizer = makeTokenizer(config.data.tokenizer);
+  if (config.model.vocab < tokenizer->vocabSize())
+    throw ConfigError("model.vocab " + std::to_string(config.model.vocab) +
+                      " is smaller than the vocabulary of data.tokenizer, " +
+                      tokenizer->describe());
+  if (!config.data.prepared.empty()) return preparedSplit(config, *tokenizer);
+  std::vector<int64_t> ids = tokenizer->encode(loadText(config));
+  torch::Tensor tokens = torch::tensor(ids, torch::kLong);  // [n]
+  TokenSplit split = splitTokens(tokens, config.data.validationFraction);
+  return {WindowDataset(split.train, config.train.seqLen, "training"),
+          WindowDataset(split.validation, config.train.seqLen, "validation")};
+}
+
+BatchReader makeTrainReader(const DataSplit& data, const TrainConfig& config, int dpRank) {
+  ReaderOptions options = readerOptions(config, dpRank);
+  options.shuffle = config.data.shuffle;
+  options.tooLittleData = "give more text or lower train.global_batch";
+  return BatchReader(data.train, options);
+}
+
+BatchReader makeValidationReader(const DataSplit& data, const TrainConfig& config, int dpRank) {
+  ReaderOptions options = readerOptions(config, dpRank);
+  options.shuffle = false;
+  std::ostringstream fraction;
+  fraction << config.data.validationFraction;
+  options.tooLittleData = "give more text, raise data.validation_fraction (now " + fraction.str() +
+                          ") or lower train.global_batch";
+  return BatchReader(data.validation, options);
+}
+
+}  // namespace strata::train
