@@ -5,9 +5,10 @@
 // The library is loaded at run time from Strata's own small plugin,
 // libstrata_sentencepiece.so, opened with dlopen(RTLD_LOCAL | RTLD_DEEPBIND)
 // on first use. Debian's libsentencepiece carries a private copy of protobuf
-// 3.14 whose symbols clash with the protobuf 3.21 that Debian's LibTorch
-// loads: linked into one program the two crash at start-up. Kept in its own
-// symbol scope, each uses its own. The plugin is looked for in
+// 3.14 whose symbols clash with any other protobuf in the process (Debian's
+// LibTorch 1.13 loaded 3.21, and linked into one program the two crashed at
+// start-up). Kept in its own symbol scope, it uses its own whatever else the
+// process loads. The plugin is looked for in
 // $STRATA_SENTENCEPIECE_LIBRARY, next to the running program, in
 // ../lib/strata/ from it, in the build tree and in the install prefix; when
 // none is found the error lists where it looked.
