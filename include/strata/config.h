@@ -8,6 +8,7 @@
 #include "strata/config/config_file.h"
 #include "strata/config/elastic_layout.h"
 #include "strata/config/init_from_model.h"
+#include "strata/config/model_spec.h"
 #include "strata/config/optimizer.h"
 #include "strata/config/train_flags.h"
 #include "strata/config/validate_config.h"
