@@ -1,10 +1,11 @@
 // Intra-op threads of this process, for LibTorch and for the BLAS under it.
 //
-// LibTorch's set_num_threads does not reach OpenBLAS's own thread pool (the
-// pthread build Debian ships reads OPENBLAS_NUM_THREADS / OMP_NUM_THREADS
-// once, when it loads), so a worker asked for one thread would still run
-// matrix products on every core, and the workers sharing a machine would
-// fight over it. setIntraOpThreads sets both. Never blocks or throws.
+// MKL (PyPI's x86 wheels, pytorch.org's x86 archives) follows LibTorch's
+// set_num_threads. A pthread build of OpenBLAS, which some LibTorch builds
+// link instead, reads OPENBLAS_NUM_THREADS / OMP_NUM_THREADS once, when it
+// loads, and keeps its own thread pool: a worker asked for one thread would
+// still run matrix products on every core, and the workers sharing a machine
+// would fight over them. setIntraOpThreads sets both. Never blocks or throws.
 #pragma once
 
 namespace strata {
