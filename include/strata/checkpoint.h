@@ -8,6 +8,7 @@
 #include "strata/checkpoint/async_checkpoint.h"
 #include "strata/checkpoint/checkpoint.h"
 #include "strata/checkpoint/checkpoint_convert.h"
+#include "strata/checkpoint/dcp_convert.h"
 #include "strata/checkpoint/export_hugging_face.h"
 #include "strata/checkpoint/hugging_face_import.h"
 #include "strata/checkpoint/inspect.h"

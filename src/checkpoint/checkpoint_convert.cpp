@@ -6,15 +6,10 @@
 #include <filesystem>
 
 #include "checkpoint/indexed_checkpoint.h"
-#include "checkpoint/parameter_index.h"
-#include "pipeline/held_layers.h"
-#include "runtime/shape_communicator.h"
+#include "checkpoint/layout_rank.h"
 #include "strata/checkpoint/checkpoint.h"
 #include "strata/config/config_file.h"
-#include "strata/config/model_spec.h"
-#include "strata/config/optimizer.h"
 #include "strata/config/validate_config.h"
-#include "strata/models/model_family.h"
 
 namespace strata::train {
 namespace {
@@ -74,20 +69,8 @@ struct Conversion {
 // the others copied from it.
 void convertRank(Conversion& c, int pp, int tp) {
   const ConvertOptions& o = c.options;
-  models::ModelSpec spec = modelSpecOf(c.config);
-  torch::nn::Sequential model =
-      models::modelFamily(spec.architecture)
-          .build(spec, std::make_shared<ShapeCommunicator>(tp, static_cast<int>(o.tp)), nullptr,
-                 nullptr, layersOfPipelineRank(c.config, static_cast<int>(spec.layers + 2), pp));
-  auto owned = stageParameters(model, c.config, pp);
-  std::vector<at::Tensor> tensors;
-  for (const auto& item : owned) tensors.push_back(item.second);
-  std::unique_ptr<torch::optim::AdamW> optimizer = makeAdamW(tensors, c.config.train);
-  RankState state{model.ptr().get(), optimizer.get(), {}, {}};
-  // As the trainer's rank holds them, so its shard saves what the trainer's would.
-  state.heldLayers = pipeline::releaseOtherLayers(model, tensors);
-  state.parameters = indexParameters(*model, owned, Coord{pp, 0, 0, tp}, static_cast<int>(o.tp));
-  state.tpRank = tp;
+  LayoutRank built = buildLayoutRank(c.config, pp, tp);
+  RankState& state = built.state;
   loadResharded(c.source.directory, c.source.info, state);
   const ShardRecord* first = nullptr;
   for (int dp = 0; dp < o.dp; ++dp) {

@@ -15,8 +15,7 @@
 
 namespace strata::train {
 
-TrainConfig oneProcessConfig(const IndexedCheckpoint& opened) {
-  TrainConfig config = opened.config;
+TrainConfig oneProcessLayout(TrainConfig config) {
   config.parallel.pp = config.parallel.dp = config.parallel.cp = 1;
   config.parallel.tp = config.parallel.ep = 1;
   config.parallel.schedule = "1f1b";  // a V schedule places two stages on a rank
@@ -24,6 +23,10 @@ TrainConfig oneProcessConfig(const IndexedCheckpoint& opened) {
   config.parallel.zero = 0;
   config.parallel.stageLayers.clear();
   return config;
+}
+
+TrainConfig oneProcessConfig(const IndexedCheckpoint& opened) {
+  return oneProcessLayout(opened.config);
 }
 
 namespace {

@@ -20,8 +20,10 @@
 
 namespace strata::train {
 
-// `opened.config` with the layout of one process: what the whole model is
-// built and described by.
+// `config` with the layout of one process: what the whole model is built and
+// described by.
+TrainConfig oneProcessLayout(TrainConfig config);
+// oneProcessLayout of the checkpoint's own config.
 TrainConfig oneProcessConfig(const IndexedCheckpoint& opened);
 
 // The whole model, in training mode, every parameter the checkpoint's.

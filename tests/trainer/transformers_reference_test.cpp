@@ -17,7 +17,6 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include <chrono>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -25,8 +24,8 @@
 #include <set>
 #include <sstream>
 
-#include "child_process.h"
 #include "independent_gpt2.h"
+#include "project_python.h"
 #include "strata/checkpoint/export_hugging_face.h"
 #include "strata/config/init_from_model.h"
 #include "strata/formats/safetensors.h"
@@ -43,34 +42,9 @@ using strata::testing::inRankProcess;
 
 constexpr double kTolerance = 1e-4;
 
-// The project's python, as scripts/python-env.sh prints it on its last line
-// (the fixture made the environment; here the script only checks it).
-std::string projectPython() {
-  static const std::string python = [] {
-    std::string output;
-    std::optional<ExitStatus> status = strata::testing::runToEnd(
-        {"bash", STRATA_PYTHON_ENV}, strata::testing::after(std::chrono::seconds(600)), &output);
-    if (!status || !status->success())
-      throw std::runtime_error(std::string(STRATA_PYTHON_ENV) + " failed:\n" + output);
-    std::istringstream lines(output);
-    std::string line, last;
-    while (std::getline(lines, line))
-      if (!line.empty()) last = line;
-    return last;
-  }();
-  return python;
-}
-
 // reference/transformers_reference.py with `args`; its output when it fails.
 void runReference(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {projectPython(), "-B", STRATA_TRANSFORMERS_REFERENCE};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::string output;
-  std::optional<ExitStatus> status =
-      strata::testing::runToEnd(argv, strata::testing::after(std::chrono::seconds(300)), &output);
-  ASSERT_TRUE(status.has_value()) << "still running after 300 s:\n" << output;
-  ASSERT_TRUE(status->success()) << "transformers_reference.py " << status->describe() << ":\n"
-                                 << output;
+  runPythonScript(STRATA_TRANSFORMERS_REFERENCE, args);
 }
 
 nlohmann::json readJson(const std::string& path) {
