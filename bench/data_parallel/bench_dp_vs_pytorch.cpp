@@ -4,7 +4,6 @@
 // variables). The two run alternately, twice each, in one run; each side's
 // best round counts. ratio = pytorch_step_s / strata_step_s (> 1: Strata is
 // faster).
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,7 +14,6 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "bench_env.h"
@@ -67,36 +65,6 @@ double timeStrata(char* self, const std::string& model, const std::string& resul
   return readSeconds(resultPath);
 }
 
-// Waits for every rank; kills them all when one fails or the deadline passes.
-void waitForRanks(const std::vector<pid_t>& pids, const std::string& what) {
-  auto deadline = std::chrono::steady_clock::now() + kRankTimeout;
-  std::vector<bool> done(pids.size(), false);
-  std::string failure;
-  for (size_t left = pids.size(); left > 0 && failure.empty();) {
-    for (size_t r = 0; r < pids.size(); ++r) {
-      if (done[r]) continue;
-      if (auto status = strata::pollExit(pids[r])) {
-        done[r] = true;
-        --left;
-        if (!status->success()) {
-          failure = what + " rank " + std::to_string(r) + " failed with " + status->describe();
-        }
-      }
-    }
-    if (failure.empty() && std::chrono::steady_clock::now() > deadline) {
-      failure = what + " ranks ran past " + std::to_string(kRankTimeout.count()) + " s";
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  if (failure.empty()) return;
-  for (size_t r = 0; r < pids.size(); ++r) {
-    if (done[r]) continue;
-    kill(pids[r], SIGKILL);
-    strata::waitExit(pids[r]);
-  }
-  throw std::runtime_error(failure);
-}
-
 double timePytorch(const MlpShape& shape, const std::string& resultPath) {
   int port = strata::bench::freeLoopbackPort();
   std::string widths;
@@ -127,7 +95,7 @@ double timePytorch(const MlpShape& shape, const std::string& resultPath) {
                    {"OMP_NUM_THREADS", "1"}};
     pids.push_back(strata::spawnProcess(spec));
   }
-  waitForRanks(pids, "PyTorch DDP");
+  strata::bench::waitForRanks(pids, "PyTorch DDP", kRankTimeout);
   return readSeconds(resultPath);
 }
 

@@ -45,31 +45,36 @@ bool spawnRanksIfParent(int worldSize, char** argv, const std::map<std::string, 
     for (const auto& [name, value] : site.env) spec.setEnv[name] = value;
     pids.push_back(spawnProcess(spec));
   }
+  waitForRanks(pids, "benchmark", timeout);
+  return true;
+}
+
+void waitForRanks(const std::vector<pid_t>& pids, const std::string& what,
+                  std::chrono::seconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string failure;
-  std::vector<bool> done(worldSize, false);
-  for (int left = worldSize; left > 0;) {
-    for (int rank = 0; rank < worldSize; ++rank) {
+  std::vector<bool> done(pids.size(), false);
+  for (size_t left = pids.size(); left > 0;) {
+    for (size_t rank = 0; rank < pids.size(); ++rank) {
       if (done[rank]) continue;
       if (auto status = pollExit(pids[rank])) {
         done[rank] = true;
         --left;
-        if (!status->success() && failure.empty()) {
-          failure = "benchmark rank " + std::to_string(rank) + " failed with " + status->describe();
-        }
+        if (!status->success() && failure.empty())
+          failure = what + " rank " + std::to_string(rank) + " failed with " + status->describe();
       }
     }
     bool late = std::chrono::steady_clock::now() > deadline;
-    if (late && failure.empty()) failure = "benchmark ranks ran past their time limit";
+    if (late && failure.empty())
+      failure = what + " ranks ran past " + std::to_string(timeout.count()) + " s";
     if (!failure.empty()) {
-      for (int rank = 0; rank < worldSize; ++rank) {
+      for (size_t rank = 0; rank < pids.size(); ++rank) {
         if (!done[rank]) kill(pids[rank], SIGKILL);
       }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (!failure.empty()) throw std::runtime_error(failure);
-  return true;
 }
 
 void emitJson(const nlohmann::ordered_json& result) { std::cout << dumpJson(result) << std::endl; }

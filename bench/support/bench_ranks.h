@@ -7,6 +7,8 @@
 // the extra variables in `env`.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <functional>
 #include <map>
@@ -32,6 +34,12 @@ using RankSites = std::function<RankSite(int rank)>;
 // spawnRanksIfParent with each rank placed by `sites`.
 bool spawnRanksIfParent(int worldSize, char** argv, const std::map<std::string, std::string>& env,
                         std::chrono::seconds timeout, const RankSites& sites);
+
+// Waits for every process of one job's ranks; when one fails or `timeout`
+// passes, kills the others and throws std::runtime_error naming `what`, the
+// rank and how it ended.
+void waitForRanks(const std::vector<pid_t>& pids, const std::string& what,
+                  std::chrono::seconds timeout);
 
 // Prints one result as a JSON line on stdout (the format `make bench`
 // collects), written by strata/util/json.h; pass doubles through jsonNumber.
