@@ -17,6 +17,7 @@
 //
 // bench_peers --smoke: a small model, one round of two steps; exits 1 when
 // any row's losses differ (the test of the benchmark and its peers).
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -132,16 +133,27 @@ struct RoundResult {
   std::vector<double> losses;  // every step's, from a rank that saw them
   std::string setting;         // what the PyTorch peer used
   std::string version;
+  double computeSeconds = 0;  // Strata's: the busiest rank's forward and backward a step
+  double bubble = 0;          // Strata's: the largest measured pipeline idle share
+};
+
+// Where a Strata rank's timed steps went: its forward and backward work
+// (the trace's compute events) and the rest, waits and the optimizer.
+struct StrataProfile {
+  double computeSeconds = 0;
+  double bubble = 0;  // the measured pipeline idle share, mean over the steps
 };
 
 void writeRankResult(const std::string& path, double seconds, int steps,
-                     const std::vector<double>& losses) {
+                     const std::vector<double>& losses, const StrataProfile& profile) {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   nlohmann::json json = {{"seconds", seconds},
                          {"steps", steps},
                          {"losses", losses},
-                         {"max_rss_bytes", static_cast<int64_t>(usage.ru_maxrss) * 1024}};
+                         {"max_rss_bytes", static_cast<int64_t>(usage.ru_maxrss) * 1024},
+                         {"compute_s", profile.computeSeconds / steps},
+                         {"bubble", profile.bubble / steps}};
   std::ofstream(path) << json.dump();
 }
 
@@ -159,6 +171,10 @@ RoundResult readRound(const std::string& dir, const std::string& side, int ranks
     if (round.losses.empty()) round.losses = json["losses"].get<std::vector<double>>();
     if (json.contains("setting")) round.setting = json["setting"].get<std::string>();
     if (json.contains("torch")) round.version = json["torch"].get<std::string>();
+    if (json.contains("compute_s")) {
+      round.computeSeconds = std::max(round.computeSeconds, json["compute_s"].get<double>());
+      round.bubble = std::max(round.bubble, json["bubble"].get<double>());
+    }
     fs::remove(path);
   }
   return round;
@@ -172,10 +188,16 @@ void runStrataRank(const Plan& plan, const PeerRow& row) {
   for (int i = 0; i < plan.warmup; ++i) losses.push_back(trainer.step().loss);
   world->comm().barrier();
   auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < plan.steps; ++i) losses.push_back(trainer.step().loss);
+  StrataProfile profile;
+  for (int i = 0; i < plan.steps; ++i) {
+    train::StepReport report = trainer.step();
+    losses.push_back(report.loss);
+    profile.computeSeconds += report.computeSeconds;
+    profile.bubble += report.bubble;
+  }
   std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
   writeRankResult(plan.dir + "/strata-rank-" + std::to_string(world->rank()) + ".json",
-                  seconds.count(), plan.steps, losses);
+                  seconds.count(), plan.steps, losses, profile);
   world->comm().barrier();
 }
 
@@ -186,10 +208,27 @@ RoundResult strataRound(char** argv, const Plan& plan, const PeerRow& row) {
   return readRound(plan.dir, "strata", row.ranks);
 }
 
+// A rank's stderr, kept in a file: its last error line says why it failed.
+struct RankLog {
+  std::string path;
+  int fd = -1;
+};
+
+std::string lastErrorLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line, found;
+  while (std::getline(in, line))
+    if (line.find("Error") != std::string::npos) found = line;
+  return found.empty() ? "(no error line in " + path + ")" : found;
+}
+
 RoundResult pytorchRound(const Plan& plan, const PeerRow& row) {
   int port = freeLoopbackPort();
   std::vector<pid_t> pids;
+  std::vector<RankLog> logs;
   for (int rank = 0; rank < row.ranks; ++rank) {
+    std::string log = plan.dir + "/pytorch-rank-" + std::to_string(rank) + ".log";
+    logs.push_back({log, ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644)});
     SpawnSpec spec;
     spec.argv = {peerPython(),
                  sourceDir() + "/scripts/peers/peer.py",
@@ -200,6 +239,7 @@ RoundResult pytorchRound(const Plan& plan, const PeerRow& row) {
                  plan.dir,
                  std::to_string(plan.warmup),
                  std::to_string(plan.steps)};
+    spec.stderrFd = logs.back().fd;
     spec.setEnv = {{"RANK", std::to_string(rank)},
                    {"WORLD_SIZE", std::to_string(row.ranks)},
                    {"LOCAL_RANK", std::to_string(rank)},
@@ -209,7 +249,13 @@ RoundResult pytorchRound(const Plan& plan, const PeerRow& row) {
                    {"OMP_NUM_THREADS", "1"}};
     pids.push_back(spawnProcess(spec));
   }
-  waitForRanks(pids, "PyTorch " + row.pytorchName, kRankTimeout);
+  try {
+    waitForRanks(pids, "PyTorch " + row.pytorchName, kRankTimeout);
+  } catch (const std::runtime_error& e) {
+    for (const RankLog& log : logs) ::close(log.fd);
+    throw std::runtime_error(std::string(e.what()) + ": " + lastErrorLine(logs[0].path));
+  }
+  for (const RankLog& log : logs) ::close(log.fd);
   return readRound(plan.dir, "pytorch", row.ranks);
 }
 
@@ -223,12 +269,35 @@ double largestLossDifference(const RoundResult& a, const RoundResult& b) {
   return largest;
 }
 
+// A row whose PyTorch side cannot run here: Strata's figures and why.
+void emitWithoutPeer(const PeerRow& row, const RoundResult& strata, const std::string& why) {
+  double tokens = static_cast<double>(row.config.train.globalBatch * row.config.train.seqLen);
+  emitJson(
+      {{"bench", "peers"},
+       {"form", row.name},
+       {"ranks", row.ranks},
+       {"pytorch", row.pytorchName},
+       {"pytorch_error", why},
+       {"strata_step_s", jsonNumber(strata.stepSeconds)},
+       {"strata_tokens_per_s", jsonNumber(tokens / strata.stepSeconds)},
+       {"strata_peak_rss_mib", jsonNumber(static_cast<double>(strata.peakRssBytes) / (1 << 20))},
+       {"strata_compute_s", jsonNumber(strata.computeSeconds)}});
+}
+
 // Runs the row's rounds and prints its line; returns whether the losses agreed.
 bool compare(char** argv, const Plan& plan, const PeerRow& row) {
   RoundResult strata, pytorch;
   double lossDifference = 0;
   for (int i = 0; i < plan.alternations; ++i) {
-    RoundResult s = strataRound(argv, plan, row), p = pytorchRound(plan, row);
+    RoundResult s = strataRound(argv, plan, row), p;
+    try {
+      p = pytorchRound(plan, row);
+    } catch (const std::runtime_error& e) {
+      if (!row.pytorchMayFail) throw;
+      std::cerr << "peers: " << row.name << ": PyTorch's side failed: " << e.what() << std::endl;
+      emitWithoutPeer(row, s, e.what());
+      return true;
+    }
     lossDifference = std::max(lossDifference, largestLossDifference(s, p));
     std::cerr << "peers: " << row.name << " round " << i + 1 << ": Strata " << s.stepSeconds
               << " s/step, PyTorch " << row.pytorchName << " " << p.stepSeconds << " s/step"

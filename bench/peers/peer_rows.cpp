@@ -51,6 +51,14 @@ PeerRow tensorParallel(const train::TrainConfig& base) {
   return row;
 }
 
+PeerRow contextParallel(const train::TrainConfig& base) {
+  PeerRow row{"cp", 2, "cp", "context_parallel", 1.2, base};
+  row.config.parallel.cp = 2;
+  row.config.train.microBatch = base.train.globalBatch;
+  row.pytorchMayFail = true;
+  return row;
+}
+
 PeerRow pipeline(const train::TrainConfig& base, int pp, const std::string& schedule,
                  const std::string& pytorchSchedule) {
   PeerRow row{
@@ -65,7 +73,8 @@ PeerRow pipeline(const train::TrainConfig& base, int pp, const std::string& sche
 }  // namespace
 
 std::vector<PeerRow> peerRows(const train::TrainConfig& base) {
-  std::vector<PeerRow> rows = {dataParallel(base, 0), dataParallel(base, 3), tensorParallel(base)};
+  std::vector<PeerRow> rows = {dataParallel(base, 0), dataParallel(base, 3), tensorParallel(base),
+                               contextParallel(base)};
   for (int pp : {2, 4}) {
     rows.push_back(pipeline(base, pp, "1f1b", "Schedule1F1B"));
     rows.push_back(pipeline(base, pp, "interleaved-1f1b", "ScheduleInterleaved1F1B"));

@@ -13,6 +13,9 @@ FORM is one of
                        colwise q, k, v, gate, up; rowwise o, down; sequence
                        parallel norms; a vocabulary-parallel head with
                        loss_parallel
+  cp                   context_parallel (torchtitan's way: the batch, targets
+                       and rotary tables cut along the sequence, FSDP2 over
+                       the cp ranks)
   pp-1f1b, pp-interleaved-1f1b, pp-zb-v, pp-dualpipe-v
                        torch.distributed.pipelining: Schedule1F1B,
                        ScheduleInterleaved1F1B, ScheduleZBVZeroBubble,
@@ -55,6 +58,34 @@ def data_parallel(form, c, weights, mesh):
         fully_shard(block, mesh=mesh)
     fully_shard(model, mesh=mesh)
     return model, "fully_shard per block and root, reshard_after_forward=True"
+
+
+def context_parallel_model(c, weights, mesh):
+    from torch.distributed.fsdp import fully_shard
+
+    model = Llama(c, c["seq_len"])
+    model.load_hugging_face(weights)
+    for block in model.layers.values():
+        fully_shard(block, mesh=mesh)
+    fully_shard(model, mesh=mesh)
+    return model, "context_parallel, FSDP2 over the cp ranks"
+
+
+def context_parallel_loss(model, mesh, ids, targets):
+    """The mean loss of this rank's share of every sequence, its gradients kept."""
+    from torch.distributed.tensor.experimental import context_parallel
+
+    ids, targets = ids.clone(), targets.clone()
+    tables = [b for name, b in model.named_buffers() if name.endswith(("cos", "sin"))]
+    with context_parallel(
+        mesh,
+        buffers=[ids, targets, *tables],
+        buffer_seq_dims=[1, 1] + [0] * len(tables),
+        no_restore_buffers={ids, targets},
+    ):
+        loss = next_token_loss(model(ids), targets)
+        loss.backward()
+    return loss
 
 
 def tensor_parallel(c, weights, mesh):
@@ -173,9 +204,12 @@ class Peer:
 
         self.form, self.c = form, c
         self.rank, self.ranks = dist.get_rank(), dist.get_world_size()
-        mesh = init_device_mesh("cpu", (self.ranks,))
+        self.mesh = mesh = init_device_mesh("cpu", (self.ranks,))
         self.holds_first = self.holds_last = True
-        if form in ("ddp", "fsdp2"):
+        if form == "cp":
+            model, self.setting = context_parallel_model(c, weights, mesh)
+            self.modules = [model]
+        elif form in ("ddp", "fsdp2"):
             model, self.setting = data_parallel(form, c, weights, mesh)
             self.modules = [model]
         elif form == "tp":
@@ -189,11 +223,14 @@ class Peer:
 
     def step(self, ids, targets):
         """One global batch; the mean loss where this rank sees it, else None."""
-        if self.form in ("ddp", "fsdp2"):
-            part = ids.shape[0] // self.ranks
-            mine = slice(self.rank * part, (self.rank + 1) * part)
-            loss = next_token_loss(self.modules[0](ids[mine]), targets[mine])
-            loss.backward()
+        if self.form in ("ddp", "fsdp2", "cp"):
+            if self.form == "cp":
+                loss = context_parallel_loss(self.modules[0], self.mesh, ids, targets)
+            else:
+                part = ids.shape[0] // self.ranks
+                mine = slice(self.rank * part, (self.rank + 1) * part)
+                loss = next_token_loss(self.modules[0](ids[mine]), targets[mine])
+                loss.backward()
             mean = loss.detach().clone()
             dist.all_reduce(mean, op=dist.ReduceOp.AVG)
             result = mean.item()
