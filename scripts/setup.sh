@@ -38,6 +38,8 @@ test_packages=(
   bible-kjv
   # The etcd rendezvous tests (EtcdStore.*, LaunchEtcd.*) start a real etcd server.
   etcd-server
+  # DeepSpeed, a peer of bench_peers, compiles its CPU communication op at first use.
+  python3-dev
 )
 case "${1:-}" in
   --build-only) ;;

@@ -17,6 +17,7 @@
 //
 // bench_peers --smoke: a small model, one round of two steps; exits 1 when
 // any row's losses differ (the test of the benchmark and its peers).
+// bench_peers ROW...: those rows only (dp, zero3, tp, deepspeed-zero2, ...).
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -324,6 +325,8 @@ bool compare(char** argv, const Plan& plan, const PeerRow& row) {
        {"pytorch_tokens_per_s", jsonNumber(tokens / pytorch.stepSeconds)},
        {"strata_peak_rss_mib", jsonNumber(static_cast<double>(strata.peakRssBytes) / (1 << 20))},
        {"pytorch_peak_rss_mib", jsonNumber(static_cast<double>(pytorch.peakRssBytes) / (1 << 20))},
+       {"strata_compute_s", jsonNumber(strata.computeSeconds)},
+       {"strata_bubble", jsonNumber(strata.bubble)},
        {"losses_equal", equal},
        {"loss_max_diff", jsonNumber(lossDifference)},
        {"strata_last_loss", jsonNumber(strata.losses.empty() ? 0 : strata.losses.back())},
@@ -337,6 +340,14 @@ const PeerRow& rowNamed(const std::vector<PeerRow>& rows, const std::string& nam
   throw std::runtime_error("no row '" + name + "'");
 }
 
+// The rows named on the command line (all when none is), in their order.
+std::vector<PeerRow> chosenRows(std::vector<PeerRow> rows, const std::vector<std::string>& names) {
+  if (names.empty()) return rows;
+  std::vector<PeerRow> chosen;
+  for (const std::string& name : names) chosen.push_back(rowNamed(rows, name));
+  return chosen;
+}
+
 }  // namespace
 }  // namespace strata::bench
 
@@ -345,12 +356,28 @@ int main(int argc, char** argv) {
   // Both sides, and PyTorch's ranks, with the kernels this CPU runs
   // (strata/util/openblas_core.h).
   strata::reexecWithBetterOpenBlasCore(argv);
-  bool smoke = argc > 1 && std::string(argv[1]) == "--smoke";
+  bool smoke = false;
+  std::vector<std::string> names;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--smoke")
+      smoke = true;
+    else
+      names.push_back(arg);
+  }
   Plan plan = planOf(smoke);
   std::vector<PeerRow> rows = peerRows(peerBaseConfig(smoke));
   if (const char* row = std::getenv("STRATA_PEERS_ROW")) {
     runStrataRank(plan, rowNamed(rows, row));
     return 0;
+  }
+  try {
+    rows = chosenRows(rows, names);
+  } catch (const std::runtime_error& e) {
+    std::cerr << "bench_peers: " << e.what() << "; rows:";
+    for (const PeerRow& row : peerRows(peerBaseConfig(smoke))) std::cerr << " " << row.name;
+    std::cerr << std::endl;
+    return 2;
   }
   fs::create_directories(plan.dir);
   strata::train::TrainConfig base = peerBaseConfig(smoke);

@@ -43,6 +43,19 @@ PeerRow dataParallel(const train::TrainConfig& base, int zero) {
   return row;
 }
 
+// DeepSpeed's ZeRO (stage 2 or 3) around the same AdamW; the deepspeed
+// package may be missing or its CPU accelerator fail to start: the row then
+// says why.
+PeerRow deepSpeed(const train::TrainConfig& base, int zero) {
+  PeerRow row = dataParallel(base, zero);
+  row.name = "deepspeed-zero" + std::to_string(zero);
+  row.pytorchForm = row.name;
+  row.pytorchName = "DeepSpeed ZeRO-" + std::to_string(zero);
+  row.goal = 1.5;
+  row.pytorchMayFail = true;
+  return row;
+}
+
 PeerRow tensorParallel(const train::TrainConfig& base) {
   PeerRow row{"tp", 2, "tp", "DTensor parallelize_module", 1.2, base};
   row.config.parallel.tp = 2;
@@ -74,7 +87,7 @@ PeerRow pipeline(const train::TrainConfig& base, int pp, const std::string& sche
 
 std::vector<PeerRow> peerRows(const train::TrainConfig& base) {
   std::vector<PeerRow> rows = {dataParallel(base, 0), dataParallel(base, 3), tensorParallel(base),
-                               contextParallel(base)};
+                               deepSpeed(base, 2),    deepSpeed(base, 3),    contextParallel(base)};
   for (int pp : {2, 4}) {
     rows.push_back(pipeline(base, pp, "1f1b", "Schedule1F1B"));
     rows.push_back(pipeline(base, pp, "interleaved-1f1b", "ScheduleInterleaved1F1B"));

@@ -28,7 +28,8 @@ struct PeerRow {
 train::TrainConfig peerBaseConfig(bool smoke);
 
 // Every row, in the order they run: data parallel, ZeRO-3, tensor parallel,
-// context parallel, then each pipeline schedule at pp 2 and at pp 4.
+// DeepSpeed's ZeRO-2 and ZeRO-3, context parallel, then each pipeline
+// schedule at pp 2 and at pp 4.
 std::vector<PeerRow> peerRows(const train::TrainConfig& base);
 
 }  // namespace strata::bench

@@ -13,6 +13,10 @@ FORM is one of
                        colwise q, k, v, gate, up; rowwise o, down; sequence
                        parallel norms; a vocabulary-parallel head with
                        loss_parallel
+  deepspeed-zero2, deepspeed-zero3
+                       DeepSpeed's engine (PyPI's deepspeed, its CPU
+                       accelerator, Gloo) with ZeRO stage 2 or 3 around
+                       PyTorch's AdamW
   cp                   context_parallel (torchtitan's way: the batch, targets
                        and rotary tables cut along the sequence, FSDP2 over
                        the cp ranks)
@@ -58,6 +62,25 @@ def data_parallel(form, c, weights, mesh):
         fully_shard(block, mesh=mesh)
     fully_shard(model, mesh=mesh)
     return model, "fully_shard per block and root, reshard_after_forward=True"
+
+
+def deepspeed_engine(form, c, weights, ranks):
+    import deepspeed
+
+    model = Llama(c, c["seq_len"])
+    model.load_hugging_face(weights)
+    stage = int(form[-1])
+    config = {
+        "train_micro_batch_size_per_gpu": c["global_batch"] // ranks,
+        "gradient_accumulation_steps": 1,
+        "zero_optimization": {"stage": stage},
+        "zero_allow_untested_optimizer": True,  # PyTorch's AdamW, the same as every other row's
+        "fp16": {"enabled": False},
+        "bf16": {"enabled": False},
+        "steps_per_print": 1000000,
+    }
+    engine, _, _, _ = deepspeed.initialize(model=model, optimizer=adamw(model, c), config=config)
+    return engine, f"deepspeed {deepspeed.__version__}, ZeRO stage {stage}, its defaults"
 
 
 def context_parallel_model(c, weights, mesh):
@@ -206,7 +229,10 @@ class Peer:
         self.rank, self.ranks = dist.get_rank(), dist.get_world_size()
         self.mesh = mesh = init_device_mesh("cpu", (self.ranks,))
         self.holds_first = self.holds_last = True
-        if form == "cp":
+        if form.startswith("deepspeed"):
+            self.engine, self.setting = deepspeed_engine(form, c, weights, self.ranks)
+            self.modules = []
+        elif form == "cp":
             model, self.setting = context_parallel_model(c, weights, mesh)
             self.modules = [model]
         elif form in ("ddp", "fsdp2"):
@@ -223,6 +249,15 @@ class Peer:
 
     def step(self, ids, targets):
         """One global batch; the mean loss where this rank sees it, else None."""
+        if self.form.startswith("deepspeed"):
+            part = ids.shape[0] // self.ranks
+            mine = slice(self.rank * part, (self.rank + 1) * part)
+            loss = next_token_loss(self.engine(ids[mine]), targets[mine])
+            self.engine.backward(loss)
+            self.engine.step()  # steps DeepSpeed's optimizer and zeroes its gradients
+            mean = loss.detach().clone()
+            dist.all_reduce(mean, op=dist.ReduceOp.AVG)
+            return mean.item()
         if self.form in ("ddp", "fsdp2", "cp"):
             if self.form == "cp":
                 loss = context_parallel_loss(self.modules[0], self.mesh, ids, targets)
@@ -256,7 +291,13 @@ class Peer:
 
 def main(form, config, weights_path, batches_path, out_dir, warmup, steps):
     torch.set_num_threads(1)
-    dist.init_process_group("gloo")
+    if form.startswith("deepspeed"):
+        os.environ.setdefault("DS_ACCELERATOR", "cpu")
+        import deepspeed
+
+        deepspeed.init_distributed(dist_backend="gloo")
+    else:
+        dist.init_process_group("gloo")
     c = json.load(open(config))
     batches = torch.load(batches_path, weights_only=False)  # LibTorch's: a typed dict
     peer = Peer(form, c, load_file(weights_path))
