@@ -240,7 +240,7 @@ RoundResult pytorchRound(const Plan& plan, const PeerRow& row) {
                  plan.dir,
                  std::to_string(plan.warmup),
                  std::to_string(plan.steps)};
-    spec.stderrFd = logs.back().fd;
+    spec.stdoutFd = spec.stderrFd = logs.back().fd;
     spec.setEnv = {{"RANK", std::to_string(rank)},
                    {"WORLD_SIZE", std::to_string(row.ranks)},
                    {"LOCAL_RANK", std::to_string(rank)},
