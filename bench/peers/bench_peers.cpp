@@ -70,6 +70,9 @@ Plan planOf(bool smoke) {
   return plan;
 }
 
+// The folder of one row's inputs and rank results.
+std::string rowDir(const Plan& plan, const PeerRow& row) { return plan.dir + "/" + row.name; }
+
 // --- inputs both sides read ------------------------------------------------
 
 void writeConfigJson(const train::TrainConfig& c, const std::string& path) {
@@ -124,6 +127,17 @@ void writeBatches(const train::TrainConfig& c, int steps, const std::string& pat
   std::vector<char> bytes = torch::pickle_save(c10::IValue(batches));
   std::ofstream(path, std::ios::binary)
       .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// The row's model, weights and batches, in its folder.
+void writeInputs(const Plan& plan, const PeerRow& row) {
+  std::string dir = rowDir(plan, row);
+  fs::create_directories(dir);
+  writeConfigJson(row.config, dir + "/config.json");
+  writeInitialWeights(row.config, dir + "/weights.safetensors");
+  train::TrainConfig oneReplica = row.config;
+  oneReplica.parallel = train::ParallelConfig{};
+  writeBatches(oneReplica, plan.warmup + plan.steps, dir + "/batches.pt");
 }
 
 // --- one side's round --------------------------------------------------------
@@ -197,7 +211,7 @@ void runStrataRank(const Plan& plan, const PeerRow& row) {
     profile.bubble += report.bubble;
   }
   std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
-  writeRankResult(plan.dir + "/strata-rank-" + std::to_string(world->rank()) + ".json",
+  writeRankResult(rowDir(plan, row) + "/strata-rank-" + std::to_string(world->rank()) + ".json",
                   seconds.count(), plan.steps, losses, profile);
   world->comm().barrier();
 }
@@ -206,7 +220,7 @@ RoundResult strataRound(char** argv, const Plan& plan, const PeerRow& row) {
   spawnRanksIfParent(row.ranks, argv,
                      {{"STRATA_PEERS_ROW", row.name}, {"STRATA_PEERS_DIR", plan.dir}},
                      kRankTimeout);
-  return readRound(plan.dir, "strata", row.ranks);
+  return readRound(rowDir(plan, row), "strata", row.ranks);
 }
 
 // A rank's stderr, kept in a file: its last error line says why it failed.
@@ -228,16 +242,16 @@ RoundResult pytorchRound(const Plan& plan, const PeerRow& row) {
   std::vector<pid_t> pids;
   std::vector<RankLog> logs;
   for (int rank = 0; rank < row.ranks; ++rank) {
-    std::string log = plan.dir + "/pytorch-rank-" + std::to_string(rank) + ".log";
+    std::string log = rowDir(plan, row) + "/pytorch-rank-" + std::to_string(rank) + ".log";
     logs.push_back({log, ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644)});
     SpawnSpec spec;
     spec.argv = {peerPython(),
                  sourceDir() + "/scripts/peers/peer.py",
                  row.pytorchForm,
-                 plan.dir + "/config.json",
-                 plan.dir + "/weights.safetensors",
-                 plan.dir + "/batches.pt",
-                 plan.dir,
+                 rowDir(plan, row) + "/config.json",
+                 rowDir(plan, row) + "/weights.safetensors",
+                 rowDir(plan, row) + "/batches.pt",
+                 rowDir(plan, row),
                  std::to_string(plan.warmup),
                  std::to_string(plan.steps)};
     spec.stdoutFd = spec.stderrFd = logs.back().fd;
@@ -257,7 +271,7 @@ RoundResult pytorchRound(const Plan& plan, const PeerRow& row) {
     throw std::runtime_error(std::string(e.what()) + ": " + lastErrorLine(logs[0].path));
   }
   for (const RankLog& log : logs) ::close(log.fd);
-  return readRound(plan.dir, "pytorch", row.ranks);
+  return readRound(rowDir(plan, row), "pytorch", row.ranks);
 }
 
 // --- the comparison ----------------------------------------------------------
@@ -366,7 +380,7 @@ int main(int argc, char** argv) {
       names.push_back(arg);
   }
   Plan plan = planOf(smoke);
-  std::vector<PeerRow> rows = peerRows(peerBaseConfig(smoke));
+  std::vector<PeerRow> rows = peerRows(peerBaseConfig(smoke), smoke);
   if (const char* row = std::getenv("STRATA_PEERS_ROW")) {
     runStrataRank(plan, rowNamed(rows, row));
     return 0;
@@ -375,17 +389,15 @@ int main(int argc, char** argv) {
     rows = chosenRows(rows, names);
   } catch (const std::runtime_error& e) {
     std::cerr << "bench_peers: " << e.what() << "; rows:";
-    for (const PeerRow& row : peerRows(peerBaseConfig(smoke))) std::cerr << " " << row.name;
+    for (const PeerRow& row : peerRows(peerBaseConfig(smoke), smoke)) std::cerr << " " << row.name;
     std::cerr << std::endl;
     return 2;
   }
-  fs::create_directories(plan.dir);
-  strata::train::TrainConfig base = peerBaseConfig(smoke);
-  writeConfigJson(base, plan.dir + "/config.json");
-  writeInitialWeights(base, plan.dir + "/weights.safetensors");
-  writeBatches(base, plan.warmup + plan.steps, plan.dir + "/batches.pt");
   bool allEqual = true;
-  for (const PeerRow& row : rows) allEqual = compare(argv, plan, row) && allEqual;
+  for (const PeerRow& row : rows) {
+    writeInputs(plan, row);
+    allEqual = compare(argv, plan, row) && allEqual;
+  }
   fs::remove_all(plan.dir);
   return smoke && !allEqual ? 1 : 0;
 }

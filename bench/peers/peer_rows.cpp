@@ -43,6 +43,20 @@ PeerRow dataParallel(const train::TrainConfig& base, int zero) {
   return row;
 }
 
+// Data parallel on a model of about `millions` parameters (2 or 17, the
+// sizes bench_dp_vs_pytorch's MLPs have): the base Llama narrowed or widened.
+PeerRow dataParallelOfSize(const train::TrainConfig& base, int millions) {
+  train::TrainConfig sized = base;
+  bool small = millions == 2;
+  sized.model.hidden = small ? 128 : 384;
+  sized.model.heads = small ? 4 : 6;
+  sized.model.kvHeads = 2;
+  sized.model.ffn = small ? 384 : 1280;
+  PeerRow row = dataParallel(sized, 0);
+  row.name = "dp-" + std::to_string(millions) + "m";
+  return row;
+}
+
 // DeepSpeed's ZeRO (stage 2 or 3) around the same AdamW; the deepspeed
 // package may be missing or its CPU accelerator fail to start: the row then
 // says why.
@@ -85,9 +99,14 @@ PeerRow pipeline(const train::TrainConfig& base, int pp, const std::string& sche
 
 }  // namespace
 
-std::vector<PeerRow> peerRows(const train::TrainConfig& base) {
-  std::vector<PeerRow> rows = {dataParallel(base, 0), dataParallel(base, 3), tensorParallel(base),
-                               deepSpeed(base, 2),    deepSpeed(base, 3),    contextParallel(base)};
+std::vector<PeerRow> peerRows(const train::TrainConfig& base, bool smoke) {
+  std::vector<PeerRow> rows;
+  if (!smoke) rows.push_back(dataParallelOfSize(base, 2));
+  rows.push_back(dataParallel(base, 0));
+  if (!smoke) rows.push_back(dataParallelOfSize(base, 17));
+  for (PeerRow row : {dataParallel(base, 3), tensorParallel(base), deepSpeed(base, 2),
+                      deepSpeed(base, 3), contextParallel(base)})
+    rows.push_back(std::move(row));
   for (int pp : {2, 4}) {
     rows.push_back(pipeline(base, pp, "1f1b", "Schedule1F1B"));
     rows.push_back(pipeline(base, pp, "interleaved-1f1b", "ScheduleInterleaved1F1B"));

@@ -27,9 +27,10 @@ struct PeerRow {
 // clipping, global batch 16 of 128 tokens (32 with `smoke`).
 train::TrainConfig peerBaseConfig(bool smoke);
 
-// Every row, in the order they run: data parallel, ZeRO-3, tensor parallel,
+// Every row, in the order they run: data parallel (the base model, and
+// others of 2M and 17M parameters, but for `smoke`), ZeRO-3, tensor parallel,
 // DeepSpeed's ZeRO-2 and ZeRO-3, context parallel, then each pipeline
 // schedule at pp 2 and at pp 4.
-std::vector<PeerRow> peerRows(const train::TrainConfig& base);
+std::vector<PeerRow> peerRows(const train::TrainConfig& base, bool smoke);
 
 }  // namespace strata::bench
