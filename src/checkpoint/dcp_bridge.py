@@ -13,7 +13,8 @@ python dcp_bridge.py read DCP_DIR FLAT_PT
       train_state/step                 int64, when the checkpoint has one
       param_groups/<i>/<key>           float64, each numeric setting
     Model weights are those under "model", or at the top level when the
-    checkpoint keeps them there (torchtitan's flattened form).
+    checkpoint keeps them there; the optimizer's state nested by parameter
+    or flattened ("state.<name>.exp_avg"): both torchtitan's forms.
 
 python dcp_bridge.py write FLAT_PT DCP_DIR
     The other way: FLAT_PT as above, plus group/<name> (int64, the
@@ -91,6 +92,22 @@ def check_metadata(directory):
         )
 
 
+def adamw_moments(optimizer):
+    """{parameter name: {"exp_avg", "exp_avg_sq", "step"}} of an optimizer state
+    dict as get_optimizer_state_dict gives it: nested ({"state": {name: {...}}})
+    or flattened ({"state.<name>.exp_avg": ...}, torchtitan's)."""
+    moments = {name: dict(fields) for name, fields in optimizer.get("state", {}).items()}
+    for key, value in optimizer.items():
+        if key.startswith("state."):
+            name, _, field = key[len("state.") :].rpartition(".")
+            moments.setdefault(name, {})[field] = value
+    unread = [k for k in optimizer if k not in ("state", "param_groups") and not
+              k.startswith(("state.", "param_groups."))]
+    if unread:
+        raise BridgeError(f"optimizer entries of a form this bridge does not read: {unread[:5]}")
+    return moments
+
+
 def read_dcp(directory, flat_path):
     import torch
     from torch.distributed.checkpoint import FileSystemReader
@@ -114,7 +131,7 @@ def read_dcp(directory, flat_path):
             raise BridgeError(f"model entry '{name}' is a {type(tensor).__name__}, not a tensor")
         flat["model/" + name] = tensor.contiguous()
     optimizer = state.get("optimizer", {})
-    for name, moments in optimizer.get("state", {}).items():
+    for name, moments in adamw_moments(optimizer).items():
         for key in ("exp_avg", "exp_avg_sq", "step"):
             if key not in moments:
                 raise BridgeError(f"optimizer state of '{name}' has no '{key}' (not AdamW?)")

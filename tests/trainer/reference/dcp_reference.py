@@ -31,6 +31,14 @@ python dcp_reference.py load-and-step CONFIG DCP_DIR BATCHES STEP OUT_DIR
     optimizer step on batch STEP) and OUT_DIR/step.json (the loaded
     train_state step and that step's loss).
 
+python dcp_reference.py flatten DCP_DIR OUT_DIR
+    The checkpoint again in torchtitan's flattened form: the model's weights
+    at the top level, the optimizer's state flattened ("state.<name>.exp_avg",
+    get_optimizer_state_dict's flatten_optimizer_state_dict).
+
+python dcp_reference.py same DCP_A DCP_B
+    Exits 1 naming the first entry whose tensors differ, or that one lacks.
+
 python dcp_reference.py add-field DCP_DIR FIELD
     Adds FIELD to the checkpoint's Metadata, as a newer PyTorch with a field
     this one lacks would write it.
@@ -247,6 +255,55 @@ def load_and_step(config_path, dcp_dir, batches_path, step, out_dir):
     json.dump(report, open(os.path.join(out_dir, "step.json"), "w"))
 
 
+def load_whole(dcp_dir):
+    from torch.distributed.checkpoint.default_planner import _EmptyStateDictLoadPlanner
+    from torch.distributed.checkpoint.state_dict_loader import _load_state_dict
+
+    state = {}
+    _load_state_dict(
+        state,
+        storage_reader=dcp.FileSystemReader(dcp_dir),
+        planner=_EmptyStateDictLoadPlanner(),
+        no_dist=True,
+    )
+    return state
+
+
+def flatten(dcp_dir, out_dir):
+    state = load_whole(dcp_dir)
+    flat = dict(state.pop("model"))
+    optimizer = {}
+    for name, fields in state["optimizer"]["state"].items():
+        for field, value in fields.items():
+            optimizer[f"state.{name}.{field}"] = value
+    for group in state["optimizer"]["param_groups"]:
+        for name in group["params"]:
+            for key, value in group.items():
+                if key != "params":
+                    optimizer[f"param_groups.{name}.{key}"] = value
+    flat["optimizer"] = optimizer
+    flat["train_state"] = state["train_state"]
+    dcp.save(flat, storage_writer=dcp.FileSystemWriter(out_dir), no_dist=True)
+
+
+def tensors_of(state, prefix=""):
+    found = {}
+    for key, value in state.items():
+        if isinstance(value, dict):
+            found.update(tensors_of(value, f"{prefix}{key}."))
+        elif isinstance(value, torch.Tensor):
+            found[prefix + key] = value
+    return found
+
+
+def same(dcp_a, dcp_b):
+    a, b = tensors_of(load_whole(dcp_a)), tensors_of(load_whole(dcp_b))
+    for key in sorted(set(a) | set(b)):
+        if key not in a or key not in b or not torch.equal(a[key], b[key]):
+            sys.exit(f"'{key}' differs between {dcp_a} and {dcp_b}")
+    print(f"{len(a)} tensors equal")
+
+
 def add_field(dcp_dir, field):
     path = os.path.join(dcp_dir, ".metadata")
     with open(path, "rb") as f:
@@ -257,5 +314,11 @@ def add_field(dcp_dir, field):
 
 
 if __name__ == "__main__":
-    commands = {"fsdp-train": fsdp_train, "load-and-step": load_and_step, "add-field": add_field}
+    commands = {
+        "fsdp-train": fsdp_train,
+        "load-and-step": load_and_step,
+        "flatten": flatten,
+        "same": same,
+        "add-field": add_field,
+    }
     commands[sys.argv[1]](*sys.argv[2:])
