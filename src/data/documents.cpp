@@ -49,31 +49,40 @@ std::string readWhole(const std::string& path) {
   return bytes.str();
 }
 
-std::vector<std::string> jsonLines(const std::string& path, const std::string& content) {
-  std::vector<std::string> documents;
+std::vector<JsonLine> splitLines(const std::string& content) {
+  std::vector<JsonLine> lines;
   size_t start = 0;
   for (int64_t line = 1; start < content.size(); ++line) {
     size_t end = content.find('\n', start);
     if (end == std::string::npos) end = content.size();
     std::string_view text(content.data() + start, end - start);
-    auto where = [&] {
-      return path + ":" + std::to_string(line) + " (byte offset " + std::to_string(start) + ")";
-    };
-    if (text.find_first_not_of(" \t\r") != std::string_view::npos) {
-      nlohmann::json object;
-      try {
-        object = nlohmann::json::parse(text);
-      } catch (const nlohmann::json::exception& e) {
-        throw ConfigError(where() + ": not a JSON line: " + e.what());
-      }
-      auto field = object.is_object() ? object.find("text") : object.end();
-      if (!object.is_object() || field == object.end() || !field->is_string())
-        throw ConfigError(where() + ": expected an object with a \"text\" string");
-      documents.push_back(field->get<std::string>());
-    }
+    if (text.find_first_not_of(" \t\r") != std::string_view::npos)
+      lines.push_back({std::string(text), line, static_cast<int64_t>(start)});
     start = end + 1;
   }
-  return documents;
+  return lines;
+}
+
+std::string readChecked(const std::string& path, size_t* bytes) {
+  std::string content = readWhole(path);
+  if (bytes != nullptr) *bytes = content.size();
+  if (content.empty()) throw ConfigError(path + ": empty file");
+  if (int64_t bad = firstInvalidUtf8(content); bad >= 0)
+    throw ConfigError(path + " at byte offset " + std::to_string(bad) + ": not UTF-8");
+  return content;
+}
+
+std::string documentText(const std::string& path, const JsonLine& line) {
+  nlohmann::json object;
+  try {
+    object = nlohmann::json::parse(line.text);
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(line.where(path) + ": not a JSON line: " + e.what());
+  }
+  auto field = object.is_object() ? object.find("text") : object.end();
+  if (!object.is_object() || field == object.end() || !field->is_string())
+    throw ConfigError(line.where(path) + ": expected an object with a \"text\" string");
+  return field->get<std::string>();
 }
 
 }  // namespace
@@ -95,14 +104,23 @@ std::vector<std::string> listInputFiles(const std::vector<std::string>& inputs) 
   return files;
 }
 
+std::string JsonLine::where(const std::string& path) const {
+  return path + ":" + std::to_string(line) + " (byte offset " + std::to_string(offset) + ")";
+}
+
+std::vector<JsonLine> readJsonLines(const std::string& path, const std::string& what, size_t* bytes) {
+  if (!isJsonLines(path))
+    throw ConfigError(path + ": expected a JSON-lines file (*.jsonl or *.ndjson) of " + what);
+  std::vector<JsonLine> lines = splitLines(readChecked(path, bytes));
+  if (lines.empty()) throw ConfigError(path + ": no JSON lines (only blank lines)");
+  return lines;
+}
+
 std::vector<std::string> readDocuments(const std::string& path, size_t* bytes) {
-  std::string content = readWhole(path);
-  if (bytes != nullptr) *bytes = content.size();
-  if (content.empty()) throw ConfigError(path + ": empty file");
-  if (int64_t bad = firstInvalidUtf8(content); bad >= 0)
-    throw ConfigError(path + " at byte offset " + std::to_string(bad) + ": not UTF-8");
+  std::string content = readChecked(path, bytes);
   if (!isJsonLines(path)) return {std::move(content)};
-  std::vector<std::string> documents = jsonLines(path, content);
+  std::vector<std::string> documents;
+  for (const JsonLine& line : splitLines(content)) documents.push_back(documentText(path, line));
   if (documents.empty()) throw ConfigError(path + ": no JSON lines (only blank lines)");
   return documents;
 }

@@ -16,12 +16,28 @@
 // and the byte offset of the line's start).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace strata::train {
 
 std::vector<std::string> listInputFiles(const std::vector<std::string>& inputs);
+
+// One non-blank line of a JSON-lines file, not yet parsed.
+struct JsonLine {
+  std::string text;
+  int64_t line = 0;    // 1-based
+  int64_t offset = 0;  // of the line's first byte
+  // "PATH:LINE (byte offset N)", for errors.
+  std::string where(const std::string& path) const;
+};
+
+// The non-blank lines of a *.jsonl / *.ndjson file. Throws ConfigError
+// naming the file for one that cannot be read, is empty, is not UTF-8, has
+// another extension (`what` says what the lines should hold), or has only
+// blank lines.
+std::vector<JsonLine> readJsonLines(const std::string& path, const std::string& what, size_t* bytes = nullptr);
 
 // `bytes` receives the file's size.
 std::vector<std::string> readDocuments(const std::string& path, size_t* bytes = nullptr);

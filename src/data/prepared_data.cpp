@@ -1,6 +1,7 @@
 #include "strata/data/prepared_data.h"
 
 #include <cstring>
+#include <filesystem>
 
 #include "formats/mapped_file.h"
 #include "runtime/sha256.h"
@@ -54,6 +55,40 @@ PreparedData::PreparedData(const std::string& prefix) : prefix_(prefix) {
                       (tokenFile_->size() < expected ? " (truncated at byte offset " +
                                                            std::to_string(tokenFile_->size()) + ")"
                                                      : " (extra bytes after the last token)"));
+  openLossMask();
+}
+
+void PreparedData::openLossMask() {
+  const std::string path = lossMaskPath();
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) return;
+  lossMask_ = std::make_unique<formats::MappedFile>(path);
+  const unsigned char* bytes = lossMask_->data();
+  const uint64_t size = lossMask_->size();
+  if (size < kLossMaskHeaderBytes || std::memcmp(bytes, kLossMaskMagic, 8) != 0)
+    throw ConfigError(at(path, 0) + ": not a Strata loss mask (no magic \"STRLMASK\")");
+  if (auto version = load<uint32_t>(bytes + 8); version != kLossMaskVersion)
+    throw ConfigError(at(path, 8) + ": loss mask version " + std::to_string(version) +
+                      ", this Strata reads version " + std::to_string(kLossMaskVersion));
+  const uint64_t tokens = load<uint64_t>(bytes + 16);
+  if (tokens != static_cast<uint64_t>(tokens_))
+    throw ConfigError(at(path, 16) + ": a mask of " + std::to_string(tokens) + " tokens, but " + indexPath() +
+                      " lists " + std::to_string(tokens_) + " (from another preparation?)");
+  if (size != kLossMaskHeaderBytes + tokens)
+    throw ConfigError(path + ": " + std::to_string(size) + " bytes, expected " +
+                      std::to_string(kLossMaskHeaderBytes + tokens) + " (truncated or corrupt)");
+}
+
+void PreparedData::readLossMask(int64_t begin, int64_t count, uint8_t* out) const {
+  if (!lossMask_) throw ConfigError(prefix_ + ": no loss mask (" + lossMaskPath() + " is not there)");
+  checkTokenRange(lossMaskPath(), begin, count, tokens_);
+  const unsigned char* first = lossMask_->data() + kLossMaskHeaderBytes + begin;
+  for (int64_t i = 0; i < count; ++i) {
+    if (first[i] > 1)
+      throw ConfigError(at(lossMaskPath(), kLossMaskHeaderBytes + static_cast<uint64_t>(begin + i)) + ": " +
+                        std::to_string(first[i]) + " is not 0 or 1 (a corrupt loss mask)");
+    out[i] = first[i];
+  }
 }
 
 PreparedData::~PreparedData() = default;

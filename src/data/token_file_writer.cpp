@@ -48,8 +48,8 @@ std::vector<unsigned char> packTokens(const std::vector<int64_t>& ids, int width
   return width == 2 ? pack<uint16_t>(ids, vocabSize) : pack<uint32_t>(ids, vocabSize);
 }
 
-TokenFileWriter::TokenFileWriter(std::string prefix, int width, int64_t vocabSize)
-    : prefix_(std::move(prefix)), width_(width), vocabSize_(vocabSize) {
+TokenFileWriter::TokenFileWriter(std::string prefix, int width, int64_t vocabSize, bool lossMask)
+    : prefix_(std::move(prefix)), width_(width), vocabSize_(vocabSize), lossMask_(lossMask) {
   if (width_ != 2 && width_ != 4)
     throw ConfigError("token width must be 2 or 4 bytes, got " + std::to_string(width_));
   if (vocabSize_ > (int64_t{1} << (8 * width_)))
@@ -62,6 +62,22 @@ TokenFileWriter::TokenFileWriter(std::string prefix, int width, int64_t vocabSiz
   if (error) throw ConfigError(folder.string() + ": cannot create: " + error.message());
   bin_.open(prefix_ + ".bin.partial", std::ios::binary | std::ios::trunc);
   checkWritten(bin_, prefix_ + ".bin.partial");
+  if (lossMask_) {
+    mask_.open(prefix_ + ".mask.partial", std::ios::binary | std::ios::trunc);
+    std::vector<unsigned char> header(kLossMaskMagic, kLossMaskMagic + 8);
+    put<uint32_t>(header, kLossMaskVersion);
+    put<uint32_t>(header, 0);
+    put<uint64_t>(header, 0);  // the token count, written by finish()
+    mask_.write(reinterpret_cast<const char*>(header.data()), static_cast<std::streamsize>(header.size()));
+    checkWritten(mask_, prefix_ + ".mask.partial");
+  }
+}
+
+void TokenFileWriter::appendLossMask(const std::vector<uint8_t>& mask) {
+  if (!lossMask_) throw ConfigError(prefix_ + ": this writer writes no loss mask");
+  mask_.write(reinterpret_cast<const char*>(mask.data()), static_cast<std::streamsize>(mask.size()));
+  checkWritten(mask_, prefix_ + ".mask.partial");
+  maskTokens_ += mask.size();
 }
 
 void TokenFileWriter::append(const std::vector<int64_t>& document) {
@@ -107,7 +123,24 @@ void TokenFileWriter::finish() {
             static_cast<std::streamsize>(starts.size()));
   idx.close();
   checkWritten(idx, partial);
+  if (mask_.is_open()) {
+    if (maskTokens_ != starts_.back())
+      throw ConfigError(prefix_ + ".mask: " + std::to_string(maskTokens_) + " mask bytes for " +
+                        std::to_string(starts_.back()) + " tokens");
+    std::vector<unsigned char> count;
+    put<uint64_t>(count, maskTokens_);
+    mask_.seekp(16);
+    mask_.write(reinterpret_cast<const char*>(count.data()), static_cast<std::streamsize>(count.size()));
+    mask_.close();
+    checkWritten(mask_, prefix_ + ".mask.partial");
+  }
   rename(prefix_ + ".bin.partial", prefix_ + ".bin");
+  if (lossMask_) {
+    rename(prefix_ + ".mask.partial", prefix_ + ".mask");
+  } else {
+    std::error_code ignored;  // a mask left by an earlier preparation would not match
+    std::filesystem::remove(prefix_ + ".mask", ignored);
+  }
   rename(partial, prefix_ + ".idx");
 }
 

@@ -20,11 +20,15 @@ std::vector<unsigned char> packTokens(const std::vector<int64_t>& ids, int width
 
 class TokenFileWriter {
  public:
-  TokenFileWriter(std::string prefix, int width, int64_t vocabSize);
+  // With `lossMask`, also PREFIX.mask (prepared_data.h): each document
+  // then comes with its mask.
+  TokenFileWriter(std::string prefix, int width, int64_t vocabSize, bool lossMask = false);
 
   void append(const std::vector<int64_t>& document);
   // A document packed by packTokens() with this writer's width.
   void appendPacked(const unsigned char* bytes, size_t size);
+  // The loss mask of the document appended last, one byte a token.
+  void appendLossMask(const std::vector<uint8_t>& mask);
   void finish();
 
   int64_t documents() const { return static_cast<int64_t>(starts_.size()) - 1; }
@@ -34,7 +38,9 @@ class TokenFileWriter {
   std::string prefix_;
   int width_;
   int64_t vocabSize_;
-  std::ofstream bin_;
+  bool lossMask_;
+  std::ofstream bin_, mask_;
+  uint64_t maskTokens_ = 0;
   std::vector<uint64_t> starts_{0};
 };
 

@@ -15,6 +15,10 @@
 // 2 x threads files wait in memory to be written: the corpus can be larger
 // than memory, one file cannot.
 //
+// With `chat`, the lines are conversations instead (see PrepareOptions and
+// strata/data/chat.h for their rules and errors, each naming the file and
+// line).
+//
 // Blocks until done. Throws ConfigError naming the file (and byte offset)
 // for every bad input (documents.h), for a token width too small for the
 // tokenizer's vocabulary, and for an output that cannot be written; the
@@ -28,6 +32,9 @@
 
 namespace strata::train {
 
+// What `--chat` does with a conversation longer than maxTokens.
+enum class TooLong { kDrop, kTruncate };
+
 struct PrepareOptions {
   std::string tokenizer = "byte";    // makeTokenizer()'s spec
   std::vector<std::string> inputs;   // files and directories
@@ -36,6 +43,17 @@ struct PrepareOptions {
   int tokenWidth = 0;                // bytes per token: 2, 4, or 0 for the smallest that fits
   std::ostream* progress = nullptr;  // progress and summary (stderr); null: silent
   bool terminal = false;             // redraw one bar in place instead of printing lines
+  // Conversations instead of documents (strata/data/chat.h): every line of
+  // the *.jsonl inputs is one, rendered with the tokenizer's chat template
+  // (or `chatTemplate`, a Jinja file); PREFIX.mask records which tokens are
+  // the assistant's. No BOS/EOS is added: the template writes its own.
+  bool chat = false;
+  std::string chatTemplate;
+  // Conversations of more tokens are dropped or truncated to it, counted and
+  // named in the summary (0: no limit). One left without an assistant token
+  // by truncation is dropped.
+  int64_t maxTokens = 0;
+  TooLong tooLong = TooLong::kDrop;
 };
 
 struct PrepareSummary {
@@ -45,6 +63,9 @@ struct PrepareSummary {
   int64_t bytes = 0;  // of input read
   int tokenWidth = 2;
   double seconds = 0;
+  int64_t truncated = 0, dropped = 0;         // conversations over maxTokens
+  std::vector<std::string> tooLongExamples;  // the first few, "FILE:LINE (N tokens)"
+  int64_t assistantTokens = 0;               // with chat: tokens in the loss
 };
 
 PrepareSummary prepareData(const PrepareOptions& options);
