@@ -36,17 +36,21 @@ void addFlags(CLI::App& command, PrepareFlags& f) {
              "files tokenized at once (0: one per hardware thread)", 0, 4096);
   addIntFlag(command, "--token-width", &f.tokenWidth,
              "bytes per token in PREFIX.bin: 2, 4, or 0 for the smallest that fits", 0, 4);
-  addSwitch(command, "--chat", &f.options.chat,
-            "the *.jsonl inputs hold conversations ({\"messages\": [...]} or {\"prompt\", \"completion\"} a "
-            "line), rendered with the tokenizer folder's chat template; also writes PREFIX.mask, the "
-            "assistant's tokens");
+  addSwitch(
+      command, "chat", &f.options.chat,
+      "the *.jsonl inputs hold conversations ({\"messages\": [...]} or {\"prompt\", "
+      "\"completion\"} a "
+      "line), rendered with the tokenizer folder's chat template; also writes PREFIX.mask, the "
+      "assistant's tokens");
   addTextFlag(command, "--chat-template", &f.options.chatTemplate,
               "a Jinja chat template file to use instead of the tokenizer folder's");
-  addIntFlag(command, "--max-tokens", &f.maxTokens,
-             "conversations longer than this are dropped or truncated (see --too-long); 0: no limit", 0);
-  addTextFlag(command, "--too-long", &f.tooLong,
-              "drop (default) or truncate conversations longer than --max-tokens; both are counted and "
-              "the first named");
+  addIntFlag(
+      command, "--max-tokens", &f.maxTokens,
+      "conversations longer than this are dropped or truncated (see --too-long); 0: no limit", 0);
+  addTextFlag(
+      command, "--too-long", &f.tooLong,
+      "drop (default) or truncate conversations longer than --max-tokens; both are counted and "
+      "the first named");
 }
 
 }  // namespace
@@ -58,7 +62,8 @@ Subcommand addDataPrepareCommand(CLI::App& data) {
   command->footer(
       "  strata data prepare --tokenizer gpt2/ --input corpus/ --output data/corpus\n"
       "  strata train --tokenizer gpt2/ --vocab 50304 --data-prepared data/corpus ...\n"
-      "  strata data prepare --chat --tokenizer llama3/ --input chats.jsonl --output data/sft --max-tokens 2048");
+      "  strata data prepare --chat --tokenizer llama3/ --input chats.jsonl --output data/sft "
+      "--max-tokens 2048");
   auto flags = std::make_shared<PrepareFlags>();
   addFlags(*command, *flags);
   return {command, [flags] {
@@ -67,9 +72,10 @@ Subcommand addDataPrepareCommand(CLI::App& data) {
             options.tokenWidth = static_cast<int>(flags->tokenWidth);
             options.maxTokens = flags->maxTokens;
             if (flags->tooLong != "drop" && flags->tooLong != "truncate")
-              throw FlagError("strata data prepare: --too-long must be drop or truncate, not '" + flags->tooLong +
-                              "' (see 'strata data prepare --help')");
-            options.tooLong = flags->tooLong == "drop" ? train::TooLong::kDrop : train::TooLong::kTruncate;
+              throw FlagError("strata data prepare: --too-long must be drop or truncate, not '" +
+                              flags->tooLong + "' (see 'strata data prepare --help')");
+            options.tooLong =
+                flags->tooLong == "drop" ? train::TooLong::kDrop : train::TooLong::kTruncate;
             options.progress = &std::cerr;
             options.terminal = util::stderrIsTerminal();
             train::prepareData(options);

@@ -108,7 +108,8 @@ std::string JsonLine::where(const std::string& path) const {
   return path + ":" + std::to_string(line) + " (byte offset " + std::to_string(offset) + ")";
 }
 
-std::vector<JsonLine> readJsonLines(const std::string& path, const std::string& what, size_t* bytes) {
+std::vector<JsonLine> readJsonLines(const std::string& path, const std::string& what,
+                                    size_t* bytes) {
   if (!isJsonLines(path))
     throw ConfigError(path + ": expected a JSON-lines file (*.jsonl or *.ndjson) of " + what);
   std::vector<JsonLine> lines = splitLines(readChecked(path, bytes));

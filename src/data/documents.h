@@ -37,7 +37,8 @@ struct JsonLine {
 // naming the file for one that cannot be read, is empty, is not UTF-8, has
 // another extension (`what` says what the lines should hold), or has only
 // blank lines.
-std::vector<JsonLine> readJsonLines(const std::string& path, const std::string& what, size_t* bytes = nullptr);
+std::vector<JsonLine> readJsonLines(const std::string& path, const std::string& what,
+                                    size_t* bytes = nullptr);
 
 // `bytes` receives the file's size.
 std::vector<std::string> readDocuments(const std::string& path, size_t* bytes = nullptr);

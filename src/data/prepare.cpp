@@ -37,8 +37,8 @@ struct FileTokens {
 constexpr size_t kTooLongExamples = 3;
 
 // Applies options.maxTokens to one conversation; false when it is dropped.
-bool fitConversation(ChatTokens& conversation, const PrepareOptions& options, const std::string& where,
-                     FileTokens& result) {
+bool fitConversation(ChatTokens& conversation, const PrepareOptions& options,
+                     const std::string& where, FileTokens& result) {
   const int64_t size = static_cast<int64_t>(conversation.ids.size());
   if (options.maxTokens <= 0 || size <= options.maxTokens) return true;
   if (result.tooLong.size() < kTooLongExamples)
@@ -62,14 +62,17 @@ FileTokens encodeConversations(const std::string& path, const ChatEncoder& encod
     for (const JsonLine& line : readJsonLines(path, "conversations")) {
       const std::string where = line.where(path);
       ChatTokens conversation = encoder.encode(line.text, where);
-      if (!fitConversation(conversation, options, path + ":" + std::to_string(line.line), result)) continue;
+      if (!fitConversation(conversation, options, path + ":" + std::to_string(line.line), result))
+        continue;
       try {
-        result.documents.push_back(packTokens(conversation.ids, width, encoder.tokenizer().vocabSize()));
+        result.documents.push_back(
+            packTokens(conversation.ids, width, encoder.tokenizer().vocabSize()));
       } catch (const ConfigError& e) {
         throw ConfigError(where + ": " + e.what());
       }
       result.tokens += static_cast<int64_t>(conversation.ids.size());
-      result.assistantTokens += std::count(conversation.assistant.begin(), conversation.assistant.end(), 1);
+      result.assistantTokens +=
+          std::count(conversation.assistant.begin(), conversation.assistant.end(), 1);
       result.lossMasks.push_back(std::move(conversation.assistant));
     }
   } catch (...) {
@@ -169,12 +172,13 @@ int64_t totalBytes(const std::vector<std::string>& files) {
   return total;
 }
 
-void reportConversations(const PrepareSummary& summary, const PrepareOptions& options, std::ostream& out) {
-  out << "conversations: " << summary.documents << ", " << summary.assistantTokens << " of " << summary.tokens
-      << " tokens the assistant's (" << options.output << ".mask)\n";
+void reportConversations(const PrepareSummary& summary, const PrepareOptions& options,
+                         std::ostream& out) {
+  out << "conversations: " << summary.documents << ", " << summary.assistantTokens << " of "
+      << summary.tokens << " tokens the assistant's (" << options.output << ".mask)\n";
   if (summary.truncated + summary.dropped == 0) return;
-  out << "longer than " << options.maxTokens << " tokens: " << summary.truncated << " truncated, " << summary.dropped
-      << " dropped; the first:";
+  out << "longer than " << options.maxTokens << " tokens: " << summary.truncated << " truncated, "
+      << summary.dropped << " dropped; the first:";
   for (const std::string& example : summary.tooLongExamples) out << " " << example;
   out << "\n";
 }
@@ -184,14 +188,20 @@ void reportConversations(const PrepareSummary& summary, const PrepareOptions& op
 PrepareSummary prepareData(const PrepareOptions& options) {
   auto start = std::chrono::steady_clock::now();
   if (options.output.empty()) throw ConfigError("no output prefix given");
-  if (options.maxTokens < 0) throw ConfigError("max tokens must be 0 (no limit) or more, got " + std::to_string(options.maxTokens));
+  if (options.maxTokens < 0)
+    throw ConfigError("max tokens must be 0 (no limit) or more, got " +
+                      std::to_string(options.maxTokens));
   if (!options.chat && (options.maxTokens > 0 || !options.chatTemplate.empty()))
-    throw ConfigError("a chat template and a conversation's largest size apply to conversations (--chat) only");
+    throw ConfigError(
+        "a chat template and a conversation's largest size apply to conversations (--chat) only");
   std::unique_ptr<const ChatEncoder> encoder;
   std::unique_ptr<Tokenizer> tokenizer;
-  if (options.chat) encoder = std::make_unique<const ChatEncoder>(options.tokenizer, options.chatTemplate);
-  else tokenizer = makeTokenizer(options.tokenizer);
-  const Tokenizer& vocabulary = encoder ? static_cast<const Tokenizer&>(encoder->tokenizer()) : *tokenizer;
+  if (options.chat)
+    encoder = std::make_unique<const ChatEncoder>(options.tokenizer, options.chatTemplate);
+  else
+    tokenizer = makeTokenizer(options.tokenizer);
+  const Tokenizer& vocabulary =
+      encoder ? static_cast<const Tokenizer&>(encoder->tokenizer()) : *tokenizer;
   const int width = chooseWidth(options, vocabulary);
   const std::vector<std::string> files = listInputFiles(options.inputs);
   const int threads = std::max(
@@ -225,9 +235,16 @@ PrepareSummary prepareData(const PrepareOptions& options) {
       summary.dropped += tokens.dropped;
       summary.assistantTokens += tokens.assistantTokens;
       for (std::string& example : tokens.tooLong)
-        if (summary.tooLongExamples.size() < kTooLongExamples) summary.tooLongExamples.push_back(std::move(example));
+        if (summary.tooLongExamples.size() < kTooLongExamples)
+          summary.tooLongExamples.push_back(std::move(example));
       progress.fileDone(files[i]);
     }
+    if (options.chat && writer.documents() == 0)
+      throw ConfigError(
+          "every conversation is longer than " + std::to_string(options.maxTokens) +
+          " tokens (--max-tokens) and was dropped (or truncated before any answer), so none is "
+          "left to write; the first: " +
+          (summary.tooLongExamples.empty() ? std::string("-") : summary.tooLongExamples[0]));
     writer.finish();
   } catch (...) {
     results.stop();

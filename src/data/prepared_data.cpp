@@ -72,21 +72,24 @@ void PreparedData::openLossMask() {
                       ", this Strata reads version " + std::to_string(kLossMaskVersion));
   const uint64_t tokens = load<uint64_t>(bytes + 16);
   if (tokens != static_cast<uint64_t>(tokens_))
-    throw ConfigError(at(path, 16) + ": a mask of " + std::to_string(tokens) + " tokens, but " + indexPath() +
-                      " lists " + std::to_string(tokens_) + " (from another preparation?)");
+    throw ConfigError(at(path, 16) + ": a mask of " + std::to_string(tokens) + " tokens, but " +
+                      indexPath() + " lists " + std::to_string(tokens_) +
+                      " (from another preparation?)");
   if (size != kLossMaskHeaderBytes + tokens)
     throw ConfigError(path + ": " + std::to_string(size) + " bytes, expected " +
                       std::to_string(kLossMaskHeaderBytes + tokens) + " (truncated or corrupt)");
 }
 
 void PreparedData::readLossMask(int64_t begin, int64_t count, uint8_t* out) const {
-  if (!lossMask_) throw ConfigError(prefix_ + ": no loss mask (" + lossMaskPath() + " is not there)");
+  if (!lossMask_)
+    throw ConfigError(prefix_ + ": no loss mask (" + lossMaskPath() + " is not there)");
   checkTokenRange(lossMaskPath(), begin, count, tokens_);
   const unsigned char* first = lossMask_->data() + kLossMaskHeaderBytes + begin;
   for (int64_t i = 0; i < count; ++i) {
     if (first[i] > 1)
-      throw ConfigError(at(lossMaskPath(), kLossMaskHeaderBytes + static_cast<uint64_t>(begin + i)) + ": " +
-                        std::to_string(first[i]) + " is not 0 or 1 (a corrupt loss mask)");
+      throw ConfigError(
+          at(lossMaskPath(), kLossMaskHeaderBytes + static_cast<uint64_t>(begin + i)) + ": " +
+          std::to_string(first[i]) + " is not 0 or 1 (a corrupt loss mask)");
     out[i] = first[i];
   }
 }

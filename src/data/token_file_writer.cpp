@@ -68,14 +68,16 @@ TokenFileWriter::TokenFileWriter(std::string prefix, int width, int64_t vocabSiz
     put<uint32_t>(header, kLossMaskVersion);
     put<uint32_t>(header, 0);
     put<uint64_t>(header, 0);  // the token count, written by finish()
-    mask_.write(reinterpret_cast<const char*>(header.data()), static_cast<std::streamsize>(header.size()));
+    mask_.write(reinterpret_cast<const char*>(header.data()),
+                static_cast<std::streamsize>(header.size()));
     checkWritten(mask_, prefix_ + ".mask.partial");
   }
 }
 
 void TokenFileWriter::appendLossMask(const std::vector<uint8_t>& mask) {
   if (!lossMask_) throw ConfigError(prefix_ + ": this writer writes no loss mask");
-  mask_.write(reinterpret_cast<const char*>(mask.data()), static_cast<std::streamsize>(mask.size()));
+  mask_.write(reinterpret_cast<const char*>(mask.data()),
+              static_cast<std::streamsize>(mask.size()));
   checkWritten(mask_, prefix_ + ".mask.partial");
   maskTokens_ += mask.size();
 }
@@ -130,7 +132,8 @@ void TokenFileWriter::finish() {
     std::vector<unsigned char> count;
     put<uint64_t>(count, maskTokens_);
     mask_.seekp(16);
-    mask_.write(reinterpret_cast<const char*>(count.data()), static_cast<std::streamsize>(count.size()));
+    mask_.write(reinterpret_cast<const char*>(count.data()),
+                static_cast<std::streamsize>(count.size()));
     mask_.close();
     checkWritten(mask_, prefix_ + ".mask.partial");
   }

@@ -32,14 +32,17 @@ std::optional<std::string> chatTemplate(const nlohmann::json& config, const std:
     for (const nlohmann::json& named : *it) {
       if (!named.is_object() || !named.contains("name") || !named["name"].is_string() ||
           !named.contains("template") || !named["template"].is_string())
-        throw ConfigError(path + ": chat_template: a list entry is not {\"name\": ..., \"template\": ...}");
+        throw ConfigError(
+            path + ": chat_template: a list entry is not {\"name\": ..., \"template\": ...}");
       if (named["name"] == "default") return named["template"].get<std::string>();
       names += (names.empty() ? "" : ", ") + named["name"].get<std::string>();
     }
-    throw ConfigError(path + ": chat_template: the list has no template named \"default\" (it has: " + names +
-                      ")");
+    throw ConfigError(
+        path + ": chat_template: the list has no template named \"default\" (it has: " + names +
+        ")");
   }
-  throw ConfigError(path + ": chat_template: expected a string or a list of named templates, got " + it->dump());
+  throw ConfigError(path + ": chat_template: expected a string or a list of named templates, got " +
+                    it->dump());
 }
 
 }  // namespace
@@ -52,7 +55,8 @@ TokenizerConfig readTokenizerConfig(const std::string& path) {
   out.bosToken = token(config, "bos_token", path);
   out.eosToken = token(config, "eos_token", path);
   for (const char* key : {"unk_token", "sep_token", "pad_token", "cls_token", "mask_token"})
-    if (std::optional<std::string> text = token(config, key, path)) out.otherTokens.emplace_back(key, *text);
+    if (std::optional<std::string> text = token(config, key, path))
+      out.otherTokens.emplace_back(key, *text);
   try {
     out.chatTemplate = chatTemplate(config, path);
   } catch (const ConfigError& error) {

@@ -26,7 +26,9 @@ using Json = nlohmann::ordered_json;
 
 fs::path referenceDir() {
   const char* dir = std::getenv("STRATA_CHAT_REFERENCE");
-  if (dir == nullptr) throw std::runtime_error("STRATA_CHAT_REFERENCE is not set (the chat_reference fixture sets it)");
+  if (dir == nullptr)
+    throw std::runtime_error(
+        "STRATA_CHAT_REFERENCE is not set (the chat_reference fixture sets it)");
   return dir;
 }
 
@@ -71,12 +73,15 @@ TEST(ChatReference, EngineErrorsNameTheProblem) {
             "t.jinja: the template refused the conversation: roles must alternate");
   EXPECT_EQ(message("\n{{ missing.attribute }}"), "t.jinja:2: 'missing' is undefined");
   EXPECT_EQ(message("{% macro m() %}x{% endmacro %}"),
-            "t.jinja:1: the template uses '{% macro %}', which Strata's chat templates do not implement (they "
+            "t.jinja:1: the template uses '{% macro %}', which Strata's chat templates do not "
+            "implement (they "
             "implement if, for, set, break, continue and generation)");
-  EXPECT_EQ(message("{{ x | wordwrap }}"), "t.jinja:1: the filter 'wordwrap' is not implemented by Strata's chat templates");
+  EXPECT_EQ(message("{{ x | wordwrap }}"),
+            "t.jinja:1: the filter 'wordwrap' is not implemented by Strata's chat templates");
   EXPECT_EQ(message("\n\n{% if x is prime %}{% endif %}"),
             "t.jinja:3: the test 'prime' is not implemented by Strata's chat templates");
-  EXPECT_EQ(message("{% if true %}open"), "t.jinja:1: '{% if %}' is never closed (expected '{% endif %}')");
+  EXPECT_EQ(message("{% if true %}open"),
+            "t.jinja:1: '{% if %}' is never closed (expected '{% endif %}')");
   EXPECT_EQ(message("{{ 'unterminated }}"), "t.jinja:1: a string opened here is never closed");
   EXPECT_EQ(message("{{ 1 + }}"), "t.jinja:1: expected an expression, found the end of the tag");
   EXPECT_EQ(message("{{ strftime_now('%d') }}"), "t.jinja:1: 'strftime_now' is undefined");
@@ -84,17 +89,24 @@ TEST(ChatReference, EngineErrorsNameTheProblem) {
 
 TEST(ChatReference, GenerationBlocksMarkTheAssistantsText) {
   const ChatTemplate chatTemplate(
-      "{% for m in messages %}<{{ m.role }}>{% if m.role == 'assistant' %}{% generation %}{{ m.content }}"
+      "{% for m in messages %}<{{ m.role }}>{% if m.role == 'assistant' %}{% generation %}{{ "
+      "m.content }}"
       "</s>{% endgeneration %}{% else %}{{ m.content }}{% endif %}{% endfor %}",
       "generation");
   EXPECT_TRUE(chatTemplate.marksGeneration());
-  const Json messages = Json::array({{{"role", "user"}, {"content", "q"}}, {{"role", "assistant"}, {"content", "a"}},
-                                     {{"role", "user"}, {"content", "q2"}}, {{"role", "assistant"}, {"content", "b"}}});
+  const Json messages = Json::array({{{"role", "user"}, {"content", "q"}},
+                                     {{"role", "assistant"}, {"content", "a"}},
+                                     {{"role", "user"}, {"content", "q2"}},
+                                     {{"role", "assistant"}, {"content", "b"}}});
   const ChatTemplate::Output out = chatTemplate.render(Json{{"messages", messages}});
   ASSERT_EQ(out.text, "<user>q<assistant>a</s><user>q2<assistant>b</s>");
   ASSERT_EQ(out.generation.size(), 2u);
-  EXPECT_EQ(out.text.substr(out.generation[0].first, out.generation[0].second - out.generation[0].first), "a</s>");
-  EXPECT_EQ(out.text.substr(out.generation[1].first, out.generation[1].second - out.generation[1].first), "b</s>");
+  EXPECT_EQ(
+      out.text.substr(out.generation[0].first, out.generation[0].second - out.generation[0].first),
+      "a</s>");
+  EXPECT_EQ(
+      out.text.substr(out.generation[1].first, out.generation[1].second - out.generation[1].first),
+      "b</s>");
 }
 
 // The assistant-marked tokens' runs, each decoded.
@@ -128,7 +140,8 @@ void checkFamily(const std::string& family) {
         encoder.encode(conversations[i], where);
         ADD_FAILURE() << "transformers refused it: " << want["error"];
       } catch (const ConfigError& e) {
-        EXPECT_NE(std::string(e.what()).find(want["error"].get<std::string>()), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(want["error"].get<std::string>()), std::string::npos)
+            << e.what();
         EXPECT_EQ(std::string(e.what()).rfind(where, 0), 0u) << e.what();
       }
       continue;

@@ -79,7 +79,8 @@ class ChatEncoder {
  private:
   std::unique_ptr<const HfTokenizer> tokenizer_;
   std::unique_ptr<const ChatTemplate> template_;
-  std::vector<std::pair<std::string, std::string>> specialTokens_;  // name -> text, as the config gives them
+  std::vector<std::pair<std::string, std::string>>
+      specialTokens_;  // name -> text, as the config gives them
 };
 
 }  // namespace strata::train

@@ -63,7 +63,7 @@ struct PrepareSummary {
   int64_t bytes = 0;  // of input read
   int tokenWidth = 2;
   double seconds = 0;
-  int64_t truncated = 0, dropped = 0;         // conversations over maxTokens
+  int64_t truncated = 0, dropped = 0;        // conversations over maxTokens
   std::vector<std::string> tooLongExamples;  // the first few, "FILE:LINE (N tokens)"
   int64_t assistantTokens = 0;               // with chat: tokens in the loss
 };

@@ -28,9 +28,9 @@ std::string render(const ChatTemplate& chatTemplate, nlohmann::ordered_json vari
 }
 
 struct Turn {
-  std::string text;     // from the assistant's content to the end of its turn
-  size_t offset = 0;    // where it starts in the conversation up to it
-  std::string upTo;     // the conversation up to and with the turn
+  std::string text;   // from the assistant's content to the end of its turn
+  size_t offset = 0;  // where it starts in the conversation up to it
+  std::string upTo;   // the conversation up to and with the turn
 };
 
 size_t commonSuffix(const std::string& a, size_t aEnd, const std::string& b, size_t cap) {
@@ -67,7 +67,8 @@ size_t turnStart(const std::string& upTo, size_t content, const std::string& pro
 Turn assistantTurn(const ChatTemplate& chatTemplate, const nlohmann::ordered_json& variables,
                    const Conversation& conversation, size_t index, const std::string& where) {
   const std::string which = where + ": message " + std::to_string(index) + " (assistant)";
-  if (index == 0) throw ConfigError(which + " opens the conversation: the model has nothing to answer");
+  if (index == 0)
+    throw ConfigError(which + " opens the conversation: the model has nothing to answer");
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
   for (size_t i = 0; i <= index; ++i) messages.push_back(conversation.messages[i]);
   Turn turn;
@@ -78,13 +79,16 @@ Turn assistantTurn(const ChatTemplate& chatTemplate, const nlohmann::ordered_jso
                                    : std::string());
   const std::string marked = render(chatTemplate, variables, messages, conversation.tools, where);
   size_t start = 0;
-  while (start < turn.upTo.size() && start < marked.size() && turn.upTo[start] == marked[start]) ++start;
+  while (start < turn.upTo.size() && start < marked.size() && turn.upTo[start] == marked[start])
+    ++start;
   if (marked.compare(start, 1, kMarker) != 0 || start == turn.upTo.size())
-    throw ConfigError(which + ": " + chatTemplate.origin() +
-                      " does not write the message's content where Strata can find it; mark the assistant's "
-                      "text with {% generation %} in the template");
+    throw ConfigError(
+        which + ": " + chatTemplate.origin() +
+        " does not write the message's content where Strata can find it; mark the assistant's "
+        "text with {% generation %} in the template");
   messages.erase(messages.size() - 1);
-  const std::string prompt = render(chatTemplate, variables, messages, conversation.tools, where, true);
+  const std::string prompt =
+      render(chatTemplate, variables, messages, conversation.tools, where, true);
   turn.offset = turnStart(turn.upTo, start, prompt);
   turn.text = turn.upTo.substr(turn.offset);
   return turn;
@@ -92,10 +96,12 @@ Turn assistantTurn(const ChatTemplate& chatTemplate, const nlohmann::ordered_jso
 
 }  // namespace
 
-RenderedChat renderWithAssistantSpans(const ChatTemplate& chatTemplate, const nlohmann::ordered_json& variables,
+RenderedChat renderWithAssistantSpans(const ChatTemplate& chatTemplate,
+                                      const nlohmann::ordered_json& variables,
                                       const Conversation& conversation, const std::string& where) {
   RenderedChat out;
-  out.text = render(chatTemplate, variables, conversation.messages, conversation.tools, where, false, &out.assistant);
+  out.text = render(chatTemplate, variables, conversation.messages, conversation.tools, where,
+                    false, &out.assistant);
   if (chatTemplate.marksGeneration()) return out;
   size_t cursor = 0;
   for (size_t i = 0; i < conversation.messages.size(); ++i) {
@@ -105,12 +111,14 @@ RenderedChat renderWithAssistantSpans(const ChatTemplate& chatTemplate, const nl
     // turn is where it is there; else (a template that moves text, such as a
     // system message put before the last user turn) the first place after
     // the previous turn.
-    const bool prefix = out.text.compare(0, turn.upTo.size(), turn.upTo) == 0 && turn.offset >= cursor;
+    const bool prefix =
+        out.text.compare(0, turn.upTo.size(), turn.upTo) == 0 && turn.offset >= cursor;
     const size_t at = prefix ? turn.offset : out.text.find(turn.text, cursor);
     if (at == std::string::npos)
-      throw ConfigError(where + ": message " + std::to_string(i) +
-                        " (assistant): its turn, as the template renders it last, is not in the whole "
-                        "conversation's text; mark the assistant's text with {% generation %} in the template");
+      throw ConfigError(
+          where + ": message " + std::to_string(i) +
+          " (assistant): its turn, as the template renders it last, is not in the whole "
+          "conversation's text; mark the assistant's text with {% generation %} in the template");
     out.assistant.emplace_back(at, at + turn.text.size());
     cursor = at + turn.text.size();
   }

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,7 +24,8 @@ struct RenderedChat {
 
 // `variables`: what every render gets besides messages, tools and
 // add_generation_prompt (the special tokens).
-RenderedChat renderWithAssistantSpans(const ChatTemplate& chatTemplate, const nlohmann::ordered_json& variables,
+RenderedChat renderWithAssistantSpans(const ChatTemplate& chatTemplate,
+                                      const nlohmann::ordered_json& variables,
                                       const Conversation& conversation, const std::string& where);
 
 }  // namespace strata::train::chat

@@ -27,23 +27,30 @@ fs::path tokenizerFile(const std::string& spec) {
   fs::path path(spec);
   if (fs::is_directory(path)) path /= "tokenizer.json";
   if (path.extension() != ".json" || !fs::is_regular_file(path))
-    throw ConfigError("chat data needs a Hugging Face tokenizer.json (its added tokens turn the chat template's "
-                      "special tokens into ids); '" + spec + "' is not one, nor a folder holding one");
+    throw ConfigError(
+        "chat data needs a Hugging Face tokenizer.json (its added tokens turn the chat template's "
+        "special tokens into ids); '" +
+        spec + "' is not one, nor a folder holding one");
   return path;
 }
 
 // The chat template: `templateFile`, else the folder's chat_template.jinja,
 // else tokenizer_config.json's chat_template.
-std::unique_ptr<const ChatTemplate> findTemplate(const fs::path& folder, const std::string& templateFile,
+std::unique_ptr<const ChatTemplate> findTemplate(const fs::path& folder,
+                                                 const std::string& templateFile,
                                                  const formats::TokenizerConfig* config) {
-  if (!templateFile.empty()) return std::make_unique<const ChatTemplate>(readFile(templateFile), templateFile);
+  if (!templateFile.empty())
+    return std::make_unique<const ChatTemplate>(readFile(templateFile), templateFile);
   const fs::path jinjaFile = folder / "chat_template.jinja";
   if (fs::is_regular_file(jinjaFile))
     return std::make_unique<const ChatTemplate>(readFile(jinjaFile), jinjaFile.string());
-  if (config && !config->chatTemplateProblem.empty()) throw ConfigError(config->chatTemplateProblem);
+  if (config && !config->chatTemplateProblem.empty())
+    throw ConfigError(config->chatTemplateProblem);
   if (config && config->chatTemplate)
-    return std::make_unique<const ChatTemplate>(*config->chatTemplate, "chat_template of " + config->path);
-  throw ConfigError(folder.string() + " has no chat template (neither chat_template.jinja nor a chat_template in "
+    return std::make_unique<const ChatTemplate>(*config->chatTemplate,
+                                                "chat_template of " + config->path);
+  throw ConfigError(folder.string() +
+                    " has no chat template (neither chat_template.jinja nor a chat_template in "
                     "tokenizer_config.json): name one with --chat-template FILE");
 }
 
@@ -57,13 +64,15 @@ std::vector<size_t> tokenOffsets(const HfTokenizer& tokenizer, const std::vector
     offsets.push_back(at);
     const std::string piece = tokenizer.decode({id});
     if (text.compare(at, piece.size(), piece) != 0)
-      throw ConfigError(where + ": the tokenizer does not give the rendered text back byte for byte at byte " +
-                        std::to_string(at) + " (it normalizes the text?), so the assistant's tokens cannot be found");
+      throw ConfigError(
+          where + ": the tokenizer does not give the rendered text back byte for byte at byte " +
+          std::to_string(at) +
+          " (it normalizes the text?), so the assistant's tokens cannot be found");
     at += piece.size();
   }
   if (at != text.size())
-    throw ConfigError(where + ": the tokenizer's ids cover " + std::to_string(at) + " of the rendered text's " +
-                      std::to_string(text.size()) + " bytes");
+    throw ConfigError(where + ": the tokenizer's ids cover " + std::to_string(at) +
+                      " of the rendered text's " + std::to_string(text.size()) + " bytes");
   return offsets;
 }
 
@@ -73,13 +82,15 @@ ChatEncoder::ChatEncoder(const std::string& tokenizer, const std::string& templa
   const fs::path file = tokenizerFile(tokenizer);
   tokenizer_ = std::make_unique<const HfTokenizer>(file.string());
   std::optional<formats::TokenizerConfig> config;
-  if (const fs::path beside = file.parent_path() / "tokenizer_config.json"; fs::is_regular_file(beside))
+  if (const fs::path beside = file.parent_path() / "tokenizer_config.json";
+      fs::is_regular_file(beside))
     config = formats::readTokenizerConfig(beside.string());
   template_ = findTemplate(file.parent_path(), templateFile, config ? &*config : nullptr);
   if (config) {
     if (config->bosToken) specialTokens_.emplace_back("bos_token", *config->bosToken);
     if (config->eosToken) specialTokens_.emplace_back("eos_token", *config->eosToken);
-    specialTokens_.insert(specialTokens_.end(), config->otherTokens.begin(), config->otherTokens.end());
+    specialTokens_.insert(specialTokens_.end(), config->otherTokens.begin(),
+                          config->otherTokens.end());
   }
 }
 
@@ -89,7 +100,8 @@ ChatTokens ChatEncoder::encode(const std::string& jsonLine, const std::string& w
   const chat::Conversation conversation = chat::parseConversation(jsonLine, where);
   nlohmann::ordered_json variables = nlohmann::ordered_json::object();
   for (const auto& [name, text] : specialTokens_) variables[name] = text;
-  chat::RenderedChat rendered = chat::renderWithAssistantSpans(*template_, variables, conversation, where);
+  chat::RenderedChat rendered =
+      chat::renderWithAssistantSpans(*template_, variables, conversation, where);
   ChatTokens out;
   try {
     out.ids = tokenizer_->encode(rendered.text, HfTokenizer::AddedTokens::kRecognised);
@@ -103,8 +115,10 @@ ChatTokens ChatEncoder::encode(const std::string& jsonLine, const std::string& w
   size_t span = 0;
   for (size_t k = 0; k < out.ids.size(); ++k) {
     const size_t end = k + 1 < offsets.size() ? offsets[k + 1] : rendered.text.size();
-    while (span < rendered.assistant.size() && rendered.assistant[span].second <= offsets[k]) ++span;
-    if (span < rendered.assistant.size() && rendered.assistant[span].first < end) out.assistant[k] = 1;
+    while (span < rendered.assistant.size() && rendered.assistant[span].second <= offsets[k])
+      ++span;
+    if (span < rendered.assistant.size() && rendered.assistant[span].first < end)
+      out.assistant[k] = 1;
   }
   out.text = std::move(rendered.text);
   return out;

@@ -42,15 +42,15 @@ jinja::ValueDict entriesOf(const CallArgs& args) {
 }
 
 void setGlobals(jinja::Scope& scope) {
-  scope.set("raise_exception", Value::callable("raise_exception", [](const CallArgs& args) -> Value {
-              throw TemplateRaised{args.positional.empty() ? std::string() : args.positional[0].str()};
-            }));
+  scope.set(
+      "raise_exception", Value::callable("raise_exception", [](const CallArgs& args) -> Value {
+        throw TemplateRaised{args.positional.empty() ? std::string() : args.positional[0].str()};
+      }));
   scope.set("namespace", Value::callable("namespace", [](const CallArgs& args) {
               return Value::makeNamespace(entriesOf(args));
             }));
-  scope.set("dict", Value::callable("dict", [](const CallArgs& args) {
-              return Value::dict(entriesOf(args));
-            }));
+  scope.set("dict", Value::callable(
+                        "dict", [](const CallArgs& args) { return Value::dict(entriesOf(args)); }));
   scope.set("range", Value::callable("range", [](const CallArgs& args) {
               for (const Value& v : args.positional)
                 if (v.kind() != Value::Kind::kInt) throw ConfigError("range() takes integers");
@@ -63,7 +63,8 @@ void setGlobals(jinja::Scope& scope) {
               jinja::ValueList out;
               for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
                 out.emplace_back(i);
-                if (out.size() > 1000000) throw ConfigError("range() of more than a million numbers");
+                if (out.size() > 1000000)
+                  throw ConfigError("range() of more than a million numbers");
               }
               return Value::list(std::move(out));
             }));
@@ -72,14 +73,16 @@ void setGlobals(jinja::Scope& scope) {
 }  // namespace
 
 ChatTemplate::ChatTemplate(const std::string& source, std::string origin)
-    : origin_(std::move(origin)), body_(jinja::parseTemplate(source, origin_)),
+    : origin_(std::move(origin)),
+      body_(jinja::parseTemplate(source, origin_)),
       marksGeneration_(hasGeneration(body_)) {}
 
 ChatTemplate::~ChatTemplate() = default;
 ChatTemplate::ChatTemplate(ChatTemplate&&) noexcept = default;
 
 ChatTemplate::Output ChatTemplate::render(const nlohmann::ordered_json& variables) const {
-  if (!variables.is_object()) throw ConfigError(origin_ + ": the template's variables must be a JSON object");
+  if (!variables.is_object())
+    throw ConfigError(origin_ + ": the template's variables must be a JSON object");
   Output output;
   jinja::Scope scope(origin_, output.text);
   setGlobals(scope);

@@ -37,19 +37,23 @@ Value arithmetic(Scope& scope, int line, const std::string& op, const Value& a, 
       return Value::list(std::move(joined));
     }
   }
-  if (op == "*" && (a.isString() || b.isString()) && (a.kind() == Value::Kind::kInt || b.kind() == Value::Kind::kInt)) {
+  if (op == "*" && (a.isString() || b.isString()) &&
+      (a.kind() == Value::Kind::kInt || b.kind() == Value::Kind::kInt)) {
     const Value& text = a.isString() ? a : b;
     std::string out;
     for (int64_t i = 0; i < (a.isString() ? b : a).asInt(); ++i) out += text.asString();
     return Value(out);
   }
   if (!a.isNumber() || !b.isNumber())
-    scope.fail(line, "unsupported operand kinds for " + op + ": " + a.kindName() + " and " + b.kindName());
+    scope.fail(
+        line, "unsupported operand kinds for " + op + ": " + a.kindName() + " and " + b.kindName());
   const bool floats = a.kind() == Value::Kind::kFloat || b.kind() == Value::Kind::kFloat;
-  if ((op == "/" || op == "//" || op == "%") && b.asFloat() == 0) scope.fail(line, "division by zero");
+  if ((op == "/" || op == "//" || op == "%") && b.asFloat() == 0)
+    scope.fail(line, "division by zero");
   if (op == "/") return Value(a.asFloat() / b.asFloat());
   if (op == "**") {
-    if (!floats && b.asInt() >= 0) return Value(static_cast<int64_t>(std::llround(std::pow(a.asFloat(), b.asFloat()))));
+    if (!floats && b.asInt() >= 0)
+      return Value(static_cast<int64_t>(std::llround(std::pow(a.asFloat(), b.asFloat()))));
     return Value(std::pow(a.asFloat(), b.asFloat()));
   }
   if (floats) {
@@ -79,22 +83,25 @@ bool less(Scope& scope, int line, const Value& a, const Value& b) {
 bool contains(Scope& scope, int line, const Value& container, const Value& item) {
   switch (container.kind()) {
     case Value::Kind::kString:
-      if (!item.isString()) scope.fail(line, "'in <string>' needs a string on the left, not a " + item.kindName());
+      if (!item.isString())
+        scope.fail(line, "'in <string>' needs a string on the left, not a " + item.kindName());
       return container.asString().find(item.asString()) != std::string::npos;
     case Value::Kind::kList:
       for (const Value& element : container.asList())
         if (equal(element, item)) return true;
       return false;
-    case Value::Kind::kDict: return item.isString() && container.find(item.asString()) != nullptr;
+    case Value::Kind::kDict:
+      return item.isString() && container.find(item.asString()) != nullptr;
     default:
       requireDefined(scope, line, container);
-      scope.fail(line, "'in' needs a string, list or dict on the right, not a " + container.kindName());
+      scope.fail(line,
+                 "'in' needs a string, list or dict on the right, not a " + container.kindName());
   }
 }
 
 // Python's slice bounds for a sequence of `size`.
-ValueList sliceOf(Scope& scope, int line, const ValueList& items, const Value& start, const Value& stop,
-                  const Value& stepValue) {
+ValueList sliceOf(Scope& scope, int line, const ValueList& items, const Value& start,
+                  const Value& stop, const Value& stepValue) {
   const int64_t size = static_cast<int64_t>(items.size());
   const int64_t step = stepValue.isUndefined() || stepValue.isNone() ? 1 : stepValue.asInt();
   if (step == 0) scope.fail(line, "a slice step cannot be zero");
@@ -107,7 +114,8 @@ ValueList sliceOf(Scope& scope, int line, const ValueList& items, const Value& s
   const int64_t from = bound(start, step > 0 ? 0 : size - 1);
   const int64_t to = bound(stop, step > 0 ? size : -1);
   ValueList out;
-  for (int64_t i = from; step > 0 ? i < to : i > to; i += step) out.push_back(items[static_cast<size_t>(i)]);
+  for (int64_t i = from; step > 0 ? i < to : i > to; i += step)
+    out.push_back(items[static_cast<size_t>(i)]);
   return out;
 }
 
@@ -121,12 +129,14 @@ Value subscriptOf(Scope& scope, int line, const Value& object, const Value& inde
     return Value::undefined("the dict has no key " + index.repr());
   }
   if (object.kind() == Value::Kind::kList || object.isString()) {
-    if (index.kind() != Value::Kind::kInt) scope.fail(line, "a " + object.kindName() + " index must be an integer");
+    if (index.kind() != Value::Kind::kInt)
+      scope.fail(line, "a " + object.kindName() + " index must be an integer");
     const ValueList items = object.isString() ? object.iterate() : ValueList();
     const ValueList& list = object.isString() ? items : object.asList();
     int64_t i = index.asInt();
     if (i < 0) i += static_cast<int64_t>(list.size());
-    if (i < 0 || i >= static_cast<int64_t>(list.size())) return Value::undefined("index " + index.repr() + " is out of range");
+    if (i < 0 || i >= static_cast<int64_t>(list.size()))
+      return Value::undefined("index " + index.repr() + " is out of range");
     return list[static_cast<size_t>(i)];
   }
   if (object.kind() == Value::Kind::kNamespace && index.isString())
@@ -137,25 +147,30 @@ Value subscriptOf(Scope& scope, int line, const Value& object, const Value& inde
 Value loopInfo(Scope& scope, const ValueList& items, size_t i) {
   const int64_t n = static_cast<int64_t>(items.size());
   const int64_t k = static_cast<int64_t>(i);
-  ValueDict loop = {{"index", Value(k + 1)},
-                    {"index0", Value(k)},
-                    {"revindex", Value(n - k)},
-                    {"revindex0", Value(n - k - 1)},
-                    {"first", Value(i == 0)},
-                    {"last", Value(k == n - 1)},
-                    {"length", Value(n)},
-                    {"depth", Value(scope.loopDepth)},
-                    {"depth0", Value(scope.loopDepth - 1)},
-                    {"previtem", i > 0 ? items[i - 1] : Value::undefined("loop.previtem is undefined on the first item")},
-                    {"nextitem", k + 1 < n ? items[i + 1] : Value::undefined("loop.nextitem is undefined on the last item")}};
+  ValueDict loop = {
+      {"index", Value(k + 1)},
+      {"index0", Value(k)},
+      {"revindex", Value(n - k)},
+      {"revindex0", Value(n - k - 1)},
+      {"first", Value(i == 0)},
+      {"last", Value(k == n - 1)},
+      {"length", Value(n)},
+      {"depth", Value(scope.loopDepth)},
+      {"depth0", Value(scope.loopDepth - 1)},
+      {"previtem",
+       i > 0 ? items[i - 1] : Value::undefined("loop.previtem is undefined on the first item")},
+      {"nextitem",
+       k + 1 < n ? items[i + 1] : Value::undefined("loop.nextitem is undefined on the last item")}};
   loop.emplace_back("cycle", Value::callable("loop.cycle", [k](const CallArgs& args) {
-                      if (args.positional.empty()) throw ConfigError("loop.cycle() needs at least one value");
+                      if (args.positional.empty())
+                        throw ConfigError("loop.cycle() needs at least one value");
                       return args.positional[static_cast<size_t>(k) % args.positional.size()];
                     }));
   return Value::dict(std::move(loop));
 }
 
-void bindTargets(Scope& scope, int line, const std::vector<std::string>& targets, const Value& item) {
+void bindTargets(Scope& scope, int line, const std::vector<std::string>& targets,
+                 const Value& item) {
   if (targets.size() == 1) {
     scope.set(targets[0], item);
     return;
@@ -182,7 +197,8 @@ void Scope::fail(int line, const std::string& what) const {
 }
 
 void requireDefined(Scope& scope, int line, const Value& value) {
-  if (value.isUndefined()) scope.fail(line, value.name().empty() ? "an undefined value is used" : value.name());
+  if (value.isUndefined())
+    scope.fail(line, value.name().empty() ? "an undefined value is used" : value.name());
 }
 
 Value NameRef::eval(Scope& scope) const { return scope.lookup(name); }
@@ -197,11 +213,15 @@ Value DictExpr::eval(Scope& scope) const {
   ValueDict out;
   for (const auto& [keyExpr, valueExpr] : items) {
     const Value key = keyExpr->eval(scope);
-    if (!key.isString()) scope.fail(line, "dict keys must be strings here, not a " + key.kindName());
+    if (!key.isString())
+      scope.fail(line, "dict keys must be strings here, not a " + key.kindName());
     Value value = valueExpr->eval(scope);
-    auto existing = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == key.asString(); });
-    if (existing != out.end()) existing->second = std::move(value);
-    else out.emplace_back(key.asString(), std::move(value));
+    auto existing = std::find_if(out.begin(), out.end(),
+                                 [&](const auto& e) { return e.first == key.asString(); });
+    if (existing != out.end())
+      existing->second = std::move(value);
+    else
+      out.emplace_back(key.asString(), std::move(value));
   }
   return Value::dict(std::move(out));
 }
@@ -221,7 +241,8 @@ Value Subscript::eval(Scope& scope) const {
     return Value::list(sliceOf(scope, line, value.asList(), part(start), part(stop), part(step)));
   if (value.isString()) {
     std::string out;
-    for (const Value& c : sliceOf(scope, line, value.iterate(), part(start), part(stop), part(step)))
+    for (const Value& c :
+         sliceOf(scope, line, value.iterate(), part(start), part(stop), part(step)))
       out += c.asString();
     return Value(out);
   }
@@ -238,7 +259,8 @@ CallArgs Arguments::eval(Scope& scope) const {
 Value Call::eval(Scope& scope) const {
   const Value callee = function->eval(scope);
   requireDefined(scope, line, callee);
-  if (callee.kind() != Value::Kind::kCallable) scope.fail(line, "a " + callee.kindName() + " cannot be called");
+  if (callee.kind() != Value::Kind::kCallable)
+    scope.fail(line, "a " + callee.kindName() + " cannot be called");
   const CallArgs args = arguments.eval(scope);
   try {
     return callee.asCallable()(args);
@@ -262,7 +284,8 @@ Value Unary::eval(Scope& scope) const {
   const Value value = operand->eval(scope);
   if (op == "not") return Value(!value.truthy());
   requireDefined(scope, line, value);
-  if (!value.isNumber()) scope.fail(line, "unary " + op + " needs a number, not a " + value.kindName());
+  if (!value.isNumber())
+    scope.fail(line, "unary " + op + " needs a number, not a " + value.kindName());
   if (op == "+") return value;
   return value.kind() == Value::Kind::kFloat ? Value(-value.asFloat()) : Value(-value.asInt());
 }
@@ -293,14 +316,16 @@ Value Binary::eval(Scope& scope) const {
 
 Value Conditional::eval(Scope& scope) const {
   if (condition->eval(scope).truthy()) return then->eval(scope);
-  return otherwise ? otherwise->eval(scope) : Value::undefined("the conditional expression has no else");
+  return otherwise ? otherwise->eval(scope)
+                   : Value::undefined("the conditional expression has no else");
 }
 
 void TextStmt::run(Scope& scope) const { scope.out() += text; }
 
 void OutputStmt::run(Scope& scope) const {
   const Value v = value->eval(scope);
-  if (v.kind() == Value::Kind::kCallable) scope.fail(line, "writes a function (" + v.name() + "), not a value");
+  if (v.kind() == Value::Kind::kCallable)
+    scope.fail(line, "writes a function (" + v.name() + "), not a value");
   scope.out() += v.str();
 }
 
@@ -367,8 +392,8 @@ void SetStmt::run(Scope& scope) const {
   }
   const Value target = scope.lookup(name);
   if (target.kind() != Value::Kind::kNamespace)
-    scope.fail(line, "'set " + name + "." + attribute + "' needs a namespace, and '" + name + "' is a " +
-                         target.kindName());
+    scope.fail(line, "'set " + name + "." + attribute + "' needs a namespace, and '" + name +
+                         "' is a " + target.kindName());
   ValueDict& entries = target.namespaceItems();
   for (auto& entry : entries)
     if (entry.first == attribute) {
@@ -379,7 +404,8 @@ void SetStmt::run(Scope& scope) const {
 }
 
 void LoopControlStmt::run(Scope& scope) const {
-  if (scope.loopDepth == 0) scope.fail(line, std::string(isBreak ? "break" : "continue") + " outside a loop");
+  if (scope.loopDepth == 0)
+    scope.fail(line, std::string(isBreak ? "break" : "continue") + " outside a loop");
   scope.control = isBreak ? Scope::LoopControl::kBreak : Scope::LoopControl::kContinue;
 }
 

@@ -9,7 +9,9 @@
 namespace strata::train::jinja {
 namespace {
 
-bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool isSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 
 std::string rtrim(const std::string& text) {
   size_t end = text.size();
@@ -40,7 +42,8 @@ class TagLexer {
     int depth = 0;
     for (;;) {
       skipSpaces();
-      if (pos_ >= source_.size()) fail("the tag opened here is never closed with '" + std::string(close) + "'");
+      if (pos_ >= source_.size())
+        fail("the tag opened here is never closed with '" + std::string(close) + "'");
       if (depth == 0) {
         for (char mark : {'-', '+', '\0'}) {
           const std::string end = mark ? std::string(1, mark) + close : std::string(close);
@@ -80,8 +83,9 @@ class TagLexer {
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') return name();
     if (std::isdigit(static_cast<unsigned char>(c))) return number();
     if (c == '\'' || c == '"') return string(c);
-    static const char* const kOperators[] = {"**", "//", "==", "!=", "<=", ">=", "+", "-", "*", "/", "%", "~",
-                                             "<",  ">",  "(",  ")",  "[",  "]",  "{", "}", ",", ".", ":", "|", "="};
+    static const char* const kOperators[] = {"**", "//", "==", "!=", "<=", ">=", "+", "-", "*",
+                                             "/",  "%",  "~",  "<",  ">",  "(",  ")", "[", "]",
+                                             "{",  "}",  ",",  ".",  ":",  "|",  "="};
     for (const char* op : kOperators) {
       if (source_.compare(pos_, std::strlen(op), op) == 0) {
         pos_ += std::strlen(op);
@@ -103,11 +107,13 @@ class TagLexer {
     const size_t start = pos_;
     bool isFloat = false;
     auto digits = [&] {
-      while (pos_ < source_.size() && (std::isdigit(static_cast<unsigned char>(source_[pos_])) || source_[pos_] == '_'))
+      while (pos_ < source_.size() &&
+             (std::isdigit(static_cast<unsigned char>(source_[pos_])) || source_[pos_] == '_'))
         ++pos_;
     };
     digits();
-    if (pos_ + 1 < source_.size() && source_[pos_] == '.' && std::isdigit(static_cast<unsigned char>(source_[pos_ + 1]))) {
+    if (pos_ + 1 < source_.size() && source_[pos_] == '.' &&
+        std::isdigit(static_cast<unsigned char>(source_[pos_ + 1]))) {
       isFloat = true;
       ++pos_;
       digits();
@@ -160,22 +166,45 @@ class TagLexer {
       }
       const char e = source_[pos_++];
       switch (e) {
-        case 'n': text += '\n'; break;
-        case 't': text += '\t'; break;
-        case 'r': text += '\r'; break;
-        case 'b': text += '\b'; break;
-        case 'f': text += '\f'; break;
-        case 'v': text += '\v'; break;
-        case '0': text += '\0'; break;
-        case '\\': text += '\\'; break;
-        case '\'': text += '\''; break;
-        case '"': text += '"'; break;
-        case '\n': ++line_; break;  // a line continuation
+        case 'n':
+          text += '\n';
+          break;
+        case 't':
+          text += '\t';
+          break;
+        case 'r':
+          text += '\r';
+          break;
+        case 'b':
+          text += '\b';
+          break;
+        case 'f':
+          text += '\f';
+          break;
+        case 'v':
+          text += '\v';
+          break;
+        case '0':
+          text += '\0';
+          break;
+        case '\\':
+          text += '\\';
+          break;
+        case '\'':
+          text += '\'';
+          break;
+        case '"':
+          text += '"';
+          break;
+        case '\n':
+          ++line_;
+          break;  // a line continuation
         case 'x':
         case 'u':
         case 'U': {
           const size_t width = e == 'x' ? 2 : e == 'u' ? 4 : 8;
-          if (pos_ + width > source_.size()) fail(std::string("a truncated \\") + e + " escape in a string");
+          if (pos_ + width > source_.size())
+            fail(std::string("a truncated \\") + e + " escape in a string");
           const std::string hex = source_.substr(pos_, width);
           if (hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
             fail(std::string("a malformed \\") + e + " escape in a string");
@@ -183,7 +212,9 @@ class TagLexer {
           pos_ += width;
           break;
         }
-        default: text += '\\'; text += e;  // Python keeps unknown escapes
+        default:
+          text += '\\';
+          text += e;  // Python keeps unknown escapes
       }
     }
     return {Token::Kind::kString, text, startLine};
@@ -196,7 +227,8 @@ class TagLexer {
 };
 
 int linesIn(const std::string& text, size_t begin, size_t end) {
-  return static_cast<int>(std::count(text.begin() + static_cast<long>(begin), text.begin() + static_cast<long>(end), '\n'));
+  return static_cast<int>(std::count(text.begin() + static_cast<long>(begin),
+                                     text.begin() + static_cast<long>(end), '\n'));
 }
 
 // As Jinja reads a template: every newline spelled \n, and one newline at
@@ -231,26 +263,33 @@ std::vector<Segment> lexTemplate(const std::string& raw, const std::string& orig
            std::strchr("{%#", source[open + 1]) == nullptr)
       ++open;
     if (open + 1 >= source.size()) open = std::string::npos;
-    std::string text = source.substr(pos, open == std::string::npos ? std::string::npos : open - pos);
+    std::string text =
+        source.substr(pos, open == std::string::npos ? std::string::npos : open - pos);
     const int textLine = line;
     line += linesIn(source, pos, open == std::string::npos ? source.size() : open);
-    if (stripLeading) text.erase(0, std::find_if_not(text.begin(), text.end(), isSpace) - text.begin());
+    if (stripLeading)
+      text.erase(0, std::find_if_not(text.begin(), text.end(), isSpace) - text.begin());
     if (open == std::string::npos) {
       if (!text.empty()) segments.push_back({Segment::Kind::kText, text, {}, textLine});
       return segments;
     }
     const char kind = source[open + 1];
     const char mark = open + 2 < source.size() ? source[open + 2] : '\0';
-    if (mark == '-') text = rtrim(text);
-    else if (mark != '+' && kind != '{') text = lstripBlock(text, lineStarting);
+    if (mark == '-')
+      text = rtrim(text);
+    else if (mark != '+' && kind != '{')
+      text = lstripBlock(text, lineStarting);
     if (!text.empty()) segments.push_back({Segment::Kind::kText, text, {}, textLine});
     size_t inside = open + 2 + (mark == '-' || mark == '+' ? 1 : 0);
     char endMark = '\0';
     if (kind == '#') {
       const size_t close = source.find("#}", inside);
       if (close == std::string::npos)
-        throw ConfigError(origin + ":" + std::to_string(line) + ": a comment opened here is never closed");
-      endMark = close > inside && (source[close - 1] == '-' || source[close - 1] == '+') ? source[close - 1] : '\0';
+        throw ConfigError(origin + ":" + std::to_string(line) +
+                          ": a comment opened here is never closed");
+      endMark = close > inside && (source[close - 1] == '-' || source[close - 1] == '+')
+                    ? source[close - 1]
+                    : '\0';
       line += linesIn(source, open, close);
       pos = close + 2;
     } else {

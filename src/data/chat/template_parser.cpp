@@ -13,9 +13,12 @@ namespace {
 
 class Cursor {
  public:
-  Cursor(const std::vector<Token>& tokens, const std::string& origin) : tokens_(tokens), origin_(origin) {}
+  Cursor(const std::vector<Token>& tokens, const std::string& origin)
+      : tokens_(tokens), origin_(origin) {}
 
-  const Token& peek(size_t ahead = 0) const { return tokens_[std::min(at_ + ahead, tokens_.size() - 1)]; }
+  const Token& peek(size_t ahead = 0) const {
+    return tokens_[std::min(at_ + ahead, tokens_.size() - 1)];
+  }
   Token take() { return at_ + 1 < tokens_.size() ? tokens_[at_++] : tokens_.back(); }
   bool atEnd() const { return peek().kind == Token::Kind::kEnd; }
   bool isOp(const char* op, size_t ahead = 0) const {
@@ -81,7 +84,8 @@ class ExprParser {
     if (!in_.isOp(",")) return first;
     auto tuple = std::make_unique<ListExpr>(line, true);
     tuple->items.push_back(std::move(first));
-    while (in_.acceptOp(",") && !in_.atEnd() && !in_.isOp(")")) tuple->items.push_back(expression());
+    while (in_.acceptOp(",") && !in_.atEnd() && !in_.isOp(")"))
+      tuple->items.push_back(expression());
     return tuple;
   }
 
@@ -189,7 +193,8 @@ class ExprParser {
         filter->value = std::move(value);
         filter->name = in_.expectName();
         if (!isKnownFilter(filter->name))
-          in_.fail("the filter '" + filter->name + "' is not implemented by Strata's chat templates");
+          in_.fail("the filter '" + filter->name +
+                   "' is not implemented by Strata's chat templates");
         if (in_.acceptOp("(")) filter->arguments = arguments();
         value = std::move(filter);
       } else if (in_.acceptName("is")) {
@@ -214,7 +219,9 @@ class ExprParser {
   }
   bool startsTestArgument() const {
     const Token& t = in_.peek();
-    if (t.kind == Token::Kind::kString || t.kind == Token::Kind::kInteger || t.kind == Token::Kind::kFloat) return true;
+    if (t.kind == Token::Kind::kString || t.kind == Token::Kind::kInteger ||
+        t.kind == Token::Kind::kFloat)
+      return true;
     if (t.kind == Token::Kind::kOperator) return t.text == "[" || t.text == "{";
     static const std::set<std::string> kStops = {"else", "or", "and", "if", "in", "is", "not"};
     return t.kind == Token::Kind::kName && !kStops.count(t.text);
@@ -236,7 +243,8 @@ class ExprParser {
         if (name.kind == Token::Kind::kInteger) {
           auto index = std::make_unique<Subscript>(line);
           index->object = std::move(value);
-          index->index = std::make_unique<Literal>(line, Value(static_cast<int64_t>(std::stoll(name.text))));
+          index->index =
+              std::make_unique<Literal>(line, Value(static_cast<int64_t>(std::stoll(name.text))));
           value = std::move(index);
         } else if (name.kind == Token::Kind::kName) {
           value = std::make_unique<Attribute>(line, std::move(value), name.text);
@@ -256,7 +264,9 @@ class ExprParser {
   ExprPtr subscript(int line, ExprPtr object) {  // after '['
     auto out = std::make_unique<Subscript>(line);
     out->object = std::move(object);
-    auto part = [&]() -> ExprPtr { return in_.isOp(":") || in_.isOp("]") ? nullptr : expression(); };
+    auto part = [&]() -> ExprPtr {
+      return in_.isOp(":") || in_.isOp("]") ? nullptr : expression();
+    };
     ExprPtr first = part();
     if (in_.acceptOp(":")) {
       out->slice = true;
@@ -275,9 +285,12 @@ class ExprParser {
     const Token token = in_.take();
     switch (token.kind) {
       case Token::Kind::kName: {
-        if (token.text == "true" || token.text == "True") return std::make_unique<Literal>(token.line, Value(true));
-        if (token.text == "false" || token.text == "False") return std::make_unique<Literal>(token.line, Value(false));
-        if (token.text == "none" || token.text == "None") return std::make_unique<Literal>(token.line, Value::none());
+        if (token.text == "true" || token.text == "True")
+          return std::make_unique<Literal>(token.line, Value(true));
+        if (token.text == "false" || token.text == "False")
+          return std::make_unique<Literal>(token.line, Value(false));
+        if (token.text == "none" || token.text == "None")
+          return std::make_unique<Literal>(token.line, Value::none());
         return std::make_unique<NameRef>(token.line, token.text);
       }
       case Token::Kind::kString: {
@@ -286,8 +299,10 @@ class ExprParser {
         return std::make_unique<Literal>(token.line, Value(text));
       }
       case Token::Kind::kInteger:
-        return std::make_unique<Literal>(token.line, Value(static_cast<int64_t>(std::stoll(token.text))));
-      case Token::Kind::kFloat: return std::make_unique<Literal>(token.line, Value(std::stod(token.text)));
+        return std::make_unique<Literal>(token.line,
+                                         Value(static_cast<int64_t>(std::stoll(token.text))));
+      case Token::Kind::kFloat:
+        return std::make_unique<Literal>(token.line, Value(std::stod(token.text)));
       case Token::Kind::kOperator: {
         if (token.text == "(") {
           if (in_.acceptOp(")")) return std::make_unique<ListExpr>(token.line, true);
@@ -317,7 +332,8 @@ class ExprParser {
         }
         break;
       }
-      case Token::Kind::kEnd: break;
+      case Token::Kind::kEnd:
+        break;
     }
     in_.fail("expected an expression, found " + Cursor::describe(token));
   }
@@ -334,7 +350,8 @@ class StmtParser {
   // Statements up to a tag whose keyword is in `ends` (returned in `end`,
   // its cursor left after the keyword) or the template's end when `ends` is
   // empty.
-  Body body(const std::set<std::string>& ends, std::string& end, const std::string& opener, int openerLine) {
+  Body body(const std::set<std::string>& ends, std::string& end, const std::string& opener,
+            int openerLine) {
     Body out;
     while (at_ < segments_.size()) {
       const Segment& segment = segments_[at_++];
@@ -384,8 +401,9 @@ class StmtParser {
       out->body = body({"endgeneration"}, end, "generation", line);
       return out;
     }
-    static const std::set<std::string> kKnown = {"macro", "call",   "filter", "include", "import",     "from",
-                                                 "extends", "block", "with",   "raw",     "autoescape", "do"};
+    static const std::set<std::string> kKnown = {"macro",  "call", "filter",     "include",
+                                                 "import", "from", "extends",    "block",
+                                                 "with",   "raw",  "autoescape", "do"};
     if (kKnown.count(keyword))
       in.fail("the template uses '{% " + keyword +
               " %}', which Strata's chat templates do not implement (they implement if, for, set, "
@@ -425,7 +443,8 @@ class StmtParser {
     do out->targets.push_back(in.expectName());
     while (in.acceptOp(","));
     if (parenthesized) in.expectOp(")");
-    if (!in.acceptName("in")) in.fail("expected 'in' after the loop's names, found " + Cursor::describe(in.peek()));
+    if (!in.acceptName("in"))
+      in.fail("expected 'in' after the loop's names, found " + Cursor::describe(in.peek()));
     ExprParser expr(in);
     out->iterable = expr.expression(false);
     if (in.acceptName("if")) out->filter = expr.expression(false);

@@ -17,7 +17,9 @@ class Scope {
  public:
   enum class LoopControl { kNone, kBreak, kContinue };
 
-  Scope(const std::string& origin, std::string& out) : origin_(origin), out_(&out) { frames_.emplace_back(); }
+  Scope(const std::string& origin, std::string& out) : origin_(origin), out_(&out) {
+    frames_.emplace_back();
+  }
 
   // The innermost frame's value of `name`, or an undefined value naming it.
   Value lookup(const std::string& name) const;
@@ -46,8 +48,10 @@ class Scope {
 // Jinja's filters, tests and the methods of strings and dicts, by name.
 // Each throws ConfigError through scope.fail(line, ...) for an unknown name
 // or arguments of the wrong kind.
-Value applyFilter(Scope& scope, int line, const std::string& name, const Value& value, const CallArgs& args);
-bool applyTest(Scope& scope, int line, const std::string& name, const Value& value, const CallArgs& args);
+Value applyFilter(Scope& scope, int line, const std::string& name, const Value& value,
+                  const CallArgs& args);
+bool applyTest(Scope& scope, int line, const std::string& name, const Value& value,
+               const CallArgs& args);
 // `value.name`: a dict's entry or method, a namespace's entry, a string's
 // method; undefined when there is none.
 Value attributeOf(Scope& scope, int line, const Value& value, const std::string& name);

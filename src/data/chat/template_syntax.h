@@ -49,7 +49,8 @@ struct DictExpr : Expr {
 };
 
 struct Attribute : Expr {  // object.name
-  Attribute(int line, ExprPtr object, std::string name) : Expr(line), object(std::move(object)), name(std::move(name)) {}
+  Attribute(int line, ExprPtr object, std::string name)
+      : Expr(line), object(std::move(object)), name(std::move(name)) {}
   Value eval(Scope& scope) const override;
   ExprPtr object;
   std::string name;
@@ -93,7 +94,8 @@ struct TestExpr : Expr {  // value is [not] name(arguments)
 };
 
 struct Unary : Expr {  // not, -, +
-  Unary(int line, std::string op, ExprPtr operand) : Expr(line), op(std::move(op)), operand(std::move(operand)) {}
+  Unary(int line, std::string op, ExprPtr operand)
+      : Expr(line), op(std::move(op)), operand(std::move(operand)) {}
   Value eval(Scope& scope) const override;
   std::string op;
   ExprPtr operand;

@@ -1,10 +1,9 @@
 #include "data/chat/template_value.h"
 
-#include <nlohmann/json.hpp>
-
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "strata/error.h"
 
@@ -36,13 +35,27 @@ std::string jsonString(const std::string& text) {
   std::string out = "\"";
   for (unsigned char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         if (c < 0x20) {
           char escaped[8];
@@ -64,11 +77,16 @@ std::string pythonStringRepr(const std::string& text) {
   const char quote = doubleQuotes ? '"' : '\'';
   std::string out(1, quote);
   for (unsigned char c : text) {
-    if (c == '\\') out += "\\\\";
-    else if (c == quote) out += std::string("\\") + quote;
-    else if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == quote)
+      out += std::string("\\") + quote;
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
     else if (c < 0x20 || c == 0x7F) {
       char escaped[8];
       std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
@@ -108,15 +126,25 @@ void appendJsonItems(const Items& items, char open, char close, int indent, int 
 
 void appendJson(const Value& value, int indent, int depth, std::string& out) {
   switch (value.kind()) {
-    case Value::Kind::kNone: out += "null"; return;
-    case Value::Kind::kBool: out += value.asBool() ? "true" : "false"; return;
-    case Value::Kind::kInt: out += std::to_string(value.asInt()); return;
+    case Value::Kind::kNone:
+      out += "null";
+      return;
+    case Value::Kind::kBool:
+      out += value.asBool() ? "true" : "false";
+      return;
+    case Value::Kind::kInt:
+      out += std::to_string(value.asInt());
+      return;
     case Value::Kind::kFloat: {
       const double f = value.asFloat();
-      out += std::isnan(f) ? "NaN" : std::isinf(f) ? (f > 0 ? "Infinity" : "-Infinity") : pythonFloat(f);
+      out += std::isnan(f)   ? "NaN"
+             : std::isinf(f) ? (f > 0 ? "Infinity" : "-Infinity")
+                             : pythonFloat(f);
       return;
     }
-    case Value::Kind::kString: out += jsonString(value.asString()); return;
+    case Value::Kind::kString:
+      out += jsonString(value.asString());
+      return;
     case Value::Kind::kList:
       appendJsonItems(value.asList(), '[', ']', indent, depth, out,
                       [&](const Value& item) { appendJson(item, indent, depth + 1, out); });
@@ -183,12 +211,17 @@ Value Value::callable(std::string name, Callable function) {
 
 Value Value::fromJson(const nlohmann::ordered_json& json) {
   switch (json.type()) {
-    case nlohmann::ordered_json::value_t::null: return none();
-    case nlohmann::ordered_json::value_t::boolean: return Value(json.get<bool>());
+    case nlohmann::ordered_json::value_t::null:
+      return none();
+    case nlohmann::ordered_json::value_t::boolean:
+      return Value(json.get<bool>());
     case nlohmann::ordered_json::value_t::number_integer:
-    case nlohmann::ordered_json::value_t::number_unsigned: return Value(json.get<int64_t>());
-    case nlohmann::ordered_json::value_t::number_float: return Value(json.get<double>());
-    case nlohmann::ordered_json::value_t::string: return Value(json.get<std::string>());
+    case nlohmann::ordered_json::value_t::number_unsigned:
+      return Value(json.get<int64_t>());
+    case nlohmann::ordered_json::value_t::number_float:
+      return Value(json.get<double>());
+    case nlohmann::ordered_json::value_t::string:
+      return Value(json.get<std::string>());
     case nlohmann::ordered_json::value_t::array: {
       ValueList items;
       for (const auto& item : json) items.push_back(fromJson(item));
@@ -199,21 +232,30 @@ Value Value::fromJson(const nlohmann::ordered_json& json) {
       for (const auto& [key, item] : json.items()) items.emplace_back(key, fromJson(item));
       return dict(std::move(items));
     }
-    default: throw ConfigError("a JSON value of kind " + std::string(json.type_name()) + " has no template value");
+    default:
+      throw ConfigError("a JSON value of kind " + std::string(json.type_name()) +
+                        " has no template value");
   }
 }
 
 bool Value::truthy() const {
   switch (kind_) {
     case Kind::kUndefined:
-    case Kind::kNone: return false;
+    case Kind::kNone:
+      return false;
     case Kind::kBool:
-    case Kind::kInt: return int_ != 0;
-    case Kind::kFloat: return float_ != 0;
-    case Kind::kString: return !name_.empty();
-    case Kind::kList: return !list_->empty();
-    case Kind::kDict: return !dict_->empty();
-    default: return true;
+    case Kind::kInt:
+      return int_ != 0;
+    case Kind::kFloat:
+      return float_ != 0;
+    case Kind::kString:
+      return !name_.empty();
+    case Kind::kList:
+      return !list_->empty();
+    case Kind::kDict:
+      return !dict_->empty();
+    default:
+      return true;
   }
 }
 
@@ -226,46 +268,65 @@ const Value* Value::find(std::string_view key) const {
 
 ValueList Value::iterate() const {
   switch (kind_) {
-    case Kind::kUndefined: return {};
-    case Kind::kList: return *list_;
-    case Kind::kString: return characterList(name_);
+    case Kind::kUndefined:
+      return {};
+    case Kind::kList:
+      return *list_;
+    case Kind::kString:
+      return characterList(name_);
     case Kind::kDict: {
       ValueList keys;
       for (const auto& entry : *dict_) keys.emplace_back(entry.first);
       return keys;
     }
-    default: throw ConfigError("a " + kindName() + " cannot be iterated over");
+    default:
+      throw ConfigError("a " + kindName() + " cannot be iterated over");
   }
 }
 
 int64_t Value::length() const {
   switch (kind_) {
-    case Kind::kUndefined: return 0;
-    case Kind::kString: return characters(name_);
-    case Kind::kList: return static_cast<int64_t>(list_->size());
+    case Kind::kUndefined:
+      return 0;
+    case Kind::kString:
+      return characters(name_);
+    case Kind::kList:
+      return static_cast<int64_t>(list_->size());
     case Kind::kDict:
-    case Kind::kNamespace: return static_cast<int64_t>(dict_->size());
-    default: throw ConfigError("a " + kindName() + " has no length");
+    case Kind::kNamespace:
+      return static_cast<int64_t>(dict_->size());
+    default:
+      throw ConfigError("a " + kindName() + " has no length");
   }
 }
 
 std::string Value::str() const {
   switch (kind_) {
-    case Kind::kUndefined: return "";
-    case Kind::kString: return name_;
-    default: return repr();
+    case Kind::kUndefined:
+      return "";
+    case Kind::kString:
+      return name_;
+    default:
+      return repr();
   }
 }
 
 std::string Value::repr() const {
   switch (kind_) {
-    case Kind::kUndefined: return "";
-    case Kind::kNone: return "None";
-    case Kind::kBool: return int_ ? "True" : "False";
-    case Kind::kInt: return std::to_string(int_);
+    case Kind::kUndefined:
+      return "";
+    case Kind::kNone:
+      return "None";
+    case Kind::kBool:
+      return int_ ? "True" : "False";
+    case Kind::kInt:
+      return std::to_string(int_);
     case Kind::kFloat:
-      return std::isnan(float_) ? "nan" : std::isinf(float_) ? (float_ > 0 ? "inf" : "-inf") : pythonFloat(float_);
-    case Kind::kString: return pythonStringRepr(name_);
+      return std::isnan(float_)   ? "nan"
+             : std::isinf(float_) ? (float_ > 0 ? "inf" : "-inf")
+                                  : pythonFloat(float_);
+    case Kind::kString:
+      return pythonStringRepr(name_);
     case Kind::kList: {
       std::string out = int_ ? "(" : "[";
       for (size_t i = 0; i < list_->size(); ++i) out += (i ? ", " : "") + (*list_)[i].repr();
@@ -275,11 +336,14 @@ std::string Value::repr() const {
     case Kind::kDict: {
       std::string out = "{";
       for (size_t i = 0; i < dict_->size(); ++i)
-        out += (i ? ", " : "") + pythonStringRepr((*dict_)[i].first) + ": " + (*dict_)[i].second.repr();
+        out += (i ? ", " : "") + pythonStringRepr((*dict_)[i].first) + ": " +
+               (*dict_)[i].second.repr();
       return out + "}";
     }
-    case Kind::kNamespace: return "<Namespace>";
-    case Kind::kCallable: return "<function " + name_ + ">";
+    case Kind::kNamespace:
+      return "<Namespace>";
+    case Kind::kCallable:
+      return "<function " + name_ + ">";
   }
   return "";
 }
@@ -292,16 +356,26 @@ std::string Value::json(int indent) const {
 
 std::string Value::kindName() const {
   switch (kind_) {
-    case Kind::kUndefined: return "undefined value";
-    case Kind::kNone: return "none";
-    case Kind::kBool: return "boolean";
-    case Kind::kInt: return "integer";
-    case Kind::kFloat: return "float";
-    case Kind::kString: return "string";
-    case Kind::kList: return "list";
-    case Kind::kDict: return "dict";
-    case Kind::kNamespace: return "namespace";
-    case Kind::kCallable: return "function";
+    case Kind::kUndefined:
+      return "undefined value";
+    case Kind::kNone:
+      return "none";
+    case Kind::kBool:
+      return "boolean";
+    case Kind::kInt:
+      return "integer";
+    case Kind::kFloat:
+      return "float";
+    case Kind::kString:
+      return "string";
+    case Kind::kList:
+      return "list";
+    case Kind::kDict:
+      return "dict";
+    case Kind::kNamespace:
+      return "namespace";
+    case Kind::kCallable:
+      return "function";
   }
   return "value";
 }
@@ -315,8 +389,10 @@ bool equal(const Value& a, const Value& b) {
   if (a.kind() != b.kind()) return false;
   switch (a.kind()) {
     case Kind::kUndefined:
-    case Kind::kNone: return true;
-    case Kind::kString: return a.asString() == b.asString();
+    case Kind::kNone:
+      return true;
+    case Kind::kString:
+      return a.asString() == b.asString();
     case Kind::kList: {
       const auto& x = a.asList();
       const auto& y = b.asList();
@@ -334,23 +410,28 @@ bool equal(const Value& a, const Value& b) {
       }
       return true;
     }
-    case Kind::kNamespace: return &a.namespaceItems() == &b.namespaceItems();
-    default: return &a.asCallable() == &b.asCallable();  // the same function
+    case Kind::kNamespace:
+      return &a.namespaceItems() == &b.namespaceItems();
+    default:
+      return &a.asCallable() == &b.asCallable();  // the same function
   }
 }
 
 std::string pythonFloat(double value) {
   char buffer[64];
   // Shortest round-trip digits in scientific form: d[.ddd]e±XX.
-  auto [end, error] = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific);
+  auto [end, error] =
+      std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific);
   std::string scientific(buffer, end);
   const size_t e = scientific.find('e');
   const int exponent = std::stoi(scientific.substr(e + 1));
   std::string digits;
   bool negative = false;
   for (char c : scientific.substr(0, e)) {
-    if (c == '-') negative = true;
-    else if (c != '.') digits += c;
+    if (c == '-')
+      negative = true;
+    else if (c != '.')
+      digits += c;
   }
   std::string out = negative ? "-" : "";
   if (exponent < -4 || exponent >= 16) {
@@ -360,7 +441,8 @@ std::string pythonFloat(double value) {
     std::snprintf(tail, sizeof tail, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
     return out + tail;
   }
-  if (exponent < 0) return out + "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
+  if (exponent < 0)
+    return out + "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
   const size_t whole = static_cast<size_t>(exponent) + 1;
   if (digits.size() <= whole) return out + digits + std::string(whole - digits.size(), '0') + ".0";
   return out + digits.substr(0, whole) + "." + digits.substr(whole);

@@ -8,11 +8,10 @@
 // follow Python's spelling of each kind.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -31,7 +30,18 @@ using Callable = std::function<Value(const CallArgs&)>;
 
 class Value {
  public:
-  enum class Kind { kUndefined, kNone, kBool, kInt, kFloat, kString, kList, kDict, kNamespace, kCallable };
+  enum class Kind {
+    kUndefined,
+    kNone,
+    kBool,
+    kInt,
+    kFloat,
+    kString,
+    kList,
+    kDict,
+    kNamespace,
+    kCallable
+  };
 
   Value() = default;  // undefined
   // Undefined, with what went missing ("'x' is undefined") for the error
@@ -56,7 +66,9 @@ class Value {
   bool isUndefined() const { return kind_ == Kind::kUndefined; }
   bool isNone() const { return kind_ == Kind::kNone; }
   bool isString() const { return kind_ == Kind::kString; }
-  bool isNumber() const { return kind_ == Kind::kInt || kind_ == Kind::kFloat || kind_ == Kind::kBool; }
+  bool isNumber() const {
+    return kind_ == Kind::kInt || kind_ == Kind::kFloat || kind_ == Kind::kBool;
+  }
   bool isMapping() const { return kind_ == Kind::kDict || kind_ == Kind::kNamespace; }
 
   bool asBool() const { return int_ != 0; }
