@@ -215,6 +215,11 @@ const std::vector<ConfigOption>& configOptions() {
        +[](C& c) -> double& { return c.data.validationFraction; }},
       {"data", "shuffle", "shuffle", "shuffle training windows every epoch",
        +[](C& c) -> bool& { return c.data.shuffle; }},
+      {"data", "loss_on", "loss-on",
+       "targets in the loss: all, assistant (a --chat dataset's assistant tokens) or auto "
+       "(assistant "
+       "when the prepared data has a mask)",
+       +[](C& c) -> std::string& { return c.data.lossOn; }},
       {"checkpoint", "dir", "checkpoint-dir", "checkpoint folder (empty: none)",
        +[](C& c) -> std::string& { return c.checkpoint.dir; }},
       {"checkpoint", "every", "checkpoint-every", "steps between checkpoints (0: at the end)",

@@ -308,6 +308,13 @@ void checkChoices(const TrainConfig& c, Problems& p) {
           "parallel.partition must be even or balanced, got '" + c.parallel.partition + "'");
   p.check(c.parallel.elastic == "off" || c.parallel.elastic == "dp",
           "parallel.elastic must be off or dp, got '" + c.parallel.elastic + "'");
+  const std::string& lossOn = c.data.lossOn;
+  p.check(lossOn == "auto" || lossOn == "all" || lossOn == "assistant",
+          "data.loss_on must be auto, all or assistant, got '" + lossOn + "'");
+  p.check(lossOn != "assistant" || !c.data.prepared.empty(),
+          "data.loss_on = \"assistant\" needs data.prepared, a dataset prepared with `strata data "
+          "prepare --chat` "
+          "(its PREFIX.mask says which tokens are the assistant's)");
   const std::string& onSaveError = c.checkpoint.onSaveError;
   p.check(onSaveError == "stop" || onSaveError == "continue",
           "checkpoint.on_save_error must be stop or continue, got '" + onSaveError + "'");

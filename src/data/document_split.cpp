@@ -32,6 +32,24 @@ class DocumentRuns : public TokenSource {
   int64_t size() const override { return size_; }
 
   void read(int64_t begin, int64_t count, int64_t* out) const override {
+    forEachRun(begin, count, [&](int64_t fileBegin, int64_t take) {
+      data_->read(fileBegin, take, out);
+      out += take;
+    });
+  }
+
+  bool hasLossMask() const override { return data_->hasLossMask(); }
+  void readLossMask(int64_t begin, int64_t count, uint8_t* out) const override {
+    forEachRun(begin, count, [&](int64_t fileBegin, int64_t take) {
+      data_->readLossMask(fileBegin, take, out);
+      out += take;
+    });
+  }
+
+ private:
+  // Calls read(fileBegin, take) for the file's pieces of [begin, begin + count).
+  template <typename Read>
+  void forEachRun(int64_t begin, int64_t count, Read read) const {
     checkTokenRange(data_->prefix() + " (" + name_ + " documents)", begin, count, size_);
     // The run holding `begin`: the last one starting at or before it.
     size_t run = static_cast<size_t>(std::upper_bound(start_.begin(), start_.end(), begin) -
@@ -40,15 +58,13 @@ class DocumentRuns : public TokenSource {
     while (count > 0) {
       int64_t offset = begin - start_[run];
       int64_t take = std::min(count, length_[run] - offset);
-      data_->read(fileBegin_[run] + offset, take, out);
-      out += take;
+      read(fileBegin_[run] + offset, take);
       begin += take;
       count -= take;
       ++run;
     }
   }
 
- private:
   std::shared_ptr<const PreparedData> data_;
   std::string name_;
   std::vector<int64_t> start_;      // where each run starts in this source

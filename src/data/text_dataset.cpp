@@ -78,8 +78,15 @@ WindowDataset::WindowDataset(at::Tensor tokens, int64_t sequenceLength, std::str
     : WindowDataset(tensorTokens(std::move(tokens)), sequenceLength, std::move(name)) {}
 
 WindowDataset::WindowDataset(std::shared_ptr<const TokenSource> tokens, int64_t sequenceLength,
-                             std::string name)
-    : tokens_(std::move(tokens)), sequenceLength_(sequenceLength), name_(std::move(name)) {
+                             std::string name, bool maskTargets)
+    : tokens_(std::move(tokens)),
+      sequenceLength_(sequenceLength),
+      name_(std::move(name)),
+      maskTargets_(maskTargets) {
+  if (maskTargets_ && !tokens_->hasLossMask())
+    throw ConfigError(name_ +
+                      " data has no loss mask to leave targets out by (a dataset prepared with "
+                      "`strata data prepare --chat` has one)");
   if (sequenceLength_ < 1)
     throw ConfigError("sequence length must be >= 1, got " + std::to_string(sequenceLength_));
   // Window i needs tokens up to index i*S + S (the last target).
@@ -95,15 +102,22 @@ Batch WindowDataset::gather(const std::vector<int64_t>& indices) const {
   const auto rows = static_cast<int64_t>(indices.size());
   torch::Tensor stacked = torch::empty({rows, sequenceLength_ + 1}, torch::kLong);  // [B, S + 1]
   int64_t* out = stacked.data_ptr<int64_t>();
+  torch::Tensor mask =
+      maskTargets_ ? torch::empty({rows, sequenceLength_ + 1}, torch::kUInt8) : torch::Tensor();
   for (int64_t row = 0; row < rows; ++row) {
     int64_t index = indices[static_cast<size_t>(row)];
     if (index < 0 || index >= windows_)
       throw ConfigError(name_ + " window " + std::to_string(index) + " is outside [0, " +
                         std::to_string(windows_) + ")");
     tokens_->read(index * sequenceLength_, sequenceLength_ + 1, out + row * (sequenceLength_ + 1));
+    if (maskTargets_)
+      tokens_->readLossMask(index * sequenceLength_, sequenceLength_ + 1,
+                            mask.data_ptr<uint8_t>() + row * (sequenceLength_ + 1));
   }
-  return {stacked.narrow(1, 0, sequenceLength_).contiguous(),
-          stacked.narrow(1, 1, sequenceLength_).contiguous()};
+  torch::Tensor target = stacked.narrow(1, 1, sequenceLength_).contiguous();
+  // Target j of a window is its token j + 1, which counts where its mask is 1.
+  if (maskTargets_) target.masked_fill_(mask.narrow(1, 1, sequenceLength_).eq(0), kIgnoredTarget);
+  return {stacked.narrow(1, 0, sequenceLength_).contiguous(), target};
 }
 
 }  // namespace strata::train

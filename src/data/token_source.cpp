@@ -36,6 +36,11 @@ void checkTokenRange(const std::string& name, int64_t begin, int64_t count, int6
                       ")");
 }
 
+void TokenSource::readLossMask(int64_t, int64_t, uint8_t*) const {
+  throw ConfigError(
+      "this token source has no loss mask (only a dataset prepared with --chat has one)");
+}
+
 std::shared_ptr<const TokenSource> tensorTokens(at::Tensor tokens) {
   return std::make_shared<TensorTokens>(std::move(tokens));
 }

@@ -59,13 +59,16 @@ at::Tensor DecoderHeadImpl::forward(const at::Tensor& x) {
   return maskPadding(logits);
 }
 
-at::Tensor DecoderHeadImpl::loss(const at::Tensor& normed, const at::Tensor& targets) {
+at::Tensor DecoderHeadImpl::loss(const at::Tensor& normed, const at::Tensor& targets,
+                                 const at::Tensor& tokenWeights) {
   if (!options_.fusedHeadLoss)
     throw ConfigError("the model's head was built without fusedHeadLoss");
   at::Tensor full = entered(normed);                         // [s, b, hidden]
   at::Tensor weight = lmHead ? lmHead->weight : tiedWeight;  // [Vp/tp, hidden]
-  return tp::vocabParallelLinearCrossEntropy(full.reshape({-1, full.size(-1)}), weight,
-                                             targets.t().reshape({-1}), options_.vocab, *tp_);
+  // Tokens in the [s, b] order of the hidden states.
+  return tp::vocabParallelLinearCrossEntropy(
+      full.reshape({-1, full.size(-1)}), weight, targets.t().reshape({-1}), options_.vocab, *tp_,
+      {}, tokenWeights.defined() ? tokenWeights.t().reshape({-1}) : at::Tensor());
 }
 
 int64_t DecoderHeadImpl::shardDim(const std::string& name) const {

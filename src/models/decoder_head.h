@@ -53,7 +53,10 @@ class DecoderHeadImpl : public torch::nn::Module, public tensor_parallel::Sharde
   at::Tensor forward(const at::Tensor& x);
   // Under fusedHeadLoss: the mean cross-entropy of forward()'s output
   // against targets [b, s].
-  at::Tensor loss(const at::Tensor& normed, const at::Tensor& targets);
+  // tokenWeights: [b, s] float32 or undefined (the mean), as
+  // vocabParallelLinearCrossEntropy takes them.
+  at::Tensor loss(const at::Tensor& normed, const at::Tensor& targets,
+                  const at::Tensor& tokenWeights = {});
   bool fusedLoss() const { return options_.fusedHeadLoss; }
   Communicator& tp() const { return *tp_; }
 

@@ -47,19 +47,36 @@ std::vector<std::string> modelArchitectures() {
   return names;
 }
 
-at::Tensor nextTokenLoss(const at::Tensor& logits, const at::Tensor& targets, Communicator& tp) {
+namespace {
+
+// Each target's weight in the loss: 1 / countedTargets where it counts
+// (>= 0), else 0. [b, s] float32.
+at::Tensor targetWeights(const at::Tensor& targets, double countedTargets) {
+  return targets.ge(0).to(at::kFloat).div_(countedTargets);
+}
+
+}  // namespace
+
+at::Tensor nextTokenLoss(const at::Tensor& logits, const at::Tensor& targets, Communicator& tp,
+                         double countedTargets) {
   // targets [b, s] -> [s, b] to match the logits. The loss is taken in
   // float32 when autocast computed the logits in bfloat16.
   at::Tensor full = logits.scalar_type() == at::kFloat ? logits : logits.to(at::kFloat);
-  return tensor_parallel::vocabParallelCrossEntropy(full, targets.t().contiguous(), tp).mean();
+  if (countedTargets <= 0)
+    return tensor_parallel::vocabParallelCrossEntropy(full, targets.t().contiguous(), tp).mean();
+  // A target left out is read as id 0 and weighed 0.
+  at::Tensor losses =
+      tensor_parallel::vocabParallelCrossEntropy(full, targets.clamp_min(0).t().contiguous(), tp);
+  return losses.mul(targetWeights(targets, countedTargets).t()).sum();
 }
 
 at::Tensor modelOutputLoss(const torch::nn::Sequential& model, const at::Tensor& output,
-                           const at::Tensor& targets) {
+                           const at::Tensor& targets, double countedTargets) {
   auto* head = model->ptr(model->size() - 1)->as<DecoderHeadImpl>();
   if (!head) throw ConfigError("the model's last layer is not a decoder head");
-  return head->fusedLoss() ? head->loss(output, targets)
-                           : nextTokenLoss(output, targets, head->tp());
+  if (!head->fusedLoss()) return nextTokenLoss(output, targets, head->tp(), countedTargets);
+  if (countedTargets <= 0) return head->loss(output, targets);
+  return head->loss(output, targets.clamp_min(0), targetWeights(targets, countedTargets));
 }
 
 }  // namespace strata::models

@@ -107,7 +107,8 @@ at::Tensor lossesOfChunk(const at::Tensor& logits, const at::Tensor& probs,
 // its softmax is kept whole for the gradients' products; without, the
 // logits are made and reduced one chunk at a time.
 GroupResult runGroup(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
-                     const VocabSlice& slice, bool grads, int64_t chunkBytes, Communicator& tp) {
+                     const at::Tensor& weights, const VocabSlice& slice, bool grads,
+                     int64_t chunkBytes, Communicator& tp) {
   int64_t tokens = hidden.size(0);
   int64_t chunk = std::max<int64_t>(1, chunkBytes / (slice.width * 4));
   bool lowPrecision = hidden.scalar_type() != at::kFloat;
@@ -133,6 +134,8 @@ GroupResult runGroup(const at::Tensor& hidden, const at::Tensor& weight, const a
                              slice, tp));
   }
   if (grads) {
+    // d(sum_t w_t loss_t)/dz_t = w_t (p_t - onehot(t)).
+    if (weights.defined()) probs.mul_(weights.unsqueeze(1).to(probs.scalar_type()));
     result.gradHidden = at::mm(probs, weight);      // [n, H]
     result.gradWeight = at::mm(probs.t(), hidden);  // [V/tp, H]
   }
@@ -144,8 +147,9 @@ GroupResult runGroup(const at::Tensor& hidden, const at::Tensor& weight, const a
 struct VocabParallelLinearCrossEntropyFunction
     : torch::autograd::Function<VocabParallelLinearCrossEntropyFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& hidden,
-                            const at::Tensor& weight, const at::Tensor& targets, int64_t vocab,
-                            Communicator* tp, LinearCrossEntropyChunks chunks, bool grads) {
+                            const at::Tensor& weight, const at::Tensor& targets,
+                            const at::Tensor& weights, int64_t vocab, Communicator* tp,
+                            LinearCrossEntropyChunks chunks, bool grads) {
     int64_t width = weight.size(0);
     VocabSlice slice{width * tp->rank(), width,
                      std::clamp<int64_t>(vocab - width * tp->rank(), 0, width)};
@@ -156,6 +160,7 @@ struct VocabParallelLinearCrossEntropyFunction
     for (int64_t start = 0; start < tokens; start += chunks.groupTokens) {
       int64_t n = std::min(chunks.groupTokens, tokens - start);
       GroupResult group = runGroup(hidden.narrow(0, start, n), weight, targets.narrow(0, start, n),
+                                   weights.defined() ? weights.narrow(0, start, n) : at::Tensor(),
                                    slice, grads, chunks.chunkBytes, *tp);
       losses.narrow(0, start, n).copy_(group.losses);
       if (!grads) continue;
@@ -167,18 +172,20 @@ struct VocabParallelLinearCrossEntropyFunction
     if (grads) {
       ctx->saved_data["grad_hidden"] = gradHidden;
       ctx->saved_data["grad_weight"] = gradWeight;
-      ctx->saved_data["tokens"] = tokens;
+      // The weights are in the saved gradients already; the mean's 1/T is not.
+      ctx->saved_data["divisor"] = weights.defined() ? int64_t{1} : tokens;
     }
-    return losses.mean();
+    return weights.defined() ? losses.mul(weights).sum() : losses.mean();
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    // d mean / d loss_i = 1 / T, times the incoming gradient of the mean.
-    at::Tensor scale = grads[0].to(at::kFloat) / ctx->saved_data["tokens"].toInt();
+    // d mean / d loss_i = 1 / T (weighted: w_i, applied in forward), times
+    // the incoming gradient.
+    at::Tensor scale = grads[0].to(at::kFloat) / ctx->saved_data["divisor"].toInt();
     at::Tensor gradHidden = ctx->saved_data["grad_hidden"].toTensor();
     at::Tensor gradWeight = ctx->saved_data["grad_weight"].toTensor();
-    // One gradient per forward argument: none for targets, vocab, tp, chunks and grads.
-    variable_list result(7);
+    // One gradient per forward argument: none for targets, weights, vocab, tp, chunks and grads.
+    variable_list result(8);
     result[0] = gradHidden * scale;
     result[1] = (gradWeight * scale).to(gradHidden.scalar_type());
     return result;
@@ -189,8 +196,15 @@ struct VocabParallelLinearCrossEntropyFunction
 
 at::Tensor vocabParallelLinearCrossEntropy(const at::Tensor& hidden, const at::Tensor& weight,
                                            const at::Tensor& targets, int64_t vocab,
-                                           Communicator& tp, LinearCrossEntropyChunks chunks) {
+                                           Communicator& tp, LinearCrossEntropyChunks chunks,
+                                           const at::Tensor& tokenWeights) {
   checkInputs(hidden, weight, targets, vocab, tp);
+  if (tokenWeights.defined() &&
+      (tokenWeights.dim() != 1 || tokenWeights.size(0) != targets.size(0) ||
+       tokenWeights.scalar_type() != at::kFloat))
+    throw ConfigError("vocabParallelLinearCrossEntropy: token weights " +
+                      c10::str(tokenWeights.sizes()) + " must be float32 [T] for targets " +
+                      c10::str(targets.sizes()));
   if (chunks.chunkBytes <= 0 || chunks.groupTokens <= 0)
     throw ConfigError("vocabParallelLinearCrossEntropy: chunk bytes (" +
                       std::to_string(chunks.chunkBytes) + ") and group tokens (" +
@@ -207,7 +221,8 @@ at::Tensor vocabParallelLinearCrossEntropy(const at::Tensor& hidden, const at::T
     h = hidden.to(type);
     w = at::autocast::cached_cast(type, weight, device);
   }
-  return VocabParallelLinearCrossEntropyFunction::apply(h, w, targets, vocab, &tp, chunks, grads);
+  return VocabParallelLinearCrossEntropyFunction::apply(h, w, targets, tokenWeights, vocab, &tp,
+                                                        chunks, grads);
 }
 
 }  // namespace strata::tensor_parallel

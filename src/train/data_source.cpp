@@ -35,11 +35,20 @@ ReaderOptions readerOptions(const TrainConfig& config, int dpRank) {
 
 // data.prepared: the mapped file split by documents; its vocabulary must be
 // data.tokenizer's, so generate decodes what training saw.
+// data.loss_on decides whether the targets are masked: "auto" where the
+// dataset has a loss mask.
 DataSplit preparedSplit(const TrainConfig& config, const Tokenizer& tokenizer) {
-  DocumentSplit split =
-      splitDocuments(openPrepared(config.data.prepared, tokenizer), config.data.validationFraction);
-  return {WindowDataset(split.train, config.train.seqLen, "training"),
-          WindowDataset(split.validation, config.train.seqLen, "validation")};
+  std::shared_ptr<const PreparedData> prepared = openPrepared(config.data.prepared, tokenizer);
+  const std::string& lossOn = config.data.lossOn;
+  if (lossOn == "assistant" && !prepared->hasLossMask())
+    throw ConfigError("data.loss_on = \"assistant\", but " + prepared->prefix() +
+                      " has no loss mask (" + prepared->lossMaskPath() +
+                      "): prepare it with `strata data prepare --chat`, or set "
+                      "data.loss_on = \"all\"");
+  const bool masked = lossOn == "assistant" || (lossOn == "auto" && prepared->hasLossMask());
+  DocumentSplit split = splitDocuments(prepared, config.data.validationFraction);
+  return {WindowDataset(split.train, config.train.seqLen, "training", masked),
+          WindowDataset(split.validation, config.train.seqLen, "validation", masked), masked};
 }
 
 }  // namespace

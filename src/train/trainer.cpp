@@ -124,10 +124,28 @@ void setBalancedPartition(pipeline::PipelineOptions& options, const Trainer::Sta
   };
 }
 
-pipeline::LossFn modelLoss(torch::nn::Sequential model) {
-  return [model = std::move(model)](const at::Tensor& output, const at::Tensor& target) {
-    return models::modelOutputLoss(model, output, target);
+// `countedTargets`: see State::countedTargets; null for the mean.
+pipeline::LossFn modelLoss(torch::nn::Sequential model,
+                           std::shared_ptr<const double> countedTargets = nullptr) {
+  return [model = std::move(model), countedTargets](const at::Tensor& output,
+                                                    const at::Tensor& target) {
+    return models::modelOutputLoss(model, output, target, countedTargets ? *countedTargets : 0);
   };
+}
+
+// With a loss mask the loss is the mean over the counted targets of the
+// whole global batch, N of them: each micro-batch's sum over its counted
+// targets divided by N / (M x R), which the pipeline's mean over the M
+// micro-batches and the R replicas' (dp x cp) average of the gradients and
+// the loss turn into the sum over all divided by N. Blocks in an all-reduce
+// over the replicas. A batch without one counted target trains on nothing
+// (its loss is 0).
+void countTargets(Trainer::State& s, const at::Tensor& target, int64_t microBatches) {
+  if (!s.lossMasked) return;
+  at::Tensor counted = s.localTokens(target).ge(0).sum().to(torch::kDouble).reshape({1});
+  s.replicas->allReduce(counted);
+  *s.countedTargets = std::max(counted.item<double>(), 1.0) /
+                      static_cast<double>(microBatches * s.replicas->size());
 }
 
 // A measured cut times stand-ins, so that no rank builds the whole model to
@@ -288,7 +306,7 @@ void Trainer::buildModel() {
   }
   const ProcessEnv& env = world_->env();
   if (env.debugSlowRank == env.rank) options.layerCall = slowedDown(options.layerCall, env);
-  s.lossFn = modelLoss(s.model);
+  s.lossFn = modelLoss(s.model, s.countedTargets);
   s.pipeline = std::make_unique<pipeline::Pipeline>(s.model, s.groups, options);
   s.heldLayers = pipeline::releaseOtherLayers(s.model, s.pipeline->parameters());
   recordCut(config_, s, world_->rank());
@@ -340,6 +358,7 @@ void Trainer::linkTiedWeight() {
 void Trainer::openData(const DataSplit& data) {
   State& s = *state_;
   int64_t dpRank = s.groups.coord.dp;
+  s.lossMasked = data.lossMasked;
   s.trainData = std::make_unique<BatchReader>(makeTrainReader(data, config_, dpRank));
   s.validationData = std::make_unique<BatchReader>(makeValidationReader(data, config_, dpRank));
 }
@@ -373,6 +392,7 @@ double Trainer::runBatch(const Batch& batch) {
   pipeline::StepHooks hooks;
   hooks.beforeLastWeightGradients = [&s] { startSyncOf(s, Trainer::State::kEveryStage); };
   hooks.beforeStageLastWeightGradients = [&s](int stage) { startSyncOf(s, stage); };
+  countTargets(s, batch.target, config_.microBatches());
   return s.pipeline->step(s.localTokens(batch.input), s.localTokens(batch.target), s.lossFn, hooks);
 }
 
@@ -445,6 +465,7 @@ double Trainer::evaluate(int64_t batches) {
   PrecisionGuard precision(config_.train.precision, s.device.type());
   for (int64_t i = 0; i < batches; ++i) {
     Batch batch = s.validationData->next();
+    countTargets(s, batch.target, config_.microBatches());
     sum += s.pipeline->evaluate(s.localTokens(batch.input), s.localTokens(batch.target), s.lossFn);
   }
   if (s.fullySharded) s.fullySharded->reshard();

@@ -71,6 +71,11 @@ struct Trainer::State {
   std::unique_ptr<BatchReader> trainData;
   std::unique_ptr<BatchReader> validationData;
   pipeline::LossFn lossFn;
+  // With a loss mask (data.loss_on), the counted targets the loss of each
+  // micro-batch divides by, set before each step and evaluation
+  // (countTargets); 0 without one: the mean over every target.
+  bool lossMasked = false;
+  std::shared_ptr<double> countedTargets = std::make_shared<double>(0);
 
   // Token ids or targets [b, S] -> this rank's [b, S / cp] (all of them without cp).
   at::Tensor localTokens(const at::Tensor& sequences) const {

@@ -5,12 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <set>
 
+#include "data/token_file_writer.h"
 #include "prepared_files.h"
 #include "strata/config/validate_config.h"
 #include "strata/data/document_split.h"
 #include "strata/data/prepare.h"
+#include "strata/data/text_dataset.h"
 #include "strata/error.h"
 #include "strata/train/data_source.h"
 
@@ -165,6 +168,121 @@ TEST(PreparedLoader, ConfigErrors) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find((dir / "missing.idx").string() + ": cannot open"),
               std::string::npos)
+        << e.what();
+  }
+  fs::remove_all(dir);
+}
+
+// A dataset with a loss mask: document d of `lengths` counts its tokens
+// from `prompt` on.
+std::string maskedDataset(const fs::path& dir, const std::vector<int64_t>& lengths, int64_t prompt,
+                          std::vector<int64_t>& ids, std::vector<uint8_t>& mask) {
+  const std::string prefix = (dir / "sft").string();
+  TokenFileWriter writer(prefix, 2, 256, /*lossMask=*/true);
+  for (size_t d = 0; d < lengths.size(); ++d) {
+    std::vector<int64_t> document;
+    std::vector<uint8_t> counted;
+    for (int64_t t = 0; t < lengths[d]; ++t) {
+      document.push_back((static_cast<int64_t>(d) * 31 + t * 7) % 256);
+      counted.push_back(t >= prompt ? 1 : 0);
+    }
+    writer.append(document);
+    writer.appendLossMask(counted);
+    ids.insert(ids.end(), document.begin(), document.end());
+    mask.insert(mask.end(), counted.begin(), counted.end());
+  }
+  writer.finish();
+  return prefix;
+}
+
+TEST(LossMask, TargetsOutsideTheMaskAreIgnoredAndInputsStay) {
+  fs::path dir = strata::test::freshDir("mask");
+  std::vector<int64_t> ids;
+  std::vector<uint8_t> mask;
+  const std::string prefix = maskedDataset(dir, {30, 40, 50}, 12, ids, mask);
+  auto data = std::make_shared<const PreparedData>(prefix);
+  ASSERT_TRUE(data->hasLossMask());
+  const int64_t S = 8;
+  WindowDataset windows(allDocuments(data), S, "all", /*maskTargets=*/true);
+  const Batch batch = windows.gather({0, 3, 7});
+  for (int64_t row = 0; row < 3; ++row) {
+    const int64_t first = std::vector<int64_t>{0, 3, 7}[static_cast<size_t>(row)] * S;
+    for (int64_t j = 0; j < S; ++j) {
+      const size_t at = static_cast<size_t>(first + j);
+      EXPECT_EQ(batch.input[row][j].item<int64_t>(), ids[at]);
+      EXPECT_EQ(batch.target[row][j].item<int64_t>(), mask[at + 1] ? ids[at + 1] : kIgnoredTarget)
+          << "row " << row << " position " << j;
+    }
+  }
+  // Unmasked windows of the same data: every target is the next token.
+  const Batch plain = WindowDataset(allDocuments(data), S, "all").gather({3});
+  EXPECT_TRUE(plain.target.ge(0).all().item<bool>());
+  fs::remove_all(dir);
+}
+
+TEST(LossMask, LossOnDecidesAndNamesAMissingMask) {
+  fs::path dir = strata::test::freshDir("losson");
+  std::vector<int64_t> ids;
+  std::vector<uint8_t> mask;
+  TrainConfig config;
+  config.data.tokenizer = "byte";
+  config.data.prepared = maskedDataset(dir, std::vector<int64_t>(40, 30), 10, ids, mask);
+  config.data.validationFraction = 0.25;
+  config.train.seqLen = 8;
+  config.train.globalBatch = 4;
+  config.train.microBatch = 2;
+  EXPECT_TRUE(makeDataSplit(config).lossMasked);  // auto, with a mask
+  config.data.lossOn = "all";
+  EXPECT_FALSE(makeDataSplit(config).lossMasked);
+  config.data.lossOn = "assistant";
+  EXPECT_TRUE(makeDataSplit(config).lossMasked);
+  fs::remove(config.data.prepared + ".mask");
+  try {
+    makeDataSplit(config);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("has no loss mask (" + config.data.prepared + ".mask)"),
+              std::string::npos)
+        << e.what();
+  }
+  config.data.lossOn = "auto";
+  EXPECT_FALSE(makeDataSplit(config).lossMasked);
+  config.data.lossOn = "prompts";
+  EXPECT_THROW(validateConfig(config, 1), ConfigError);
+  config.data.lossOn = "assistant";
+  config.data.prepared.clear();
+  EXPECT_THROW(validateConfig(config, 1), ConfigError);
+  fs::remove_all(dir);
+}
+
+TEST(LossMask, ACorruptMaskIsNamed) {
+  fs::path dir = strata::test::freshDir("badmask");
+  std::vector<int64_t> ids;
+  std::vector<uint8_t> mask;
+  const std::string prefix = maskedDataset(dir, {30, 30}, 10, ids, mask);
+  {
+    std::fstream file(prefix + ".mask", std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(kLossMaskHeaderBytes + 5);
+    file.put(2);
+  }
+  auto data = std::make_shared<const PreparedData>(prefix);
+  std::vector<uint8_t> out(10);
+  try {
+    data->readLossMask(0, 10, out.data());
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), prefix + ".mask at byte offset " +
+                                         std::to_string(kLossMaskHeaderBytes + 5) +
+                                         ": 2 is not 0 or 1 (a corrupt loss mask)");
+  }
+  fs::resize_file(prefix + ".mask", kLossMaskHeaderBytes + 59);
+  try {
+    PreparedData reopened(prefix);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("bytes, expected " + std::to_string(kLossMaskHeaderBytes + 60)),
+        std::string::npos)
         << e.what();
   }
   fs::remove_all(dir);

@@ -233,4 +233,12 @@ std::map<std::string, torch::Tensor> ReferenceGpt::parameters() const {
   return out;
 }
 
+torch::Tensor ReferenceGpt::maskedLossSum(const torch::Tensor& ids, const torch::Tensor& targets,
+                                          int64_t dropoutCall, bool training) {
+  torch::Tensor z = logits(ids, dropoutCall, training);
+  return torch::nn::functional::cross_entropy(
+      z.reshape({-1, config_.vocab}), targets.reshape({-1}),
+      torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-1).reduction(torch::kSum));
+}
+
 }  // namespace strata::testing

@@ -68,7 +68,10 @@ class ReferenceGpt : public ReferenceModel {
   // site uses (the global micro-batch index in training); ignored in eval.
   torch::Tensor logits(const torch::Tensor& ids, int64_t dropoutCall, bool training);  // [b, s, V]
   torch::Tensor loss(const torch::Tensor& ids, const torch::Tensor& targets, int64_t dropoutCall,
-                     bool training) override;  // mean cross-entropy, scalar
+                     bool training) override;
+  // sum over targets that are not -1, scalar
+  torch::Tensor maskedLossSum(const torch::Tensor& ids, const torch::Tensor& targets,
+                              int64_t dropoutCall, bool training) override;
 
   // Every trainable tensor (leaves with requires_grad), for an optimizer.
   std::vector<torch::Tensor> trainable() const override;

@@ -198,4 +198,12 @@ std::map<std::string, torch::Tensor> ReferenceLlama::parameters() const {
   return out;
 }
 
+torch::Tensor ReferenceLlama::maskedLossSum(const torch::Tensor& ids, const torch::Tensor& targets,
+                                            int64_t, bool) {
+  torch::Tensor l = logits(ids);
+  return torch::nn::functional::cross_entropy(
+      l.reshape({-1, l.size(-1)}), targets.reshape({-1}),
+      torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-1).reduction(torch::kSum));
+}
+
 }  // namespace strata::testing

@@ -68,6 +68,8 @@ class ReferenceLlama : public ReferenceModel {
   torch::Tensor logits(const torch::Tensor& ids);  // [b, s, V]
   torch::Tensor loss(const torch::Tensor& ids, const torch::Tensor& targets, int64_t dropoutCall,
                      bool training) override;
+  torch::Tensor maskedLossSum(const torch::Tensor& ids, const torch::Tensor& targets,
+                              int64_t dropoutCall, bool training) override;
   std::vector<torch::Tensor> trainable() const override;
   torch::Tensor routingLoss() const override { return routingLoss_; }
   std::map<std::string, torch::Tensor> parameters() const override;

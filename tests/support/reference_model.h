@@ -23,6 +23,11 @@ class ReferenceModel {
   // `dropoutCall` numbers the micro-batch for seeded dropout (if any).
   virtual torch::Tensor loss(const torch::Tensor& ids, const torch::Tensor& targets,
                              int64_t dropoutCall, bool training) = 0;
+  // The sum of the next-token cross-entropy over the targets that are not
+  // -1 (a loss mask's left-out targets), for a loss that a caller divides by
+  // the count of a whole global batch.
+  virtual torch::Tensor maskedLossSum(const torch::Tensor& ids, const torch::Tensor& targets,
+                                      int64_t dropoutCall, bool training) = 0;
   // The routing terms (load balance and z-loss, weighted by their
   // coefficients) of the last loss() call, which training adds to the loss
   // it differentiates; undefined for a model without experts.

@@ -108,15 +108,20 @@ torch::optim::AdamW makeReferenceAdamW(const std::vector<torch::Tensor>& trainab
 }
 
 // Mean loss of one global batch, micro-batch by micro-batch; with `train`
-// the gradients of that mean accumulate.
+// the gradients of that mean accumulate. With a loss mask (targets of -1)
+// the mean is over the global batch's counted targets: each micro-batch's
+// sum over its own, divided by their count in the whole batch.
 double runGlobalBatch(strata::testing::ReferenceModel& model, const Batch& batch,
-                      int64_t microBatch, int64_t firstCall, bool train) {
+                      int64_t microBatch, int64_t firstCall, bool train, bool masked) {
   int64_t m = batch.input.size(0) / microBatch;
+  const double counted = batch.target.ge(0).sum().item<double>();
   double sum = 0;
   for (int64_t j = 0; j < m; ++j) {
     torch::Tensor ids = batch.input.narrow(0, j * microBatch, microBatch);
     torch::Tensor targets = batch.target.narrow(0, j * microBatch, microBatch);
-    torch::Tensor loss = model.loss(ids, targets, firstCall + j, train);
+    torch::Tensor loss = masked ? model.maskedLossSum(ids, targets, firstCall + j, train) *
+                                      (static_cast<double>(m) / counted)
+                                : model.loss(ids, targets, firstCall + j, train);
     torch::Tensor routing = model.routingLoss();
     if (train) ((routing.defined() ? loss + routing : loss) / static_cast<double>(m)).backward();
     sum += loss.item<double>();
@@ -144,8 +149,8 @@ ReferenceRun trainReference(const TrainConfig& config, int steps) {
     for (auto& group : optimizer.param_groups())
       static_cast<torch::optim::AdamWOptions&>(group.options()).lr(learningRate(c, step));
     optimizer.zero_grad();
-    run.losses.push_back(
-        runGlobalBatch(model, train.next(), c.microBatch, step * microBatches, /*train=*/true));
+    run.losses.push_back(runGlobalBatch(model, train.next(), c.microBatch, step * microBatches,
+                                        /*train=*/true, data.lossMasked));
     run.gradNorms.push_back(torch::nn::utils::clip_grad_norm_(
         trainable, c.gradClip > 0 ? c.gradClip : std::numeric_limits<double>::infinity()));
     optimizer.step();
@@ -153,7 +158,8 @@ ReferenceRun trainReference(const TrainConfig& config, int steps) {
   {
     torch::NoGradGuard noGrad;
     BatchReader validation = makeValidationReader(data, oneReplica, 0);
-    run.validationLoss = runGlobalBatch(model, validation.next(), c.microBatch, 0, false);
+    run.validationLoss =
+        runGlobalBatch(model, validation.next(), c.microBatch, 0, false, data.lossMasked);
   }
   run.parameters = model.parameters();
   return run;

@@ -162,6 +162,12 @@ struct DataConfig {
   int64_t corpusSeed = 7;
   double validationFraction = 0.05;
   bool shuffle = true;
+  // Which targets count in the loss: "all", "assistant" (only the tokens a
+  // conversation's assistant wrote: a dataset prepared with `strata data
+  // prepare --chat`, whose PREFIX.mask says which), or "auto": assistant
+  // when the prepared dataset has a mask, else all. The loss is the mean
+  // over the counted targets of the whole global batch.
+  std::string lossOn = "auto";
 };
 
 struct CheckpointConfig {

@@ -34,9 +34,13 @@ struct TokenSplit {
 // Throws ConfigError unless 0 < validationFraction < 1.
 TokenSplit splitTokens(const at::Tensor& tokens, double validationFraction);
 
+// A target that counts in no loss: where a window with a loss mask has a
+// token the mask leaves out (a prompt's, with data.loss_on = "assistant").
+constexpr int64_t kIgnoredTarget = -1;
+
 struct Batch {
   at::Tensor input;   // [B, S] int64
-  at::Tensor target;  // [B, S] int64, input shifted left by one token
+  at::Tensor target;  // [B, S] int64, input shifted left by one token (or kIgnoredTarget)
 };
 
 // Non-overlapping windows: window i covers tokens [i*S, i*S + S], its input
@@ -47,8 +51,10 @@ class WindowDataset {
  public:
   // Throws ConfigError naming both sizes when tokens cannot fill one window.
   WindowDataset(at::Tensor tokens, int64_t sequenceLength, std::string name);
-  WindowDataset(std::shared_ptr<const TokenSource> tokens, int64_t sequenceLength,
-                std::string name);
+  // With `maskTargets` the targets the source's loss mask leaves out are
+  // kIgnoredTarget (ConfigError when the source has no mask).
+  WindowDataset(std::shared_ptr<const TokenSource> tokens, int64_t sequenceLength, std::string name,
+                bool maskTargets = false);
 
   int64_t size() const { return windows_; }
   int64_t sequenceLength() const { return sequenceLength_; }
@@ -62,6 +68,7 @@ class WindowDataset {
   int64_t sequenceLength_;
   int64_t windows_;
   std::string name_;
+  bool maskTargets_;
 };
 
 }  // namespace strata::train

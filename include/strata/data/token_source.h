@@ -6,6 +6,9 @@
 // ConfigError naming the source and the range when it lies outside
 // [0, size()); a source over a file also throws ConfigError naming the file
 // and byte offset of a token outside the vocabulary (a corrupt file).
+// A source may also carry a loss mask (a prepared dataset's PREFIX.mask):
+// one byte a token, 1 where the token counts in the loss; readLossMask()
+// throws ConfigError for a source without one.
 // Sources are immutable once built: read() may be called from several
 // threads at once. Nothing blocks or communicates.
 #pragma once
@@ -23,6 +26,8 @@ class TokenSource {
   virtual ~TokenSource() = default;
   virtual int64_t size() const = 0;
   virtual void read(int64_t begin, int64_t count, int64_t* out) const = 0;
+  virtual bool hasLossMask() const { return false; }
+  virtual void readLossMask(int64_t begin, int64_t count, uint8_t* out) const;
 };
 
 // Throws ConfigError (named after `name`) unless 0 <= begin <= begin + count <= size.

@@ -146,13 +146,17 @@ constexpr const char* kTiedHeadName = "head.tied_weight";
 
 // The mean next-token cross-entropy of logits [s, b, Vp/tp] (split over tp
 // by vocabulary) against targets [b, s], in float32 whatever the logits'
-// type. Blocks in tp's collectives.
-at::Tensor nextTokenLoss(const at::Tensor& logits, const at::Tensor& targets, Communicator& tp);
+// type. With countedTargets > 0, targets < 0 count in no loss and the loss
+// is the sum over the others divided by countedTargets (a count over more
+// than these targets: the global batch's, spread over its micro-batches).
+// Blocks in tp's collectives.
+at::Tensor nextTokenLoss(const at::Tensor& logits, const at::Tensor& targets, Communicator& tp,
+                         double countedTargets = 0);
 
-// The mean next-token cross-entropy of what a built `model` returned: its
-// logits [s, b, Vp/tp], or under fusedHeadLoss its head's normalized input,
-// against targets [b, s]. Blocks in tp's collectives.
+// The same of what a built `model` returned: its logits [s, b, Vp/tp], or
+// under fusedHeadLoss its head's normalized input, against targets [b, s].
+// Blocks in tp's collectives.
 at::Tensor modelOutputLoss(const torch::nn::Sequential& model, const at::Tensor& output,
-                           const at::Tensor& targets);
+                           const at::Tensor& targets, double countedTargets = 0);
 
 }  // namespace strata::models

@@ -25,9 +25,11 @@
 // from each group's p; backward only scales them by the incoming gradient.
 //
 // Returns the mean loss over the T tokens (float32 scalar), identical on
-// every tp rank. Blocks in two all-reduces per chunk when tp > 1; throws
-// ConfigError, before communicating, when the shapes disagree, a target is
-// outside the vocabulary or a chunk size is not positive.
+// every tp rank; with tokenWeights w [T] (float32) the weighted sum
+// sum_t w_t loss_t instead, each token's gradients scaled by its w_t (a
+// weight of 0 leaves a token out, whatever its target). Blocks in two all-reduces per chunk when tp
+// > 1; throws ConfigError, before communicating, when the shapes disagree, a target is outside the
+// vocabulary or a chunk size is not positive.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -49,6 +51,7 @@ struct LinearCrossEntropyChunks {
 
 at::Tensor vocabParallelLinearCrossEntropy(const at::Tensor& hidden, const at::Tensor& weight,
                                            const at::Tensor& targets, int64_t vocab,
-                                           Communicator& tp, LinearCrossEntropyChunks chunks = {});
+                                           Communicator& tp, LinearCrossEntropyChunks chunks = {},
+                                           const at::Tensor& tokenWeights = {});
 
 }  // namespace strata::tensor_parallel

@@ -31,6 +31,8 @@ namespace strata::train {
 struct DataSplit {
   WindowDataset train;
   WindowDataset validation;
+  // Whether targets outside the loss mask are kIgnoredTarget (data.loss_on).
+  bool lossMasked = false;
 };
 
 DataSplit makeDataSplit(const TrainConfig& config);
