@@ -207,6 +207,9 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
         << c.parallel.schedule << (resumed ? resumeNote(*resumedFrom) : std::string()) << std::endl;
     log << "strata train: rank 0's groups: " << groupTransports(trainer.groups()) << std::endl;
     if (c.model.moe.enabled()) log << expertsLine(c) << std::endl;
+    if (trainer.lossMasked())
+      log << "strata train: the loss counts the assistant's tokens only (" << c.data.prepared
+          << ".mask; data.loss_on = " << c.data.lossOn << ")" << std::endl;
   }
   summary.peakFlopsPerWorker = sharedPeakFlops(trainer);
   models::ModelSpec spec = modelSpecOf(c);

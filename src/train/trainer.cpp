@@ -368,6 +368,7 @@ Trainer::~Trainer() = default;
 const ParallelLayout& Trainer::layout() const { return state_->layout; }
 const ParallelGroups& Trainer::groups() const { return state_->groups; }
 const pipeline::Pipeline& Trainer::pipeline() const { return *state_->pipeline; }
+bool Trainer::lossMasked() const { return state_->lossMasked; }
 int64_t Trainer::parameterCount() const {
   return models::modelFamily(state_->spec.architecture).parameterCount(state_->spec);
 }

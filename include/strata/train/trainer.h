@@ -131,6 +131,9 @@ class Trainer {
   World& world() const { return *world_; }
   // Model parameters of the whole (unsharded) model.
   int64_t parameterCount() const;
+  // Whether the loss counts only the targets of the data's loss mask
+  // (data.loss_on, strata/config/config.h).
+  bool lossMasked() const;
   // The parameters of this rank's stages, each once (a tied weight under the
   // embedding's name), in model order. Under ZeRO-3 (whose parameters hold
   // memory only while their layer runs) gathered copies: a collective over dp.
