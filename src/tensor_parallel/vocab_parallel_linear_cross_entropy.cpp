@@ -148,8 +148,10 @@ struct VocabParallelLinearCrossEntropyFunction
     : torch::autograd::Function<VocabParallelLinearCrossEntropyFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& hidden,
                             const at::Tensor& weight, const at::Tensor& targets,
-                            const at::Tensor& weights, int64_t vocab, Communicator* tp,
+                            const at::Tensor& tokenWeights, int64_t vocab, Communicator* tp,
                             LinearCrossEntropyChunks chunks, bool grads) {
+    // Empty: no weights (the mean).
+    const at::Tensor weights = tokenWeights.numel() > 0 ? tokenWeights : at::Tensor();
     int64_t width = weight.size(0);
     VocabSlice slice{width * tp->rank(), width,
                      std::clamp<int64_t>(vocab - width * tp->rank(), 0, width)};
@@ -221,8 +223,12 @@ at::Tensor vocabParallelLinearCrossEntropy(const at::Tensor& hidden, const at::T
     h = hidden.to(type);
     w = at::autocast::cached_cast(type, weight, device);
   }
-  return VocabParallelLinearCrossEntropyFunction::apply(h, w, targets, tokenWeights, vocab, &tp,
-                                                        chunks, grads);
+  // An autograd function's tensor arguments must be defined: no weights
+  // travel as an empty tensor.
+  at::Tensor weights =
+      tokenWeights.defined() ? tokenWeights : at::empty({0}, targets.options().dtype(at::kFloat));
+  return VocabParallelLinearCrossEntropyFunction::apply(h, w, targets, weights, vocab, &tp, chunks,
+                                                        grads);
 }
 
 }  // namespace strata::tensor_parallel
