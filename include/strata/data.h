@@ -1,12 +1,15 @@
 // strata/data/: text and tokens: tokenizers (byte, GPT-2 BPE, tiktoken, SentencePiece,
 // Hugging Face tokenizer.json), corpus files, prepared (memory-mapped) datasets and the batch
-// reader with a resumable position.
+// reader with a resumable position; conversations rendered by chat templates with the
+// assistant's tokens marked.
 //
 // Includes every public header of the folder.
 #pragma once
 
 #include "strata/data/batch_reader.h"
 #include "strata/data/byte_level_bpe.h"
+#include "strata/data/chat.h"
+#include "strata/data/chat_template.h"
 #include "strata/data/corpus.h"
 #include "strata/data/document_split.h"
 #include "strata/data/gpt2_bpe.h"
