@@ -183,5 +183,29 @@ TEST_F(PrepareChat, AMaskLeftByAnEarlierPreparationIsRemoved) {
   EXPECT_FALSE(PreparedData(plain.output).hasLossMask());
 }
 
+// A template given with --chat-template wins over the folder's, and one that
+// marks the assistant's text with {% generation %} decides the mask itself:
+// here only the answers, not their end-of-turn token.
+TEST_F(PrepareChat, AGenerationMarkingTemplateGivenExplicitlyDecidesTheMask) {
+  const std::string templateFile =
+      write("marked.jinja",
+            {"{% for m in messages %}<|start_header_id|>{{ m.role }}<|end_header_id|>\n\n"
+             "{% if m.role == 'assistant' %}{% generation %}{{ m.content }}{% endgeneration %}"
+             "{% else %}{{ m.content }}{% endif %}<|eot_id|>{% endfor %}"});
+  const ChatEncoder encoder(tokenizer_, templateFile);
+  EXPECT_EQ(encoder.chatTemplate().origin(), templateFile);
+  const ChatTokens tokens = encoder.encode(kLonger, "t");
+  EXPECT_EQ(
+      tokens.text.rfind("<|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|>", 0),
+      0u);
+  std::vector<int64_t> marked;
+  for (size_t k = 0; k < tokens.ids.size(); ++k)
+    if (tokens.assistant[k]) marked.push_back(tokens.ids[k]);
+  EXPECT_EQ(encoder.tokenizer().decode(marked), "Red, green and blue.Yellow.");
+  PrepareOptions o = options(write("chats.jsonl", {kLonger}));
+  o.chatTemplate = templateFile;
+  EXPECT_EQ(prepareData(o).assistantTokens, static_cast<int64_t>(marked.size()));
+}
+
 }  // namespace
 }  // namespace strata::train
