@@ -44,6 +44,9 @@ void addFlags(CLI::App& command, PrepareFlags& f) {
       "assistant's tokens");
   addTextFlag(command, "--chat-template", &f.options.chatTemplate,
               "a Jinja chat template file to use instead of the tokenizer folder's");
+  addTextFlag(command, "--chat-date", &f.options.chatDate,
+              "YYYY-MM-DD: the date a template's strftime_now writes (default: today, as "
+              "transformers does), so that the prepared data does not depend on the day");
   addIntFlag(
       command, "--max-tokens", &f.maxTokens,
       "conversations longer than this are dropped or truncated (see --too-long); 0: no limit", 0);

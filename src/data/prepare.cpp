@@ -191,13 +191,15 @@ PrepareSummary prepareData(const PrepareOptions& options) {
   if (options.maxTokens < 0)
     throw ConfigError("max tokens must be 0 (no limit) or more, got " +
                       std::to_string(options.maxTokens));
-  if (!options.chat && (options.maxTokens > 0 || !options.chatTemplate.empty()))
+  if (!options.chat &&
+      (options.maxTokens > 0 || !options.chatTemplate.empty() || !options.chatDate.empty()))
     throw ConfigError(
         "a chat template and a conversation's largest size apply to conversations (--chat) only");
   std::unique_ptr<const ChatEncoder> encoder;
   std::unique_ptr<Tokenizer> tokenizer;
   if (options.chat)
-    encoder = std::make_unique<const ChatEncoder>(options.tokenizer, options.chatTemplate);
+    encoder = std::make_unique<const ChatEncoder>(options.tokenizer, options.chatTemplate,
+                                                  options.chatDate);
   else
     tokenizer = makeTokenizer(options.tokenizer);
   const Tokenizer& vocabulary =

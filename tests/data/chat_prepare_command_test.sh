@@ -38,6 +38,8 @@ expect_refusal() {  # expect_refusal TEXT COMMAND...
 }
 expect_refusal "--too-long must be drop or truncate, not 'cut'" \
   "$strata" data prepare --chat --tokenizer "$tokenizer" --input "$work/chats.jsonl" --output "$work/x" --too-long cut
+expect_refusal "the chat date '26-07-2024' is not YYYY-MM-DD" \
+  "$strata" data prepare --chat --tokenizer "$tokenizer" --input "$work/chats.jsonl" --output "$work/x" --chat-date 26-07-2024
 expect_refusal "apply to conversations (--chat) only" \
   "$strata" data prepare --tokenizer "$tokenizer" --input "$work/chats.jsonl" --output "$work/x" --max-tokens 9
 printf '%s\n' '{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}' \

@@ -49,14 +49,16 @@ TEST(ChatReference, EngineRendersAsJinja2) {
     SCOPED_TRACE(name);
     const ChatTemplate chatTemplate(c["template"].get<std::string>(), name);
     if (c.contains("text")) {
-      EXPECT_EQ(chatTemplate.render(c["variables"]).text, c["text"].get<std::string>());
+      EXPECT_EQ(chatTemplate.render(c["variables"], "2024-07-26").text,
+                c["text"].get<std::string>());
       ++rendered;
     } else {
-      EXPECT_THROW(chatTemplate.render(c["variables"]), ConfigError) << "Jinja2: " << c["error"];
+      EXPECT_THROW(chatTemplate.render(c["variables"], "2024-07-26"), ConfigError)
+          << "Jinja2: " << c["error"];
       ++refused;
     }
   }
-  EXPECT_GT(rendered, 30);
+  EXPECT_GT(rendered, 35);
   EXPECT_EQ(refused, 3);
 }
 
@@ -84,7 +86,10 @@ TEST(ChatReference, EngineErrorsNameTheProblem) {
             "t.jinja:1: '{% if %}' is never closed (expected '{% endif %}')");
   EXPECT_EQ(message("{{ 'unterminated }}"), "t.jinja:1: a string opened here is never closed");
   EXPECT_EQ(message("{{ 1 + }}"), "t.jinja:1: expected an expression, found the end of the tag");
-  EXPECT_EQ(message("{{ strftime_now('%d') }}"), "t.jinja:1: 'strftime_now' is undefined");
+  EXPECT_THROW(ChatTemplate("{{ strftime_now('%d') }}", "t").render(Json::object(), "2024-13-45"),
+               ConfigError);
+  EXPECT_THROW(checkChatDate("26 Jul 2024"), ConfigError);
+  EXPECT_NO_THROW(checkChatDate("2024-07-26"));
 }
 
 TEST(ChatReference, GenerationBlocksMarkTheAssistantsText) {

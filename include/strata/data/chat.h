@@ -67,7 +67,10 @@ class ChatEncoder {
   // folder's). Throws ConfigError for a tokenizer that is not a tokenizer.json
   // (only its added tokens turn the template's special-token text into ids),
   // and for a folder without a chat template.
-  explicit ChatEncoder(const std::string& tokenizer, const std::string& templateFile = "");
+  // `date` ("YYYY-MM-DD") is what the template's strftime_now formats
+  // (empty: today, as transformers does).
+  explicit ChatEncoder(const std::string& tokenizer, const std::string& templateFile = "",
+                       std::string date = "");
   ~ChatEncoder();
 
   // One JSON line; `where` ("FILE:LINE (byte offset N)") prefixes errors.
@@ -81,6 +84,7 @@ class ChatEncoder {
   std::unique_ptr<const ChatTemplate> template_;
   std::vector<std::pair<std::string, std::string>>
       specialTokens_;  // name -> text, as the config gives them
+  std::string date_;  // strftime_now's; empty: today
 };
 
 }  // namespace strata::train

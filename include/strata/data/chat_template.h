@@ -15,10 +15,12 @@
 // select(attr), reject(attr), map, replace, int, float, abs, safe; the tests
 // defined, none, string, number, mapping, iterable, equalto, in, even, odd
 // and kin; str's strip/split/startswith/endswith/lower/upper/replace and
-// dict's get/items/keys/values; the globals raise_exception, namespace and
-// range. transformers' strftime_now is left undefined (it would make
-// prepared data depend on the day). Anything else is refused by name when
-// the template is read or rendered, never guessed at.
+// dict's get/items/keys/values; the globals raise_exception, namespace,
+// dict, range, and transformers' strftime_now(format), which formats the
+// render's date (today, local time, as transformers does, unless the caller
+// fixes one, so that prepared data need not depend on the day). Anything
+// else is refused by name when the template is read or rendered, never
+// guessed at.
 //
 // The constructor throws ConfigError "<origin>:<line>: ..." for a template it
 // cannot read; render() throws ConfigError the same way for a template that
@@ -40,6 +42,10 @@ namespace jinja {
 struct Stmt;
 }
 
+// Throws ConfigError naming `date` unless it is empty or YYYY-MM-DD, the
+// dates render() takes.
+void checkChatDate(const std::string& date);
+
 class ChatTemplate {
  public:
   // `origin` names the template in errors (a file, or "chat_template of F").
@@ -53,8 +59,9 @@ class ChatTemplate {
     std::vector<std::pair<size_t, size_t>> generation;
   };
   // Renders with `variables`, a JSON object whose entries become the
-  // template's variables (messages, add_generation_prompt, bos_token, ...).
-  Output render(const nlohmann::ordered_json& variables) const;
+  // template's variables (messages, add_generation_prompt, bos_token, ...);
+  // strftime_now formats `date` ("YYYY-MM-DD"; empty: now).
+  Output render(const nlohmann::ordered_json& variables, const std::string& date = "") const;
 
   // Whether the template marks the assistant's text with {% generation %}.
   bool marksGeneration() const { return marksGeneration_; }

@@ -49,6 +49,7 @@ struct PrepareOptions {
   // the assistant's. No BOS/EOS is added: the template writes its own.
   bool chat = false;
   std::string chatTemplate;
+  std::string chatDate;  // "YYYY-MM-DD" for the template's strftime_now; empty: today
   // Conversations of more tokens are dropped or truncated to it, counted and
   // named in the summary (0: no limit). One left without an assistant token
   // by truncation is dropped.

@@ -10,22 +10,30 @@ namespace {
 // it: a control character no template trims or rewrites.
 constexpr char kMarker[] = "\x01";
 
-std::string render(const ChatTemplate& chatTemplate, nlohmann::ordered_json variables,
-                   const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,
-                   const std::string& where, bool generationPrompt = false,
-                   std::vector<std::pair<size_t, size_t>>* generation = nullptr) {
-  variables["messages"] = messages;
-  variables["tools"] = tools;
-  variables["documents"] = nullptr;
-  variables["add_generation_prompt"] = generationPrompt;
-  try {
-    ChatTemplate::Output out = chatTemplate.render(variables);
-    if (generation) *generation = std::move(out.generation);
-    return std::move(out.text);
-  } catch (const ConfigError& error) {
-    throw ConfigError(where + ": " + error.what());
+// What every render of one conversation shares.
+struct Renderer {
+  const ChatTemplate& chatTemplate;
+  const nlohmann::ordered_json& variables;  // the special tokens
+  const nlohmann::ordered_json& tools;
+  const std::string& where;
+  const std::string& date;
+
+  std::string operator()(const nlohmann::ordered_json& messages, bool generationPrompt = false,
+                         std::vector<std::pair<size_t, size_t>>* generation = nullptr) const {
+    nlohmann::ordered_json all = variables;
+    all["messages"] = messages;
+    all["tools"] = tools;
+    all["documents"] = nullptr;
+    all["add_generation_prompt"] = generationPrompt;
+    try {
+      ChatTemplate::Output out = chatTemplate.render(all, date);
+      if (generation) *generation = std::move(out.generation);
+      return std::move(out.text);
+    } catch (const ConfigError& error) {
+      throw ConfigError(where + ": " + error.what());
+    }
   }
-}
+};
 
 struct Turn {
   std::string text;   // from the assistant's content to the end of its turn
@@ -64,31 +72,29 @@ size_t turnStart(const std::string& upTo, size_t content, const std::string& pro
 // end of the prompt before it (turnStart) to the end: the template's text
 // before the content (Mistral's space), the content, and the end-of-turn
 // text after it.
-Turn assistantTurn(const ChatTemplate& chatTemplate, const nlohmann::ordered_json& variables,
-                   const Conversation& conversation, size_t index, const std::string& where) {
-  const std::string which = where + ": message " + std::to_string(index) + " (assistant)";
+Turn assistantTurn(const Renderer& render, const Conversation& conversation, size_t index) {
+  const std::string which = render.where + ": message " + std::to_string(index) + " (assistant)";
   if (index == 0)
     throw ConfigError(which + " opens the conversation: the model has nothing to answer");
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
   for (size_t i = 0; i <= index; ++i) messages.push_back(conversation.messages[i]);
   Turn turn;
-  turn.upTo = render(chatTemplate, variables, messages, conversation.tools, where);
+  turn.upTo = render(messages);
   nlohmann::ordered_json& last = messages.back();
   last["content"] = kMarker + (last.contains("content") && last["content"].is_string()
                                    ? last["content"].get<std::string>()
                                    : std::string());
-  const std::string marked = render(chatTemplate, variables, messages, conversation.tools, where);
+  const std::string marked = render(messages);
   size_t start = 0;
   while (start < turn.upTo.size() && start < marked.size() && turn.upTo[start] == marked[start])
     ++start;
   if (marked.compare(start, 1, kMarker) != 0 || start == turn.upTo.size())
     throw ConfigError(
-        which + ": " + chatTemplate.origin() +
+        which + ": " + render.chatTemplate.origin() +
         " does not write the message's content where Strata can find it; mark the assistant's "
         "text with {% generation %} in the template");
   messages.erase(messages.size() - 1);
-  const std::string prompt =
-      render(chatTemplate, variables, messages, conversation.tools, where, true);
+  const std::string prompt = render(messages, true);
   turn.offset = turnStart(turn.upTo, start, prompt);
   turn.text = turn.upTo.substr(turn.offset);
   return turn;
@@ -98,15 +104,16 @@ Turn assistantTurn(const ChatTemplate& chatTemplate, const nlohmann::ordered_jso
 
 RenderedChat renderWithAssistantSpans(const ChatTemplate& chatTemplate,
                                       const nlohmann::ordered_json& variables,
-                                      const Conversation& conversation, const std::string& where) {
+                                      const Conversation& conversation, const std::string& where,
+                                      const std::string& date) {
+  const Renderer render{chatTemplate, variables, conversation.tools, where, date};
   RenderedChat out;
-  out.text = render(chatTemplate, variables, conversation.messages, conversation.tools, where,
-                    false, &out.assistant);
+  out.text = render(conversation.messages, false, &out.assistant);
   if (chatTemplate.marksGeneration()) return out;
   size_t cursor = 0;
   for (size_t i = 0; i < conversation.messages.size(); ++i) {
     if (conversation.messages[i]["role"] != "assistant") continue;
-    const Turn turn = assistantTurn(chatTemplate, variables, conversation, i, where);
+    const Turn turn = assistantTurn(render, conversation, i);
     // Where the whole text begins with the conversation up to this turn, the
     // turn is where it is there; else (a template that moves text, such as a
     // system message put before the last user turn) the first place after

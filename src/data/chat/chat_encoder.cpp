@@ -78,7 +78,10 @@ std::vector<size_t> tokenOffsets(const HfTokenizer& tokenizer, const std::vector
 
 }  // namespace
 
-ChatEncoder::ChatEncoder(const std::string& tokenizer, const std::string& templateFile) {
+ChatEncoder::ChatEncoder(const std::string& tokenizer, const std::string& templateFile,
+                         std::string date)
+    : date_(std::move(date)) {
+  checkChatDate(date_);
   const fs::path file = tokenizerFile(tokenizer);
   tokenizer_ = std::make_unique<const HfTokenizer>(file.string());
   std::optional<formats::TokenizerConfig> config;
@@ -101,7 +104,7 @@ ChatTokens ChatEncoder::encode(const std::string& jsonLine, const std::string& w
   nlohmann::ordered_json variables = nlohmann::ordered_json::object();
   for (const auto& [name, text] : specialTokens_) variables[name] = text;
   chat::RenderedChat rendered =
-      chat::renderWithAssistantSpans(*template_, variables, conversation, where);
+      chat::renderWithAssistantSpans(*template_, variables, conversation, where, date_);
   ChatTokens out;
   try {
     out.ids = tokenizer_->encode(rendered.text, HfTokenizer::AddedTokens::kRecognised);

@@ -1,6 +1,9 @@
 #include "strata/data/chat_template.h"
 
+#include <ctime>
+#include <iomanip>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "data/chat/template_scope.h"
 #include "data/chat/template_syntax.h"
@@ -41,7 +44,35 @@ jinja::ValueDict entriesOf(const CallArgs& args) {
   return entries;
 }
 
-void setGlobals(jinja::Scope& scope) {
+// The render's time for strftime_now: `date` at midnight, or now; local
+// time, as Python's datetime.now().
+std::tm renderTime(const std::string& date, const std::string& origin) {
+  std::tm time{};
+  if (date.empty()) {
+    const std::time_t now = std::time(nullptr);
+    localtime_r(&now, &time);
+    return time;
+  }
+  std::istringstream in(date);
+  in >> std::get_time(&time, "%Y-%m-%d");
+  if (in.fail() || in.peek() != EOF)
+    throw ConfigError((origin.empty() ? "" : origin + ": ") + "the chat date '" + date +
+                      "' is not YYYY-MM-DD");
+  std::tm normalized = time;  // mktime fills the weekday and day of the year
+  normalized.tm_isdst = -1;
+  std::mktime(&normalized);
+  return normalized;
+}
+
+void setGlobals(jinja::Scope& scope, const std::tm& time) {
+  scope.set("strftime_now", Value::callable("strftime_now", [time](const CallArgs& args) {
+              if (args.positional.size() != 1 || !args.positional[0].isString())
+                throw ConfigError("strftime_now() takes one format string");
+              char text[256];
+              const size_t size =
+                  std::strftime(text, sizeof text, args.positional[0].asString().c_str(), &time);
+              return Value(std::string(text, size));
+            }));
   scope.set(
       "raise_exception", Value::callable("raise_exception", [](const CallArgs& args) -> Value {
         throw TemplateRaised{args.positional.empty() ? std::string() : args.positional[0].str()};
@@ -72,6 +103,8 @@ void setGlobals(jinja::Scope& scope) {
 
 }  // namespace
 
+void checkChatDate(const std::string& date) { renderTime(date, ""); }
+
 ChatTemplate::ChatTemplate(const std::string& source, std::string origin)
     : origin_(std::move(origin)),
       body_(jinja::parseTemplate(source, origin_)),
@@ -80,12 +113,13 @@ ChatTemplate::ChatTemplate(const std::string& source, std::string origin)
 ChatTemplate::~ChatTemplate() = default;
 ChatTemplate::ChatTemplate(ChatTemplate&&) noexcept = default;
 
-ChatTemplate::Output ChatTemplate::render(const nlohmann::ordered_json& variables) const {
+ChatTemplate::Output ChatTemplate::render(const nlohmann::ordered_json& variables,
+                                          const std::string& date) const {
   if (!variables.is_object())
     throw ConfigError(origin_ + ": the template's variables must be a JSON object");
   Output output;
   jinja::Scope scope(origin_, output.text);
-  setGlobals(scope);
+  setGlobals(scope, renderTime(date, origin_));
   for (const auto& [name, value] : variables.items()) scope.set(name, Value::fromJson(value));
   try {
     for (const auto& stmt : body_) stmt->run(scope);

@@ -7,8 +7,9 @@ held against the library that defines chat templates:
 
  - engine.jsonl: {"name", "template", "variables", "text"} or {..., "error"}:
    small templates over the Jinja constructs chat templates use (whitespace
-   control, loops, filters, tests, methods, Python's operators and spellings),
-   rendered by transformers' compiled chat template environment.
+   control, loops, filters, tests, methods, Python's operators and spellings)
+   and two more published templates (templates/), rendered by transformers'
+   compiled chat template environment, strftime_now on 26 Jul 2024.
  - FAMILY/ for llama3, mistral, qwen2.5 and smollm2: a tokenizer folder as
    transformers' save_pretrained writes it (tokenizer.json: Llama 3's
    byte-level BPE, which LLAMA3_TOKENIZER_JSON holds, with the family's
@@ -27,6 +28,7 @@ The templates are the published ones (each model's tokenizer_config.json
 chat_template on the Hugging Face Hub), written here as text.
 """
 
+import datetime
 import json
 import os
 import sys
@@ -338,18 +340,48 @@ ENGINE = {
     "dict_literal": "{% set x = {'a': 1, 'b': [2, 3]} %}{{ x.a }} {{ x['b'][1] }} {{ x | length }}",
     "generation": "{% for m in messages %}{% if m.role == 'assistant' %}{% generation %}{{ m.content }}!{% endgeneration %}{% else %}{{ m.content }}{% endif %}{% endfor %}",
     "nested_loops": "{% for m in messages %}{% for c in m.content %}{{ loop.index }}{% endfor %}{{ loop.index }};{% endfor %}",
+    "strftime_now": "{{ strftime_now('%d %b %Y') }} {{ strftime_now('%Y-%m-%d, a %A') }}",
     "raise": "{{ raise_exception('this conversation is refused') }}",
     "undefined_attribute": "{{ missing.attribute }}",
     "type_error": "{{ 'a' + 1 }}",
 }
 
 
+# strftime_now's date in the engine cases (Strata's render is given the same).
+ENGINE_DATE = datetime.datetime(2024, 7, 26)
+
+
+# Two more published templates (templates/, as the models' tokenizer_config.json
+# carry them): DeepSeek-R1-Distill-Qwen's (namespace flags, str.split) and
+# Mistral Small 3.1's (strftime_now in its default system message, list
+# concatenation, dict.get, slices), over a conversation without a system message.
+PUBLISHED = ["deepseek-r1-distill-qwen", "mistral-small-3.1"]
+CONVERSATION = {
+    "messages": [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "<think>greet</think>Hello!"},
+        {"role": "user", "content": "Bye"},
+        {"role": "assistant", "content": "Goodbye."},
+    ],
+    "bos_token": "<s>",
+    "eos_token": "</s>",
+    "add_generation_prompt": False,
+}
+
+
 def engine_cases():
+    here = os.path.dirname(os.path.abspath(__file__))
+    published = {}
+    for name in PUBLISHED:
+        with open(os.path.join(here, "templates", name + ".jinja"), encoding="utf-8") as f:
+            published[name] = f.read()
     cases = []
-    for name, template in ENGINE.items():
-        case = {"name": name, "template": template, "variables": VARIABLES}
+    for name, template in list(ENGINE.items()) + list(published.items()):
+        variables = CONVERSATION if name in published else VARIABLES
+        case = {"name": name, "template": template, "variables": variables}
         try:
-            case["text"] = _compile_jinja_template(template).render(**VARIABLES)
+            case["text"] = _compile_jinja_template(template).render(
+                **variables, strftime_now=ENGINE_DATE.strftime)
         except jinja2.exceptions.TemplateError as error:
             case["error"] = f"{type(error).__name__}: {error}"
         except TypeError as error:
