@@ -120,22 +120,17 @@ class ExprParser {
     }
   }
 
-  ExprPtr orExpr() {
-    ExprPtr left = andExpr();
-    while (in_.isName("or")) {
+  // Operands joined by the keyword `word` (or, and), left to right.
+  ExprPtr keywordChain(const char* word, ExprPtr (ExprParser::*next)()) {
+    ExprPtr left = (this->*next)();
+    while (in_.isName(word)) {
       const int line = in_.take().line;
-      left = std::make_unique<Binary>(line, "or", std::move(left), andExpr());
+      left = std::make_unique<Binary>(line, word, std::move(left), (this->*next)());
     }
     return left;
   }
-  ExprPtr andExpr() {
-    ExprPtr left = notExpr();
-    while (in_.isName("and")) {
-      const int line = in_.take().line;
-      left = std::make_unique<Binary>(line, "and", std::move(left), notExpr());
-    }
-    return left;
-  }
+  ExprPtr orExpr() { return keywordChain("or", &ExprParser::andExpr); }
+  ExprPtr andExpr() { return keywordChain("and", &ExprParser::notExpr); }
   ExprPtr notExpr() {
     if (in_.isName("not")) {
       const int line = in_.take().line;
@@ -168,14 +163,7 @@ class ExprParser {
   ExprPtr sum() { return leftAssociative({"+", "-"}, &ExprParser::concat); }
   ExprPtr concat() { return leftAssociative({"~"}, &ExprParser::product); }
   ExprPtr product() { return leftAssociative({"*", "/", "//", "%"}, &ExprParser::power); }
-  ExprPtr power() {
-    ExprPtr left = unaryWithFilters();
-    while (in_.isOp("**")) {
-      const int line = in_.take().line;
-      left = std::make_unique<Binary>(line, "**", std::move(left), unaryWithFilters());
-    }
-    return left;
-  }
+  ExprPtr power() { return leftAssociative({"**"}, &ExprParser::unaryWithFilters); }
   ExprPtr unaryWithFilters() { return filters(unary()); }
   ExprPtr unary() {
     if (in_.isOp("-") || in_.isOp("+")) {
