@@ -84,7 +84,7 @@ class ChatEncoder {
   std::unique_ptr<const ChatTemplate> template_;
   std::vector<std::pair<std::string, std::string>>
       specialTokens_;  // name -> text, as the config gives them
-  std::string date_;  // strftime_now's; empty: today
+  std::string date_;   // strftime_now's; empty: today
 };
 
 }  // namespace strata::train
