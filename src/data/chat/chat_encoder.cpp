@@ -1,12 +1,11 @@
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "data/chat/assistant_spans.h"
 #include "data/chat/conversation.h"
 #include "strata/data/chat.h"
 #include "strata/data/chat_template.h"
 #include "strata/data/hf_tokenizer.h"
+#include "strata/data/text_dataset.h"
 #include "strata/error.h"
 #include "strata/formats/tokenizer_config.h"
 
@@ -14,14 +13,6 @@ namespace strata::train {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string readFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path.string() + ": cannot open the chat template");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 fs::path tokenizerFile(const std::string& spec) {
   fs::path path(spec);
@@ -40,10 +31,11 @@ std::unique_ptr<const ChatTemplate> findTemplate(const fs::path& folder,
                                                  const std::string& templateFile,
                                                  const formats::TokenizerConfig* config) {
   if (!templateFile.empty())
-    return std::make_unique<const ChatTemplate>(readFile(templateFile), templateFile);
+    return std::make_unique<const ChatTemplate>(readTextFiles({templateFile}), templateFile);
   const fs::path jinjaFile = folder / "chat_template.jinja";
   if (fs::is_regular_file(jinjaFile))
-    return std::make_unique<const ChatTemplate>(readFile(jinjaFile), jinjaFile.string());
+    return std::make_unique<const ChatTemplate>(readTextFiles({jinjaFile.string()}),
+                                                jinjaFile.string());
   if (config && !config->chatTemplateProblem.empty())
     throw ConfigError(config->chatTemplateProblem);
   if (config && config->chatTemplate)

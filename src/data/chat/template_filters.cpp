@@ -149,7 +149,7 @@ const std::string& stringArgument(Scope& scope, int line, const Value& value,
   return value.asString();
 }
 
-Value stringMethod(Scope& scope, int line, const std::string& text, const std::string& name) {
+Value stringMethod(const std::string& text, const std::string& name) {
   auto method = [&](auto body) { return Value::callable("str." + name, body); };
   if (name == "strip" || name == "lstrip" || name == "rstrip")
     return method([text, name](const CallArgs& args) {
@@ -189,8 +189,6 @@ Value stringMethod(Scope& scope, int line, const std::string& text, const std::s
       return Value(replaced(text, from.asString(), to.asString(),
                             argument(args, 2, "count", Value(int64_t{-1})).asInt()));
     });
-  (void)scope;
-  (void)line;
   return Value::undefined("str has no method '" + name + "' here");
 }
 
@@ -276,7 +274,7 @@ Value attributeOf(Scope& scope, int line, const Value& value, const std::string&
       return Value::undefined("the namespace has no attribute '" + name + "'");
     }
     case Value::Kind::kString:
-      return stringMethod(scope, line, value.asString(), name);
+      return stringMethod(value.asString(), name);
     default:
       return Value::undefined("a " + value.kindName() + " has no attribute '" + name + "'");
   }
