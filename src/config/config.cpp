@@ -220,6 +220,10 @@ const std::vector<ConfigOption>& configOptions() {
        "(assistant "
        "when the prepared data has a mask)",
        +[](C& c) -> std::string& { return c.data.lossOn; }},
+      {"data", "pack", "pack",
+       "keep the documents packed into a window apart: attention and positions restart at each "
+       "document (needs data.prepared)",
+       +[](C& c) -> bool& { return c.data.pack; }},
       {"checkpoint", "dir", "checkpoint-dir", "checkpoint folder (empty: none)",
        +[](C& c) -> std::string& { return c.checkpoint.dir; }},
       {"checkpoint", "every", "checkpoint-every", "steps between checkpoints (0: at the end)",

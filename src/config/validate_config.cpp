@@ -315,6 +315,9 @@ void checkChoices(const TrainConfig& c, Problems& p) {
           "data.loss_on = \"assistant\" needs data.prepared, a dataset prepared with `strata data "
           "prepare --chat` "
           "(its PREFIX.mask says which tokens are the assistant's)");
+  p.check(!c.data.pack || !c.data.prepared.empty(),
+          "data.pack needs data.prepared, a dataset made by `strata data prepare`, whose index "
+          "says where each document starts");
   const std::string& onSaveError = c.checkpoint.onSaveError;
   p.check(onSaveError == "stop" || onSaveError == "continue",
           "checkpoint.on_save_error must be stop or continue, got '" + onSaveError + "'");

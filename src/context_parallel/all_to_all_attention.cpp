@@ -21,7 +21,7 @@ void checkAllToAllHeads(int64_t heads, int64_t kvHeads, int cp) {
 }
 
 at::Tensor allToAllAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                             Communicator& cp) {
+                             Communicator& cp, const at::Tensor& segments) {
   int size = cp.size();
   int64_t heads = q.size(1), s = q.size(2);
   checkAllToAllHeads(heads, k.size(1), size);
@@ -32,10 +32,12 @@ at::Tensor allToAllAttention(const at::Tensor& q, const at::Tensor& k, const at:
   auto gather = [&](const at::Tensor& x) {  // [b, n, s, d] -> [b, n / cp, S, d], natural order
     return detail::allToAllFunction(x, 1, 2, cp).index_select(2, toNatural);
   };
-  at::Tensor query = gather(q);                                              // [b, H/cp, S, d]
-  at::Tensor key = detail::repeatKvHeads(gather(k), heads / size);           // [b, H/cp, S, d]
-  at::Tensor value = detail::repeatKvHeads(gather(v), heads / size);         // [b, H/cp, S, d]
-  at::Tensor out = detail::causalAttention(query, key, value);               // [b, H/cp, S, d]
+  at::Tensor query = gather(q);                                       // [b, H/cp, S, d]
+  at::Tensor key = detail::repeatKvHeads(gather(k), heads / size);    // [b, H/cp, S, d]
+  at::Tensor value = detail::repeatKvHeads(gather(v), heads / size);  // [b, H/cp, S, d]
+  at::Tensor out = segments.defined()                                 // [b, H/cp, S, d]
+                       ? detail::documentAttention(query, key, value, segments)
+                       : detail::causalAttention(query, key, value);
   return detail::allToAllFunction(out.index_select(2, toLayout), 2, 1, cp);  // [b, H, s, d]
 }
 

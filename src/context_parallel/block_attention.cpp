@@ -22,29 +22,40 @@ int64_t rowsPerTile(const at::Tensor& q, const at::Tensor& k) {
 }
 
 // [b, H, m, n] float32 scores of query rows first .. first + m - 1 of the
-// block; when causal, keys after a row's own position are masked.
-at::Tensor scores(const at::Tensor& q, const at::Tensor& k, bool causal, int64_t first) {
+// block; the keys the mask hides from a row are -inf.
+at::Tensor scores(const at::Tensor& q, const at::Tensor& k, const BlockMask& mask, int64_t first) {
   at::Tensor s = at::matmul(q, k.transpose(-2, -1)).to(at::kFloat) * scaleOf(q);
-  if (!causal) return s;
-  auto options = q.options().dtype(at::kLong);
-  at::Tensor rows = at::arange(first, first + q.size(2), options).unsqueeze(1);  // [m, 1]
-  at::Tensor cols = at::arange(k.size(2), options).unsqueeze(0);                 // [1, n]
-  return s.masked_fill(cols > rows, -INFINITY);
+  if (mask.causal) {
+    auto options = q.options().dtype(at::kLong);
+    at::Tensor rows = at::arange(first, first + q.size(2), options).unsqueeze(1);  // [m, 1]
+    at::Tensor cols = at::arange(k.size(2), options).unsqueeze(0);                 // [1, n]
+    s.masked_fill_(cols > rows, -INFINITY);
+  }
+  if (mask.querySegments.defined()) {
+    at::Tensor queries = mask.querySegments.narrow(1, first, q.size(2)).unsqueeze(2);  // [b, m, 1]
+    at::Tensor others = queries.ne(mask.keySegments.unsqueeze(1));                     // [b, m, n]
+    s.masked_fill_(others.unsqueeze(1), -INFINITY);
+  }
+  return s;
 }
+
+// A row's log-sum-exp to subtract: 0 where every key is hidden (-inf), so
+// its probabilities come out 0 instead of NaN.
+at::Tensor finiteOrZero(const at::Tensor& lse) { return lse.masked_fill(lse.isneginf(), 0); }
 
 }  // namespace
 
 BlockOutput blockForward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                         bool causal) {
+                         const BlockMask& mask) {
   int64_t m = q.size(2), tile = rowsPerTile(q, k);
   at::Tensor values = v.to(at::kFloat);
   at::Tensor out = at::empty({q.size(0), q.size(1), m, v.size(3)}, q.options().dtype(at::kFloat));
   at::Tensor lse = at::empty({q.size(0), q.size(1), m}, out.options());
   for (int64_t first = 0; first < m; first += tile) {
     int64_t rows = std::min(tile, m - first);
-    at::Tensor s = scores(q.narrow(2, first, rows), k, causal, first);  // [b, H, rows, n]
-    at::Tensor rowLse = at::logsumexp(s, -1);                           // [b, H, rows]
-    at::Tensor p = at::exp(s - rowLse.unsqueeze(-1));
+    at::Tensor s = scores(q.narrow(2, first, rows), k, mask, first);  // [b, H, rows, n]
+    at::Tensor rowLse = at::logsumexp(s, -1);                         // [b, H, rows]
+    at::Tensor p = at::exp(s - finiteOrZero(rowLse).unsqueeze(-1));
     out.narrow(2, first, rows).copy_(at::matmul(p, values));  // [b, H, rows, d]
     lse.narrow(2, first, rows).copy_(rowLse);
   }
@@ -53,13 +64,15 @@ BlockOutput blockForward(const at::Tensor& q, const at::Tensor& k, const at::Ten
 
 void mergeBlock(at::Tensor& out, at::Tensor& lse, const BlockOutput& block) {
   at::Tensor merged = at::logaddexp(lse, block.lse);  // [b, H, m]
-  out.mul_(at::exp(lse - merged).unsqueeze(-1))
-      .add_(block.out * at::exp(block.lse - merged).unsqueeze(-1));
+  // Rows that no key has reached yet, on either side, stay (0, -inf).
+  at::Tensor base = finiteOrZero(merged);
+  out.mul_(at::exp(lse - base).unsqueeze(-1))
+      .add_(block.out * at::exp(block.lse - base).unsqueeze(-1));
   lse.copy_(merged);
 }
 
 BlockGradients blockBackward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                             bool causal, const at::Tensor& dout, const at::Tensor& lse,
+                             const BlockMask& mask, const at::Tensor& dout, const at::Tensor& lse,
                              const at::Tensor& delta) {
   double scale = scaleOf(q);
   int64_t m = q.size(2), tile = rowsPerTile(q, k);
@@ -70,7 +83,7 @@ BlockGradients blockBackward(const at::Tensor& q, const at::Tensor& k, const at:
   for (int64_t first = 0; first < m; first += tile) {
     int64_t rows = std::min(tile, m - first);
     at::Tensor query = q.narrow(2, first, rows);
-    at::Tensor p = at::exp(scores(query, k, causal, first) -
+    at::Tensor p = at::exp(scores(query, k, mask, first) -
                            lse.narrow(2, first, rows).unsqueeze(-1));  // [b, H, rows, n]
     at::Tensor gradOut = dout.narrow(2, first, rows).to(at::kFloat);   // [b, H, rows, d]
     dv.add_(at::matmul(p.transpose(-2, -1), gradOut));                 // [b, H, n, d]

@@ -35,14 +35,16 @@ at::Tensor localTokens(const at::Tensor& sequences, const Communicator& cp) {
 }
 
 at::Tensor causalAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                           const ContextParallel* cp) {
+                           const ContextParallel* cp, const at::Tensor& segments) {
   if (cp && cp->comm->size() > 1) {
-    if (cp->algorithm == CpAlgorithm::kAllToAll) return allToAllAttention(q, k, v, *cp->comm);
-    return ringAttention(q, k, v, *cp->comm);
+    if (cp->algorithm == CpAlgorithm::kAllToAll)
+      return allToAllAttention(q, k, v, *cp->comm, segments);
+    return ringAttention(q, k, v, *cp->comm, nullptr, segments);
   }
   int64_t heads = q.size(1);
-  return detail::causalAttention(q, detail::repeatKvHeads(k, heads),
-                                 detail::repeatKvHeads(v, heads));
+  at::Tensor keys = detail::repeatKvHeads(k, heads), values = detail::repeatKvHeads(v, heads);
+  if (segments.defined()) return detail::documentAttention(q, keys, values, segments);
+  return detail::causalAttention(q, keys, values);
 }
 
 }  // namespace strata::context_parallel

@@ -10,6 +10,7 @@
 #include "block_attention.h"
 #include "context_parallel/causal_attention.h"
 #include "ring_exchange.h"
+#include "strata/context_parallel/sequence_layout.h"
 
 namespace strata::context_parallel {
 namespace {
@@ -38,11 +39,47 @@ BlockPart partOf(int owner, int rank, int64_t s) {
   return {false, half, half, 0, s};
 }
 
+// What the part's queries may see of its keys. `segments`: the whole
+// sequences' packed documents [b, S], or undefined.
+detail::BlockMask maskOf(const BlockPart& part, int owner, const Communicator& cp,
+                         const at::Tensor& segments) {
+  detail::BlockMask mask;
+  mask.causal = part.causal;
+  if (!segments.defined()) return mask;
+  auto segmentsOf = [&](int rank) {  // [b, s]: rank `rank`'s tokens' documents
+    std::vector<int64_t> positions = localPositions(segments.size(1), rank, cp.size());
+    return segments.index_select(1, at::tensor(positions, segments.options()));
+  };
+  mask.querySegments = segmentsOf(cp.rank()).narrow(1, part.firstRow, part.rows);
+  mask.keySegments = segmentsOf(owner).narrow(1, part.firstKey, part.keys);
+  return mask;
+}
+
+// Whether any query of the part may see any of its keys. A part from
+// another rank holds only keys before its queries, and documents number
+// upwards along a sequence, so a query and key can share a document only
+// if the last key and the first query of some sequence do.
+bool seesAnything(const BlockPart& part, const detail::BlockMask& mask) {
+  if (part.causal || !mask.querySegments.defined()) return true;
+  at::Tensor lastKey = std::get<0>(mask.keySegments.max(1));
+  at::Tensor firstQuery = std::get<0>(mask.querySegments.min(1));
+  return lastKey.eq(firstQuery).any().item<bool>();
+}
+
 // The group and the timing travel to backward inside the context as
 // addresses: autograd contexts hold only IValues. The caller keeps both alive.
-void remember(AutogradContext* ctx, Communicator& cp, RingTiming* timing) {
+// The packed documents travel as a tensor (undefined without packing).
+void remember(AutogradContext* ctx, Communicator& cp, RingTiming* timing,
+              const at::Tensor& segments) {
   ctx->saved_data["cp"] = static_cast<int64_t>(reinterpret_cast<intptr_t>(&cp));
   ctx->saved_data["timing"] = static_cast<int64_t>(reinterpret_cast<intptr_t>(timing));
+  ctx->saved_data["packed"] = segments.defined();
+  if (segments.defined()) ctx->saved_data["segments"] = segments;
+}
+
+at::Tensor segmentsOf(AutogradContext* ctx) {
+  if (!ctx->saved_data["packed"].toBool()) return at::Tensor();
+  return ctx->saved_data["segments"].toTensor();
 }
 
 Communicator& groupOf(AutogradContext* ctx) {
@@ -81,8 +118,9 @@ void timedCompute(RingTiming* timing, Work&& work) {
 struct RingAttentionFunction : torch::autograd::Function<RingAttentionFunction> {
   // q [b, H, s, d], k and v [b, K, s, d] -> [b, H, s, d]
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k,
-                            const at::Tensor& v, Communicator* cp, RingTiming* timing) {
-    remember(ctx, *cp, timing);
+                            const at::Tensor& v, Communicator* cp, RingTiming* timing,
+                            const at::Tensor& segments) {
+    remember(ctx, *cp, timing, segments);
     int size = cp->size(), rank = cp->rank();
     int64_t heads = q.size(1), s = q.size(2);
     at::Tensor block = at::stack({k, v}).contiguous();  // [2, b, K, s, d]: what travels
@@ -95,17 +133,20 @@ struct RingAttentionFunction : torch::autograd::Function<RingAttentionFunction> 
         arriving = at::empty_like(block);
         hop.emplace(*cp, block, arriving, kKeysValuesTag);
       }
-      BlockPart part = partOf((rank - step + size) % size, rank, s);
+      int owner = (rank - step + size) % size;
+      BlockPart part = partOf(owner, rank, s);
+      detail::BlockMask mask = maskOf(part, owner, *cp, segments);
       at::Tensor keys = detail::repeatKvHeads(block[0], heads).narrow(2, part.firstKey, part.keys);
       at::Tensor values =
           detail::repeatKvHeads(block[1], heads).narrow(2, part.firstKey, part.keys);
       at::Tensor rowsOut = out.narrow(2, part.firstRow, part.rows);
       at::Tensor rowsLse = lse.narrow(2, part.firstRow, part.rows);
-      timedCompute(timing, [&] {
-        detail::mergeBlock(
-            rowsOut, rowsLse,
-            detail::blockForward(q.narrow(2, part.firstRow, part.rows), keys, values, part.causal));
-      });
+      if (seesAnything(part, mask))
+        timedCompute(timing, [&] {
+          detail::mergeBlock(
+              rowsOut, rowsLse,
+              detail::blockForward(q.narrow(2, part.firstRow, part.rows), keys, values, mask));
+        });
       if (hop) {
         timed(timing, &RingTiming::hopWaitSeconds, [&] { hop->wait(); });
         if (timing) ++timing->hops;
@@ -120,6 +161,7 @@ struct RingAttentionFunction : torch::autograd::Function<RingAttentionFunction> 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     Communicator& cp = groupOf(ctx);
     RingTiming* timing = timingOf(ctx);
+    at::Tensor segments = segmentsOf(ctx);
     variable_list saved = ctx->get_saved_variables();
     const at::Tensor &q = saved[0], &k = saved[1], &v = saved[2], &out = saved[3], &lse = saved[4];
     at::Tensor dout = grads[0].contiguous();
@@ -143,19 +185,22 @@ struct RingAttentionFunction : torch::autograd::Function<RingAttentionFunction> 
         partial = at::empty_like(gradient);
         partialRecv = cp.recvAsync(partial, detail::previousRank(cp), kGradientTag);
       }
-      BlockPart part = partOf((rank - step + size) % size, rank, s);
+      int owner = (rank - step + size) % size;
+      BlockPart part = partOf(owner, rank, s);
+      detail::BlockMask mask = maskOf(part, owner, cp, segments);
       at::Tensor keys = detail::repeatKvHeads(block[0], heads).narrow(2, part.firstKey, part.keys);
       at::Tensor values =
           detail::repeatKvHeads(block[1], heads).narrow(2, part.firstKey, part.keys);
-      timedCompute(timing, [&] {
-        detail::BlockGradients g = detail::blockBackward(
-            q.narrow(2, part.firstRow, part.rows), keys, values, part.causal,
-            dout.narrow(2, part.firstRow, part.rows), lse.narrow(2, part.firstRow, part.rows),
-            delta.narrow(2, part.firstRow, part.rows));
-        dq.narrow(2, part.firstRow, part.rows).add_(g.dq);
-        gradient[0].narrow(2, part.firstKey, part.keys).add_(detail::foldKvHeads(g.dk, kvHeads));
-        gradient[1].narrow(2, part.firstKey, part.keys).add_(detail::foldKvHeads(g.dv, kvHeads));
-      });
+      if (seesAnything(part, mask))
+        timedCompute(timing, [&] {
+          detail::BlockGradients g = detail::blockBackward(
+              q.narrow(2, part.firstRow, part.rows), keys, values, mask,
+              dout.narrow(2, part.firstRow, part.rows), lse.narrow(2, part.firstRow, part.rows),
+              delta.narrow(2, part.firstRow, part.rows));
+          dq.narrow(2, part.firstRow, part.rows).add_(g.dq);
+          gradient[0].narrow(2, part.firstKey, part.keys).add_(detail::foldKvHeads(g.dk, kvHeads));
+          gradient[1].narrow(2, part.firstKey, part.keys).add_(detail::foldKvHeads(g.dv, kvHeads));
+        });
       if (partialRecv) {
         timed(timing, &RingTiming::gradientWaitSeconds, [&] { partialRecv->wait(); });
         gradient.add_(partial);
@@ -172,19 +217,28 @@ struct RingAttentionFunction : torch::autograd::Function<RingAttentionFunction> 
     WorkHandle ownRecv = cp.recvAsync(own, detail::previousRank(cp), kGradientTag);
     timed(timing, &RingTiming::gradientWaitSeconds, [&] { ownRecv->wait(); });
     for (auto& [tensor, work] : sent) work->wait();
-    return {dq.to(q.scalar_type()), own[0].to(k.scalar_type()), own[1].to(v.scalar_type()),
-            at::Tensor(), at::Tensor()};
+    return {dq.to(q.scalar_type()),
+            own[0].to(k.scalar_type()),
+            own[1].to(v.scalar_type()),
+            at::Tensor(),
+            at::Tensor(),
+            at::Tensor()};
   }
 };
 
 }  // namespace
 
 at::Tensor ringAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                         Communicator& cp, RingTiming* timing) {
-  if (cp.size() == 1)
-    return detail::causalAttention(q, detail::repeatKvHeads(k, q.size(1)),
-                                   detail::repeatKvHeads(v, q.size(1)));
-  return RingAttentionFunction::apply(q, k, v, &cp, timing);
+                         Communicator& cp, RingTiming* timing, const at::Tensor& segments) {
+  if (cp.size() == 1) {
+    at::Tensor keys = detail::repeatKvHeads(k, q.size(1));
+    at::Tensor values = detail::repeatKvHeads(v, q.size(1));
+    return segments.defined() ? detail::documentAttention(q, keys, values, segments)
+                              : detail::causalAttention(q, keys, values);
+  }
+  // Each block's mask is built where its scores are.
+  return RingAttentionFunction::apply(q, k, v, &cp, timing,
+                                      segments.defined() ? segments.to(q.device()) : segments);
 }
 
 }  // namespace strata::context_parallel

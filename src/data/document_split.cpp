@@ -16,9 +16,11 @@ class DocumentRuns : public TokenSource {
   DocumentRuns(std::shared_ptr<const PreparedData> data, std::string name)
       : data_(std::move(data)), name_(std::move(name)) {}
 
-  // Appends file tokens [begin, end), merging with the last run when adjacent.
+  // Appends file tokens [begin, end), one document, merging with the last
+  // run when adjacent.
   void add(int64_t begin, int64_t end) {
     if (end == begin) return;
+    documentStart_.push_back(size_);
     if (!fileBegin_.empty() && fileBegin_.back() + length_.back() == begin) {
       length_.back() += end - begin;
     } else {
@@ -36,6 +38,21 @@ class DocumentRuns : public TokenSource {
       data_->read(fileBegin, take, out);
       out += take;
     });
+  }
+
+  bool hasDocuments() const override { return true; }
+  // A document's number is its index among this source's documents.
+  void readDocumentIds(int64_t begin, int64_t count, int64_t* out) const override {
+    checkTokenRange(data_->prefix() + " (" + name_ + " documents)", begin, count, size_);
+    auto next = std::upper_bound(documentStart_.begin(), documentStart_.end(), begin);
+    int64_t document = (next - documentStart_.begin()) - 1;
+    for (int64_t t = begin; t < begin + count; ++t) {
+      if (next != documentStart_.end() && *next == t) {
+        ++next;
+        ++document;
+      }
+      *out++ = document;
+    }
   }
 
   bool hasLossMask() const override { return data_->hasLossMask(); }
@@ -70,6 +87,7 @@ class DocumentRuns : public TokenSource {
   std::vector<int64_t> start_;      // where each run starts in this source
   std::vector<int64_t> fileBegin_;  // where it starts in the file
   std::vector<int64_t> length_;
+  std::vector<int64_t> documentStart_;  // where each document starts in this source
   int64_t size_ = 0;
 };
 
@@ -115,9 +133,9 @@ DocumentSplit splitDocuments(std::shared_ptr<const PreparedData> data, double va
 }
 
 std::shared_ptr<const TokenSource> allDocuments(std::shared_ptr<const PreparedData> data) {
-  int64_t tokens = data->tokens();
-  auto all = std::make_shared<DocumentRuns>(std::move(data), "all");
-  all->add(0, tokens);
+  auto all = std::make_shared<DocumentRuns>(data, "all");
+  for (int64_t d = 0; d < data->documents(); ++d)
+    all->add(data->documentStart(d), data->documentStart(d + 1));
   return all;
 }
 

@@ -78,15 +78,19 @@ WindowDataset::WindowDataset(at::Tensor tokens, int64_t sequenceLength, std::str
     : WindowDataset(tensorTokens(std::move(tokens)), sequenceLength, std::move(name)) {}
 
 WindowDataset::WindowDataset(std::shared_ptr<const TokenSource> tokens, int64_t sequenceLength,
-                             std::string name, bool maskTargets)
+                             std::string name, WindowOptions options)
     : tokens_(std::move(tokens)),
       sequenceLength_(sequenceLength),
       name_(std::move(name)),
-      maskTargets_(maskTargets) {
-  if (maskTargets_ && !tokens_->hasLossMask())
+      options_(options) {
+  if (options_.maskTargets && !tokens_->hasLossMask())
     throw ConfigError(name_ +
                       " data has no loss mask to leave targets out by (a dataset prepared with "
                       "`strata data prepare --chat` has one)");
+  if (options_.packDocuments && !tokens_->hasDocuments())
+    throw ConfigError(name_ +
+                      " data has no document boundaries to pack by (data.pack needs "
+                      "data.prepared, a dataset made by `strata data prepare`)");
   if (sequenceLength_ < 1)
     throw ConfigError("sequence length must be >= 1, got " + std::to_string(sequenceLength_));
   // Window i needs tokens up to index i*S + S (the last target).
@@ -100,24 +104,37 @@ WindowDataset::WindowDataset(std::shared_ptr<const TokenSource> tokens, int64_t 
 
 Batch WindowDataset::gather(const std::vector<int64_t>& indices) const {
   const auto rows = static_cast<int64_t>(indices.size());
-  torch::Tensor stacked = torch::empty({rows, sequenceLength_ + 1}, torch::kLong);  // [B, S + 1]
-  int64_t* out = stacked.data_ptr<int64_t>();
+  const int64_t span = sequenceLength_ + 1;  // a window's tokens, its last target's included
+  torch::Tensor stacked = torch::empty({rows, span}, torch::kLong);  // [B, S + 1]
   torch::Tensor mask =
-      maskTargets_ ? torch::empty({rows, sequenceLength_ + 1}, torch::kUInt8) : torch::Tensor();
+      options_.maskTargets ? torch::empty({rows, span}, torch::kUInt8) : torch::Tensor();
+  torch::Tensor documents =
+      options_.packDocuments ? torch::empty({rows, span}, torch::kLong) : torch::Tensor();
   for (int64_t row = 0; row < rows; ++row) {
     int64_t index = indices[static_cast<size_t>(row)];
     if (index < 0 || index >= windows_)
       throw ConfigError(name_ + " window " + std::to_string(index) + " is outside [0, " +
                         std::to_string(windows_) + ")");
-    tokens_->read(index * sequenceLength_, sequenceLength_ + 1, out + row * (sequenceLength_ + 1));
-    if (maskTargets_)
-      tokens_->readLossMask(index * sequenceLength_, sequenceLength_ + 1,
-                            mask.data_ptr<uint8_t>() + row * (sequenceLength_ + 1));
+    const int64_t begin = index * sequenceLength_;
+    tokens_->read(begin, span, stacked.data_ptr<int64_t>() + row * span);
+    if (mask.defined()) tokens_->readLossMask(begin, span, mask.data_ptr<uint8_t>() + row * span);
+    if (documents.defined())
+      tokens_->readDocumentIds(begin, span, documents.data_ptr<int64_t>() + row * span);
   }
-  torch::Tensor target = stacked.narrow(1, 1, sequenceLength_).contiguous();
+  Batch batch;
+  batch.input = stacked.narrow(1, 0, sequenceLength_).contiguous();
+  batch.target = stacked.narrow(1, 1, sequenceLength_).contiguous();
   // Target j of a window is its token j + 1, which counts where its mask is 1.
-  if (maskTargets_) target.masked_fill_(mask.narrow(1, 1, sequenceLength_).eq(0), kIgnoredTarget);
-  return {stacked.narrow(1, 0, sequenceLength_).contiguous(), target};
+  if (mask.defined())
+    batch.target.masked_fill_(mask.narrow(1, 1, sequenceLength_).eq(0), kIgnoredTarget);
+  if (documents.defined()) {
+    torch::Tensor inputs = documents.narrow(1, 0, sequenceLength_);  // [B, S]
+    // Token j + 1 opens another document: token j, whose document ends
+    // there, has nothing of its own to predict.
+    batch.target.masked_fill_(documents.narrow(1, 1, sequenceLength_).ne(inputs), kIgnoredTarget);
+    batch.segments = (inputs - inputs.narrow(1, 0, 1)).contiguous();
+  }
+  return batch;
 }
 
 }  // namespace strata::train

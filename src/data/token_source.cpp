@@ -41,6 +41,11 @@ void TokenSource::readLossMask(int64_t, int64_t, uint8_t*) const {
       "this token source has no loss mask (only a dataset prepared with --chat has one)");
 }
 
+void TokenSource::readDocumentIds(int64_t, int64_t, int64_t*) const {
+  throw ConfigError(
+      "this token source has no document boundaries (only a prepared dataset has them)");
+}
+
 std::shared_ptr<const TokenSource> tensorTokens(at::Tensor tokens) {
   return std::make_shared<TensorTokens>(std::move(tokens));
 }

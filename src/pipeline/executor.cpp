@@ -114,6 +114,11 @@ struct Executor::StepState {
   double actionStart = 0;  // moved past every wait, so actions time compute only
   std::vector<TraceEvent> events;
   bool forwardOnly = false;  // evaluate(): nothing is kept for a backward
+  const StepHooks* hooks = nullptr;
+
+  void beforeForward(int microbatch) const {
+    if (hooks && hooks->beforeForward) hooks->beforeForward(microbatch);
+  }
 
   void hold(Stashed& entry, int64_t bytes) {
     entry.bytes = bytes;
@@ -233,6 +238,7 @@ StepResult Executor::step(const at::Tensor& input, const at::Tensor& target, con
                           const StepHooks& hooks) {
   StepState state;
   prepare(input, target, lossFn, state);
+  state.hooks = &hooks;
   run(order_, state, hooks);
   StepResult result;
   result.loss = lossOnEveryRank(state.lossSum);
@@ -241,10 +247,12 @@ StepResult Executor::step(const at::Tensor& input, const at::Tensor& target, con
   return result;
 }
 
-double Executor::evaluate(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn) {
+double Executor::evaluate(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn,
+                          const StepHooks& hooks) {
   StepState state;
   prepare(input, target, lossFn, state);
   state.forwardOnly = true;
+  state.hooks = &hooks;
   torch::NoGradGuard noGrad;
   run(forwardOrder_, state);
   return lossOnEveryRank(state.lossSum);
@@ -302,6 +310,7 @@ void Executor::forward(const Action& action, StepState& state) {
 
   int64_t activationBytes = 0;
   at::Tensor output;
+  state.beforeForward(action.microbatch);
   if (state.forwardOnly) {
     output = current.forward(entry.input);
   } else if (checkpoint_[s]) {
@@ -329,6 +338,7 @@ void Executor::forward(const Action& action, StepState& state) {
 void Executor::ensureOutput(const Action& action, Stashed& stashed, const StepState& state) {
   if (stashed.output.defined()) return;
   torch::AutoGradMode withGrad(true);
+  state.beforeForward(action.microbatch);
   at::Tensor output =
       stashed.replay->replay([&] { return stage(action.stage).forward(stashed.input); });
   if (isLast(action.stage)) {

@@ -179,8 +179,9 @@ double Pipeline::step(const at::Tensor& input, const at::Tensor& target, const L
   return lastStep_.loss;
 }
 
-double Pipeline::evaluate(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn) {
-  return executor_->evaluate(input, target, lossFn);
+double Pipeline::evaluate(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn,
+                          const StepHooks& hooks) {
+  return executor_->evaluate(input, target, lossFn, hooks);
 }
 
 std::vector<at::Tensor> Pipeline::parameters() const {

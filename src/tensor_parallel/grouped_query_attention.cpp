@@ -64,7 +64,8 @@ ParallelGroupedQueryAttentionImpl::ParallelGroupedQueryAttentionImpl(
       ropeScaling_(options.ropeScaling),
       sequenceParallel_(options.sequenceParallel),
       tp_(tp),
-      cp_(options.contextParallel) {
+      cp_(options.contextParallel),
+      documents_(options.documents) {
   ColumnParallelLinearOptions query;
   query.inFeatures = options.hidden;
   query.outFeatures = options.heads * headDim_;
@@ -91,19 +92,26 @@ at::Tensor ParallelGroupedQueryAttentionImpl::forward(const at::Tensor& x) {
   int64_t s = entered.size(0);
   int64_t b = entered.size(1);
   int64_t kvHeads = k->localHeads();
-  at::Tensor query = headsFirst(q->forwardEntered(entered), localHeads_);  // [b, H/p, s, d]
-  at::Tensor key = headsFirst(k->forwardEntered(entered), kvHeads);        // [b, kv, s, d]
-  at::Tensor value = headsFirst(v->forwardEntered(entered), kvHeads);      // [b, kv, s, d]
-  RotaryTables tables = rotaryTablesOf(s, query);
-  at::Tensor heads = attend(applyRotary(query, tables), applyRotary(key, tables), value);
+  at::Tensor query = headsFirst(q->forwardEntered(entered), localHeads_);    // [b, H/p, s, d]
+  at::Tensor key = headsFirst(k->forwardEntered(entered), kvHeads);          // [b, kv, s, d]
+  at::Tensor value = headsFirst(v->forwardEntered(entered), kvHeads);        // [b, kv, s, d]
+  at::Tensor segments = documents_ ? documents_->segments() : at::Tensor();  // [b, S]
+  RotaryTables tables = rotaryTablesOf(s, query, segments);
+  at::Tensor heads = attend(applyRotary(query, tables), applyRotary(key, tables), value, segments);
   return o(heads.permute({2, 0, 1, 3}).reshape({s, b, localHeads_ * headDim_}));
 }
 
-RotaryTables ParallelGroupedQueryAttentionImpl::rotaryTablesOf(int64_t s,
-                                                               const at::Tensor& like) const {
+RotaryTables ParallelGroupedQueryAttentionImpl::rotaryTablesOf(int64_t s, const at::Tensor& like,
+                                                               const at::Tensor& segments) const {
   // This rank's whole share of the sequence is here (gathered under
   // sequence parallel): positions 0 .. s-1, a cp rank's positions, or the s
-  // after those the cache holds.
+  // after those the cache holds; packed, each sequence's positions within
+  // its documents, of this cp rank's tokens.
+  if (segments.defined()) {
+    at::Tensor positions = context_parallel::documentPositions(segments);  // [b, S]
+    if (cp_) positions = context_parallel::localTokens(positions, *cp_->comm);
+    return rotaryTablesAt(positions, headDim_, ropeTheta_, ropeScaling_, like);
+  }
   if (cp_)
     return rotaryTablesAt(context_parallel::localPositions(s, *cp_->comm, like.device()), headDim_,
                           ropeTheta_, ropeScaling_, like);
@@ -111,11 +119,13 @@ RotaryTables ParallelGroupedQueryAttentionImpl::rotaryTablesOf(int64_t s,
 }
 
 at::Tensor ParallelGroupedQueryAttentionImpl::attend(const at::Tensor& query, const at::Tensor& key,
-                                                     const at::Tensor& value) {
+                                                     const at::Tensor& value,
+                                                     const at::Tensor& segments) {
   if (cache_.joined()) return cache_.attend(query, key, value, is_training());
   // Each kv head serves the group of consecutive query heads that read it:
   // the attention repeats them (after any cp exchange, which moves them once).
-  return context_parallel::causalAttention(query, key, value, cp_.get());  // [b, H/p, s, d]
+  return context_parallel::causalAttention(query, key, value, cp_.get(),
+                                           segments);  // [b, H/p, s, d]
 }
 
 void ParallelGroupedQueryAttentionImpl::decodeWith(std::shared_ptr<KvCache> cache) {

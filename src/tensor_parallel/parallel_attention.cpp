@@ -41,7 +41,8 @@ ParallelSelfAttentionImpl::ParallelSelfAttentionImpl(const ParallelSelfAttention
       tpSize_(tp->size()),
       sequenceParallel_(options.sequenceParallel),
       dropout_(options.attentionDropout, deriveSeed(options.init.seed, 2)),
-      cp_(options.contextParallel) {
+      cp_(options.contextParallel),
+      documents_(options.documents) {
   register_buffer("dropout_calls", dropout_.callCounter());
   ColumnParallelLinearOptions fused;
   fused.inFeatures = options.hidden;
@@ -59,14 +60,16 @@ ParallelSelfAttentionImpl::ParallelSelfAttentionImpl(const ParallelSelfAttention
 
 at::Tensor ParallelSelfAttentionImpl::forward(const at::Tensor& x) {
   at::Tensor fused = qkv(x);  // [s, b, 3h/p], features [H/p, 3, d]
-  if (attendsFused(fused)) return proj(ops::causalSelfAttention(fused, localHeads_));
+  at::Tensor segments = documents_ ? documents_->segments() : at::Tensor();  // [b, S]
+  if (!segments.defined() && attendsFused(fused))
+    return proj(ops::causalSelfAttention(fused, localHeads_));
   int64_t s = fused.size(0);
   int64_t b = fused.size(1);
   // unbind, not three selects: backward stacks the three gradients once
   // instead of zero-filling the whole fused gradient three times and adding.
   std::vector<at::Tensor> qkvHeads =
       fused.view({s, b, localHeads_, 3, headDim_}).permute({3, 1, 2, 0, 4}).unbind(0);
-  at::Tensor heads = attend(qkvHeads[0], qkvHeads[1], qkvHeads[2]);  // [b, H/p, s, d]
+  at::Tensor heads = attend(qkvHeads[0], qkvHeads[1], qkvHeads[2], segments);  // [b, H/p, s, d]
   at::Tensor merged = heads.permute({2, 0, 1, 3}).reshape({s, b, localHeads_ * headDim_});
   return proj(merged);
 }
@@ -78,14 +81,15 @@ bool ParallelSelfAttentionImpl::attendsFused(const at::Tensor& fused) const {
 }
 
 at::Tensor ParallelSelfAttentionImpl::attend(const at::Tensor& q, const at::Tensor& k,
-                                             const at::Tensor& v) {
+                                             const at::Tensor& v, const at::Tensor& segments) {
   if (cache_.joined()) return cache_.attend(q, k, v, is_training());
   // The fused kernel (causalAttention) draws no masks of its own here; with
   // dropout, Strata's seeded masks (reproducible across tp degrees) apply to
   // the probabilities themselves.
   if (!is_training() || dropout_.p() == 0.0)
-    return context_parallel::causalAttention(q, k, v, cp_.get());
-  at::Tensor probs = context_parallel::detail::causalProbabilities(q, k);  // [b, H/p, s, s]
+    return context_parallel::causalAttention(q, k, v, cp_.get(), segments);
+  at::Tensor probs =
+      context_parallel::detail::causalProbabilities(q, k, segments);  // [b, H/p, s, s]
   probs = dropout_.unitSharded(probs, 1, firstHead_, is_training());
   return at::matmul(probs, v);
 }

@@ -46,9 +46,10 @@ RotaryTables rotaryTablesAt(const at::Tensor& positionIds, int64_t headDim, doub
   // In float64, then rounded once: positions of long contexts times the
   // fastest frequency need more than float32's 24 bits to stay exact.
   at::Tensor inverseFrequency = rotaryInverseFrequencies(headDim, theta, scaling);  // [d/2]
-  at::Tensor positions = positionIds.to(at::kCPU, at::kDouble);                     // [s]
-  at::Tensor angles = at::outer(positions, inverseFrequency);                       // [s, d/2]
-  at::Tensor both = at::cat({angles, angles}, -1);                                  // [s, d]
+  at::Tensor positions = positionIds.to(at::kCPU, at::kDouble);                     // [(b,) s]
+  at::Tensor angles = positions.unsqueeze(-1) * inverseFrequency;                   // [(b,) s, d/2]
+  at::Tensor both = at::cat({angles, angles}, -1);                                  // [(b,) s, d]
+  if (both.dim() == 3) both = both.unsqueeze(1);  // [b, 1, s, d]: over the heads
   auto out = like.options();
   return {both.cos().to(out), both.sin().to(out)};
 }
@@ -56,7 +57,7 @@ RotaryTables rotaryTablesAt(const at::Tensor& positionIds, int64_t headDim, doub
 at::Tensor applyRotary(const at::Tensor& x, const RotaryTables& tables) {
   int64_t half = x.size(-1) / 2;
   at::Tensor rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
-  return x * tables.cos + rotated * tables.sin;  // tables [s, d] broadcast over [b, heads]
+  return x * tables.cos + rotated * tables.sin;  // tables broadcast over [b, heads]
 }
 
 }  // namespace strata::tensor_parallel

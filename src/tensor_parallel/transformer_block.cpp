@@ -36,6 +36,7 @@ ParallelTransformerBlockImpl::ParallelTransformerBlockImpl(
   attn.attentionDropout = options.attentionDropout;
   attn.init = deriveInit(options.init, 0);
   attn.contextParallel = options.contextParallel;
+  attn.documents = options.documents;
   ParallelMLPOptions ff;
   ff.hidden = options.hidden;
   ff.ffn = options.ffn;

@@ -36,7 +36,8 @@ ReaderOptions readerOptions(const TrainConfig& config, int dpRank) {
 // data.prepared: the mapped file split by documents; its vocabulary must be
 // data.tokenizer's, so generate decodes what training saw.
 // data.loss_on decides whether the targets are masked: "auto" where the
-// dataset has a loss mask.
+// dataset has a loss mask; data.pack whether windows keep their documents
+// apart.
 DataSplit preparedSplit(const TrainConfig& config, const Tokenizer& tokenizer) {
   std::shared_ptr<const PreparedData> prepared = openPrepared(config.data.prepared, tokenizer);
   const std::string& lossOn = config.data.lossOn;
@@ -47,8 +48,12 @@ DataSplit preparedSplit(const TrainConfig& config, const Tokenizer& tokenizer) {
                       "data.loss_on = \"all\"");
   const bool masked = lossOn == "assistant" || (lossOn == "auto" && prepared->hasLossMask());
   DocumentSplit split = splitDocuments(prepared, config.data.validationFraction);
-  return {WindowDataset(split.train, config.train.seqLen, "training", masked),
-          WindowDataset(split.validation, config.train.seqLen, "validation", masked), masked};
+  WindowOptions windows;
+  windows.maskTargets = masked;
+  windows.packDocuments = config.data.pack;
+  return {WindowDataset(split.train, config.train.seqLen, "training", windows),
+          WindowDataset(split.validation, config.train.seqLen, "validation", windows), masked,
+          config.data.pack};
 }
 
 }  // namespace

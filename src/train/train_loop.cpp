@@ -210,6 +210,10 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
     if (trainer.lossMasked())
       log << "strata train: the loss counts the assistant's tokens only (" << c.data.prepared
           << ".mask; data.loss_on = " << c.data.lossOn << ")" << std::endl;
+    if (c.data.pack)
+      log << "strata train: documents packed: each sees only itself, its positions from 0 "
+             "(data.pack)"
+          << std::endl;
   }
   summary.peakFlopsPerWorker = sharedPeakFlops(trainer);
   models::ModelSpec spec = modelSpecOf(c);

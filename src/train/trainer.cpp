@@ -133,7 +133,8 @@ pipeline::LossFn modelLoss(torch::nn::Sequential model,
   };
 }
 
-// With a loss mask the loss is the mean over the counted targets of the
+// With a loss mask (or packed documents, whose boundaries leave targets
+// out) the loss is the mean over the counted targets of the
 // whole global batch, N of them: each micro-batch's sum over its counted
 // targets divided by N / (M x R), which the pipeline's mean over the M
 // micro-batches and the R replicas' (dp x cp) average of the gradients and
@@ -141,12 +142,39 @@ pipeline::LossFn modelLoss(torch::nn::Sequential model,
 // over the replicas. A batch without one counted target trains on nothing
 // (its loss is 0).
 void countTargets(Trainer::State& s, const at::Tensor& target, int64_t microBatches) {
-  if (!s.lossMasked) return;
+  if (!s.lossMasked && !s.documents) return;
   at::Tensor counted = s.localTokens(target).ge(0).sum().to(torch::kDouble).reshape({1});
   s.replicas->allReduce(counted);
   *s.countedTargets = std::max(counted.item<double>(), 1.0) /
                       static_cast<double>(microBatches * s.replicas->size());
 }
+
+// With packed documents: the batch's documents set, and each micro-batch's
+// selected before its forward (the whole sequences' on every rank, cp
+// ranks included: attention takes its share of them where it needs one).
+pipeline::StepHooks documentHooks(Trainer::State& s, const Batch& batch, int64_t microBatches) {
+  pipeline::StepHooks hooks;
+  if (!s.documents) return hooks;
+  s.documents->setBatch(batch.segments, static_cast<int>(microBatches));
+  hooks.beforeForward = [documents = s.documents.get()](int m) { documents->select(m); };
+  return hooks;
+}
+
+// Clears the batch's documents when a step or evaluation ends, however it
+// ends, so that no later forward (a profile, sampling) reads them.
+class SelectedDocuments {
+ public:
+  explicit SelectedDocuments(context_parallel::PackedDocuments* documents)
+      : documents_(documents) {}
+  ~SelectedDocuments() {
+    if (documents_) documents_->clear();
+  }
+  SelectedDocuments(const SelectedDocuments&) = delete;
+  SelectedDocuments& operator=(const SelectedDocuments&) = delete;
+
+ private:
+  context_parallel::PackedDocuments* documents_;
+};
 
 // A measured cut times stand-ins, so that no rank builds the whole model to
 // measure it: the embedding, the head and the first block of each kind
@@ -275,6 +303,8 @@ void Trainer::buildModel() {
   State& s = *state_;
   const ParallelConfig& p = config_.parallel;
   s.spec = trainingModelSpecOf(config_);
+  if (config_.data.pack)
+    s.spec.documents = s.documents = std::make_shared<context_parallel::PackedDocuments>();
   pipeline::PipelineOptions options;
   options.schedule = p.schedule;
   options.microbatches = static_cast<int>(config_.microBatches());
@@ -390,10 +420,11 @@ double Trainer::runBatch(const Batch& batch) {
   // due; from there the buckets reduce as they fill, during the last
   // micro-batch's backward (of each model chunk, when the rank runs several).
   AccumulateOnly accumulate(s);
-  pipeline::StepHooks hooks;
+  pipeline::StepHooks hooks = documentHooks(s, batch, config_.microBatches());
   hooks.beforeLastWeightGradients = [&s] { startSyncOf(s, Trainer::State::kEveryStage); };
   hooks.beforeStageLastWeightGradients = [&s](int stage) { startSyncOf(s, stage); };
   countTargets(s, batch.target, config_.microBatches());
+  SelectedDocuments selected(s.documents.get());
   return s.pipeline->step(s.localTokens(batch.input), s.localTokens(batch.target), s.lossFn, hooks);
 }
 
@@ -467,7 +498,10 @@ double Trainer::evaluate(int64_t batches) {
   for (int64_t i = 0; i < batches; ++i) {
     Batch batch = s.validationData->next();
     countTargets(s, batch.target, config_.microBatches());
-    sum += s.pipeline->evaluate(s.localTokens(batch.input), s.localTokens(batch.target), s.lossFn);
+    pipeline::StepHooks hooks = documentHooks(s, batch, config_.microBatches());
+    SelectedDocuments selected(s.documents.get());
+    sum += s.pipeline->evaluate(s.localTokens(batch.input), s.localTokens(batch.target), s.lossFn,
+                                hooks);
   }
   if (s.fullySharded) s.fullySharded->reshard();
   at::Tensor loss = torch::full({1}, sum / static_cast<double>(batches), torch::kDouble);

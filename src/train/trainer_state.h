@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "strata/context_parallel/context_parallel.h"
+#include "strata/context_parallel/packed_documents.h"
 #include "strata/data_parallel/data_parallel.h"
 #include "strata/data_parallel/zero_optimizer.h"
 #include "strata/expert_parallel/expert_parallel.h"
@@ -71,9 +72,13 @@ struct Trainer::State {
   std::unique_ptr<BatchReader> trainData;
   std::unique_ptr<BatchReader> validationData;
   pipeline::LossFn lossFn;
-  // With a loss mask (data.loss_on), the counted targets the loss of each
-  // micro-batch divides by, set before each step and evaluation
-  // (countTargets); 0 without one: the mean over every target.
+  // With data.pack, the batch's documents, which every attention reads: set
+  // per batch, selected per micro-batch (packed_documents.h); else nullptr.
+  std::shared_ptr<context_parallel::PackedDocuments> documents;
+  // With a loss mask (data.loss_on) or packed documents, whose boundaries
+  // leave targets out too, the counted targets the loss of each micro-batch
+  // divides by, set before each step and evaluation (countTargets); 0
+  // without: the mean over every target.
   bool lossMasked = false;
   std::shared_ptr<double> countedTargets = std::make_shared<double>(0);
 

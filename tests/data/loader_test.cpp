@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <set>
 
 #include "data/token_file_writer.h"
@@ -203,7 +204,9 @@ TEST(LossMask, TargetsOutsideTheMaskAreIgnoredAndInputsStay) {
   auto data = std::make_shared<const PreparedData>(prefix);
   ASSERT_TRUE(data->hasLossMask());
   const int64_t S = 8;
-  WindowDataset windows(allDocuments(data), S, "all", /*maskTargets=*/true);
+  WindowOptions masked;
+  masked.maskTargets = true;
+  WindowDataset windows(allDocuments(data), S, "all", masked);
   const Batch batch = windows.gather({0, 3, 7});
   for (int64_t row = 0; row < 3; ++row) {
     const int64_t first = std::vector<int64_t>{0, 3, 7}[static_cast<size_t>(row)] * S;
@@ -286,6 +289,87 @@ TEST(LossMask, ACorruptMaskIsNamed) {
         << e.what();
   }
   fs::remove_all(dir);
+}
+
+// The document of each token of `lengths`' documents laid end to end, with
+// those `keep` leaves out skipped (the validation part's, when training).
+std::vector<int64_t> documentOfEachToken(const std::vector<int64_t>& lengths,
+                                         const std::function<bool(size_t)>& keep) {
+  std::vector<int64_t> owner;
+  for (size_t d = 0; d < lengths.size(); ++d)
+    if (keep(d)) owner.insert(owner.end(), static_cast<size_t>(lengths[d]), int64_t(d));
+  return owner;
+}
+
+// Window w's segments and targets, from where each token's document is.
+void expectPackedWindows(const WindowDataset& windows, const std::vector<int64_t>& owner,
+                         const std::vector<int64_t>& ids, const std::vector<int64_t>& rows) {
+  const int64_t S = windows.sequenceLength();
+  const Batch batch = windows.gather(rows);
+  ASSERT_TRUE(batch.segments.defined());
+  for (size_t row = 0; row < rows.size(); ++row) {
+    const int64_t first = rows[row] * S;
+    int64_t segment = 0;
+    for (int64_t j = 0; j < S; ++j) {
+      const size_t at = static_cast<size_t>(first + j);
+      if (j > 0 && owner[at] != owner[at - 1]) ++segment;
+      const bool crosses = owner[at + 1] != owner[at];
+      const auto r = static_cast<int64_t>(row);
+      EXPECT_EQ(batch.segments[r][j].item<int64_t>(), segment)
+          << "window " << rows[row] << " " << j;
+      EXPECT_EQ(batch.target[r][j].item<int64_t>(), crosses ? kIgnoredTarget : ids[at + 1])
+          << "window " << rows[row] << " position " << j;
+      EXPECT_EQ(batch.input[r][j].item<int64_t>(), ids[at]);
+    }
+  }
+}
+
+TEST(Packing, SegmentsAndTargetsFollowTheDocuments) {
+  fs::path dir = strata::test::freshDir("pack");
+  std::vector<int64_t> ids;
+  std::vector<uint8_t> mask;
+  const std::vector<int64_t> lengths = {5, 1, 9, 3, 12, 2, 2, 7, 4, 11, 6, 1, 8, 5};
+  const std::string prefix = maskedDataset(dir, lengths, 0, ids, mask);
+  auto data = std::make_shared<const PreparedData>(prefix);
+  WindowOptions packed;
+  packed.packDocuments = true;
+  // Every document: a window may start, end or hold several of them.
+  WindowDataset all(allDocuments(data), 8, "all", packed);
+  expectPackedWindows(all, documentOfEachToken(lengths, [](size_t) { return true; }), ids,
+                      {0, 1, 2, 5, 8});
+  // The training part at 1/5: documents 4, 9 and 14 left out, so the ones
+  // either side meet in the token stream and are still apart.
+  DocumentSplit split = splitDocuments(data, 0.2);
+  auto trained = [](size_t d) { return !isValidationDocument(int64_t(d), 0.2); };
+  std::vector<int64_t> trainIds;
+  for (size_t d = 0, at = 0; d < lengths.size(); at += static_cast<size_t>(lengths[d]), ++d)
+    if (trained(d))
+      trainIds.insert(trainIds.end(), ids.begin() + at, ids.begin() + at + lengths[d]);
+  WindowDataset train(split.train, 6, "training", packed);
+  expectPackedWindows(train, documentOfEachToken(lengths, trained), trainIds, {0, 1, 2, 3, 7});
+  fs::remove_all(dir);
+}
+
+TEST(Packing, NeedsDocumentsAndNamesTheSetting) {
+  WindowOptions packed;
+  packed.packDocuments = true;
+  try {
+    WindowDataset(tensorTokens(torch::arange(40, torch::kLong)), 8, "training", packed);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("training data has no document boundaries"),
+              std::string::npos)
+        << e.what();
+  }
+  TrainConfig config;
+  config.data.pack = true;
+  try {
+    validateConfig(config, 1);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("data.pack needs data.prepared"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

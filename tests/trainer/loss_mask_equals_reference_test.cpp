@@ -58,34 +58,26 @@ TrainConfig masked(TrainConfig c, const std::string& name) {
   return c;
 }
 
-TrainConfig layout(TrainConfig c, int64_t pp, int64_t dp, int64_t cp, int64_t tp) {
-  c.parallel.pp = pp;
-  c.parallel.dp = dp;
-  c.parallel.cp = cp;
-  c.parallel.tp = tp;
-  return c;
-}
-
 TEST(LossMaskEqualsReference, OneProcessFusedHeadLoss) {
   expectEqualsReference("maskserial", masked(tinyConfig(), "serial"));
 }
 
 TEST(LossMaskEqualsReference, Pp2Tp2Dp2OneFOneB) {
-  expectEqualsReference("maskpp2tp2dp2", masked(layout(tinyConfig(), 2, 2, 1, 2), "pp2tp2dp2"));
+  expectEqualsReference("maskpp2tp2dp2", masked(withLayout(tinyConfig(), 2, 2, 1, 2), "pp2tp2dp2"));
 }
 
 TEST(LossMaskEqualsReference, Dp2Zero3UnfusedLoss) {
-  TrainConfig c = layout(tinyConfig(), 1, 2, 1, 1);
+  TrainConfig c = withLayout(tinyConfig(), 1, 2, 1, 1);
   c.parallel.zero = 3;
   expectEqualsReference("maskz3", masked(c, "zero3"));
 }
 
 TEST(LossMaskEqualsReference, Cp2Dp2Ring) {
-  expectEqualsReference("maskcp2dp2", masked(layout(tinyConfig(), 1, 2, 2, 1), "cp2dp2"));
+  expectEqualsReference("maskcp2dp2", masked(withLayout(tinyConfig(), 1, 2, 2, 1), "cp2dp2"));
 }
 
 TEST(LossMaskEqualsReference, LlamaTp2SequenceParallel) {
-  TrainConfig c = layout(tinyLlamaConfig(2), 1, 1, 1, 2);
+  TrainConfig c = withLayout(tinyLlamaConfig(2), 1, 1, 1, 2);
   c.parallel.sequenceParallel = true;
   expectEqualsReference("masklltp2", masked(c, "llamatp2"));
 }

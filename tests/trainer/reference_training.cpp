@@ -107,21 +107,64 @@ torch::optim::AdamW makeReferenceAdamW(const std::vector<torch::Tensor>& trainab
   return torch::optim::AdamW(std::move(groups));
 }
 
+// The targets the reference counts: the batch's, and with packed documents
+// (Batch::segments) none where a document ends inside its window, since
+// the token after it is another document's.
+torch::Tensor countedTargetsOf(const Batch& batch) {
+  if (!batch.segments.defined()) return batch.target;
+  torch::Tensor targets = batch.target.clone();
+  torch::Tensor endsHere = batch.segments.narrow(1, 1, batch.segments.size(1) - 1)
+                               .ne(batch.segments.narrow(1, 0, batch.segments.size(1) - 1));
+  targets.narrow(1, 0, targets.size(1) - 1).masked_fill_(endsHere, -1);
+  return targets;
+}
+
+// The loss summed over every document of the rows [b, S], each run through
+// the model alone: its own forward, its positions from 0, seeing nothing
+// of the documents packed with it.
+torch::Tensor documentsAloneLossSum(strata::testing::ReferenceModel& model,
+                                    const torch::Tensor& ids, const torch::Tensor& targets,
+                                    const torch::Tensor& segments, int64_t call, bool train) {
+  torch::Tensor sum = torch::zeros({}, torch::kFloat);
+  for (int64_t row = 0; row < ids.size(0); ++row) {
+    torch::Tensor owner = segments[row];
+    for (int64_t start = 0, end = 0; start < owner.size(0); start = end) {
+      while (end < owner.size(0) && owner[end].item<int64_t>() == owner[start].item<int64_t>())
+        ++end;
+      auto part = [&](const torch::Tensor& t) {
+        return t.narrow(0, row, 1).narrow(1, start, end - start);
+      };
+      sum = sum + model.maskedLossSum(part(ids), part(targets), call, train);
+    }
+  }
+  return sum;
+}
+
 // Mean loss of one global batch, micro-batch by micro-batch; with `train`
-// the gradients of that mean accumulate. With a loss mask (targets of -1)
-// the mean is over the global batch's counted targets: each micro-batch's
-// sum over its own, divided by their count in the whole batch.
+// the gradients of that mean accumulate. With a loss mask or packed
+// documents (targets of -1) the mean is over the global batch's counted
+// targets: each micro-batch's sum over its own, divided by their count in
+// the whole batch; packed, each document's sum from its own forward.
 double runGlobalBatch(strata::testing::ReferenceModel& model, const Batch& batch,
                       int64_t microBatch, int64_t firstCall, bool train, bool masked) {
   int64_t m = batch.input.size(0) / microBatch;
-  const double counted = batch.target.ge(0).sum().item<double>();
+  const bool packed = batch.segments.defined();
+  const torch::Tensor counted = countedTargetsOf(batch);
+  const double count = counted.ge(0).sum().item<double>();
   double sum = 0;
   for (int64_t j = 0; j < m; ++j) {
-    torch::Tensor ids = batch.input.narrow(0, j * microBatch, microBatch);
-    torch::Tensor targets = batch.target.narrow(0, j * microBatch, microBatch);
-    torch::Tensor loss = masked ? model.maskedLossSum(ids, targets, firstCall + j, train) *
-                                      (static_cast<double>(m) / counted)
-                                : model.loss(ids, targets, firstCall + j, train);
+    auto rows = [&](const torch::Tensor& t) { return t.narrow(0, j * microBatch, microBatch); };
+    torch::Tensor ids = rows(batch.input), targets = rows(counted);
+    torch::Tensor loss;
+    if (packed)
+      loss =
+          documentsAloneLossSum(model, ids, targets, rows(batch.segments), firstCall + j, train) *
+          (static_cast<double>(m) / count);
+    else if (masked)
+      loss = model.maskedLossSum(ids, targets, firstCall + j, train) *
+             (static_cast<double>(m) / count);
+    else
+      loss = model.loss(ids, targets, firstCall + j, train);
     torch::Tensor routing = model.routingLoss();
     if (train) ((routing.defined() ? loss + routing : loss) / static_cast<double>(m)).backward();
     sum += loss.item<double>();

@@ -7,6 +7,11 @@
 //   clip the global gradient norm to train.grad_clip;  AdamW (matrices decay,
 //   vectors do not) at the warmup-cosine rate of the step.
 //
+// With a loss mask the loss is the sum over the counted targets divided by
+// their count in the global batch. With packed documents (data.pack) each
+// document of each window runs through the model alone, and the target
+// where a document ends inside its window is not counted.
+//
 // The starting weights are a one-process Strata model's, built from the same
 // seed (the only Strata model code it touches), and the batches come from
 // Strata's data reader with one replica, so a parallel run must reproduce

@@ -59,6 +59,14 @@ TrainConfig tinyMoeConfig() {
   return c;
 }
 
+TrainConfig withLayout(TrainConfig c, int64_t pp, int64_t dp, int64_t cp, int64_t tp) {
+  c.parallel.pp = pp;
+  c.parallel.dp = dp;
+  c.parallel.cp = cp;
+  c.parallel.tp = tp;
+  return c;
+}
+
 std::string sharedDir(const std::string& name) {
   if (const char* inherited = std::getenv(kSharedDirVariable)) return inherited;
   fs::path dir =

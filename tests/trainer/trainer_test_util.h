@@ -33,6 +33,9 @@ TrainConfig tinyLlamaConfig(int64_t kvHeads);
 // top 2, balance and z-loss weights large enough to matter.
 TrainConfig tinyMoeConfig();
 
+// `c` laid out as pp x dp x cp x tp.
+TrainConfig withLayout(TrainConfig c, int64_t pp, int64_t dp, int64_t cp, int64_t tp);
+
 // The folder the processes of this test share: inherited from the parent
 // (variable kSharedDirVariable) in a rank, freshly created and empty in the
 // parent. removeSharedDir() deletes it, in the parent only.

@@ -168,6 +168,11 @@ struct DataConfig {
   // when the prepared dataset has a mask, else all. The loss is the mean
   // over the counted targets of the whole global batch.
   std::string lossOn = "auto";
+  // Pack documents (data.prepared's, conversations among them) into the
+  // training windows without letting them see each other: attention stops
+  // at each document's start, positions restart there, and the target that
+  // crosses into the next document is not counted.
+  bool pack = false;
 };
 
 struct CheckpointConfig {

@@ -8,7 +8,10 @@
 // q [b, H, s, d] with s = S / cp, this rank's tokens (sequence_layout.h);
 // k, v [b, K, s, d] with K dividing H. H and K must both be divisible by cp
 // (ConfigError naming them otherwise, before anything is sent). Returns
-// [b, H, s, d] in q's type.
+// [b, H, s, d] in q's type. With `segments`, the whole sequences' packed
+// documents [b, S] (packed_documents.h), each query sees only its own
+// document's keys: the sequences are whole after the exchange, so the mask
+// is the one-process mask.
 //
 // Each exchange moves 3/cp of the activations' q, k and v, and back 1/cp of
 // the output, whatever the ring size: cheaper than the ring's cp - 1 blocks
@@ -29,6 +32,6 @@ namespace strata::context_parallel {
 void checkAllToAllHeads(int64_t heads, int64_t kvHeads, int cp);
 
 at::Tensor allToAllAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                             Communicator& cp);
+                             Communicator& cp, const at::Tensor& segments = {});
 
 }  // namespace strata::context_parallel

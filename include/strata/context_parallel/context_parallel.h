@@ -48,8 +48,10 @@ at::Tensor localTokens(const at::Tensor& sequences, const Communicator& cp);
 
 // Causal attention over the whole sequences whose local tokens are given:
 // q [b, H, s, d], k, v [b, K, s, d] (K dividing H) -> [b, H, s, d]. Without
-// a cp group (nullptr) the sequences are whole here.
+// a cp group (nullptr) the sequences are whole here. With `segments`, the
+// whole sequences' packed documents [b, s x cp] (packed_documents.h), each
+// query sees only its own document's keys.
 at::Tensor causalAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                           const ContextParallel* cp);
+                           const ContextParallel* cp, const at::Tensor& segments = {});
 
 }  // namespace strata::context_parallel

@@ -24,6 +24,13 @@
 // bounded by the communicator's timeout (TimeoutError / PeerError naming
 // the peer). Every rank of the group must call it alike; `cp` must outlive
 // backward. cp.size() == 1 is plain causal attention.
+//
+// Packed documents: with `segments`, the whole sequences' [b, S]
+// (packed_documents.h), each query sees only the keys of its own document.
+// Every rank knows every block's segments (the batch is on every rank), so
+// the mask costs no message; a block none of whose queries shares a
+// document with its keys is skipped, forward and backward, while the ring
+// still passes it on.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -48,6 +55,7 @@ struct RingTiming {
 };
 
 at::Tensor ringAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                         Communicator& cp, RingTiming* timing = nullptr);
+                         Communicator& cp, RingTiming* timing = nullptr,
+                         const at::Tensor& segments = {});
 
 }  // namespace strata::context_parallel

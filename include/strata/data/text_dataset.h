@@ -41,20 +41,35 @@ constexpr int64_t kIgnoredTarget = -1;
 struct Batch {
   at::Tensor input;   // [B, S] int64
   at::Tensor target;  // [B, S] int64, input shifted left by one token (or kIgnoredTarget)
+  // Packed documents: each input token's document within its window,
+  // counting from 0 at the window's first token. Undefined when windows
+  // are not packed.
+  at::Tensor segments;  // [B, S] int64
+};
+
+struct WindowOptions {
+  // The targets the source's loss mask leaves out are kIgnoredTarget
+  // (ConfigError when the source has no mask).
+  bool maskTargets = false;
+  // The documents in a window are packed (data.pack): Batch::segments says
+  // which tokens share one, and the target that crosses into the next
+  // document, which its predecessor cannot see, is kIgnoredTarget
+  // (ConfigError when the source has no documents).
+  bool packDocuments = false;
 };
 
 // Non-overlapping windows: window i covers tokens [i*S, i*S + S], its input
-// the first S of them and its target the last S. The tokens come from a
+// the first S of them and its target the last S. A window starts wherever
+// the last one ended, so a document may begin in one window and end in the
+// next; packed, each part is a document of its own window. The tokens come from a
 // tensor or any TokenSource (a memory-mapped prepared file); copies of the
 // dataset share the source.
 class WindowDataset {
  public:
   // Throws ConfigError naming both sizes when tokens cannot fill one window.
   WindowDataset(at::Tensor tokens, int64_t sequenceLength, std::string name);
-  // With `maskTargets` the targets the source's loss mask leaves out are
-  // kIgnoredTarget (ConfigError when the source has no mask).
   WindowDataset(std::shared_ptr<const TokenSource> tokens, int64_t sequenceLength, std::string name,
-                bool maskTargets = false);
+                WindowOptions options = {});
 
   int64_t size() const { return windows_; }
   int64_t sequenceLength() const { return sequenceLength_; }
@@ -68,7 +83,7 @@ class WindowDataset {
   int64_t sequenceLength_;
   int64_t windows_;
   std::string name_;
-  bool maskTargets_;
+  WindowOptions options_;
 };
 
 }  // namespace strata::train

@@ -9,6 +9,11 @@
 // A source may also carry a loss mask (a prepared dataset's PREFIX.mask):
 // one byte a token, 1 where the token counts in the loss; readLossMask()
 // throws ConfigError for a source without one.
+// A source read from documents (a prepared dataset) knows where each one
+// starts: readDocumentIds() writes, for each token of the range, the number
+// of the document it belongs to (increasing along the source; only whether
+// two tokens share a number matters), and throws ConfigError for a source
+// without documents.
 // Sources are immutable once built: read() may be called from several
 // threads at once. Nothing blocks or communicates.
 #pragma once
@@ -28,6 +33,8 @@ class TokenSource {
   virtual void read(int64_t begin, int64_t count, int64_t* out) const = 0;
   virtual bool hasLossMask() const { return false; }
   virtual void readLossMask(int64_t begin, int64_t count, uint8_t* out) const;
+  virtual bool hasDocuments() const { return false; }
+  virtual void readDocumentIds(int64_t begin, int64_t count, int64_t* out) const;
 };
 
 // Throws ConfigError (named after `name`) unless 0 <= begin <= begin + count <= size.

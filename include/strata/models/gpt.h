@@ -63,6 +63,7 @@ struct GptConfig {
   // the blocks moe.isMoeBlock names; experts 0: every block dense.
   expert_parallel::MoeOptions moe;
   uint64_t seed = 1234;
+  std::shared_ptr<const context_parallel::PackedDocuments> documents;  // ModelSpec's
 };
 
 // Parameters of the whole (unsharded) model, for FLOP counts and reports.

@@ -57,6 +57,7 @@ struct LlamaConfig {
   bool fusedHeadLoss = false;       // as GptConfig's
   expert_parallel::MoeOptions moe;  // experts 0: every block dense
   uint64_t seed = 1234;
+  std::shared_ptr<const context_parallel::PackedDocuments> documents;  // ModelSpec's
 };
 
 // The Llama config of a family-neutral spec (kv heads 0 meaning heads).

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "strata/context_parallel/context_parallel.h"
+#include "strata/context_parallel/packed_documents.h"
 #include "strata/expert_parallel/expert_parallel.h"
 #include "strata/expert_parallel/moe_options.h"
 #include "strata/models/hugging_face.h"
@@ -74,6 +75,10 @@ struct ModelSpec {
   // Mixture-of-experts MLPs (experts = 0: dense).
   expert_parallel::MoeOptions moe;
   uint64_t seed = 1234;
+  // Training on packed documents (data.pack): the batch's documents, which
+  // the trainer selects per micro-batch and every attention (and a GPT's
+  // position table) reads; nullptr: each sequence one document.
+  std::shared_ptr<const context_parallel::PackedDocuments> documents;
 
   int64_t kvHeadCount() const { return kvHeads > 0 ? kvHeads : heads; }
   int64_t headDim() const { return heads > 0 ? hidden / heads : 0; }

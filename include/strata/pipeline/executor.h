@@ -73,6 +73,11 @@ struct StepHooks {
   // stagesByLastWeightGradients(). With one replica set per model chunk,
   // data parallelism reduces each chunk's buckets as that chunk finishes.
   std::function<void(int stage)> beforeStageLastWeightGradients;
+  // Runs before every forward this rank runs, with its micro-batch's index
+  // (0 .. M - 1), including the recompute of a checkpointed stage before
+  // its backward: a model reading per-micro-batch state besides its input
+  // (packed documents, packed_documents.h) selects it here.
+  std::function<void(int microbatch)> beforeForward;
 };
 
 struct StepResult {
@@ -101,8 +106,10 @@ class Executor {
                   const StepHooks& hooks = {});
   // Forward only (evaluation): the schedule's F actions in its order, under
   // no-grad, keeping nothing for a backward; no gradient changes. Returns the
-  // mean loss over the batch, on every rank. Blocks and throws as step().
-  double evaluate(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn);
+  // mean loss over the batch, on every rank. Blocks and throws as step();
+  // of `hooks` only beforeForward runs.
+  double evaluate(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn,
+                  const StepHooks& hooks = {});
 
   const schedule::Schedule& schedule() const { return schedule_; }
   // This rank's stages in the order their last weight gradients come in a

@@ -100,7 +100,8 @@ class Pipeline {
               const StepHooks& hooks = {});
   // Forward only, for evaluation: the mean loss over the batch on every rank,
   // no gradients touched (Executor::evaluate).
-  double evaluate(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn);
+  double evaluate(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn,
+                  const StepHooks& hooks = {});
 
   std::vector<at::Tensor> parameters() const;  // of this process's stages
   const std::vector<Stage>& stages() const { return stages_; }

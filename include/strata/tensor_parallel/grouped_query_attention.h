@@ -24,6 +24,10 @@
 // positions, and attention sees the whole sequence through the cp group
 // (context_parallel.h), with the kv heads unrepeated on the wire.
 //
+// With packed documents (options.documents, while a batch is selected)
+// positions restart at each document and a query sees only its own
+// document's keys (packed_documents.h).
+//
 // Input/output [s, b, hidden], or [s/p, b, hidden] under sequence parallel.
 // The constructor throws ConfigError naming the values (hidden not divisible
 // by heads, an odd head dimension, K not dividing H, H not divisible by p,
@@ -43,6 +47,7 @@
 #include <memory>
 
 #include "strata/context_parallel/context_parallel.h"
+#include "strata/context_parallel/packed_documents.h"
 #include "strata/tensor_parallel/column_parallel_linear.h"
 #include "strata/tensor_parallel/kv_cache.h"
 #include "strata/tensor_parallel/rope_scaling.h"
@@ -61,6 +66,8 @@ struct GroupedQueryAttentionOptions {
   InitOptions init;  // q, k, v, o: sub-streams 0-3
   // Each sequence split over this cp group; nullptr: whole sequences here.
   std::shared_ptr<const context_parallel::ContextParallel> contextParallel = nullptr;
+  // The training batch's packed documents; nullptr: each sequence one document.
+  std::shared_ptr<const context_parallel::PackedDocuments> documents = nullptr;
 };
 
 // Throws ConfigError naming the values when `options` cannot be built over
@@ -111,9 +118,11 @@ class ParallelGroupedQueryAttentionImpl : public torch::nn::Module, public Decod
   at::Tensor headsFirst(const at::Tensor& x, int64_t heads) const;
   // The rotary tables of this forward's s tokens [s, d/2]: positions 0 ..
   // s-1, a cp rank's positions, or those after the cache's.
-  RotaryTables rotaryTablesOf(int64_t s, const at::Tensor& like) const;
+  // `segments`: packed documents [b, S] or undefined.
+  RotaryTables rotaryTablesOf(int64_t s, const at::Tensor& like, const at::Tensor& segments) const;
   // Rotated q and k, v [b, *, s, d] -> [b, H/p, s, d].
-  at::Tensor attend(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value);
+  at::Tensor attend(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
+                    const at::Tensor& segments);
 
   int64_t localHeads_;
   int64_t headDim_;
@@ -122,6 +131,7 @@ class ParallelGroupedQueryAttentionImpl : public torch::nn::Module, public Decod
   bool sequenceParallel_;
   std::shared_ptr<Communicator> tp_;
   std::shared_ptr<const context_parallel::ContextParallel> cp_;
+  std::shared_ptr<const context_parallel::PackedDocuments> documents_;
   KvCacheSlot cache_;  // not joined: whole sequences
 };
 TORCH_MODULE(ParallelGroupedQueryAttention);

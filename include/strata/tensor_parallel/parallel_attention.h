@@ -12,6 +12,9 @@
 // through the cp group (context_parallel.h); attention dropout is refused
 // there, since its masks would not be those of the whole sequence.
 //
+// With packed documents (options.documents, while a batch is selected) a
+// query sees only its own document's keys (packed_documents.h).
+//
 // Input/output [s, b, hidden], or [s/p, b, hidden] under sequence parallel.
 // The constructor throws ConfigError when hidden is not divisible by heads,
 // or heads or hidden by tp, for attention dropout under context
@@ -29,6 +32,7 @@
 #include <memory>
 
 #include "strata/context_parallel/context_parallel.h"
+#include "strata/context_parallel/packed_documents.h"
 #include "strata/tensor_parallel/column_parallel_linear.h"
 #include "strata/tensor_parallel/dropout.h"
 #include "strata/tensor_parallel/kv_cache.h"
@@ -44,6 +48,8 @@ struct ParallelSelfAttentionOptions {
   InitOptions init;               // qkv, proj, dropout: sub-streams 0, 1, 2
   // Each sequence split over this cp group; nullptr: whole sequences here.
   std::shared_ptr<const context_parallel::ContextParallel> contextParallel = nullptr;
+  // The training batch's packed documents; nullptr: each sequence one document.
+  std::shared_ptr<const context_parallel::PackedDocuments> documents = nullptr;
 };
 
 class ParallelSelfAttentionImpl : public torch::nn::Module, public DecodesIncrementally {
@@ -63,8 +69,10 @@ class ParallelSelfAttentionImpl : public torch::nn::Module, public DecodesIncrem
   // (strata/ops/causal_self_attention.h): whole sequences, no cache, no
   // dropout drawn, CPU float32 with a BLAS sgemm.
   bool attendsFused(const at::Tensor& fused) const;
-  // q, k, v: [b, H/p, s, d] -> [b, H/p, s, d]
-  at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+  // q, k, v: [b, H/p, s, d] -> [b, H/p, s, d]; `segments`: packed documents
+  // [b, S] or undefined.
+  at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                    const at::Tensor& segments);
 
   int64_t localHeads_;
   int64_t headDim_;
@@ -73,6 +81,7 @@ class ParallelSelfAttentionImpl : public torch::nn::Module, public DecodesIncrem
   bool sequenceParallel_;
   SeededDropout dropout_;
   std::shared_ptr<const context_parallel::ContextParallel> cp_;
+  std::shared_ptr<const context_parallel::PackedDocuments> documents_;
   KvCacheSlot cache_;  // not joined: whole sequences
 };
 TORCH_MODULE(ParallelSelfAttention);

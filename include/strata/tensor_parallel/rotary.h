@@ -29,8 +29,8 @@
 namespace strata::tensor_parallel {
 
 struct RotaryTables {
-  at::Tensor cos;  // [s, d], angles' cosines, each half-dimension's twice
-  at::Tensor sin;  // [s, d]
+  at::Tensor cos;  // [s, d] or [b, 1, s, d], angles' cosines, each half-dimension's twice
+  at::Tensor sin;  // the same shape
 };
 
 // The tables for positions firstPosition .. firstPosition + s - 1, computed
@@ -39,7 +39,9 @@ RotaryTables rotaryTables(int64_t s, int64_t headDim, double theta, const RopeSc
                           const at::Tensor& like, int64_t firstPosition = 0);
 
 // The tables for the given positions [s] (int64, in any order): a
-// context-parallel rank's tokens are not one contiguous run.
+// context-parallel rank's tokens are not one contiguous run. Positions
+// [b, s], each sequence's own (packed documents restart them), give tables
+// [b, 1, s, d].
 RotaryTables rotaryTablesAt(const at::Tensor& positions, int64_t headDim, double theta,
                             const RopeScaling& scaling, const at::Tensor& like);
 

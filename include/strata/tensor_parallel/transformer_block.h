@@ -49,6 +49,8 @@ struct ParallelTransformerBlockOptions {
   bool geluTanh = false;  // the MLP's GELU: GPT-2's tanh approximation
   // Each sequence split over this cp group; nullptr: whole sequences here.
   std::shared_ptr<const context_parallel::ContextParallel> contextParallel = nullptr;
+  // The training batch's packed documents (parallel_attention.h); nullptr: none.
+  std::shared_ptr<const context_parallel::PackedDocuments> documents = nullptr;
 };
 
 class ParallelTransformerBlockImpl : public torch::nn::Module {

@@ -33,6 +33,8 @@ struct DataSplit {
   WindowDataset validation;
   // Whether targets outside the loss mask are kIgnoredTarget (data.loss_on).
   bool lossMasked = false;
+  // Whether batches carry their documents (Batch::segments, data.pack).
+  bool packed = false;
 };
 
 DataSplit makeDataSplit(const TrainConfig& config);

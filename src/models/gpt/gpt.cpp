@@ -64,14 +64,14 @@ class GptEmbeddingImpl : public torch::nn::Module,
     at::Tensor x = tokens->forward(ids.t().contiguous());  // [s or s/tp, b, hidden]
     int64_t rows = x.size(0);
     if (!config_.sequenceParallel) {
-      x = x + positionRows(positions, s, ids.device()).unsqueeze(1);
+      x = x + positionRows(positions, s, ids.device());
       return dropout_.replicated(x, is_training());
     }
     // Each rank adds the positions of its own rows, so each holds a part of
     // the replicated table's gradient; copyToTensorRegion sums the parts
     // over tp in backward.
     at::Tensor table = tp::copyToTensorRegion(positions, *tp_);  // [context, hidden]
-    x = x + positionRows(table, s, ids.device()).narrow(0, tp_->rank() * rows, rows).unsqueeze(1);
+    x = x + positionRows(table, s, ids.device()).narrow(0, tp_->rank() * rows, rows);
     return dropout_.sequenceSharded(x, is_training(), *tp_);
   }
 
@@ -88,11 +88,20 @@ class GptEmbeddingImpl : public torch::nn::Module,
 
  private:
   // The table's rows of this rank's s tokens: 0 .. s-1, under context
-  // parallelism the cp rank's global positions, or the s after the cache's.
-  // [s, hidden]
+  // parallelism the cp rank's global positions, or the s after the cache's;
+  // [s, 1, hidden]. With packed documents each sequence's own positions
+  // within its documents: [s, b, hidden].
   at::Tensor positionRows(const at::Tensor& table, int64_t s, at::Device device) const {
-    if (!cp_) return table.narrow(0, cache_ ? cache_->position() : 0, s);
-    return table.index_select(0, context_parallel::localPositions(s, *cp_->comm, device));
+    at::Tensor segments = config_.documents ? config_.documents->segments() : at::Tensor();
+    if (segments.defined()) {
+      at::Tensor ids = context_parallel::documentPositions(segments.to(device));  // [b, S]
+      if (cp_) ids = context_parallel::localTokens(ids, *cp_->comm);              // [b, s]
+      at::Tensor bySequence = ids.t().contiguous();                               // [s, b]
+      return table.index_select(0, bySequence.view(-1)).view({s, -1, table.size(1)});
+    }
+    if (!cp_) return table.narrow(0, cache_ ? cache_->position() : 0, s).unsqueeze(1);
+    return table.index_select(0, context_parallel::localPositions(s, *cp_->comm, device))
+        .unsqueeze(1);
   }
 
   GptConfig config_;
@@ -174,6 +183,7 @@ struct GptParts {
     options.geluTanh = c.geluTanh;
     options.init = initFor(c, blockStream(index), draw);
     options.contextParallel = cp;
+    options.documents = c.documents;
     torch::nn::AnyModule moe;
     if (c.moe.isMoeBlock(index)) {
       expert_parallel::MoeMlpOptions m;
@@ -234,6 +244,7 @@ GptConfig gptConfigOf(const ModelSpec& spec) {
   g.fusedHeadLoss = spec.fusedHeadLoss;
   g.moe = spec.moe;
   g.seed = spec.seed;
+  g.documents = spec.documents;
   return g;
 }
 

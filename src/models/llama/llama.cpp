@@ -37,6 +37,7 @@ tp::GroupedQueryAttentionOptions attentionOptions(const LlamaConfig& c) {
   a.ropeTheta = c.ropeTheta;
   a.ropeScaling = c.ropeScaling;
   a.sequenceParallel = c.sequenceParallel;
+  a.documents = c.documents;
   return a;
 }
 
@@ -148,6 +149,7 @@ LlamaConfig llamaConfigOf(const ModelSpec& spec) {
   l.fusedHeadLoss = spec.fusedHeadLoss;
   l.moe = spec.moe;
   l.seed = spec.seed;
+  l.documents = spec.documents;
   return l;
 }
 
