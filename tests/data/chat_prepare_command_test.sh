@@ -5,7 +5,9 @@
 # --chat` over conversations with a tokenizer folder's chat template (the
 # chat_reference fixture's SmolLM 2 folder), its summary and PREFIX.mask;
 # bad flags and lines refused with exit code 2 naming them; then two steps
-# of `strata train` on it, which says the loss counts the assistant's tokens.
+# of `strata train` on it, the conversations packed, which says the loss
+# counts the assistant's tokens and the documents are packed; --pack on raw
+# text files is refused by name.
 set -euo pipefail
 strata=$1
 tokenizer=$2
@@ -51,7 +53,13 @@ grep -qF "has the role 'narrator'" "$work/out" || fail "role: $(cat "$work/out")
 
 "$strata" train --tokenizer "$tokenizer" --data-prepared "$work/sft" --vocab 128264 --layers 1 --hidden 16 \
   --heads 2 --ffn 32 --seq-len 32 --context 32 --global-batch 4 --micro-batch 2 --steps 2 --warmup-steps 1 \
-  --val-fraction 0.2 --out-dir "$work/out-run" >"$work/train.out" 2>&1 || fail "train: $(cat "$work/train.out")"
+  --val-fraction 0.2 --pack --out-dir "$work/out-run" >"$work/train.out" 2>&1 || fail "train: $(cat "$work/train.out")"
 grep -qF "the loss counts the assistant's tokens only ($work/sft.mask; data.loss_on = auto)" "$work/train.out" ||
   fail "train output: $(cat "$work/train.out")"
+grep -qF "documents packed: each sees only itself" "$work/train.out" || fail "pack: $(cat "$work/train.out")"
+printf 'plain text\n' >"$work/plain.txt"
+status=0
+"$strata" train --data-files "$work/plain.txt" --pack --steps 1 --out-dir "$work/out-plain" >"$work/out" 2>&1 || status=$?
+[[ $status == 2 ]] || fail "--pack on text files: exit $status: $(cat "$work/out")"
+grep -qF "data.pack needs data.prepared" "$work/out" || fail "--pack on text: $(cat "$work/out")"
 echo "ok"
