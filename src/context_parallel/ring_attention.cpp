@@ -117,9 +117,13 @@ void timedCompute(RingTiming* timing, Work&& work) {
 
 struct RingAttentionFunction : torch::autograd::Function<RingAttentionFunction> {
   // q [b, H, s, d], k and v [b, K, s, d] -> [b, H, s, d]
+  // `packed`: the whole sequences' documents, or nullptr. A pointer, not a
+  // tensor argument: apply() takes every tensor argument for an input of
+  // the graph, and an undefined one (no packing) cannot be.
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k,
                             const at::Tensor& v, Communicator* cp, RingTiming* timing,
-                            const at::Tensor& segments) {
+                            const at::Tensor* packed) {
+    at::Tensor segments = packed ? *packed : at::Tensor();
     remember(ctx, *cp, timing, segments);
     int size = cp->size(), rank = cp->rank();
     int64_t heads = q.size(1), s = q.size(2);
@@ -237,8 +241,8 @@ at::Tensor ringAttention(const at::Tensor& q, const at::Tensor& k, const at::Ten
                               : detail::causalAttention(q, keys, values);
   }
   // Each block's mask is built where its scores are.
-  return RingAttentionFunction::apply(q, k, v, &cp, timing,
-                                      segments.defined() ? segments.to(q.device()) : segments);
+  at::Tensor packed = segments.defined() ? segments.to(q.device()) : segments;
+  return RingAttentionFunction::apply(q, k, v, &cp, timing, packed.defined() ? &packed : nullptr);
 }
 
 }  // namespace strata::context_parallel
