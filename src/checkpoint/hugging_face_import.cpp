@@ -6,6 +6,7 @@
 
 #include "checkpoint/tensor_box.h"
 #include "strata/formats/safetensors_set.h"
+#include "strata/tensor_parallel/lora.h"
 
 namespace strata::train {
 namespace {
@@ -56,6 +57,8 @@ void loadHuggingFaceWeights(const std::string& path, const RankState& state,
   std::map<std::string, std::string> huggingFaceOf = checkFiles(files, layout);
   torch::NoGradGuard noGrad;
   for (const IndexedParameter& p : state.parameters) {
+    // LoRA adapters are not the model's: they keep their initial values.
+    if (tensor_parallel::isLoraParameter(p.name)) continue;
     auto name = huggingFaceOf.find(p.name);
     if (name == huggingFaceOf.end())
       throw formats::SafetensorsError(layout.architecture() +

@@ -243,6 +243,18 @@ const std::vector<ConfigOption>& configOptions() {
        "start from Hugging Face weights: a .safetensors file, a sharded index or a directory "
        "(architecture gpt2 or llama); a resumed checkpoint wins",
        +[](C& c) -> std::string& { return c.checkpoint.initFrom; }},
+      {"finetune", "method", "finetune",
+       "full (every weight trains) or lora (adapters on a frozen base)",
+       +[](C& c) -> std::string& { return c.finetune.method; }},
+      {"finetune", "rank", "lora-rank", "the LoRA adapters' rank r",
+       +[](C& c) -> int64_t& { return c.finetune.rank; }},
+      {"finetune", "alpha", "lora-alpha", "the LoRA update's scale is alpha / r",
+       +[](C& c) -> double& { return c.finetune.alpha; }},
+      {"finetune", "dropout", "lora-dropout", "dropout on the adapters' input",
+       +[](C& c) -> double& { return c.finetune.dropout; }},
+      {"finetune", "targets", "lora-targets",
+       "the projections with adapters, of q, k, v, o, gate, up, down",
+       +[](C& c) -> std::vector<std::string>& { return c.finetune.targets; }},
   };
   return kOptions;
 }

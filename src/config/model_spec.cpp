@@ -20,6 +20,10 @@ models::ModelSpec modelSpecOf(const TrainConfig& c) {
   m.sequenceParallel = c.parallel.sequenceParallel;
   m.moe = c.model.moe;
   m.seed = static_cast<uint64_t>(c.train.seed);
+  if (c.finetune.lora()) {
+    m.lora.adapter = {c.finetune.rank, c.finetune.alpha};
+    m.lora.targets = {c.finetune.targets.begin(), c.finetune.targets.end()};
+  }
   return m;
 }
 

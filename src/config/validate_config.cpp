@@ -1,6 +1,8 @@
 #include "strata/config/validate_config.h"
 
 #include <algorithm>
+#include <set>
+#include <string>
 
 #include "strata/data/tokenizer.h"
 #include "strata/error.h"
@@ -127,6 +129,37 @@ void checkStageLayers(const TrainConfig& c, int64_t stages, const std::string& s
 
 // The Llama family's own keys, and how its attention splits over tp
 // (models/llama.h repeats these rules for code that builds it directly).
+// [finetune]: LoRA's settings, and the layouts it does not take yet.
+void checkFinetune(const TrainConfig& c, Problems& p) {
+  const FinetuneConfig& f = c.finetune;
+  p.check(f.method == "full" || f.method == "lora",
+          "finetune.method must be full or lora, got '" + f.method + "'");
+  if (!f.lora()) return;
+  p.check(f.rank >= 1, "finetune.rank must be >= 1, got " + to_string(f.rank));
+  p.check(f.alpha > 0, "finetune.alpha must be > 0, got " + number(f.alpha));
+  p.check(f.dropout == 0, "finetune.dropout " + number(f.dropout) +
+                              ": dropout on LoRA adapters' input is not implemented; set it to 0");
+  p.check(!f.targets.empty(), "finetune.targets is empty: name the projections to adapt");
+  static const std::set<std::string> kKnown = {"q", "k", "v", "o", "gate", "up", "down"};
+  for (const std::string& t : f.targets)
+    p.check(kKnown.count(t) > 0, "finetune.targets: '" + t +
+                                     "' is not a projection LoRA adapts (q, k, v, o, gate, up, "
+                                     "down)");
+  p.check(c.model.architecture == kLlamaArchitecture,
+          "finetune.method = \"lora\" adapts the Llama family's projections; model.architecture "
+          "= " +
+              c.model.architecture + " has none (use llama, or finetune.method = \"full\")");
+  bool mlpTargets = std::any_of(f.targets.begin(), f.targets.end(), [](const std::string& t) {
+    return t == "gate" || t == "up" || t == "down";
+  });
+  p.check(!mlpTargets || !c.model.moe.enabled(),
+          "finetune.targets gate, up or down on a mixture-of-experts model: adapters on the "
+          "experts are not implemented; adapt q, k, v, o");
+  p.check(c.parallel.zero != 3,
+          "finetune.method = \"lora\" with parallel.zero = 3: the frozen base is not sharded "
+          "by ZeRO-3 yet; use zero 0, 1 or 2");
+}
+
 void checkLlamaModel(const TrainConfig& c, Problems& p) {
   const ModelConfig& m = c.model;
   int64_t kv = m.kvHeads > 0 ? m.kvHeads : m.heads;
@@ -326,6 +359,7 @@ void checkChoices(const TrainConfig& c, Problems& p) {
               architecture == kLlamaArchitecture,
           "model.architecture must be strata, gpt2 or llama, got '" + architecture + "'");
   if (architecture == kLlamaArchitecture) checkLlamaModel(c, p);
+  checkFinetune(c, p);
   p.check(architecture == kLlamaArchitecture || c.model.kvHeads == 0 ||
               c.model.kvHeads == c.model.heads,
           "model.kv_heads " + to_string(c.model.kvHeads) +

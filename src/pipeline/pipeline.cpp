@@ -193,4 +193,13 @@ std::vector<at::Tensor> Pipeline::parameters() const {
   return result;
 }
 
+std::vector<at::Tensor> Pipeline::heldParameters() const {
+  std::vector<at::Tensor> result;
+  for (const Stage& stage : stages_) {
+    std::vector<at::Tensor> own = stage.heldParameters();
+    result.insert(result.end(), own.begin(), own.end());
+  }
+  return result;
+}
+
 }  // namespace strata::pipeline

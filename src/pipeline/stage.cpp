@@ -39,6 +39,15 @@ std::vector<at::Tensor> Stage::parameters() const {
   return result;
 }
 
+std::vector<at::Tensor> Stage::heldParameters() const {
+  std::vector<at::Tensor> result;
+  for (const torch::nn::AnyModule& layer : layers_) {
+    std::vector<at::Tensor> own = layer.ptr()->parameters();
+    result.insert(result.end(), own.begin(), own.end());
+  }
+  return result;
+}
+
 std::vector<at::Tensor> Stage::buffers() const {
   std::vector<at::Tensor> result;
   for (const torch::nn::AnyModule& layer : layers_) {

@@ -29,6 +29,12 @@ ColumnParallelLinearImpl::ColumnParallelLinearImpl(const ColumnParallelLinearOpt
                 rows);
     bias = register_parameter("bias", shardOf(fullBias, 0, tp_->rank(), parts));
   }
+  if (options.lora.enabled()) {
+    LoraWeights adapter =
+        loraWeights(options.lora, options.inFeatures, options.outFeatures, options.init);
+    loraA = register_parameter(kLoraA, adapter.a);
+    loraB = register_parameter(kLoraB, shardOf(adapter.b, 0, tp_->rank(), parts));
+  }
 }
 
 at::Tensor ColumnParallelLinearImpl::forward(const at::Tensor& x) {
@@ -38,9 +44,14 @@ at::Tensor ColumnParallelLinearImpl::forward(const at::Tensor& x) {
 
 at::Tensor ColumnParallelLinearImpl::forwardEntered(const at::Tensor& entered) {
   at::Tensor y = ops::linear(entered, weight, bias);  // [s, b, out/p]
+  // A's gradient from this rank's rows of B is partial: summed over tp.
+  if (loraA.defined())
+    y = y + loraProduct(entered, copyToTensorRegion(loraA, *tp_), loraB, options_.lora);
   return options_.gatherOutput ? gatherFromTensorRegion(y, *tp_) : y;
 }
 
-int64_t ColumnParallelLinearImpl::shardDim(const std::string& name) const { return 0; }
+int64_t ColumnParallelLinearImpl::shardDim(const std::string& name) const {
+  return name == kLoraA ? kReplicated : 0;
+}
 
 }  // namespace strata::tensor_parallel

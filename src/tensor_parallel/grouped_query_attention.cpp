@@ -39,21 +39,34 @@ void checkGroupedQueryAttention(const GroupedQueryAttentionOptions& o, int tp) {
 }
 
 KvProjectionImpl::KvProjectionImpl(const GroupedQueryAttentionOptions& o, const InitOptions& init,
-                                   std::shared_ptr<Communicator> tp)
+                                   const LoraOptions& lora, std::shared_ptr<Communicator> tp)
     : split_(o.kvHeads % tp->size() == 0),
       headDim_(o.hidden / o.heads),
       localHeads_(split_ ? o.kvHeads / tp->size() : 1),
       firstRow_(split_ ? 0 : tp->rank() / (tp->size() / o.kvHeads) * headDim_),
+      lora_(lora),
       tp_(std::move(tp)) {
   at::Tensor full = seededNormal({o.kvHeads * headDim_, o.hidden}, deriveSeed(init.seed, 0),
                                  init.weightStd, init.draw);
   weight = register_parameter("weight", split_ ? shardOf(full, 0, tp_->rank(), tp_->size()) : full);
+  if (!lora.enabled()) return;
+  LoraWeights adapter = loraWeights(lora, o.hidden, o.kvHeads * headDim_, init);
+  loraA = register_parameter(kLoraA, adapter.a);
+  loraB = register_parameter(kLoraB,
+                             split_ ? shardOf(adapter.b, 0, tp_->rank(), tp_->size()) : adapter.b);
 }
 
 at::Tensor KvProjectionImpl::forwardEntered(const at::Tensor& entered) {
-  if (split_) return ops::linear(entered, weight);                     // [s, b, K d / p]
-  at::Tensor summed = copyToTensorRegion(weight, *tp_);                // gradient summed over tp
-  return ops::linear(entered, summed.narrow(0, firstRow_, headDim_));  // [s, b, d]
+  if (split_) {
+    at::Tensor y = ops::linear(entered, weight);  // [s, b, K d / p]
+    if (!loraA.defined()) return y;
+    return y + loraProduct(entered, copyToTensorRegion(loraA, *tp_), loraB, lora_);
+  }
+  at::Tensor summed = copyToTensorRegion(weight, *tp_);  // gradient summed over tp
+  at::Tensor y = ops::linear(entered, summed.narrow(0, firstRow_, headDim_));  // [s, b, d]
+  if (!loraA.defined()) return y;
+  at::Tensor rows = copyToTensorRegion(loraB, *tp_).narrow(0, firstRow_, headDim_);  // [d, r]
+  return y + loraProduct(entered, copyToTensorRegion(loraA, *tp_), rows, lora_);
 }
 
 ParallelGroupedQueryAttentionImpl::ParallelGroupedQueryAttentionImpl(
@@ -71,15 +84,19 @@ ParallelGroupedQueryAttentionImpl::ParallelGroupedQueryAttentionImpl(
   query.outFeatures = options.heads * headDim_;
   query.bias = false;
   query.init = deriveInit(options.init, kQuery);
+  query.lora = options.lora.on("q");
   RowParallelLinearOptions output;
   output.inFeatures = options.heads * headDim_;
   output.outFeatures = options.hidden;
   output.bias = false;
   output.sequenceParallel = options.sequenceParallel;
   output.init = deriveInit(options.init, kOutput);
+  output.lora = options.lora.on("o");
   q = register_module("q", ColumnParallelLinear(query, tp));
-  k = register_module("k", KvProjection(options, deriveInit(options.init, kKey), tp));
-  v = register_module("v", KvProjection(options, deriveInit(options.init, kValue), tp));
+  k = register_module(
+      "k", KvProjection(options, deriveInit(options.init, kKey), options.lora.on("k"), tp));
+  v = register_module(
+      "v", KvProjection(options, deriveInit(options.init, kValue), options.lora.on("v"), tp));
   o = register_module("o", RowParallelLinear(output, tp));
 }
 

@@ -22,11 +22,21 @@ RowParallelLinearImpl::RowParallelLinearImpl(const RowParallelLinearOptions& opt
                               seededNormal({options.outFeatures}, deriveSeed(options.init.seed, 1),
                                            options.init.biasStd, options.init.draw));
   }
+  if (options.lora.enabled()) {
+    LoraWeights adapter =
+        loraWeights(options.lora, options.inFeatures, options.outFeatures, options.init);
+    loraA = register_parameter(kLoraA, shardOf(adapter.a, 1, tp_->rank(), tp_->size()));
+    loraB = register_parameter(kLoraB, adapter.b);
+  }
 }
 
 at::Tensor RowParallelLinearImpl::forward(const at::Tensor& x) {
   at::Tensor input = options_.inputIsParallel ? x : scatterToTensorRegion(x, *tp_);
   at::Tensor partial = ops::linear(input, weight);  // [s, b, out], X_r A_r
+  // The adapter's partial product joins the weight's before the one
+  // reduction; B's gradient on each rank is partial: summed over tp.
+  if (loraA.defined())
+    partial = partial + loraProduct(input, loraA, copyToTensorRegion(loraB, *tp_), options_.lora);
   if (!options_.sequenceParallel) {
     at::Tensor y = reduceFromTensorRegion(partial, *tp_);  // sum_r X_r A_r
     return options_.bias ? y + bias : y;
@@ -38,7 +48,7 @@ at::Tensor RowParallelLinearImpl::forward(const at::Tensor& x) {
 }
 
 int64_t RowParallelLinearImpl::shardDim(const std::string& name) const {
-  return name == "weight" ? 1 : kReplicated;
+  return name == "weight" || name == kLoraA ? 1 : kReplicated;
 }
 
 }  // namespace strata::tensor_parallel

@@ -9,12 +9,14 @@
 namespace strata::tensor_parallel {
 namespace {
 
-ColumnParallelLinearOptions columns(const SwiGluMlpOptions& options, uint64_t stream) {
+ColumnParallelLinearOptions columns(const SwiGluMlpOptions& options, uint64_t stream,
+                                    const std::string& name) {
   ColumnParallelLinearOptions c;
   c.inFeatures = options.hidden;
   c.outFeatures = options.ffn;
   c.bias = false;
   c.init = deriveInit(options.init, stream);
+  c.lora = options.lora.on(name);
   return c;
 }
 
@@ -30,8 +32,9 @@ ParallelSwiGluMlpImpl::ParallelSwiGluMlpImpl(const SwiGluMlpOptions& options,
   rows.bias = false;
   rows.sequenceParallel = options.sequenceParallel;
   rows.init = deriveInit(options.init, 2);
-  gate = register_module("gate", ColumnParallelLinear(columns(options, 0), tp));
-  up = register_module("up", ColumnParallelLinear(columns(options, 1), tp));
+  rows.lora = options.lora.on("down");
+  gate = register_module("gate", ColumnParallelLinear(columns(options, 0, "gate"), tp));
+  up = register_module("up", ColumnParallelLinear(columns(options, 1, "up"), tp));
   down = register_module("down", RowParallelLinear(rows, tp));
 }
 

@@ -19,6 +19,7 @@
 #include "strata/pipeline/trace.h"
 #include "strata/runtime/threads.h"
 #include "strata/tensor_parallel/dropout.h"
+#include "strata/tensor_parallel/lora.h"
 #include "strata/tensor_parallel/sharding.h"
 #include "strata/train/data_source.h"
 #include "strata/train/device.h"
@@ -147,6 +148,13 @@ void countTargets(Trainer::State& s, const at::Tensor& target, int64_t microBatc
   s.replicas->allReduce(counted);
   *s.countedTargets = std::max(counted.item<double>(), 1.0) /
                       static_cast<double>(microBatches * s.replicas->size());
+}
+
+// LoRA: only the adapters train; the base takes no gradients (and so no
+// optimizer state, gradient reduction or clipping).
+void freezeAllButAdapters(torch::nn::Module& model) {
+  for (auto& item : model.named_parameters())
+    item.value().requires_grad_(tensor_parallel::isLoraParameter(item.key()));
 }
 
 // With packed documents: the batch's documents set, and each micro-batch's
@@ -323,6 +331,7 @@ void Trainer::buildModel() {
   models::HeldAs heldAs = p.zero == 3 ? models::HeldAs::kShells : models::HeldAs::kWhole;
   s.model = models::modelFamily(s.spec.architecture)
                 .build(s.spec, s.groups.tp, s.contextParallel, s.experts, held, heldAs);
+  if (config_.finetune.lora()) freezeAllButAdapters(*s.model);
   options.checkpointActivations = p.checkpointActivations;
   options.trace = true;
   options.device = s.device;
@@ -338,25 +347,31 @@ void Trainer::buildModel() {
   if (env.debugSlowRank == env.rank) options.layerCall = slowedDown(options.layerCall, env);
   s.lossFn = modelLoss(s.model, s.countedTargets);
   s.pipeline = std::make_unique<pipeline::Pipeline>(s.model, s.groups, options);
-  s.heldLayers = pipeline::releaseOtherLayers(s.model, s.pipeline->parameters());
+  s.heldLayers = pipeline::releaseOtherLayers(s.model, s.pipeline->heldParameters());
   recordCut(config_, s, world_->rank());
 }
 
 // This rank's parameters, each once (a tied weight is registered twice), with
 // their tensor-parallel split and whether this rank counts them in the global
 // gradient norm (a tp-replicated weight counts on tp rank 0 only, a tied
-// weight on its first stage only).
+// weight on its first stage only). Frozen ones (a LoRA run's base) are
+// saved and loaded with the rest but take no gradients and no optimizer
+// state: they are in `shards` only.
 std::vector<data_parallel::NamedTensor> Trainer::collectOwnParameters() {
   State& s = *state_;
   std::set<c10::TensorImpl*> owned, seen;
-  for (const at::Tensor& t : s.pipeline->parameters()) owned.insert(t.unsafeGetTensorImpl());
+  for (const at::Tensor& t : s.pipeline->heldParameters()) owned.insert(t.unsafeGetTensorImpl());
   std::vector<data_parallel::NamedTensor> named;
   for (const auto& item : s.model->named_parameters()) {
     const at::Tensor& t = item.value();
     if (!contains(owned, t) || contains(seen, t)) continue;
     seen.insert(t.unsafeGetTensorImpl());
-    bool tied = item.key() == models::kTiedEmbeddingName && s.spec.tiedEmbeddings;
     int64_t shardDim = tensor_parallel::shardDimOf(*s.model, item.key());
+    if (!t.requires_grad()) {
+      s.shards.push_back({item.key(), t, shardDim});
+      continue;
+    }
+    bool tied = item.key() == models::kTiedEmbeddingName && s.spec.tiedEmbeddings;
     bool replicatedOverTp = shardDim == tensor_parallel::kReplicated;
     bool counted = !(replicatedOverTp && s.groups.coord.tp != 0) &&
                    !(tied && s.groups.coord.pp != firstStageRank(s));

@@ -31,6 +31,12 @@ void ReferenceLlama::load(const std::map<std::string, torch::Tensor>& strataWeig
       b.wUp = trainableCopy(source.take(p + "mlp.up.weight"));
       b.wDown = trainableCopy(source.take(p + "mlp.down.weight"));
     }
+    for (const std::string& t :
+         config_.loraRank > 0 ? config_.loraTargets : std::vector<std::string>{}) {
+      std::string place = p + adapterPlace(t) + ".";
+      b.adapters[t] = {trainableCopy(source.take(place + "lora_a")),
+                       trainableCopy(source.take(place + "lora_b"))};
+    }
     blocks_.push_back(b);
   }
   norm_ = trainableCopy(source.take("head.norm.weight"));
@@ -38,6 +44,28 @@ void ReferenceLlama::load(const std::map<std::string, torch::Tensor>& strataWeig
               ? torch::Tensor()
               : trainableCopy(source.take("head.lm_head.weight").narrow(0, 0, config_.vocab));
   source.expectAllTaken();
+  if (config_.loraRank == 0) return;
+  // Only the adapters train: the base takes no gradients.
+  tokens_.requires_grad_(false);
+  norm_.requires_grad_(false);
+  if (head_.defined()) head_.requires_grad_(false);
+  for (Block& b : blocks_)
+    for (torch::Tensor& t : blockWeights(b)) t.requires_grad_(false);
+}
+
+std::string ReferenceLlama::adapterPlace(const std::string& projection) {
+  bool attention = projection == "q" || projection == "k" || projection == "v" || projection == "o";
+  return (attention ? "attention." : "mlp.") + projection;
+}
+
+torch::Tensor ReferenceLlama::project(const Block& blk, const std::string& projection,
+                                      const torch::Tensor& x, const torch::Tensor& weight) const {
+  torch::Tensor y = torch::matmul(x, weight.t());
+  auto adapter = blk.adapters.find(projection);
+  if (adapter == blk.adapters.end()) return y;
+  const auto& [a, b] = adapter->second;
+  double scale = config_.loraAlpha / static_cast<double>(config_.loraRank);
+  return y + torch::matmul(torch::matmul(x, a.t()), b.t()) * scale;
 }
 
 torch::Tensor ReferenceLlama::rms(const torch::Tensor& x, const torch::Tensor& weight) const {
@@ -100,9 +128,9 @@ torch::Tensor ReferenceLlama::scores(const Block& blk, const torch::Tensor& x,
   std::vector<double> turns =
       frequencies(config_.hidden / config_.heads, config_.ropeTheta, config_.ropeScaling);
   torch::Tensor q =
-      rotateBy(splitHeads(torch::matmul(x, blk.wq.t()), config_.heads), turns, firstPosition);
+      rotateBy(splitHeads(project(blk, "q", x, blk.wq), config_.heads), turns, firstPosition);
   torch::Tensor k =
-      rotateBy(splitHeads(torch::matmul(x, blk.wk.t()), config_.kvHeads), turns, firstPosition);
+      rotateBy(splitHeads(project(blk, "k", x, blk.wk), config_.kvHeads), turns, firstPosition);
   double d = static_cast<double>(config_.hidden / config_.heads);
   return torch::matmul(q, kvForEachQueryHead(k).transpose(-2, -1)) / std::sqrt(d);
 }
@@ -116,9 +144,9 @@ torch::Tensor ReferenceLlama::attention(const Block& blk, const torch::Tensor& x
   int64_t b = x.size(0), s = x.size(1);
   torch::Tensor future = torch::ones({s, s}, torch::kBool).triu(1);
   torch::Tensor probs = torch::softmax(scores(blk, x, 0).masked_fill(future, -INFINITY), -1);
-  torch::Tensor v = splitHeads(torch::matmul(x, blk.wv.t()), config_.kvHeads);
+  torch::Tensor v = splitHeads(project(blk, "v", x, blk.wv), config_.kvHeads);
   torch::Tensor heads = torch::matmul(probs, kvForEachQueryHead(v));  // [b, H, s, d]
-  return torch::matmul(heads.transpose(1, 2).reshape({b, s, -1}), blk.wo.t());
+  return project(blk, "o", heads.transpose(1, 2).reshape({b, s, -1}), blk.wo);
 }
 
 torch::Tensor ReferenceLlama::mlp(const Block& blk, const torch::Tensor& x) {
@@ -128,9 +156,9 @@ torch::Tensor ReferenceLlama::mlp(const Block& blk, const torch::Tensor& x) {
     routingLoss_ = routingLoss_.defined() ? routingLoss_ + terms : terms;
     return r.output;
   }
-  torch::Tensor gate = torch::matmul(x, blk.wGate.t());
-  torch::Tensor up = torch::matmul(x, blk.wUp.t());
-  return torch::matmul(gate * torch::sigmoid(gate) * up, blk.wDown.t());
+  torch::Tensor gate = project(blk, "gate", x, blk.wGate);
+  torch::Tensor up = project(blk, "up", x, blk.wUp);
+  return project(blk, "down", gate * torch::sigmoid(gate) * up, blk.wDown);
 }
 
 torch::Tensor ReferenceLlama::logits(const torch::Tensor& ids) {
@@ -150,6 +178,15 @@ torch::Tensor ReferenceLlama::loss(const torch::Tensor& ids, const torch::Tensor
 }
 
 std::vector<torch::Tensor> ReferenceLlama::trainable() const {
+  if (config_.loraRank > 0) {
+    std::vector<torch::Tensor> adapters;
+    for (const Block& b : blocks_)
+      for (const auto& [projection, ab] : b.adapters) {
+        adapters.push_back(ab.first);
+        adapters.push_back(ab.second);
+      }
+    return adapters;
+  }
   std::vector<torch::Tensor> all{tokens_};
   for (const Block& b : blocks_)
     for (const torch::Tensor& t : blockWeights(b)) all.push_back(t);
@@ -183,6 +220,10 @@ std::map<std::string, torch::Tensor> ReferenceLlama::parameters() const {
     put(p + "attention.v.weight", b.wv);
     put(p + "attention.o.weight", b.wo);
     put(p + "mlp_norm.weight", b.mlpNorm);
+    for (const auto& [projection, ab] : b.adapters) {
+      put(p + adapterPlace(projection) + ".lora_a", ab.first);
+      put(p + adapterPlace(projection) + ".lora_b", ab.second);
+    }
     if (!b.moe) {
       put(p + "mlp.gate.weight", b.wGate);
       put(p + "mlp.up.weight", b.wUp);

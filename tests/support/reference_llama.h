@@ -58,6 +58,11 @@ struct ReferenceLlamaConfig {
   bool sharedExperts = false;
   double auxLossCoeff = 0;
   double zLossCoeff = 0;
+  // LoRA: the projections named (q, k, v, o, gate, up, down) compute
+  // x W^T + (alpha / r) (x A^T) B^T, and only A and B train; rank 0: none.
+  int64_t loraRank = 0;
+  double loraAlpha = 16;
+  std::vector<std::string> loraTargets;
 };
 
 class ReferenceLlama : public ReferenceModel {
@@ -96,7 +101,15 @@ class ReferenceLlama : public ReferenceModel {
     torch::Tensor wGate, wUp, wDown;       // [ffn, hidden] x 2, [hidden, ffn]
     bool moe = false;                      // experts instead of wGate, wUp, wDown
     ReferenceMoeWeights experts;
+    // LoRA adapters by projection ("q", ..., "down"): A [r, in], B [out, r].
+    std::map<std::string, std::pair<torch::Tensor, torch::Tensor>> adapters;
   };
+
+  // x W^T, plus the block's adapter on `projection` when it has one.
+  torch::Tensor project(const Block& block, const std::string& projection, const torch::Tensor& x,
+                        const torch::Tensor& weight) const;
+  // Where each projection's adapter is named: "attention.q" ... "mlp.down".
+  static std::string adapterPlace(const std::string& projection);
 
   torch::Tensor rms(const torch::Tensor& x, const torch::Tensor& weight) const;
   // [b, s, heads d] -> [b, heads, s, d]

@@ -37,12 +37,13 @@ TEST(TensorParallelErrors, IndivisibleSizesAreRefusedBeforeCommunicating) {
     auto tp = groups.tp;
     expectConfigError(
         [&] {
-          ColumnParallelLinear(ColumnParallelLinearOptions{16, 30, true, false, false, {}}, tp);
+          ColumnParallelLinear(
+              ColumnParallelLinearOptions{16, 30, true, false, false, {}, false, {}}, tp);
         },
         {"output features 30", "tensor-parallel size 4"});
     expectConfigError(
         [&] {
-          RowParallelLinear(RowParallelLinearOptions{30, 16, true, true, false, {}}, tp);
+          RowParallelLinear(RowParallelLinearOptions{30, 16, true, true, false, {}, {}}, tp);
         },
         {"input features 30", "tensor-parallel size 4"});
     expectConfigError(

@@ -135,12 +135,12 @@ TEST(TensorParallelReference, GatheredShardsAreTheSeededSerialWeights) {
     InitOptions init = referenceInit(7);
     uint64_t weightSeed = deriveSeed(init.seed, 0);
     // 31 outputs: the head pads its weight to 32 rows, 16 per rank.
-    ColumnParallelLinearOptions head{kHidden, kVocab - 1, false, false, false, init, true};
+    ColumnParallelLinearOptions head{kHidden, kVocab - 1, false, false, false, init, true, {}};
     auto column = ColumnParallelLinear(head, tp).ptr();
     expectEqual(gatherAlong(column->weight.detach(), 0, *tp),
                 seededMaster(kVocab - 1, kHidden, weightSeed, init.weightStd, kVocab),
                 "padded column weight");
-    RowParallelLinearOptions rowOptions{kFfn, kHidden, true, true, false, init};
+    RowParallelLinearOptions rowOptions{kFfn, kHidden, true, true, false, init, {}};
     auto row = RowParallelLinear(rowOptions, tp).ptr();
     expectEqual(gatherAlong(row->weight.detach(), 1, *tp),
                 seededMaster(kHidden, kFfn, weightSeed, init.weightStd, kHidden), "row weight");
@@ -156,8 +156,8 @@ TEST(TensorParallelReference, ColumnParallelLinearMatchesLibTorch) {
   onTpGroups(kLayerTpSizes, [](const std::shared_ptr<Communicator>& tp) {
     for (bool sp : {false, true}) {
       for (bool gather : {false, true}) {
-        ColumnParallelLinearOptions options{kHidden, 3 * kHidden, true,
-                                            gather,  sp,          referenceInit(1)};
+        ColumnParallelLinearOptions options{kHidden, 3 * kHidden,      true,  gather,
+                                            sp,      referenceInit(1), false, {}};
         auto layer = ColumnParallelLinear(options, tp).ptr();
         auto reference = [](const at::Tensor& x, const ParamMap& p) {
           return ref::linear(x, p.at("weight"), p.at("bias"));
@@ -176,8 +176,8 @@ TEST(TensorParallelReference, RowParallelLinearMatchesLibTorch) {
   onTpGroups(kLayerTpSizes, [](const std::shared_ptr<Communicator>& tp) {
     for (bool sp : {false, true}) {
       for (bool inputIsParallel : {true, false}) {
-        RowParallelLinearOptions options{kFfn, kHidden,         true, inputIsParallel,
-                                         sp,   referenceInit(2)};
+        RowParallelLinearOptions options{kFfn, kHidden,          true, inputIsParallel,
+                                         sp,   referenceInit(2), {}};
         auto layer = RowParallelLinear(options, tp).ptr();
         auto reference = [](const at::Tensor& x, const ParamMap& p) {
           return ref::linear(x, p.at("weight"), p.at("bias"));

@@ -42,8 +42,8 @@ class TinyGptImpl : public torch::nn::Module {
           register_module("block" + std::to_string(i), ParallelTransformerBlock(options, tp)));
     }
     finalNorm = register_module("final_norm", ParallelLayerNorm(kHidden, sequenceParallel, tp));
-    ColumnParallelLinearOptions head{kHidden, kVocab,           false,
-                                     false,   sequenceParallel, deriveInit(init, 9)};
+    ColumnParallelLinearOptions head{
+        kHidden, kVocab, false, false, sequenceParallel, deriveInit(init, 9), false, {}};
     lmHead = register_module("lm_head", ColumnParallelLinear(head, tp));
     tp_ = tp;
   }

@@ -67,6 +67,11 @@ strata::testing::ReferenceLlamaConfig referenceLlamaConfig(const TrainConfig& c)
   r.rmsNormEps = c.model.rmsNormEps;
   r.tiedEmbeddings = c.model.tiedEmbeddings;
   setMoe(r, c);
+  if (c.finetune.lora()) {
+    r.loraRank = c.finetune.rank;
+    r.loraAlpha = c.finetune.alpha;
+    r.loraTargets = c.finetune.targets;
+  }
   return r;
 }
 

@@ -193,12 +193,28 @@ struct CheckpointConfig {
   std::string initFrom;
 };
 
+// Fine-tuning: every weight trained ("full"), or LoRA adapters on a frozen
+// base ("lora": tensor_parallel/lora.h), the adapters float32 and the only
+// weights with gradients and optimizer state.
+struct FinetuneConfig {
+  std::string method = "full";  // "full" or "lora"
+  int64_t rank = 8;             // r
+  double alpha = 16.0;          // the update is scaled by alpha / r
+  double dropout = 0.0;         // on the adapters' input
+  // The projections that carry adapters: q, k, v, o (attention), gate, up,
+  // down (the dense SwiGLU MLP).
+  std::vector<std::string> targets = {"q", "v"};
+
+  bool lora() const { return method == "lora"; }
+};
+
 struct TrainConfig {
   ModelConfig model;
   ParallelConfig parallel;
   OptimConfig train;
   DataConfig data;
   CheckpointConfig checkpoint;
+  FinetuneConfig finetune;
 
   // global batch / (micro-batch x dp): micro-batches per step per replica.
   int64_t microBatches() const;
@@ -213,7 +229,7 @@ std::vector<int> pipelineStageRanks(const ParallelConfig& parallel);
 
 // One option: its place in the file, its flag, and where it lives.
 struct ConfigOption {
-  const char* table;  // "model", "parallel", "train", "data", "checkpoint"
+  const char* table;  // "model", "parallel", "train", "data", "checkpoint", "finetune"
   const char* key;    // TOML key, e.g. "global_batch"
   const char* flag;   // command-line flag without "--", e.g. "global-batch"
   const char* help;

@@ -58,6 +58,7 @@ struct LlamaConfig {
   expert_parallel::MoeOptions moe;  // experts 0: every block dense
   uint64_t seed = 1234;
   std::shared_ptr<const context_parallel::PackedDocuments> documents;  // ModelSpec's
+  tensor_parallel::LoraConfig lora;                                    // ModelSpec's
 };
 
 // The Llama config of a family-neutral spec (kv heads 0 meaning heads).

@@ -40,6 +40,7 @@
 #include "strata/expert_parallel/moe_options.h"
 #include "strata/models/hugging_face.h"
 #include "strata/runtime/communicator.h"
+#include "strata/tensor_parallel/lora.h"
 #include "strata/tensor_parallel/rope_scaling.h"
 
 namespace strata::models {
@@ -79,6 +80,8 @@ struct ModelSpec {
   // the trainer selects per micro-batch and every attention (and a GPT's
   // position table) reads; nullptr: each sequence one document.
   std::shared_ptr<const context_parallel::PackedDocuments> documents;
+  // LoRA adapters (finetune.method = "lora"; llama only); none by default.
+  tensor_parallel::LoraConfig lora;
 
   int64_t kvHeadCount() const { return kvHeads > 0 ? kvHeads : heads; }
   int64_t headDim() const { return heads > 0 ? hidden / heads : 0; }

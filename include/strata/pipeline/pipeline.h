@@ -103,7 +103,8 @@ class Pipeline {
   double evaluate(const at::Tensor& input, const at::Tensor& target, const LossFn& lossFn,
                   const StepHooks& hooks = {});
 
-  std::vector<at::Tensor> parameters() const;  // of this process's stages
+  std::vector<at::Tensor> parameters() const;      // of this process's stages, those that train
+  std::vector<at::Tensor> heldParameters() const;  // and the frozen ones too
   const std::vector<Stage>& stages() const { return stages_; }
   const schedule::Schedule& schedule() const { return executor_->schedule(); }
   // Executor::stagesByLastWeightGradients().

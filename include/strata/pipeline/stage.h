@@ -39,6 +39,8 @@ class Stage {
   at::Tensor forward(const at::Tensor& input, int64_t* activationBytes = nullptr) const;
   // The parameters that take gradients, in layer order.
   std::vector<at::Tensor> parameters() const;
+  // Every parameter, frozen ones (requires_grad false) included, in layer order.
+  std::vector<at::Tensor> heldParameters() const;
   // Every layer's buffers, in layer order.
   std::vector<at::Tensor> buffers() const;
 

@@ -24,6 +24,7 @@
 
 #include "strata/runtime/communicator.h"
 #include "strata/tensor_parallel/init.h"
+#include "strata/tensor_parallel/lora.h"
 #include "strata/tensor_parallel/sharding.h"
 
 namespace strata::tensor_parallel {
@@ -36,6 +37,8 @@ struct ColumnParallelLinearOptions {
   bool sequenceParallel = false;
   InitOptions init;
   bool padOutputToTp = false;
+  // A LoRA adapter (lora.h): lora_a [r, in] whole, lora_b [out/p, r] split as the weight.
+  LoraOptions lora;
 };
 
 class ColumnParallelLinearImpl : public torch::nn::Module, public ShardedModule {
@@ -56,6 +59,8 @@ class ColumnParallelLinearImpl : public torch::nn::Module, public ShardedModule 
 
   at::Tensor weight;  // [out/p, in]
   at::Tensor bias;    // [out/p], undefined without bias
+  at::Tensor loraA;   // [r, in], undefined without an adapter
+  at::Tensor loraB;   // [out/p, r]
 
  private:
   ColumnParallelLinearOptions options_;

@@ -50,6 +50,7 @@
 #include "strata/context_parallel/packed_documents.h"
 #include "strata/tensor_parallel/column_parallel_linear.h"
 #include "strata/tensor_parallel/kv_cache.h"
+#include "strata/tensor_parallel/lora.h"
 #include "strata/tensor_parallel/rope_scaling.h"
 #include "strata/tensor_parallel/rotary.h"
 #include "strata/tensor_parallel/row_parallel_linear.h"
@@ -68,6 +69,7 @@ struct GroupedQueryAttentionOptions {
   std::shared_ptr<const context_parallel::ContextParallel> contextParallel = nullptr;
   // The training batch's packed documents; nullptr: each sequence one document.
   std::shared_ptr<const context_parallel::PackedDocuments> documents = nullptr;
+  LoraConfig lora;  // adapters on "q", "k", "v", "o" (lora.h)
 };
 
 // Throws ConfigError naming the values when `options` cannot be built over
@@ -79,22 +81,29 @@ void checkGroupedQueryAttention(const GroupedQueryAttentionOptions& options, int
 class KvProjectionImpl : public torch::nn::Module, public ShardedModule {
  public:
   KvProjectionImpl(const GroupedQueryAttentionOptions& options, const InitOptions& init,
-                   std::shared_ptr<Communicator> tp);
+                   const LoraOptions& lora, std::shared_ptr<Communicator> tp);
 
   // An entered input [s, b, hidden] -> this rank's kv heads [s, b, K/p d],
   // or under replication the one kv head it reads [s, b, d].
   at::Tensor forwardEntered(const at::Tensor& entered);
-  int64_t shardDim(const std::string& name) const override { return split_ ? 0 : kReplicated; }
+  int64_t shardDim(const std::string& name) const override {
+    return split_ && name != kLoraA ? 0 : kReplicated;
+  }
   // kv heads this rank's forward returns.
   int64_t localHeads() const { return localHeads_; }
 
   at::Tensor weight;  // [K d / p, hidden] split, [K d, hidden] replicated
+  // A LoRA adapter: lora_a [r, hidden] whole; lora_b [K d / p, r] split as
+  // the weight, or whole when the weight is replicated (each rank then uses
+  // its kv head's rows of B, and sums the gradients of both over tp).
+  at::Tensor loraA, loraB;
 
  private:
   bool split_;
   int64_t headDim_;
   int64_t localHeads_;
   int64_t firstRow_;  // under replication: where this rank's kv head starts
+  LoraOptions lora_;
   std::shared_ptr<Communicator> tp_;
 };
 TORCH_MODULE(KvProjection);

@@ -24,6 +24,7 @@
 
 #include "strata/runtime/communicator.h"
 #include "strata/tensor_parallel/init.h"
+#include "strata/tensor_parallel/lora.h"
 #include "strata/tensor_parallel/sharding.h"
 
 namespace strata::tensor_parallel {
@@ -35,6 +36,8 @@ struct RowParallelLinearOptions {
   bool inputIsParallel = true;
   bool sequenceParallel = false;
   InitOptions init;
+  // A LoRA adapter (lora.h): lora_a [r, in/p] split as the weight, lora_b [out, r] whole.
+  LoraOptions lora;
 };
 
 class RowParallelLinearImpl : public torch::nn::Module, public ShardedModule {
@@ -47,6 +50,8 @@ class RowParallelLinearImpl : public torch::nn::Module, public ShardedModule {
 
   at::Tensor weight;  // [out, in/p]
   at::Tensor bias;    // [out], undefined without bias
+  at::Tensor loraA;   // [r, in/p], undefined without an adapter
+  at::Tensor loraB;   // [out, r]
 
  private:
   RowParallelLinearOptions options_;

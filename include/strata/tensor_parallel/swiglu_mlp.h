@@ -29,6 +29,7 @@ struct SwiGluMlpOptions {
   int64_t ffn = 0;
   bool sequenceParallel = false;
   InitOptions init;  // gate, up, down: sub-streams 0-2
+  LoraConfig lora;   // adapters on "gate", "up", "down" (lora.h)
 };
 
 class ParallelSwiGluMlpImpl : public torch::nn::Module {

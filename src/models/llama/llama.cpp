@@ -38,6 +38,7 @@ tp::GroupedQueryAttentionOptions attentionOptions(const LlamaConfig& c) {
   a.ropeScaling = c.ropeScaling;
   a.sequenceParallel = c.sequenceParallel;
   a.documents = c.documents;
+  a.lora = c.lora;
   return a;
 }
 
@@ -93,6 +94,7 @@ class LlamaBlockImpl : public torch::nn::Module {
     m.ffn = c.ffn;
     m.sequenceParallel = c.sequenceParallel;
     m.init = tp::deriveInit(init, 1);
+    m.lora = c.lora;
     attentionNorm = register_module(
         "attention_norm", tp::ParallelRMSNorm(c.hidden, c.rmsNormEps, c.sequenceParallel, tpComm));
     attention = register_module("attention", tp::ParallelGroupedQueryAttention(a, tpComm));
@@ -150,6 +152,7 @@ LlamaConfig llamaConfigOf(const ModelSpec& spec) {
   l.moe = spec.moe;
   l.seed = spec.seed;
   l.documents = spec.documents;
+  l.lora = spec.lora;
   return l;
 }
 

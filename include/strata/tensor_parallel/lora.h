@@ -1,0 +1,75 @@
+// LoRA (Hu et al., 2021): a frozen weight W [out, in] and a trained
+// low-rank update of it,
+//
+//   y = x W^T + (alpha / r) (x A^T) B^T,    A [r, in], B [out, r]
+//
+// A starts random and B at zero, so training starts from the base model.
+// Over tensor-parallel ranks an adapter splits as its weight does:
+//   - column-parallel W (rows split): B's rows split alike, A whole on every
+//     rank. Each rank's gradient of A is partial (from its own rows of B),
+//     so A passes through copyToTensorRegion, which sums it over tp.
+//   - row-parallel W (columns split): A's columns split alike, B whole. The
+//     rank's partial product x_r A_r^T B^T joins the weight's partial sum
+//     x_r W_r^T before the layer's one reduction, and B's gradient (partial
+//     per rank) is summed over tp the same way.
+// So a layout's adapter shards are exactly the one-process adapter's, cut
+// as the weights are, and the sum is the one-process product.
+//
+// Parameters: `lora_a` and `lora_b` under the layer they adapt. Nothing here
+// blocks but the tp collectives of the layer's forward and backward.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include "strata/runtime/communicator.h"
+#include "strata/tensor_parallel/init.h"
+
+namespace strata::tensor_parallel {
+
+struct LoraOptions {
+  int64_t rank = 0;  // r; 0: no adapter
+  double alpha = 16.0;
+
+  bool enabled() const { return rank > 0; }
+  double scale() const { return alpha / static_cast<double>(rank); }
+};
+
+// The adapters of a model: which projections carry one ("q", "k", "v", "o",
+// "gate", "up", "down"), all of the same rank and alpha.
+struct LoraConfig {
+  LoraOptions adapter;
+  std::set<std::string> targets;
+
+  bool enabled() const { return adapter.enabled(); }
+  // The adapter of projection `target`, or none.
+  LoraOptions on(const std::string& target) const {
+    return targets.count(target) ? adapter : LoraOptions{};
+  }
+};
+
+// The names a trained adapter's parameters end with.
+constexpr const char* kLoraA = "lora_a";
+constexpr const char* kLoraB = "lora_b";
+
+// Whether parameter `name` is an adapter's (its last part lora_a or lora_b).
+bool isLoraParameter(const std::string& name);
+
+// The one-process adapter of a layer W [out, in] whose init is `init`:
+// A [r, in] ~ N(0, 1/in), B [out, r] zero (both unset when !init.draw).
+struct LoraWeights {
+  at::Tensor a;  // [r, in]
+  at::Tensor b;  // [out, r]
+};
+LoraWeights loraWeights(const LoraOptions& options, int64_t in, int64_t out,
+                        const InitOptions& init);
+
+// (alpha / r) (x A^T) B^T for an input already in the layer's region:
+// x [..., in'] -> [..., out'], with the shards a layer holds.
+at::Tensor loraProduct(const at::Tensor& x, const at::Tensor& a, const at::Tensor& b,
+                       const LoraOptions& options);
+
+}  // namespace strata::tensor_parallel

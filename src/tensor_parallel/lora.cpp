@@ -1,0 +1,42 @@
+#include "strata/tensor_parallel/lora.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "strata/ops/linear.h"
+
+namespace strata::tensor_parallel {
+namespace {
+
+// A sub-stream of the adapted layer's seed that none of its own draws use.
+constexpr uint64_t kLoraStream = 0x10a;
+
+bool endsWith(const std::string& name, const std::string& suffix) {
+  return name.size() >= suffix.size() &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+bool isLoraParameter(const std::string& name) {
+  return endsWith(name, std::string(".") + kLoraA) || endsWith(name, std::string(".") + kLoraB) ||
+         name == kLoraA || name == kLoraB;
+}
+
+LoraWeights loraWeights(const LoraOptions& options, int64_t in, int64_t out,
+                        const InitOptions& init) {
+  uint64_t seed = deriveSeed(init.seed, kLoraStream);
+  double std = 1.0 / std::sqrt(static_cast<double>(in));
+  auto float32 = at::TensorOptions().dtype(at::kFloat);
+  return {seededNormal({options.rank, in}, seed, std, init.draw),
+          init.draw ? at::zeros({out, options.rank}, float32)
+                    : at::empty({out, options.rank}, float32)};
+}
+
+at::Tensor loraProduct(const at::Tensor& x, const at::Tensor& a, const at::Tensor& b,
+                       const LoraOptions& options) {
+  return ops::linear(ops::linear(x, a), b) * options.scale();  // [..., r] -> [..., out']
+}
+
+}  // namespace strata::tensor_parallel
