@@ -6,10 +6,12 @@
 
 #include "checkpoint/whole_model.h"
 #include "formats/atomic_file.h"
+#include "strata/checkpoint/peft_adapter.h"
 #include "strata/config/model_spec.h"
 #include "strata/data/tokenizer.h"
 #include "strata/formats/safetensors_set.h"
 #include "strata/models/model_family.h"
+#include "strata/tensor_parallel/lora.h"
 
 namespace strata::train {
 namespace {
@@ -25,23 +27,61 @@ std::unique_ptr<models::HuggingFaceLayout> layoutOf(const models::ModelSpec& spe
   }
 }
 
+// The tensors `layout` names, taken from `model` in Hugging Face's layout.
+std::vector<std::pair<std::string, at::Tensor>> tensorsOf(const torch::nn::Sequential& model,
+                                                          const models::HuggingFaceLayout& layout) {
+  std::vector<std::pair<std::string, at::Tensor>> tensors;
+  auto named = model->named_parameters();
+  for (const models::HuggingFaceTensor& t : layout.tensors()) {
+    at::Tensor* ours = named.find(t.strata);
+    if (!ours) throw CheckpointError("the model has no parameter '" + t.strata + "' to export");
+    tensors.emplace_back(t.huggingFace, layout.toHuggingFace(t.strata, *ours));
+  }
+  return tensors;
+}
+
+// --format peft: the adapters and adapter_config.json into the folder o.out.
+ExportedFiles exportAdapter(const ExportOptions& o, const models::ModelSpec& spec,
+                            const torch::nn::Sequential& model, const std::string& source) {
+  if (!spec.lora.enabled())
+    throw ConfigError("--format peft: checkpoint '" + source +
+                      "' has no LoRA adapters (its finetune.method is full)");
+  std::unique_ptr<models::HuggingFaceLayout> layout = peftAdapterLayout(spec);
+  std::filesystem::path folder(o.out);
+  std::error_code error;
+  std::filesystem::create_directories(folder, error);
+  ExportedFiles files;
+  files.weights = formats::writeShardedSafetensors(
+      (folder / kPeftWeightsFile).string(), tensorsOf(model, *layout), {{"format", "pt"}}, 0);
+  files.config = (folder / kPeftConfigFile).string();
+  formats::writeFileAtomically(files.config, layout->configJson());
+  return files;
+}
+
 }  // namespace
 
 ExportedFiles exportCheckpoint(const ExportOptions& o) {
-  if (o.format != "safetensors")
-    throw ConfigError("unknown format '" + o.format + "' (known: safetensors)");
+  if (o.format != "safetensors" && o.format != "peft")
+    throw ConfigError("unknown format '" + o.format + "' (known: safetensors, peft)");
   IndexedCheckpoint opened = openIndexedCheckpoint(o.checkpoint);
   models::ModelSpec spec = modelSpecOf(oneProcessConfig(opened));
-  std::unique_ptr<models::HuggingFaceLayout> layout = layoutOf(spec, opened.directory);
   torch::nn::Sequential model = loadWholeModel(opened);
-
-  std::vector<std::pair<std::string, at::Tensor>> tensors;
-  auto named = model->named_parameters();
-  for (const models::HuggingFaceTensor& t : layout->tensors()) {
-    at::Tensor* ours = named.find(t.strata);
-    if (!ours) throw CheckpointError("the model has no parameter '" + t.strata + "' to export");
-    tensors.emplace_back(t.huggingFace, layout->toHuggingFace(t.strata, *ours));
+  if (o.format == "peft") return exportAdapter(o, spec, model, opened.directory);
+  if (spec.lora.enabled() && !o.mergeAdapter)
+    throw ConfigError("checkpoint '" + opened.directory +
+                      "' holds LoRA adapters, which a plain model has no place for: "
+                      "--merge-adapter writes the model with them merged in, --format peft the "
+                      "adapters alone");
+  if (!spec.lora.enabled() && o.mergeAdapter)
+    throw ConfigError("--merge-adapter: checkpoint '" + opened.directory +
+                      "' has no LoRA adapters (its finetune.method is full)");
+  if (o.mergeAdapter) {
+    tensor_parallel::mergeLoraAdapters(*model, spec.lora.adapter);
+    spec.lora = {};  // the merged model's layout is the plain one
   }
+  std::unique_ptr<models::HuggingFaceLayout> layout = layoutOf(spec, opened.directory);
+
+  std::vector<std::pair<std::string, at::Tensor>> tensors = tensorsOf(model, *layout);
   std::filesystem::path folder = std::filesystem::path(o.out).parent_path();
   std::error_code error;
   if (!folder.empty()) std::filesystem::create_directories(folder, error);

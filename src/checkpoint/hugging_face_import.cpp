@@ -52,13 +52,13 @@ std::map<std::string, std::string> checkFiles(const formats::SafetensorsSet& fil
 }  // namespace
 
 void loadHuggingFaceWeights(const std::string& path, const RankState& state,
-                            const models::HuggingFaceLayout& layout) {
+                            const models::HuggingFaceLayout& layout, WeightsOf weights) {
   formats::SafetensorsSet files(path);
   std::map<std::string, std::string> huggingFaceOf = checkFiles(files, layout);
   torch::NoGradGuard noGrad;
   for (const IndexedParameter& p : state.parameters) {
-    // LoRA adapters are not the model's: they keep their initial values.
-    if (tensor_parallel::isLoraParameter(p.name)) continue;
+    // LoRA adapters are not the model's, nor the model's weights an adapter's.
+    if (tensor_parallel::isLoraParameter(p.name) != (weights == WeightsOf::kAdapters)) continue;
     auto name = huggingFaceOf.find(p.name);
     if (name == huggingFaceOf.end())
       throw formats::SafetensorsError(layout.architecture() +

@@ -16,13 +16,21 @@ Subcommand addExportCommand(CLI::App& strata, std::ostream& out) {
   command->footer(
       "  strata export --checkpoint run/checkpoints --format safetensors --out hf/model.safetensors"
       "\n  (config.json is written next to the .safetensors file; with --max-shard-mb, a larger"
-      "\n  model goes into model-0000N-of-0000M.safetensors and model.safetensors.index.json)");
+      "\n  model goes into model-0000N-of-0000M.safetensors and model.safetensors.index.json)"
+      "\n  strata export --checkpoint sft/checkpoints --format peft --out sft/adapter"
+      "\n  (a LoRA run's adapters in PEFT's format: adapter_model.safetensors and"
+      "\n  adapter_config.json; --merge-adapter writes the model with them merged in)");
   auto o = std::make_shared<train::ExportOptions>();
   auto shardMegabytes = std::make_shared<int64_t>(0);
   addTextFlag(*command, "--checkpoint", &o->checkpoint, "checkpoint folder or step folder to read")
       ->required();
-  addTextFlag(*command, "--format", &o->format, "output format: safetensors");
-  addTextFlag(*command, "--out", &o->out, "the .safetensors file to write")->required();
+  addTextFlag(*command, "--format", &o->format,
+              "output format: safetensors (the model) or peft (a LoRA run's adapters)");
+  addTextFlag(*command, "--out", &o->out,
+              "the .safetensors file to write (peft: the folder to write into)")
+      ->required();
+  addSwitch(*command, "--merge-adapter", &o->mergeAdapter,
+            "fold a LoRA run's adapters into the weights and write a plain model");
   addIntFlag(*command, "--max-shard-mb", shardMegabytes.get(),
              "shard the weights into files of at most this many MB (0: one file)", 0,
              std::numeric_limits<int64_t>::max() / 1000000);

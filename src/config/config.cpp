@@ -255,6 +255,10 @@ const std::vector<ConfigOption>& configOptions() {
       {"finetune", "targets", "lora-targets",
        "the projections with adapters, of q, k, v, o, gate, up, down",
        +[](C& c) -> std::vector<std::string>& { return c.finetune.targets; }},
+      {"finetune", "init_adapter", "init-adapter",
+       "start the LoRA adapters from a PEFT adapter folder (adapter_model.safetensors); a resumed "
+       "checkpoint wins",
+       +[](C& c) -> std::string& { return c.finetune.initAdapter; }},
   };
   return kOptions;
 }

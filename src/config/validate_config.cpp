@@ -134,6 +134,8 @@ void checkFinetune(const TrainConfig& c, Problems& p) {
   const FinetuneConfig& f = c.finetune;
   p.check(f.method == "full" || f.method == "lora",
           "finetune.method must be full or lora, got '" + f.method + "'");
+  p.check(f.initAdapter.empty() || f.lora(),
+          "finetune.init_adapter needs finetune.method = \"lora\" (the adapters it fills)");
   if (!f.lora()) return;
   p.check(f.rank >= 1, "finetune.rank must be >= 1, got " + to_string(f.rank));
   p.check(f.alpha > 0, "finetune.alpha must be > 0, got " + number(f.alpha));

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "strata/error.h"
 #include "strata/ops/linear.h"
 
 namespace strata::tensor_parallel {
@@ -37,6 +38,23 @@ LoraWeights loraWeights(const LoraOptions& options, int64_t in, int64_t out,
 at::Tensor loraProduct(const at::Tensor& x, const at::Tensor& a, const at::Tensor& b,
                        const LoraOptions& options) {
   return ops::linear(ops::linear(x, a), b) * options.scale();  // [..., r] -> [..., out']
+}
+
+void mergeLoraAdapters(torch::nn::Module& model, const LoraOptions& options) {
+  torch::NoGradGuard noGrad;
+  auto named = model.named_parameters();
+  const std::string suffixA = std::string(".") + kLoraA;
+  for (const auto& item : named) {
+    const std::string& name = item.key();
+    if (!endsWith(name, suffixA)) continue;
+    std::string module = name.substr(0, name.size() - suffixA.size());
+    at::Tensor* weight = named.find(module + ".weight");
+    at::Tensor* b = named.find(module + "." + kLoraB);
+    if (!weight || !b)
+      throw ConfigError("adapter '" + name + "' has no weight or lora_b beside it");
+    weight->add_(at::matmul(*b, item.value()) * options.scale());  // [out, r] x [r, in]
+    b->zero_();
+  }
 }
 
 }  // namespace strata::tensor_parallel

@@ -198,6 +198,10 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
     trainer.initFrom(c.checkpoint.initFrom);
     if (leader) log << "strata train: initialised from " << c.checkpoint.initFrom << std::endl;
   }
+  if (!resumed && !c.finetune.initAdapter.empty()) {
+    trainer.initAdapter(c.finetune.initAdapter);
+    if (leader) log << "strata train: LoRA adapters from " << c.finetune.initAdapter << std::endl;
+  }
   int64_t first = trainer.stepsDone();
   if (leader) {
     std::filesystem::create_directories(c.train.outDir);

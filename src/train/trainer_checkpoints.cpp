@@ -1,3 +1,4 @@
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <utility>
@@ -8,6 +9,7 @@
 #include "strata/checkpoint/async_checkpoint.h"
 #include "strata/checkpoint/checkpoint.h"
 #include "strata/checkpoint/hugging_face_import.h"
+#include "strata/checkpoint/peft_adapter.h"
 #include "strata/config/config_file.h"
 #include "strata/error.h"
 #include "strata/train/trainer.h"
@@ -105,6 +107,13 @@ void Trainer::initFrom(const std::string& path) {
   const models::ModelSpec& spec = state_->spec;
   loadHuggingFaceWeights(path, rankState(),
                          *models::modelFamily(spec.architecture).huggingFace(spec));
+}
+
+void Trainer::initAdapter(const std::string& dir) {
+  const models::ModelSpec& spec = state_->spec;
+  readAdapterConfig(dir, spec.lora);  // rank, alpha and targets the run's, or ConfigError
+  loadHuggingFaceWeights((std::filesystem::path(dir) / kPeftWeightsFile).string(), rankState(),
+                         *peftAdapterLayout(spec), WeightsOf::kAdapters);
 }
 
 CheckpointInfo Trainer::rollBackPastBadData(const std::string& happened) {

@@ -32,6 +32,7 @@
 #include "strata/inference/generate.h"
 #include "strata/models/model_family.h"
 #include "strata/pipeline/pipeline.h"
+#include "strata/tensor_parallel/lora.h"
 #include "strata/tensor_parallel/sharding.h"
 #include "trainer_test_util.h"
 
@@ -337,6 +338,157 @@ TEST(TransformersReference, LlamaForCausalLMImportsIntoPp2Tp2) {
 
 TEST(TransformersReference, MixtralForCausalLMImportsIntoPp2Tp2) {
   expectImportGivesTransformersModel("mixtral");
+}
+
+// --- LoRA: PEFT's adapters (reference/peft_reference.py) -----------------
+
+void runPeftReference(const std::vector<std::string>& args) {
+  runPythonScript(STRATA_PEFT_REFERENCE, args);
+}
+
+// The LoRA run of transformers' Llama at `base`: the model from its
+// config.json, adapters of rank 4 and alpha 8 on every projection, in
+// pp 2 x tp 2.
+TrainConfig loraRunOf(const std::string& base) {
+  TrainConfig config = tinyConfig();
+  config.parallel.pp = 2;
+  config.parallel.tp = 2;
+  config.checkpoint.initFrom = base;
+  takeModelFromInitFrom(config, {});
+  config.finetune.method = "lora";
+  config.finetune.rank = 4;
+  config.finetune.alpha = 8;
+  config.finetune.targets = {"q", "k", "v", "o", "gate", "up", "down"};
+  return config;
+}
+
+// Each tp rank's share of the last stage's logits, joined: [b, s, vocab].
+torch::Tensor joinedLogits(const std::string& dir, int64_t vocab) {
+  std::vector<torch::Tensor> shares;
+  for (int tp = 0; tp < 2; ++tp)
+    shares.push_back(
+        readSafetensorsIndependently(dir + "/strata-tp" + std::to_string(tp) + ".safetensors")
+            .tensors.at("logits")
+            .value);
+  return torch::cat(shares, 2).narrow(2, 0, vocab).transpose(0, 1);
+}
+
+torch::Tensor idsOf(const nlohmann::json& report) {
+  std::vector<torch::Tensor> rows;
+  for (const auto& row : report["ids"])
+    rows.push_back(torch::tensor(row.get<std::vector<int64_t>>(), torch::kLong));
+  return torch::stack(rows);  // [b, s]
+}
+
+// An adapter PEFT made (every projection, A and B drawn) on transformers'
+// Llama, read with --init-from and --init-adapter into pp 2 x tp 2: the
+// adapted model's logits are PEFT's.
+TEST(PeftReference, PeftAdapterLoadsIntoPp2Tp2) {
+  std::string dir = sharedDir("peft_adapter_import");
+  std::string made = dir + "/made";
+  if (!inRankProcess()) {
+    ASSERT_NO_FATAL_FAILURE(runPeftReference({"make", made}));
+  }
+  nlohmann::json report = readJson(made + "/report.json");
+  torch::Tensor ids = idsOf(report);
+  TrainConfig config = loraRunOf(made + "/model");
+  config.finetune.initAdapter = made + "/adapter";
+  strata::testing::runInProcesses(
+      4,
+      [&](const strata::testing::RankContext&) {
+        Trainer trainer(config, World::init());
+        trainer.initFrom(config.checkpoint.initFrom);
+        trainer.initAdapter(config.finetune.initAdapter);
+        torch::Tensor logits = pipelineLogits(trainer, ids);
+        if (logits.defined())
+          formats::writeSafetensors(
+              dir + "/strata-tp" + std::to_string(trainer.groups().coord.tp) + ".safetensors",
+              {{"logits", logits}}, {});
+      },
+      sharedDirOptions(dir));
+  std::cout << "peft " << report["versions"]["peft"].get<std::string>() << std::endl;
+  torch::Tensor peft =
+      readSafetensorsIndependently(made + "/logits.safetensors").tensors.at("logits").value;
+  expectSameLogits(joinedLogits(dir, config.model.vocab), peft,
+                   "a PEFT adapter on LlamaForCausalLM, in pp 2 x tp 2");
+  // The adapter matters: the base alone gives other logits.
+  torch::Tensor base =
+      readSafetensorsIndependently(made + "/base_logits.safetensors").tensors.at("logits").value;
+  EXPECT_GT((peft - base).abs().max().item<double>(), 100 * kTolerance);
+  removeSharedDir(dir);
+}
+
+// Every adapter shard moved off its start (B begins at zero), alike on the
+// ranks that hold the same shard, as moveOffTheInitialScale moves weights.
+void moveAdapters(const Trainer& trainer) {
+  torch::NoGradGuard noGrad;
+  for (const ParameterShard& shard : trainer.parameterShards()) {
+    if (!tensor_parallel::isLoraParameter(shard.name)) continue;
+    uint64_t seed = std::hash<std::string>{}(shard.name);
+    if (shard.shardDim != tensor_parallel::kReplicated) seed += 1 + trainer.groups().coord.tp;
+    at::Generator generator = at::detail::createCPUGenerator(seed);
+    shard.tensor.add_(0.3 * torch::randn(shard.tensor.sizes(), generator));
+  }
+}
+
+// A LoRA run from transformers' Llama, trained in pp 2 x tp 2, exported with
+// --format peft: PeftModel.from_pretrained on the base gives the
+// checkpoint's logits; exported with --merge-adapter, LlamaForCausalLM alone
+// gives them too.
+TEST(PeftReference, ExportedAdapterRunsInPeftModel) {
+  std::string dir = sharedDir("peft_adapter_export");
+  std::string made = dir + "/made";
+  if (!inRankProcess()) {
+    ASSERT_NO_FATAL_FAILURE(runPeftReference({"make", made}));
+  }
+  TrainConfig config = loraRunOf(made + "/model");
+  config.checkpoint.dir = dir + "/ckpt";
+  strata::testing::runInProcesses(
+      4,
+      [&](const strata::testing::RankContext&) {
+        Trainer trainer(config, World::init());
+        trainer.initFrom(config.checkpoint.initFrom);
+        trainSteps(trainer, 3);
+        moveAdapters(trainer);
+        trainer.saveCheckpoint();
+      },
+      sharedDirOptions(dir));
+  ExportOptions adapter{config.checkpoint.dir, "peft", dir + "/adapter"};
+  exportCheckpoint(adapter);
+  ExportOptions merged{config.checkpoint.dir, "safetensors", dir + "/merged/model.safetensors"};
+  merged.mergeAdapter = true;
+  exportCheckpoint(merged);
+
+  TrainConfig oneProcess = config;
+  oneProcess.parallel = ParallelConfig{};
+  torch::nn::Sequential model = oneProcessModel(oneProcess, checkpointWeightsOf(dir, oneProcess));
+  at::Generator generator = at::detail::createCPUGenerator(5);
+  torch::Tensor ids = torch::randint(0, config.model.vocab, {2, 16}, generator, torch::kLong);
+  std::vector<std::vector<int64_t>> rows;
+  for (int64_t b = 0; b < ids.size(0); ++b) {
+    torch::Tensor row = ids[b].contiguous();
+    rows.emplace_back(row.data_ptr<int64_t>(), row.data_ptr<int64_t>() + row.numel());
+  }
+  std::ofstream(dir + "/ids.json") << nlohmann::json(rows).dump();
+  ASSERT_NO_FATAL_FAILURE(runPeftReference(
+      {"run", made + "/model", dir + "/adapter", dir + "/ids.json", dir + "/peft"}));
+  nlohmann::json report = readJson(dir + "/peft/report.json");
+  EXPECT_EQ(report["adapter_keys"].size(), 2u * 7u * config.model.layers);
+  EXPECT_TRUE(report["missing"].empty()) << report["missing"].dump();
+  EXPECT_TRUE(report["unexpected"].empty()) << report["unexpected"].dump();
+
+  torch::NoGradGuard noGrad;
+  torch::Tensor strata = model->forward(ids).transpose(0, 1);  // [b, s, V]
+  auto logitsAt = [](const std::string& path) {
+    return readSafetensorsIndependently(path).tensors.at("logits").value;
+  };
+  expectSameLogits(strata, logitsAt(dir + "/peft/logits.safetensors"),
+                   "Strata's adapter (pp 2 x tp 2) in PeftModel");
+  ASSERT_NO_FATAL_FAILURE(
+      runReference({"export", dir + "/merged", dir + "/ids.json", dir + "/transformers"}));
+  expectSameLogits(strata, logitsAt(dir + "/transformers/logits.safetensors"),
+                   "the merged export in LlamaForCausalLM");
+  removeSharedDir(dir);
 }
 
 }  // namespace

@@ -12,7 +12,10 @@
 // Throws CheckpointError for a checkpoint that is incomplete, format 1, or
 // of an architecture without a Hugging Face equivalent (strata: its exact
 // GELU means something else in GPT-2 implementations), ConfigError for a
-// format other than safetensors. Nothing blocks but the file I/O.
+// format other than safetensors and peft, for a LoRA checkpoint asked for
+// safetensors without mergeAdapter (its adapters would be lost), and for
+// peft or mergeAdapter on a checkpoint without adapters. Nothing blocks but
+// the file I/O.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +26,13 @@ namespace strata::train {
 
 struct ExportOptions {
   std::string checkpoint;  // a checkpoint folder (its latest complete step) or a step directory
+  // "safetensors": the model; "peft": a LoRA run's adapters alone, in PEFT's
+  // format (peft_adapter.h), into the folder `out`.
   std::string format = "safetensors";
-  std::string out;  // MODEL.safetensors; config.json goes next to it
+  std::string out;  // MODEL.safetensors; config.json goes next to it (peft: a folder)
+  // A LoRA run's adapters folded into the weights (W += alpha / r B A): a
+  // plain model. A LoRA checkpoint exports as safetensors only so.
+  bool mergeAdapter = false;
   // Shards of at most this many bytes (MODEL-0000N-of-0000M.safetensors and
   // MODEL.safetensors.index.json) when the model is larger; 0: one file.
   int64_t maxShardBytes = 0;

@@ -22,9 +22,15 @@
 
 namespace strata::train {
 
+// Which of a rank's parameters the files hold: the model's (every one but
+// LoRA adapters, which keep their values), or the adapters alone (PEFT's
+// files, peft_adapter.h).
+enum class WeightsOf { kModel, kAdapters };
+
 // Fills `state.parameters` (float32) at `state.tpRank` from the weights at
 // `path`, laid out as `layout` says.
 void loadHuggingFaceWeights(const std::string& path, const RankState& state,
-                            const models::HuggingFaceLayout& layout);
+                            const models::HuggingFaceLayout& layout,
+                            WeightsOf weights = WeightsOf::kModel);
 
 }  // namespace strata::train

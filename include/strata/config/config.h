@@ -204,6 +204,10 @@ struct FinetuneConfig {
   // The projections that carry adapters: q, k, v, o (attention), gate, up,
   // down (the dense SwiGLU MLP).
   std::vector<std::string> targets = {"q", "v"};
+  // A PEFT adapter folder (adapter_model.safetensors, adapter_config.json)
+  // to start the adapters from instead of B = 0; empty: none. A resumed
+  // checkpoint wins, as over checkpoint.init_from.
+  std::string initAdapter;
 
   bool lora() const { return method == "lora"; }
 };

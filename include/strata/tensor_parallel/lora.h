@@ -20,6 +20,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <torch/nn/module.h>
 
 #include <cstdint>
 #include <set>
@@ -71,5 +72,11 @@ LoraWeights loraWeights(const LoraOptions& options, int64_t in, int64_t out,
 // x [..., in'] -> [..., out'], with the shards a layer holds.
 at::Tensor loraProduct(const at::Tensor& x, const at::Tensor& a, const at::Tensor& b,
                        const LoraOptions& options);
+
+// Folds every adapter of a whole (tp 1) model into its weight,
+// W += (alpha / r) B A, and removes nothing: the model computes the same
+// with its adapters zeroed after (they are set to B = 0). For exporting a
+// fine-tuned model as a plain one.
+void mergeLoraAdapters(torch::nn::Module& model, const LoraOptions& options);
 
 }  // namespace strata::tensor_parallel

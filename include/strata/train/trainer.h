@@ -116,6 +116,11 @@ class Trainer {
   // rank reads the same file and checks all of it alike. Throws
   // SafetensorsError for a file that does not fit the model.
   void initFrom(const std::string& safetensorsPath);
+  // LoRA: this rank's adapter shards from a PEFT adapter folder
+  // (peft_adapter.h), which must have the run's rank, alpha and targets
+  // (ConfigError naming the difference); the optimizer starts fresh. Not
+  // collective, like initFrom; SafetensorsError for files that do not fit.
+  void initAdapter(const std::string& dir);
   // After steps that went wrong (non-finite values, a loss spike): the
   // model, optimizer and step count of the latest complete checkpoint, with
   // the training data left where it is, so that training goes on past the
