@@ -7,6 +7,7 @@
 #include "checkpoint/parameter_index.h"
 #include "runtime/shape_communicator.h"
 #include "strata/checkpoint/hugging_face_import.h"
+#include "strata/checkpoint/peft_adapter.h"
 #include "strata/config/init_from_model.h"
 #include "strata/config/model_spec.h"
 #include "strata/data/tokenizer.h"
@@ -54,7 +55,8 @@ torch::nn::Sequential loadWholeModel(const IndexedCheckpoint& opened) {
   return built.model;
 }
 
-torch::nn::Sequential loadHuggingFaceModel(const std::string& weights, TrainConfig& config) {
+torch::nn::Sequential loadHuggingFaceModel(const std::string& weights, TrainConfig& config,
+                                           const std::string& adapter) {
   if (!std::filesystem::exists(weights))
     throw ConfigError("Hugging Face weights '" + weights + "' do not exist");
   if (!std::filesystem::exists(huggingFaceConfigOf(weights)))
@@ -63,10 +65,25 @@ torch::nn::Sequential loadHuggingFaceModel(const std::string& weights, TrainConf
   config = TrainConfig{};
   config.checkpoint.initFrom = weights;
   takeModelFromInitFrom(config, {});
+  if (!adapter.empty()) {
+    if (config.model.architecture != kLlamaArchitecture)
+      throw ConfigError("--adapter: LoRA adapters are read for Llama-family weights; '" + weights +
+                        "' is " + config.model.architecture);
+    tensor_parallel::LoraConfig lora = readAdapterConfig(adapter);
+    config.finetune.method = "lora";
+    config.finetune.rank = lora.adapter.rank;
+    config.finetune.alpha = lora.adapter.alpha;
+    config.finetune.targets = {lora.targets.begin(), lora.targets.end()};
+  }
   OneProcessModel built = buildOneProcess(config);
   models::ModelSpec spec = modelSpecOf(config);
+  models::ModelSpec base = spec;
+  base.lora = {};
   loadHuggingFaceWeights(weights, built.state,
-                         *models::modelFamily(spec.architecture).huggingFace(spec));
+                         *models::modelFamily(spec.architecture).huggingFace(base));
+  if (!adapter.empty())
+    loadHuggingFaceWeights((std::filesystem::path(adapter) / kPeftWeightsFile).string(),
+                           built.state, *peftAdapterLayout(spec), WeightsOf::kAdapters);
   return built.model;
 }
 
@@ -86,7 +103,8 @@ std::string weightsTokenizer(const std::string& weights, const std::string& toke
 }  // namespace
 
 torch::nn::Sequential loadInferenceModel(const std::string& checkpoint, const std::string& weights,
-                                         const std::string& tokenizer, TrainConfig& config) {
+                                         const std::string& tokenizer, TrainConfig& config,
+                                         const std::string& adapter) {
   if (checkpoint.empty() == weights.empty())
     throw ConfigError(
         "give one of --checkpoint (a training checkpoint) and --weights (Hugging "
@@ -95,11 +113,13 @@ torch::nn::Sequential loadInferenceModel(const std::string& checkpoint, const st
   if (!checkpoint.empty()) {
     if (!tokenizer.empty())
       throw ConfigError("--tokenizer is for --weights: a checkpoint's run names its tokenizer");
+    if (!adapter.empty())
+      throw ConfigError("--adapter is for --weights: a LoRA run's checkpoint holds its adapters");
     IndexedCheckpoint opened = openIndexedCheckpoint(checkpoint);
     config = opened.config;
     model = loadWholeModel(opened);
   } else {
-    model = loadHuggingFaceModel(weights, config);
+    model = loadHuggingFaceModel(weights, config, adapter);
     config.data.tokenizer = weightsTokenizer(weights, tokenizer);
   }
   model->eval();

@@ -35,7 +35,10 @@ torch::nn::Sequential loadWholeModel(const IndexedCheckpoint& opened);
 // (hugging_face_import.h); `config` receives that model. Throws ConfigError
 // when there is no config.json or it describes what Strata does not
 // compute, SafetensorsError when the files do not fit it.
-torch::nn::Sequential loadHuggingFaceModel(const std::string& weights, TrainConfig& config);
+// With `adapter`, a PEFT LoRA adapter folder (peft_adapter.h), the model
+// carries its adapters (config.finetune says which) and runs with them.
+torch::nn::Sequential loadHuggingFaceModel(const std::string& weights, TrainConfig& config,
+                                           const std::string& adapter = "");
 
 // The model `strata generate` and `strata eval` run, in eval mode: the whole
 // model of a checkpoint (the latest complete one under `checkpoint`, or that
@@ -43,9 +46,10 @@ torch::nn::Sequential loadHuggingFaceModel(const std::string& weights, TrainConf
 // given. `config` receives the run's configuration, its data.tokenizer the
 // one to use: the run's, or with weights `tokenizer` (tokenizer.h's forms)
 // or else the one in the weights' folder (tokenizerIn). Throws ConfigError
-// for neither or both, a tokenizer given with a checkpoint, or weights
-// without one; otherwise as the loaders above.
+// for neither or both, a tokenizer or adapter given with a checkpoint, or
+// weights without a tokenizer; otherwise as the loaders above.
 torch::nn::Sequential loadInferenceModel(const std::string& checkpoint, const std::string& weights,
-                                         const std::string& tokenizer, TrainConfig& config);
+                                         const std::string& tokenizer, TrainConfig& config,
+                                         const std::string& adapter = "");
 
 }  // namespace strata::train

@@ -23,7 +23,7 @@ struct EvalFlags {
 
 void addFlags(CLI::App& command, EvalFlags& f) {
   train::EvalOptions& o = f.options;
-  addModelSourceFlags(command, &o.checkpoint, &o.weights, &o.tokenizer);
+  addModelSourceFlags(command, &o.checkpoint, &o.weights, &o.tokenizer, &o.adapter);
   addTextFlag(command, "--data-files", &f.files,
               "UTF-8 files to evaluate on, concatenated (comma-separated)");
   addTextFlag(command, "--data-prepared", &o.prepared,

@@ -12,7 +12,7 @@ namespace strata {
 namespace {
 
 void addFlags(CLI::App& command, train::GenerateOptions& o) {
-  addModelSourceFlags(command, &o.checkpoint, &o.weights, &o.tokenizer);
+  addModelSourceFlags(command, &o.checkpoint, &o.weights, &o.tokenizer, &o.adapter);
   addTextFlag(command, "--prompt", &o.prompt, "text to continue");
   addIntFlag(command, "--tokens", &o.tokens, "tokens to generate (bytes with the byte tokenizer)",
              0);

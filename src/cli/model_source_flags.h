@@ -11,7 +11,7 @@
 namespace strata {
 
 inline void addModelSourceFlags(CLI::App& command, std::string* checkpoint, std::string* weights,
-                                std::string* tokenizer) {
+                                std::string* tokenizer, std::string* adapter) {
   addTextFlag(command, "--checkpoint", checkpoint,
               "checkpoint directory (its latest complete step)");
   addTextFlag(command, "--weights", weights,
@@ -20,6 +20,9 @@ inline void addModelSourceFlags(CLI::App& command, std::string* checkpoint, std:
   addTextFlag(command, "--tokenizer", tokenizer,
               "with --weights: the tokenizer, as strata train takes it (default: the one in the "
               "weights' folder)");
+  addTextFlag(command, "--adapter", adapter,
+              "with --weights: a PEFT LoRA adapter folder (adapter_model.safetensors and "
+              "adapter_config.json) to run them with");
 }
 
 }  // namespace strata

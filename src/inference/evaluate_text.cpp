@@ -54,7 +54,8 @@ EvalResult evaluateText(const EvalOptions& o,
                         const std::function<void(int64_t, int64_t)>& progress) {
   checkOptions(o);
   TrainConfig config;
-  torch::nn::Sequential model = loadInferenceModel(o.checkpoint, o.weights, o.tokenizer, config);
+  torch::nn::Sequential model =
+      loadInferenceModel(o.checkpoint, o.weights, o.tokenizer, config, o.adapter);
   std::unique_ptr<Tokenizer> tokenizer = makeTokenizer(config.data.tokenizer);
   EvalResult result;
   result.seqLen = sequenceLength(o, config);

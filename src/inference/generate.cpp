@@ -87,7 +87,8 @@ std::string generateText(const GenerateOptions& o, const TextSink& onText) {
     throw ConfigError("--tokens must not be negative, got " + std::to_string(o.tokens));
   checkSampling(o.sampling);
   TrainConfig config;
-  torch::nn::Sequential model = loadInferenceModel(o.checkpoint, o.weights, o.tokenizer, config);
+  torch::nn::Sequential model =
+      loadInferenceModel(o.checkpoint, o.weights, o.tokenizer, config, o.adapter);
 
   std::unique_ptr<Tokenizer> tokenizer = makeTokenizer(config.data.tokenizer);
   const int64_t vocab = std::min(tokenizer->vocabSize(), config.model.vocab);

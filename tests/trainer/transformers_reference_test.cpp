@@ -382,7 +382,8 @@ torch::Tensor idsOf(const nlohmann::json& report) {
 
 // An adapter PEFT made (every projection, A and B drawn) on transformers'
 // Llama, read with --init-from and --init-adapter into pp 2 x tp 2: the
-// adapted model's logits are PEFT's.
+// adapted model's logits are PEFT's, and `strata generate --adapter`
+// continues a prompt as PEFT's model does.
 TEST(PeftReference, PeftAdapterLoadsIntoPp2Tp2) {
   std::string dir = sharedDir("peft_adapter_import");
   std::string made = dir + "/made";
@@ -415,6 +416,23 @@ TEST(PeftReference, PeftAdapterLoadsIntoPp2Tp2) {
   torch::Tensor base =
       readSafetensorsIndependently(made + "/base_logits.safetensors").tensors.at("logits").value;
   EXPECT_GT((peft - base).abs().max().item<double>(), 100 * kTolerance);
+
+  // strata generate --weights BASE --adapter ADAPTER continues the prompt as
+  // PEFT's model does, greedily.
+  GenerateOptions greedy;
+  greedy.weights = made + "/model";
+  greedy.adapter = made + "/adapter";
+  greedy.tokenizer = "byte";
+  greedy.prompt = report["prompt"].get<std::string>();
+  std::vector<int64_t> expected = report["generated"].get<std::vector<int64_t>>();
+  greedy.tokens = static_cast<int64_t>(expected.size());
+  std::string text = generateText(greedy);
+  std::vector<int64_t> generated;
+  for (size_t i = greedy.prompt.size(); i < text.size(); ++i)
+    generated.push_back(static_cast<unsigned char>(text[i]));
+  std::cout << "greedy with the adapter: Strata " << nlohmann::json(generated) << ", PEFT "
+            << nlohmann::json(expected) << std::endl;
+  EXPECT_EQ(generated, expected);
   removeSharedDir(dir);
 }
 

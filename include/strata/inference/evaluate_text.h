@@ -29,6 +29,7 @@ struct EvalOptions {
   std::string checkpoint;          // a checkpoint directory, or a step directory in one
   std::string weights;             // or Hugging Face weights, as GenerateOptions has them
   std::string tokenizer;           // with weights: as GenerateOptions has it
+  std::string adapter;             // with weights: as GenerateOptions has it
   std::vector<std::string> files;  // UTF-8 text
   std::string prepared;            // or the PREFIX of a prepared dataset
   int64_t seqLen = 0;              // 0: the run's train.seq_len, or with weights the context

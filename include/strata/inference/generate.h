@@ -46,6 +46,9 @@ struct GenerateOptions {
   // the weights' folder (tokenizerIn: tokenizer.json, tokenizer.model, or
   // vocab.json and merges.txt). A checkpoint's run names its own.
   std::string tokenizer;
+  // With `weights`: a PEFT LoRA adapter folder (checkpoint/peft_adapter.h)
+  // to run them with; "" for none. A LoRA run's checkpoint holds its own.
+  std::string adapter;
   std::string prompt = "\n";
   int64_t tokens = 200;  // tokens to generate (bytes with the byte tokenizer)
   Sampling sampling;

@@ -12,7 +12,8 @@ python peft_reference.py make OUT_DIR
     OUT_DIR/logits.safetensors ("logits" [2, 16, vocab], float32, the adapted
     model's on report.json's ids), OUT_DIR/base_logits.safetensors (the base
     model's) and OUT_DIR/report.json ({"versions", "ids",
-    "adapter_config": what PEFT wrote}).
+    "adapter_config": what PEFT wrote, "prompt" and "generated": the ids
+    greedy generate() of the adapted model appends to the prompt's bytes}).
 
 python peft_reference.py run BASE ADAPTER IDS_JSON OUT_DIR
     Loads the Llama at BASE with transformers and the adapter at ADAPTER with
@@ -63,6 +64,13 @@ def make(out_dir):
     report = json.loads((out_dir / "report.json").read_text())
     ids = torch.tensor(report["ids"], dtype=torch.long)
     save_file({"logits": logits_of(model, ids)}, str(out_dir / "logits.safetensors"))
+    prompt = torch.tensor([list(ref.PROMPT.encode())], dtype=torch.long)
+    with torch.no_grad():
+        generated = model.generate(
+            input_ids=prompt, attention_mask=torch.ones_like(prompt),
+            max_new_tokens=ref.NEW_TOKENS, do_sample=False,
+            suppress_tokens=list(range(ref.BYTES, ref.VOCAB)))
+    report["generated"] = generated[0, prompt.shape[1]:].tolist()
     report["versions"] = versions()
     report["adapter_config"] = json.loads((out_dir / "adapter" / "adapter_config.json").read_text())
     (out_dir / "report.json").write_text(json.dumps(report, indent=1))
