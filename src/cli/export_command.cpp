@@ -29,7 +29,7 @@ Subcommand addExportCommand(CLI::App& strata, std::ostream& out) {
   addTextFlag(*command, "--out", &o->out,
               "the .safetensors file to write (peft: the folder to write into)")
       ->required();
-  addSwitch(*command, "--merge-adapter", &o->mergeAdapter,
+  addSwitch(*command, "merge-adapter", &o->mergeAdapter,
             "fold a LoRA run's adapters into the weights and write a plain model");
   addIntFlag(*command, "--max-shard-mb", shardMegabytes.get(),
              "shard the weights into files of at most this many MB (0: one file)", 0,
