@@ -13,4 +13,5 @@
 #include "strata/checkpoint/hugging_face_import.h"
 #include "strata/checkpoint/inspect.h"
 #include "strata/checkpoint/lr_state.h"
+#include "strata/checkpoint/peft_adapter.h"
 #include "strata/checkpoint/tensor_index.h"

@@ -7,5 +7,6 @@
 
 #include "strata/context_parallel/all_to_all_attention.h"
 #include "strata/context_parallel/context_parallel.h"
+#include "strata/context_parallel/packed_documents.h"
 #include "strata/context_parallel/ring_attention.h"
 #include "strata/context_parallel/sequence_layout.h"

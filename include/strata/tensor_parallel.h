@@ -14,6 +14,7 @@
 #include "strata/tensor_parallel/init.h"
 #include "strata/tensor_parallel/kv_cache.h"
 #include "strata/tensor_parallel/layer_norm.h"
+#include "strata/tensor_parallel/lora.h"
 #include "strata/tensor_parallel/parallel_attention.h"
 #include "strata/tensor_parallel/parallel_mlp.h"
 #include "strata/tensor_parallel/rms_norm.h"

@@ -258,6 +258,43 @@ torch::Tensor pipelineLogits(const Trainer& trainer, const torch::Tensor& ids) {
   return logits;
 }
 
+// Each tp rank's share of the last stage's logits, joined: [b, s, vocab].
+torch::Tensor joinedLogits(const std::string& dir, int64_t vocab) {
+  std::vector<torch::Tensor> shares;
+  for (int tp = 0; tp < 2; ++tp)
+    shares.push_back(
+        readSafetensorsIndependently(dir + "/strata-tp" + std::to_string(tp) + ".safetensors")
+            .tensors.at("logits")
+            .value);
+  return torch::cat(shares, 2).narrow(2, 0, vocab).transpose(0, 1);
+}
+
+torch::Tensor idsOf(const nlohmann::json& report) {
+  std::vector<torch::Tensor> rows;
+  for (const auto& row : report["ids"])
+    rows.push_back(torch::tensor(row.get<std::vector<int64_t>>(), torch::kLong));
+  return torch::stack(rows);  // [b, s]
+}
+
+// `greedy` (weights, maybe an adapter) at temperature 0 with the byte
+// tokenizer continues report.json's prompt with its "generated" ids, what
+// `by` (transformers or PEFT) generated greedily.
+void expectGreedyContinuation(GenerateOptions greedy, const nlohmann::json& report,
+                              const std::string& by) {
+  greedy.tokenizer = "byte";
+  greedy.prompt = report["prompt"].get<std::string>();
+  std::vector<int64_t> expected = report["generated"].get<std::vector<int64_t>>();
+  greedy.tokens = static_cast<int64_t>(expected.size());
+  std::string text = generateText(greedy);
+  std::vector<int64_t> generated;
+  for (size_t i = greedy.prompt.size(); i < text.size(); ++i)
+    generated.push_back(static_cast<unsigned char>(text[i]));
+  std::cout << "greedy after '" << greedy.prompt << "': Strata " << nlohmann::json(generated)
+            << ", " << by << " " << nlohmann::json(expected) << std::endl;
+  EXPECT_EQ(text.substr(0, greedy.prompt.size()), greedy.prompt);
+  EXPECT_EQ(generated, expected);
+}
+
 // transformers' model of `family` (transformers_reference.py make) read with
 // --init-from, as `strata train --init-from FOLDER` reads it with no model
 // flags: the model from its config.json, the weights into pp 2 x tp 2 (four
@@ -271,11 +308,8 @@ void expectImportGivesTransformersModel(const std::string& family) {
     ASSERT_NO_FATAL_FAILURE(runReference({"make", family, made}));
   }
   nlohmann::json report = readJson(made + "/report.json");
-  std::vector<torch::Tensor> rows;
-  for (const auto& row : report["ids"])
-    rows.push_back(torch::tensor(row.get<std::vector<int64_t>>(), torch::kLong));
-  torch::Tensor ids = torch::stack(rows);  // [b, s]
-  TrainConfig config = tinyConfig();       // the run: batches, 16-token windows
+  torch::Tensor ids = idsOf(report);  // [b, s]
+  TrainConfig config = tinyConfig();  // the run: batches, 16-token windows
   config.parallel.pp = 2;
   config.parallel.tp = 2;
   config.checkpoint.initFrom = folder;
@@ -295,15 +329,7 @@ void expectImportGivesTransformersModel(const std::string& family) {
         }
       },
       sharedDirOptions(dir));
-  std::vector<torch::Tensor> shares;
-  for (int tp = 0; tp < 2; ++tp) {
-    shares.push_back(
-        readSafetensorsIndependently(dir + "/strata-tp" + std::to_string(tp) + ".safetensors")
-            .tensors.at("logits")
-            .value);
-  }
-  torch::Tensor strata =
-      torch::cat(shares, 2).narrow(2, 0, config.model.vocab).transpose(0, 1);  // [b, s, V]
+  torch::Tensor strata = joinedLogits(dir, config.model.vocab);  // [b, s, V]
   torch::Tensor transformers =
       readSafetensorsIndependently(made + "/logits.safetensors").tensors.at("logits").value;
   expectSameLogits(strata, transformers,
@@ -311,18 +337,7 @@ void expectImportGivesTransformersModel(const std::string& family) {
 
   GenerateOptions greedy;
   greedy.weights = folder;
-  greedy.tokenizer = "byte";
-  greedy.prompt = report["prompt"].get<std::string>();
-  std::vector<int64_t> expected = report["generated"].get<std::vector<int64_t>>();
-  greedy.tokens = static_cast<int64_t>(expected.size());
-  std::string text = generateText(greedy);
-  std::vector<int64_t> generated;
-  for (size_t i = greedy.prompt.size(); i < text.size(); ++i)
-    generated.push_back(static_cast<unsigned char>(text[i]));
-  std::cout << "greedy after '" << greedy.prompt << "': Strata " << nlohmann::json(generated)
-            << ", transformers " << nlohmann::json(expected) << std::endl;
-  EXPECT_EQ(text.substr(0, greedy.prompt.size()), greedy.prompt);
-  EXPECT_EQ(generated, expected);
+  expectGreedyContinuation(greedy, report, "transformers");
   removeSharedDir(dir);
 }
 
@@ -360,24 +375,6 @@ TrainConfig loraRunOf(const std::string& base) {
   config.finetune.alpha = 8;
   config.finetune.targets = {"q", "k", "v", "o", "gate", "up", "down"};
   return config;
-}
-
-// Each tp rank's share of the last stage's logits, joined: [b, s, vocab].
-torch::Tensor joinedLogits(const std::string& dir, int64_t vocab) {
-  std::vector<torch::Tensor> shares;
-  for (int tp = 0; tp < 2; ++tp)
-    shares.push_back(
-        readSafetensorsIndependently(dir + "/strata-tp" + std::to_string(tp) + ".safetensors")
-            .tensors.at("logits")
-            .value);
-  return torch::cat(shares, 2).narrow(2, 0, vocab).transpose(0, 1);
-}
-
-torch::Tensor idsOf(const nlohmann::json& report) {
-  std::vector<torch::Tensor> rows;
-  for (const auto& row : report["ids"])
-    rows.push_back(torch::tensor(row.get<std::vector<int64_t>>(), torch::kLong));
-  return torch::stack(rows);  // [b, s]
 }
 
 // An adapter PEFT made (every projection, A and B drawn) on transformers'
@@ -422,17 +419,7 @@ TEST(PeftReference, PeftAdapterLoadsIntoPp2Tp2) {
   GenerateOptions greedy;
   greedy.weights = made + "/model";
   greedy.adapter = made + "/adapter";
-  greedy.tokenizer = "byte";
-  greedy.prompt = report["prompt"].get<std::string>();
-  std::vector<int64_t> expected = report["generated"].get<std::vector<int64_t>>();
-  greedy.tokens = static_cast<int64_t>(expected.size());
-  std::string text = generateText(greedy);
-  std::vector<int64_t> generated;
-  for (size_t i = greedy.prompt.size(); i < text.size(); ++i)
-    generated.push_back(static_cast<unsigned char>(text[i]));
-  std::cout << "greedy with the adapter: Strata " << nlohmann::json(generated) << ", PEFT "
-            << nlohmann::json(expected) << std::endl;
-  EXPECT_EQ(generated, expected);
+  expectGreedyContinuation(greedy, report, "PEFT");
   removeSharedDir(dir);
 }
 

@@ -30,12 +30,12 @@ struct ExportOptions {
   // format (peft_adapter.h), into the folder `out`.
   std::string format = "safetensors";
   std::string out;  // MODEL.safetensors; config.json goes next to it (peft: a folder)
-  // A LoRA run's adapters folded into the weights (W += alpha / r B A): a
-  // plain model. A LoRA checkpoint exports as safetensors only so.
-  bool mergeAdapter = false;
   // Shards of at most this many bytes (MODEL-0000N-of-0000M.safetensors and
   // MODEL.safetensors.index.json) when the model is larger; 0: one file.
   int64_t maxShardBytes = 0;
+  // A LoRA run's adapters folded into the weights (W += alpha / r B A): a
+  // plain model. A LoRA checkpoint exports as safetensors only so.
+  bool mergeAdapter = false;
 };
 
 struct ExportedFiles {
