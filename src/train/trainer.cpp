@@ -29,6 +29,7 @@
 #include "strata/util/toml.h"
 #include "train/fully_sharded_training.h"
 #include "train/moe_training.h"
+#include "train/packed_batch.h"
 #include "train/trainer_state.h"
 
 namespace strata::train {
@@ -156,33 +157,6 @@ void freezeAllButAdapters(torch::nn::Module& model) {
   for (auto& item : model.named_parameters())
     item.value().requires_grad_(tensor_parallel::isLoraParameter(item.key()));
 }
-
-// With packed documents: the batch's documents set, and each micro-batch's
-// selected before its forward (the whole sequences' on every rank, cp
-// ranks included: attention takes its share of them where it needs one).
-pipeline::StepHooks documentHooks(Trainer::State& s, const Batch& batch, int64_t microBatches) {
-  pipeline::StepHooks hooks;
-  if (!s.documents) return hooks;
-  s.documents->setBatch(batch.segments, static_cast<int>(microBatches));
-  hooks.beforeForward = [documents = s.documents.get()](int m) { documents->select(m); };
-  return hooks;
-}
-
-// Clears the batch's documents when a step or evaluation ends, however it
-// ends, so that no later forward (a profile, sampling) reads them.
-class SelectedDocuments {
- public:
-  explicit SelectedDocuments(context_parallel::PackedDocuments* documents)
-      : documents_(documents) {}
-  ~SelectedDocuments() {
-    if (documents_) documents_->clear();
-  }
-  SelectedDocuments(const SelectedDocuments&) = delete;
-  SelectedDocuments& operator=(const SelectedDocuments&) = delete;
-
- private:
-  context_parallel::PackedDocuments* documents_;
-};
 
 // A measured cut times stand-ins, so that no rank builds the whole model to
 // measure it: the embedding, the head and the first block of each kind
@@ -435,7 +409,7 @@ double Trainer::runBatch(const Batch& batch) {
   // due; from there the buckets reduce as they fill, during the last
   // micro-batch's backward (of each model chunk, when the rank runs several).
   AccumulateOnly accumulate(s);
-  pipeline::StepHooks hooks = documentHooks(s, batch, config_.microBatches());
+  pipeline::StepHooks hooks = packedDocumentHooks(s.documents.get(), batch, config_.microBatches());
   hooks.beforeLastWeightGradients = [&s] { startSyncOf(s, Trainer::State::kEveryStage); };
   hooks.beforeStageLastWeightGradients = [&s](int stage) { startSyncOf(s, stage); };
   countTargets(s, batch.target, config_.microBatches());
@@ -513,7 +487,8 @@ double Trainer::evaluate(int64_t batches) {
   for (int64_t i = 0; i < batches; ++i) {
     Batch batch = s.validationData->next();
     countTargets(s, batch.target, config_.microBatches());
-    pipeline::StepHooks hooks = documentHooks(s, batch, config_.microBatches());
+    pipeline::StepHooks hooks =
+        packedDocumentHooks(s.documents.get(), batch, config_.microBatches());
     SelectedDocuments selected(s.documents.get());
     sum += s.pipeline->evaluate(s.localTokens(batch.input), s.localTokens(batch.target), s.lossFn,
                                 hooks);
