@@ -29,6 +29,8 @@ struct PlanOptions {
   std::string architecture;  // "": the model's own
   std::optional<int64_t> layers, hidden, heads, ffn, vocab, seqLen, kvHeads, globalBatch;
   std::optional<int64_t> experts, topK, expertFfn, sharedExperts, moeEvery;
+  std::string finetune, loraTargets;
+  std::optional<int64_t> loraRank;
   int64_t nodes = 0, top = 5, maxCp = 0, maxEp = 0;
   double tokens = 0, efficiency = 0;
   bool explain = false, json = false, allowCrossNodeTp = false, evenStages = false;
@@ -81,6 +83,14 @@ void addModelFlags(CLI::App& command, PlanOptions& o) {
                      "many as heads; llama only)",
                      "the model's", 0, kIntMax);
   addMoeFlags(command, o);
+  addTextFlag(command, "--finetune", &o.finetune,
+              "full (every weight trains) or lora (adapters on a frozen base; llama only); "
+              "default --config's, else full");
+  addOptionalIntFlag(command, "--lora-rank", &o.loraRank, "the LoRA adapters' rank r",
+                     "--config's, else 8", 1, kIntMax);
+  addTextFlag(command, "--lora-targets", &o.loraTargets,
+              "projections that carry adapters, comma-separated: q, k, v, o, gate, up, down "
+              "(default --config's, else q,v)");
 }
 
 void addFlags(CLI::App& command, PlanOptions& o) {
@@ -139,6 +149,9 @@ PlanRequest requestOf(const PlanOptions& o, bool modelGiven, ConfigModelReader i
   r.sizes.expertFfn = narrow(o.expertFfn);
   r.sizes.sharedExperts = narrow(o.sharedExperts);
   r.sizes.moeEvery = narrow(o.moeEvery);
+  r.finetune = o.finetune;
+  r.loraRank = narrow(o.loraRank);
+  r.loraTargets = o.loraTargets;
   r.cluster = o.cluster;
   r.clusterFile = o.clusterFile;
   r.nodes = static_cast<int>(o.nodes);
@@ -363,6 +376,16 @@ std::string describe(const plan::TrainingJob& job) {
   s << "strata plan: " << m.name << " (" << countText(m) << ": " << shapeText(m) << ") on "
     << job.cluster.nodes << " x " << job.cluster.name << " (" << job.cluster.totalDevices() << " x "
     << job.cluster.device.name << "), global batch " << job.globalBatch << "\n";
+  if (m.lora.enabled) {
+    std::vector<std::string> names = plan::loraTargetNames();
+    std::string targets;
+    for (plan::LoraTarget t : m.lora.targets)
+      targets += (targets.empty() ? "" : ", ") + names[static_cast<size_t>(t)];
+    s << "LoRA: rank " << m.lora.rank << " adapters on " << targets << ", "
+      << parameterText(m.layers * plan::loraLayerParameters(m, 1))
+      << " parameters trained; the base frozen (its weights alone: no gradients or optimizer "
+         "state)\n";
+  }
   return s.str();
 }
 

@@ -1,5 +1,6 @@
 #include "plan_job.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -64,6 +65,39 @@ plan::Cluster cluster(const PlanRequest& r) {
   return c;
 }
 
+std::vector<std::string> commaSeparated(const std::string& text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = std::min(text.find(',', start), text.size());
+    items.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return items;
+}
+
+// --finetune, --lora-rank and --lora-targets over the model's (a config's
+// [finetune], else full fine-tuning), validated as strata train would.
+void applyFinetune(const PlanRequest& r, plan::ModelDesc& model) {
+  if (!r.finetune.empty()) {
+    if (r.finetune != "full" && r.finetune != "lora")
+      throw plan::PlanError("--finetune must be full or lora, got '" + r.finetune + "'");
+    model.lora.enabled = r.finetune == "lora";
+  }
+  bool loraFlags = r.loraRank || !r.loraTargets.empty();
+  if (loraFlags && !model.lora.enabled)
+    throw plan::PlanError(
+        "--lora-rank and --lora-targets describe LoRA adapters: add --finetune lora (or use a "
+        "config with finetune.method = \"lora\")");
+  if (r.loraRank) model.lora.rank = *r.loraRank;
+  if (!r.loraTargets.empty()) {
+    model.lora.targets.clear();
+    for (const std::string& name : commaSeparated(r.loraTargets))
+      model.lora.targets.push_back(plan::loraTargetOf(name));
+  }
+  model.validate();
+}
+
 }  // namespace
 
 PlannedJob makePlannedJob(const PlanRequest& r) {
@@ -77,6 +111,7 @@ PlannedJob makePlannedJob(const PlanRequest& r) {
   plan::TrainingJob& job = planned.job;
   if (!r.profile.empty()) job.profile = plan::loadProfileFile(r.profile);
   job.model = plan::overrideSizes(baseModel(r, config, job.profile), r.sizes);
+  applyFinetune(r, job.model);
   job.globalBatch = r.globalBatch.value_or(config ? config->globalBatch : kDefaultGlobalBatch);
   if (config) {
     job.dtype = config->dtype;

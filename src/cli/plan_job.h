@@ -37,6 +37,11 @@ struct PlanRequest {
   std::optional<std::string> model;  // --model
   std::string config, profile;       // --config, --profile ("": none)
   plan::ModelOverrides sizes;        // --layers, ..., --architecture, --kv-heads, --moe-*
+  // --finetune ("full" or "lora"), --lora-rank and --lora-targets (a
+  // comma-separated list): over --config's [finetune]; unset: its, else full.
+  std::string finetune;
+  std::optional<int> loraRank;
+  std::string loraTargets;
   std::string cluster = "cpu-local", clusterFile;
   int nodes = 0;                   // 0: the cluster's own count
   std::optional<int> globalBatch;  // else the config's, else 8

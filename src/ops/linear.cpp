@@ -33,7 +33,9 @@ struct BlasLinear : torch::autograd::Function<BlasLinear<kBias>> {
     at::Tensor y = at::empty({rows.size(0), weight.size(0)}, x.options());  // [t, out]
     if (kBias) y.copy_(bias.expand_as(y));
     gemm(false, true, rows, weight, y, kBias ? 1.0f : 0.0f);  // x W^T (+ b)
-    ctx->save_for_backward({x, weight});
+    // x serves the weight's gradient only: a frozen weight (LoRA's base)
+    // keeps nothing of it, as LibTorch's own linear.
+    ctx->save_for_backward({weight.requires_grad() ? x : at::Tensor(), weight});
     std::vector<int64_t> sizes = x.sizes().vec();
     sizes.back() = weight.size(0);
     return y.view(sizes);
@@ -45,14 +47,16 @@ struct BlasLinear : torch::autograd::Function<BlasLinear<kBias>> {
 
   static tensor_list backward(AutogradContext* ctx, tensor_list outputGrads) {
     tensor_list saved = ctx->get_saved_variables();
-    const at::Tensor& x = saved[0];
+    const at::Tensor& x = saved[0];  // undefined for a frozen weight
     const at::Tensor& weight = saved[1];
+    std::vector<int64_t> inputSizes = outputGrads[0].sizes().vec();
+    inputSizes.back() = weight.size(1);
     at::Tensor grad = outputGrads[0].contiguous().view({-1, weight.size(0)});  // [t, out]
     tensor_list grads(kBias ? 3 : 2);
     if (ctx->needs_input_grad(0)) {
       at::Tensor gradX = at::empty({grad.size(0), weight.size(1)}, grad.options());
       gemm(false, false, grad, weight, gradX, 0.0f);  // [t, in] = g W
-      grads[0] = gradX.view(x.sizes());
+      grads[0] = gradX.view(inputSizes);
     }
     if (ctx->needs_input_grad(1)) {
       grads[1] = at::empty_like(weight);

@@ -23,9 +23,10 @@ double tpAllReduces(const TrainingJob& job, const Layout& l, double valueBytes, 
 // Replicated k and v weights are summed over tp in every micro-batch's
 // backward (their gradient is partial on each rank), one all-reduce of both
 // matrices' gradients. It follows the backward's other collective, so it
-// is given no wait of its own.
+// is given no wait of its own. A frozen base's (LoRA's) take no gradient;
+// the adapters' sums over tp, r columns a matrix, are not counted.
 double kvGradientAllReduce(const TrainingJob& job, const Layout& l) {
-  if (!kvReplicated(job.model, l.tp)) return 0;
+  if (!kvReplicated(job.model, l.tp) || job.model.lora.enabled) return 0;
   double bytes = kvProjectionParameters(job.model) * job.precision.gradBytes;
   return allReduceSeconds(bytes, l.tp, groupLink(job.cluster, l.tpStride(), l.tp));
 }
@@ -162,13 +163,20 @@ double attentionShare(const ModelDesc& m) {
 // tokens' projections and MLP, and a 1/cp share of the attention products
 // (counted, as at cp = 1, over the whole square of scores). An MoE layer
 // runs its active FLOPs: its tokens' top_k experts, the shared ones and the
-// router.
+// router. Under LoRA the adapters' FLOPs join the forward, and the frozen
+// base's backward makes its inputs' gradients only: its weight matmuls run
+// once more rather than twice (the attention products, which have no
+// weights, still twice; the adapters twice).
 LayerTime layerFromFlops(const TrainingJob& job, const Layout& l, LayerKind kind) {
   const ModelDesc& m = job.model;
   const DeviceSpec& device = job.cluster.device;
-  double flops = tpRankLayerForwardFlops(m, l.microBatch, l.tp, kind) / l.cp;
+  double flops = (tpRankLayerForwardFlops(m, l.microBatch, l.tp, kind) +
+                  loraLayerForwardFlops(m, l.microBatch, l.tp)) /
+                 l.cp;
   double achieved = job.cluster.achievedFlops(job.dtype);
   double matmul = flops / achieved;
+  double frozen =
+      m.lora.enabled ? tpRankWeightMatmulFlops(m, l.microBatch, l.tp, kind) / l.cp / achieved : 0;
   // The element-wise work between the matmuls (norms, softmax, GeLU or SiLU,
   // dropout, residual adds) is bound by memory bandwidth (layer_traffic.h).
   double kept =
@@ -177,7 +185,7 @@ LayerTime layerFromFlops(const TrainingJob& job, const Layout& l, LayerKind kind
   double forward = matmul + traffic / device.memoryBandwidth;
   double s = m.seqLen;
   double attention = 4 * l.microBatch * s * s * m.hidden / l.tp / l.cp / achieved;
-  LayerTime layer = withTpCollectives(forward, 2 * forward, 2, job, l, kind);
+  LayerTime layer = withTpCollectives(forward, 2 * forward - frozen, 2, job, l, kind);
   layer = withContextParallel(layer, attention, 2, job, l);
   return kind == LayerKind::kMoe ? withExpertParallel(layer, 2, job, l) : layer;
 }

@@ -1,6 +1,7 @@
 #include "strata/plan/memory.h"
 
 #include <algorithm>
+#include <initializer_list>
 
 namespace strata::plan {
 
@@ -38,18 +39,47 @@ double tokensOnRank(const ModelDesc& m, int cp) { return double(m.seqLen) / cp; 
 
 bool isLlama(const ModelDesc& m) { return m.family == Family::kLlama; }
 
+// Under LoRA (ModelDesc::lora) the base is frozen, and a frozen matmul
+// keeps nothing for its weight's gradient: an input that only frozen
+// matmuls read is not kept. It is when one of `readers` carries an adapter,
+// whose A reads it (or always, without LoRA).
+bool inputKept(const ModelDesc& m, std::initializer_list<LoraTarget> readers) {
+  if (!m.lora.enabled) return true;
+  for (LoraTarget target : readers)
+    if (m.lora.adapts(target)) return true;
+  return false;
+}
+
 // The hidden-sized values the residual stream keeps a token: the block's
-// two sums (after attention; its output, the next layer's input) and the
-// norms' tensors, a LayerNorm its output (the next matmul's input), a
-// RMSNorm also x^2 (its pow's result) and x / rms before the weight. Under
-// sequence parallel these hold 1/t of the tokens, but the two matmul inputs
-// gathered from the norms' outputs are kept whole.
+// two sums (after attention; its output, the next layer's input), a
+// RMSNorm's x / rms before the weight (which a frozen weight's multiply
+// does not keep), and each norm's output, the next matmuls' input. Under
+// sequence parallel the sums and the norms' own tensors hold 1/t of the
+// tokens, and the matmuls' inputs gathered from the norms' outputs are
+// kept whole. Llama's sums are counted in residualSumBytes instead.
 double residualValues(const ModelDesc& m, int tp, bool sequenceParallel) {
   double h = m.hidden;
-  double perNorm = isLlama(m) ? 3 : 1;
-  double all = (2 + 2 * perNorm) * h;
-  if (!sequenceParallel) return all;
-  return (all - 2 * h) / tp + 2 * h;
+  double inside = isLlama(m) && !m.lora.enabled ? h : 0;  // a norm's own tensor, x/rms
+  double outputs = h * (inputKept(m, {LoraTarget::kQ, LoraTarget::kK, LoraTarget::kV}) +
+                        inputKept(m, {LoraTarget::kGate, LoraTarget::kUp}));
+  double own = (isLlama(m) ? 0 : 2 * h) + 2 * inside;
+  return (sequenceParallel ? own / tp : own) + outputs;
+}
+
+// Llama's two sums a token, in bytes: its RMSNorm computes in fp32 and
+// keeps its input so (ops: x.to(float), whose pow and product keep it), and
+// under 16-bit autocast the residual stream is fp32 anyway (the fp32
+// embedding plus 16-bit products), so 4 bytes a value whatever the
+// activations' type; 1/t of them under sequence parallel.
+double residualSumBytes(const ModelDesc& m, int tp, bool sequenceParallel) {
+  if (!isLlama(m)) return 0;
+  return 2 * 4.0 * m.hidden / (sequenceParallel ? tp : 1);
+}
+
+// LoRA's adapters a token: each keeps x A^T, r values (the whole r on
+// every tp rank; a row-parallel target's partial product).
+double adapterValues(const ModelDesc& m) {
+  return m.lora.enabled ? double(m.lora.rank) * m.lora.targets.size() : 0;
 }
 
 // The norms' fp32 statistics a token, two norms a layer: LayerNorm's mean
@@ -63,12 +93,19 @@ double normStatBytes(const ModelDesc& m, int tp, bool sequenceParallel) {
 // q, k and v output (whose views the products keep) and the output
 // projection's input; llama's rotated q, its rotated k and v expanded to
 // the query heads (copies, the products keep them rather than the kv
-// heads) and the output projection's input.
-double projectionValues(const ModelDesc& m, int tp) { return 4.0 * m.hidden / tp; }
+// heads) and the output projection's input (under LoRA when o is adapted).
+double projectionValues(const ModelDesc& m, int tp) {
+  return (3.0 + inputKept(m, {LoraTarget::kO})) * m.hidden / tp;
+}
 
 // The dense MLP a token: GPT's fc1 and GELU outputs, llama's gate, up and
-// their product (ops::swiglu keeps gate and up, not silu(gate)).
-double denseMlpValues(const ModelDesc& m, int tp) { return (isLlama(m) ? 3.0 : 2.0) * m.ffn / tp; }
+// their product (ops::swiglu keeps gate and up, not silu(gate); the
+// product is down's input, kept under LoRA when down is adapted), and the
+// adapters' values.
+double denseMlpValues(const ModelDesc& m, int tp) {
+  if (!isLlama(m)) return 2.0 * m.ffn / tp;
+  return (2.0 + inputKept(m, {LoraTarget::kDown})) * m.ffn / tp;
+}
 
 // A whole-sequence layer (cp = 1) on one of tp ranks. GPT's attention
 // (ops::causalSelfAttention, or the written-out form under dropout) keeps
@@ -78,9 +115,9 @@ double denseMlpValues(const ModelDesc& m, int tp) { return (isLlama(m) ? 3.0 : 2
 Kept wholeSequenceLayer(const ModelDesc& m, int tp, bool sequenceParallel) {
   double s = m.seqLen, h = m.hidden, a = m.heads, t = tp;
   Kept kept;
-  kept.values =
-      residualValues(m, tp, sequenceParallel) + projectionValues(m, tp) + denseMlpValues(m, tp);
-  kept.bytes = normStatBytes(m, tp, sequenceParallel);
+  kept.values = residualValues(m, tp, sequenceParallel) + projectionValues(m, tp) +
+                denseMlpValues(m, tp) + adapterValues(m);
+  kept.bytes = normStatBytes(m, tp, sequenceParallel) + residualSumBytes(m, tp, sequenceParallel);
   if (isLlama(m)) {
     kept.values += h / t;     // the fused kernel's output, besides the o projection's copy
     kept.bytes += 4 * a / t;  // its log-sum-exp, one fp32 a head
@@ -113,8 +150,10 @@ Kept ringLayer(const ModelDesc& m, int tp, bool sequenceParallel, int cp) {
   Kept kept;
   double attention = projectionValues(m, tp) + h / t;  // and the ring's output
   if (isLlama(m)) attention += 2 * kvColumnsPerRank(m, tp) - 2 * h / t;
-  kept.values = residualValues(m, tp, sequenceParallel) + attention + denseMlpValues(m, tp);
-  kept.bytes = normStatBytes(m, tp, sequenceParallel) + 4 * a / t;
+  kept.values = residualValues(m, tp, sequenceParallel) + attention + denseMlpValues(m, tp) +
+                adapterValues(m);
+  kept.bytes = normStatBytes(m, tp, sequenceParallel) + residualSumBytes(m, tp, sequenceParallel) +
+               4 * a / t;
   if (isLlama(m)) kept.fixedValues = 2 * tokensOnRank(m, cp) * m.headDim();  // RoPE's tables
   return kept;
 }

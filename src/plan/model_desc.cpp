@@ -4,6 +4,7 @@
 #include <map>
 #include <utility>
 
+#include "lora_desc.h"
 #include "strata/plan/errors.h"
 
 namespace strata::plan {
@@ -160,6 +161,7 @@ void ModelDesc::validate() const {
                     str(hidden) + " / " + str(heads) + " heads = head dim " + str(headDim()) +
                     " is odd");
   validateMoe(*this);
+  validateLora(*this);
 }
 
 std::vector<std::string> modelPresetNames() {
@@ -349,7 +351,13 @@ double trainingFlops(const ModelDesc& m, double sequences, bool recompute) {
   double layers = (m.layers - moe) * layerForwardFlops(m, sequences) +
                   moe * layerForwardFlops(m, sequences, LayerKind::kMoe);
   double passes = recompute ? 4 : 3;
-  return passes * layers + 3 * logitsForwardFlops(m, sequences);
+  double logits = logitsForwardFlops(m, sequences);
+  if (!m.lora.enabled) return passes * layers + 3 * logits;
+  double weightMatmuls =
+      (m.layers - moe) * tpRankWeightMatmulFlops(m, sequences, 1, LayerKind::kDense) +
+      moe * tpRankWeightMatmulFlops(m, sequences, 1, LayerKind::kMoe);
+  double adapters = m.layers * loraLayerForwardFlops(m, sequences, 1);
+  return passes * (layers + adapters) - weightMatmuls + 2 * logits;
 }
 
 double flopsPerToken6N(const ModelDesc& m) {

@@ -217,6 +217,11 @@ MemoryBreakdown rankModelState(const TrainingJob& job, const Layout& l, const St
     mem.gradients += own.gradients;
     mem.optimizer += own.optimizer;
   }
+  // LoRA's frozen base: its weights alone, whole on the rank (strata train
+  // refuses ZeRO-3 with LoRA).
+  if (plan.frozenBase)
+    mem.parameters +=
+        (plan.rankParams[rank] - plan.rankAdapterParams[rank]) * job.precision.weightBytes;
   return mem;
 }
 

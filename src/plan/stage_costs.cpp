@@ -156,7 +156,9 @@ LayoutWork layoutWork(const TrainingJob& job, const Layout& l) {
     double logits = logitsForwardFlops(job.model, l.microBatch) / l.tp / l.cp /
                     job.cluster.achievedFlops(job.dtype);
     LayerTime moe = job.model.moe.enabled() ? layerFromFlops(job, l, LayerKind::kMoe) : LayerTime{};
-    return {layerFromFlops(job, l, LayerKind::kDense), moe, {}, {logits, 2 * logits}};
+    // A frozen head (LoRA's) makes no weight's gradient: its backward is one product.
+    double headBackward = job.model.lora.enabled ? logits : 2 * logits;
+    return {layerFromFlops(job, l, LayerKind::kDense), moe, {}, {logits, headBackward}};
   }
   const MeasuredProfile& p = *job.profile;
   requireSameModel(job.model, p.model);
@@ -244,6 +246,8 @@ StagePlan planStages(const TrainingJob& job, const Layout& l) {
   plan.stageRank = stageRanks(l);
   plan.rankParams.assign(l.pp, 0.0);
   plan.rankExpertParams.assign(l.pp, 0.0);
+  plan.frozenBase = m.lora.enabled;
+  plan.rankAdapterParams.assign(l.pp, 0.0);
   LayoutWork work = layoutWork(job, l);
   std::vector<int> counts = stageLayerCounts(m, stages, work, l.recompute);
   double wordEmbedding = double(m.vocab) * m.hidden;
@@ -276,7 +280,9 @@ StagePlan planStages(const TrainingJob& job, const Layout& l) {
       params += embeddingParameters(m) - finalNormParameters(m) - wordEmbedding + vocabRows;
     if (last) params += finalNormParameters(m);
     if (last && (rank != plan.stageRank[0] || !m.tiedEmbeddings)) params += vocabRows;
-    plan.rankParams[rank] += params;
+    double adapters = (layers.dense + layers.moe) * loraLayerParameters(m, l.tp);
+    plan.rankParams[rank] += params + adapters;
+    plan.rankAdapterParams[rank] += adapters;
     plan.rankExpertParams[rank] += layers.moe * tpRankExpertParameters(m, l.tp, l.ep);
   }
   plan.p2pSeconds = handOffSeconds(job, l);
@@ -308,6 +314,7 @@ int rankLayers(const StagePlan& plan, int rank) {
 }
 
 std::pair<double, double> replicatedParams(const Layout& l, const StagePlan& plan, int rank) {
+  if (plan.frozenBase) return {plan.rankAdapterParams[rank], 0.0};
   double experts = l.ep > 1 ? plan.rankExpertParams[rank] : 0;
   return {plan.rankParams[rank] - experts, experts};
 }

@@ -36,6 +36,10 @@ struct StagePlan {
   // (E/ep of each MoE layer) among them.
   std::vector<double> rankParams;
   std::vector<double> rankExpertParams;
+  // Under LoRA (ModelDesc::lora) the base is frozen: only the adapters among
+  // rankParams train, and the experts with the rest of the base.
+  bool frozenBase = false;
+  std::vector<double> rankAdapterParams;
   double p2pSeconds = 0;  // one activation hand-off between ranks
   // The share of an overlapped pair's shorter action the simulator hides
   // (schedule::CostModel::overlap): only dualpipe-v issues pairs.
@@ -50,9 +54,10 @@ std::vector<int> stagesOn(const StagePlan& plan, int rank);
 std::pair<double, double> rankMicroBatchSeconds(const StagePlan& plan, int rank);
 // The transformer layers of a rank's stages.
 int rankLayers(const StagePlan& plan, int rank);
-// A rank's parameters by the group that averages their gradients (and
-// shards them under ZeRO): {the dp x cp replicas', the experts' own
-// replicas'}. At ep = 1 the trainer keeps the experts with the rest.
+// A rank's trained parameters by the group that averages their gradients
+// (and shards them under ZeRO): {the dp x cp replicas', the experts' own
+// replicas'}. At ep = 1 the trainer keeps the experts with the rest; under
+// LoRA only the adapters train, all with the dp x cp replicas.
 std::pair<double, double> replicatedParams(const Layout& l, const StagePlan& plan, int rank);
 
 // What the schedule simulator says about a layout's pipeline. The ZeRO stage

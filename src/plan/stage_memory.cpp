@@ -38,24 +38,33 @@ double layerBytes(const TrainingJob& job, const Layout& l, LayerKind kind) {
 
 // The embedding's: its output (the first layer's input), the token ids'
 // int64 copy and bool mask the vocabulary-parallel lookup keeps, and a
-// GPT's dropout mask (drawn whole under sequence parallel).
+// GPT's dropout mask (drawn whole under sequence parallel). Under LoRA
+// nothing: the frozen embedding makes no graph, and the first layer's
+// frozen norm keeps nothing of an input that takes no gradient.
 double embeddingKept(const TrainingJob& job, const Layout& l, const Sizes& z) {
+  if (job.model.lora.enabled) return 0;
   double kept = z.handOff + 9 * z.tokens;
   if (job.model.family == Family::kGpt && job.model.dropout) kept += z.hidden;
   return kept;
 }
 
-// The final norm's (LayerNorm's fp32 statistics; RMSNorm's x^2, x/rms and
-// 1/rms) on the residual stream's rows, and the head's: the fused head
+// The final norm's (LayerNorm's fp32 statistics; RMSNorm's x/rms and
+// 1/rms, its input being the last layer's sum) on the residual stream's
+// rows, and the head's: the fused head
 // computes its gradients in the forward and keeps them for the backward,
 // the hidden states' (whole) and the weight's; the unfused one (ZeRO-3)
 // keeps the norm's output, whole, for the weight's gradient and the
-// softmax over its logits with the targets' int64 and bool masks.
+// softmax over its logits with the targets' int64 and bool masks. A frozen
+// head (LoRA's) has no weight's gradient, and its frozen norm keeps no
+// x/rms.
 double headKept(const TrainingJob& job, const Layout& l, const Sizes& z) {
   const ModelDesc& m = job.model;
+  bool frozen = m.lora.enabled;
   double rows = z.tokens / (l.sequenceParallel ? l.tp : 1);
-  double norm = m.family == Family::kLlama ? rows * (2 * m.hidden * z.value + 4) : rows * 8;
-  if (l.zeroStage < 3) return norm + z.hidden + z.vocabRows;
+  double normValues = frozen ? 0 : 1;
+  double norm =
+      m.family == Family::kLlama ? rows * (normValues * m.hidden * z.value + 4) : rows * 8;
+  if (l.zeroStage < 3) return norm + z.hidden + (frozen ? 0 : z.vocabRows);
   double logits = z.tokens * paddedVocab(m, l.tp) / l.tp * z.value;
   return norm + z.hidden + logits + 9 * z.tokens;
 }
@@ -73,18 +82,30 @@ double headForwardWork(const TrainingJob& job, const Layout& l, const Sizes& z) 
 
 // The first products of a stage's backward, through its last layer's MLP:
 // the gradient of its inner activation and of its output weight, before it
-// accumulates.
+// accumulates (none for a frozen one).
 double mlpBackwardWork(const TrainingJob& job, const Layout& l, LayerKind kind, const Sizes& z) {
   const ModelDesc& m = job.model;
   double inner = kind == LayerKind::kMoe ? double(m.moe.expertFfn) / l.tp : double(m.ffn) / l.tp;
   double rowsPerToken = kind == LayerKind::kMoe ? m.moe.topK : 1;
-  return (z.tokens * rowsPerToken + m.hidden) * inner * z.value;
+  double weight = m.lora.enabled ? 0 : m.hidden;
+  return (z.tokens * rowsPerToken + weight) * inner * z.value;
 }
 
 // The kind of a stage's last layer, given the layers before it.
 LayerKind lastLayerKind(const ModelDesc& m, int first, const StageLayers& layers) {
   int count = layers.dense + layers.moe;
   return m.moe.isMoeLayer(first + count - 1) ? LayerKind::kMoe : LayerKind::kDense;
+}
+
+// A SwiGLU's backward in tensor operations (ops/swiglu.cpp's, a GPU's and
+// a CPU's without AVX-512) holds six [tokens, ffn/t] tensors at its peak:
+// the incoming gradient, sigmoid(gate), up's gradient, the gradient times
+// up, the derivative's last factor and gate's gradient. A frozen base
+// (LoRA) makes this the rank's peak where a trained one peaks at its
+// forward's end, holding its head's weight gradient.
+double swigluBackwardBytes(const TrainingJob& job, const Layout& l, const Sizes& z) {
+  if (job.model.family != Family::kLlama) return 0;
+  return 6 * z.tokens * job.model.ffn / l.tp * z.value;
 }
 
 // At the start of the stage's backward: on the last stage the head's
@@ -102,9 +123,11 @@ double backwardWork(const TrainingJob& job, const Layout& l, const StagePlan& pl
                    : 0;
   if (!last) return z.handOff + mlp;
   double vocab = paddedVocab(job.model, l.tp) / l.tp;
-  double headWeight = l.zeroStage >= 3 ? z.tokens * vocab * z.value + z.vocabRows : z.vocabRows;
+  double weightGradient = job.model.lora.enabled ? 0 : z.vocabRows;
+  double headWeight =
+      l.zeroStage >= 3 ? z.tokens * vocab * z.value + weightGradient : weightGradient;
   bool tiedHere = s == 0 && job.model.tiedEmbeddings;
-  return std::max(z.hidden + headWeight, z.hidden + mlp + (tiedHere ? z.vocabRows : 0));
+  return std::max(z.hidden + headWeight, z.hidden + mlp + (tiedHere ? weightGradient : 0));
 }
 
 // The gradients I keeps for W, a token: those entering each node where a
@@ -124,6 +147,10 @@ double weightPassKept(const TrainingJob& job, const Layout& l, const StageLayers
   double perLayer = m.family == Family::kLlama
                         ? 4 * h + h / t + 2 * kvColumnsPerRank(m, l.tp) + 2 * f / t
                         : 4 * h + (3 * h + f) / t;
+  // Under LoRA only the adapters branch off: each keeps its output's
+  // gradient (for B's) and its x A^T's (for A's).
+  if (m.lora.enabled)
+    perLayer = loraLayerOutputColumns(m, l.tp) + double(m.lora.rank) * m.lora.targets.size();
   double count = layers.dense + layers.moe;
   return z.tokens * (count * perLayer + (last ? h : 0)) * z.value;
 }
@@ -141,14 +168,17 @@ StageMemory oneStage(const TrainingJob& job, const Layout& l, const StagePlan& p
   double whole = ends + layerStash;
   stage.forwardWork = last ? headForwardWork(job, l, z) : 0;
   stage.backwardWork = backwardWork(job, l, plan, s, first, z);
-  stage.layerWork =
-      z.handOff + transientAttentionBytes(job.model, l.microBatch, l.tp, l.cp, l.cpAlgorithm);
+  stage.layerWork = z.handOff + std::max(transientAttentionBytes(job.model, l.microBatch, l.tp,
+                                                                 l.cp, l.cpAlgorithm),
+                                         swigluBackwardBytes(job, l, z));
   stage.weightPassKept = weightPassKept(job, l, layers, s == 0, last, z);
   // W's products: on the last stage the fused head's gradients, both made
   // again from its kept ones; elsewhere a weight's gradient before it
   // accumulates.
   double ffnWeight = double(job.model.ffn) / l.tp * job.model.hidden * z.value;
   stage.weightPassWork = last ? z.vocabRows + z.hidden : ffnWeight;
+  if (job.model.lora.enabled)  // an adapter's gradient; the frozen head makes none
+    stage.weightPassWork = last ? z.hidden : largestAdapterElements(job.model) * z.value;
   if (!l.recompute) {
     stage.kept = whole;
   } else if (job.framework.layerRecompute) {
@@ -187,6 +217,7 @@ std::vector<StageMemory> stageMemory(const TrainingJob& job, const Layout& l,
 double largestTensorElements(const TrainingJob& job, const Layout& l, const StagePlan& plan,
                              int rank) {
   const ModelDesc& m = job.model;
+  if (m.lora.enabled) return largestAdapterElements(m);  // the frozen base takes no step
   double h = m.hidden, t = l.tp;
   // GPT's fused q, k, v weight and its MLP's; llama's square projections
   // and its MLP's; an expert's.

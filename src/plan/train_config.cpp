@@ -77,6 +77,28 @@ Dtype precision(const TomlEntry& entry) {
   wrongValue(entry, "\"fp32\" or \"bf16\"");
 }
 
+// finetune.method: "full" (every weight trains) or "lora".
+bool loraMethod(const TomlEntry& entry) {
+  std::string name = stringOf(entry);
+  if (name == "full" || name == "lora") return name == "lora";
+  wrongValue(entry, "\"full\" or \"lora\"");
+}
+
+std::vector<LoraTarget> loraTargets(const TomlEntry& entry) {
+  const std::string expected = "an array of projections among q, k, v, o, gate, up and down";
+  auto* names = std::get_if<util::TomlArray>(&entry.value);
+  if (!names) wrongValue(entry, expected);
+  std::vector<LoraTarget> targets;
+  for (const util::TomlScalar& name : *names) {
+    auto* text = std::get_if<std::string>(&name);
+    std::vector<std::string> known = loraTargetNames();
+    if (!text || std::find(known.begin(), known.end(), *text) == known.end())
+      wrongValue(entry, expected);
+    targets.push_back(loraTargetOf(*text));
+  }
+  return targets;
+}
+
 const std::map<std::string, Setter>& setters() {
   using R = ConfiguredRun;
   using E = TomlEntry;
@@ -96,6 +118,9 @@ const std::map<std::string, Setter>& setters() {
       {"model.moe.shared_experts",
        [](R& r, const E& e) { r.model.moe.sharedExperts = wholeNumber(e, 0); }},
       {"model.moe.every", [](R& r, const E& e) { r.model.moe.every = positive(e); }},
+      {"finetune.method", [](R& r, const E& e) { r.model.lora.enabled = loraMethod(e); }},
+      {"finetune.rank", [](R& r, const E& e) { r.model.lora.rank = positive(e); }},
+      {"finetune.targets", [](R& r, const E& e) { r.model.lora.targets = loraTargets(e); }},
       {"train.seq_len", [](R& r, const E& e) { r.model.seqLen = positive(e); }},
       {"train.global_batch", [](R& r, const E& e) { r.globalBatch = positive(e); }},
       {"train.micro_batch", [](R& r, const E& e) { r.layout.microBatch = positive(e); }},

@@ -43,12 +43,12 @@ struct VocabSlice {
 };
 
 // One group of tokens: its losses, and with `grads` the gradients of its
-// hidden rows and its share of the weight's gradient (unscaled: of the sum
-// of the losses).
+// hidden rows and, with `weightGrads`, its share of the weight's gradient
+// (unscaled: of the sum of the losses).
 struct GroupResult {
   at::Tensor losses;      // [n] float32
   at::Tensor gradHidden;  // [n, H] product dtype
-  at::Tensor gradWeight;  // [V/tp, H] product dtype
+  at::Tensor gradWeight;  // [V/tp, H] product dtype; undefined for a frozen weight
 };
 
 // Makes a chunk's log-sum-exps [n, 1] and target logits [n] global over tp.
@@ -108,7 +108,7 @@ at::Tensor lossesOfChunk(const at::Tensor& logits, const at::Tensor& probs,
 // logits are made and reduced one chunk at a time.
 GroupResult runGroup(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets,
                      const at::Tensor& weights, const VocabSlice& slice, bool grads,
-                     int64_t chunkBytes, Communicator& tp) {
+                     bool weightGrads, int64_t chunkBytes, Communicator& tp) {
   int64_t tokens = hidden.size(0);
   int64_t chunk = std::max<int64_t>(1, chunkBytes / (slice.width * 4));
   bool lowPrecision = hidden.scalar_type() != at::kFloat;
@@ -136,8 +136,9 @@ GroupResult runGroup(const at::Tensor& hidden, const at::Tensor& weight, const a
   if (grads) {
     // d(sum_t w_t loss_t)/dz_t = w_t (p_t - onehot(t)).
     if (weights.defined()) probs.mul_(weights.unsqueeze(1).to(probs.scalar_type()));
-    result.gradHidden = at::mm(probs, weight);      // [n, H]
-    result.gradWeight = at::mm(probs.t(), hidden);  // [V/tp, H]
+    result.gradHidden = at::mm(probs, weight);  // [n, H]
+    // A frozen head (LoRA's base) takes no gradient: not its product either.
+    if (weightGrads) result.gradWeight = at::mm(probs.t(), hidden);  // [V/tp, H]
   }
   return result;
 }
@@ -149,7 +150,7 @@ struct VocabParallelLinearCrossEntropyFunction
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& hidden,
                             const at::Tensor& weight, const at::Tensor& targets,
                             const at::Tensor& tokenWeights, int64_t vocab, Communicator* tp,
-                            LinearCrossEntropyChunks chunks, bool grads) {
+                            LinearCrossEntropyChunks chunks, bool grads, bool weightGrads) {
     // Empty: no weights (the mean).
     const at::Tensor weights = tokenWeights.numel() > 0 ? tokenWeights : at::Tensor();
     int64_t width = weight.size(0);
@@ -163,10 +164,11 @@ struct VocabParallelLinearCrossEntropyFunction
       int64_t n = std::min(chunks.groupTokens, tokens - start);
       GroupResult group = runGroup(hidden.narrow(0, start, n), weight, targets.narrow(0, start, n),
                                    weights.defined() ? weights.narrow(0, start, n) : at::Tensor(),
-                                   slice, grads, chunks.chunkBytes, *tp);
+                                   slice, grads, weightGrads, chunks.chunkBytes, *tp);
       losses.narrow(0, start, n).copy_(group.losses);
       if (!grads) continue;
       gradHidden.narrow(0, start, n).copy_(group.gradHidden);
+      if (!weightGrads) continue;
       // Groups after the first are summed in float32.
       gradWeight = !gradWeight.defined() ? group.gradWeight
                                          : gradWeight.to(at::kFloat).add_(group.gradWeight);
@@ -186,10 +188,11 @@ struct VocabParallelLinearCrossEntropyFunction
     at::Tensor scale = grads[0].to(at::kFloat) / ctx->saved_data["divisor"].toInt();
     at::Tensor gradHidden = ctx->saved_data["grad_hidden"].toTensor();
     at::Tensor gradWeight = ctx->saved_data["grad_weight"].toTensor();
-    // One gradient per forward argument: none for targets, weights, vocab, tp, chunks and grads.
-    variable_list result(8);
+    // One gradient per forward argument: none for targets, weights, vocab,
+    // tp, chunks and the two switches.
+    variable_list result(9);
     result[0] = gradHidden * scale;
-    result[1] = (gradWeight * scale).to(gradHidden.scalar_type());
+    if (gradWeight.defined()) result[1] = (gradWeight * scale).to(gradHidden.scalar_type());
     return result;
   }
 };
@@ -213,6 +216,7 @@ at::Tensor vocabParallelLinearCrossEntropy(const at::Tensor& hidden, const at::T
                       std::to_string(chunks.groupTokens) + ") must be positive");
   // Inside forward grad mode is off; whether backward will follow is known here.
   bool grads = at::GradMode::is_enabled() && (hidden.requires_grad() || weight.requires_grad());
+  bool weightGrads = grads && weight.requires_grad();
   // The products' dtype: autocast's where it is on. The casts stay outside
   // the function, differentiable, and the weight's is autocast's cached one,
   // made once a step rather than once a micro-batch.
@@ -228,7 +232,7 @@ at::Tensor vocabParallelLinearCrossEntropy(const at::Tensor& hidden, const at::T
   at::Tensor weights =
       tokenWeights.defined() ? tokenWeights : at::empty({0}, targets.options().dtype(at::kFloat));
   return VocabParallelLinearCrossEntropyFunction::apply(h, w, targets, weights, vocab, &tp, chunks,
-                                                        grads);
+                                                        grads, weightGrads);
 }
 
 }  // namespace strata::tensor_parallel

@@ -117,7 +117,8 @@ TEST(ContextParallelMemory, TheRingKeepsNothingSequenceSquaredByHand) {
   ModelDesc m = tinyLlama();
   CpAlgorithm ring = CpAlgorithm::kRing;
   // cp 2: 2 tokens a rank, 2-byte values, per token:
-  //   the block's two sums, each RMSNorm's x^2, x/rms and output [8]: 8 * 2*8 = 128
+  //   the block's two sums in fp32 [8]: 2 * 4*8; each RMSNorm's x/rms and
+  //   output [8]: 4 * 2*8; together                                   = 128
   //   rotated Q, the ring's output, o's input [8]:                    3 * 2*8 =  48
   //   rotated K and V unrepeated [4]:                                 2 * 2*4 =  16
   //   gate, up and product [12]:                                      3 * 2*12 = 72
@@ -132,8 +133,8 @@ TEST(ContextParallelMemory, TheRingKeepsNothingSequenceSquaredByHand) {
                    16 * 4 * 2 * 2 + 2 * (16 * 8 + 24 * 4 + 4 * 4 + 2 * 8 * 4));
   // tp 2: one kv head of d 2 a rank, 128 + 24 + 8 + 36 + 8 + 8 = 212; tp 4
   // replicates them (still one head of d 2), 128 + 12 + 8 + 18 + 4 + 8 = 178,
-  // and with sequence parallel the sums and the norms' x^2 and x/rms split
-  // (6 x 2*8 / 4) but the two gathered inputs stay whole (2 x 2*8), the 1/rms
+  // and with sequence parallel the fp32 sums and the norms' x/rms split
+  // (2 x 4*8 / 4 + 2 x 2*8 / 4) but the two gathered inputs stay whole (2 x 2*8), the 1/rms
   // split: 24 + 32 + 12 + 8 + 18 + 4 + 2 = 100.
   EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 2, false, 2, ring), 2 * 212 + 16);
   EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 4, false, 2, ring), 2 * 178 + 16);
@@ -177,7 +178,7 @@ TEST(ContextParallelMemory, ActivationsPerRankFallAsOneOverCp) {
                 (whole - repeat) / cp, 1e-12 * whole);
   }
   // Per token of its 16384, tp 8, sequence parallel:
-  // the sums and the norms' x^2 and x/rms 6 x 2h/8, the two gathered inputs
+  // the fp32 sums and the norms' x/rms (2 x 4h + 2 x 2h)/8, the two gathered inputs
   // 2 x 2h, Q, the output and o's input 3 x 2h/8, K and V 4 x 128, the MLP
   // 6f/8 (gate, up, product), the log-sum-exp 4 x 32/8 and the norms' 1/rms 2 x 4/8; and RoPE's
   // tables for its positions, 2 x [16384 x 128] values.

@@ -61,7 +61,8 @@ TEST(Memory, GptKeepsKorthikantisTensorsWithFloatMasks) {
 TEST(Memory, LlamaActivationsByHand) {
   ModelDesc m = tinyLlama();
   // One sequence of 4 tokens, 2-byte values, no tensor parallelism; a token:
-  //   the block's two sums, and each RMSNorm's x^2, x/rms and output [8]: 8 * 2*8 = 128
+  //   the block's two sums, in fp32 whatever the values [8]: 2 * 4*8, and
+  //   each RMSNorm's x/rms and output [8]: 4 * 2*8; together         = 128
   //   rotated Q, K and V expanded to the 4 query heads, o's input [8]:    4 * 2*8 =  64
   //   gate, up and product [12] (ops::swiglu keeps no silu(gate)):        3 * 2*12 = 72
   //   the fused attention kernel's output [8]:                            2*8      = 16
@@ -79,8 +80,8 @@ TEST(Memory, LlamaActivationsByHand) {
   // tp 4 replicates the kv heads: each rank has one query head and one kv
   // head, nothing to repeat: 128 + 16 + 18 + 4 + 4 + 8 = 178.
   EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 4, false), 4 * 178 + 32);
-  // Sequence parallel splits the sums and the norms' x^2 and x/rms, 6 x 2*8
-  // / 4, but keeps the attention's and the MLP's gathered inputs whole, 2 x
+  // Sequence parallel splits the fp32 sums and the norms' x/rms, (2 x 4*8 +
+  // 2 x 2*8) / 4, but keeps the attention's and the MLP's gathered inputs whole, 2 x
   // 2*8; the statistics split too: 24 + 32 + 16 + 18 + 4 + 4 + 2 = 100.
   EXPECT_DOUBLE_EQ(workingActivationBytes(m, 1, 4, true), 4 * 100 + 32);
   // Per-layer recompute keeps the 16-bit layer input, as for GPT.

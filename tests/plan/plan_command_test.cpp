@@ -444,6 +444,38 @@ TEST(PlanCommand, MoeFlagsAndConfigsDescribeTheExperts) {
       << configured.out;
 }
 
+// LoRA on a frozen base: the header says what trains, the plan's memory
+// drops the base's gradients and optimizer state, and the flags that make
+// no LoRA are refused by name.
+TEST(PlanCommand, FinetuneLoraPlansTheAdaptersOnAFrozenBase) {
+  std::vector<std::string> llama = {"--model",       "llama3-8b",       "--cluster",
+                                    "dgx-h100-80gb", "--global-batch",  "32",
+                                    "--layout",      "pp1,tp2,dp4,mb1", "--json"};
+  Outcome full = plan(llama);
+  Outcome lora =
+      plan(with(llama, {"--finetune", "lora", "--lora-rank", "16", "--lora-targets", "q,k,v,o"}));
+  ASSERT_EQ(full.code, 0) << full.err;
+  ASSERT_EQ(lora.code, 0) << lora.err;
+  auto fullJson = nlohmann::json::parse(full.out), loraJson = nlohmann::json::parse(lora.out);
+  EXPECT_LT(loraJson["memory_gib"].get<double>(), 0.6 * fullJson["memory_gib"].get<double>());
+  EXPECT_GT(loraJson["tokens_per_s"].get<double>(), fullJson["tokens_per_s"].get<double>());
+  Outcome text = plan({"--model", "llama3-8b", "--cluster", "dgx-h100-80gb", "--finetune", "lora",
+                       "--layout", "tp8,mb1"});
+  EXPECT_NE(text.out.find("LoRA: rank 8 adapters on q, v, 3.4M parameters trained"),
+            std::string::npos)
+      << text.out;
+  for (auto [args, reason] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--model", "gpt2-small", "--finetune", "lora"}, "a GPT has none"},
+           {{"--model", "llama3-8b", "--lora-rank", "4"}, "add --finetune lora"},
+           {{"--model", "llama3-8b", "--finetune", "qlora"}, "--finetune must be full or lora"},
+           {{"--model", "llama3-8b", "--finetune", "lora", "--lora-targets", "q,lm_head"},
+            "'lm_head' is not a projection LoRA adapts"}}) {
+    Outcome r = plan(args);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find(reason), std::string::npos) << r.err;
+  }
+}
+
 TEST(PlanCommand, HelpListsTheFlags) {
   Outcome r = plan({"--help"});
   EXPECT_EQ(r.code, 0);

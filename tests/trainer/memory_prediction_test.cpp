@@ -190,6 +190,16 @@ TrainConfig with(TrainConfig c, const std::function<void(TrainConfig&)>& change)
   return c;
 }
 
+// LoRA adapters on `targets` of a frozen base.
+TrainConfig lora(TrainConfig c, std::vector<std::string> targets) {
+  c.finetune.method = "lora";
+  c.finetune.rank = 4;
+  c.finetune.targets = std::move(targets);
+  return c;
+}
+
+const std::vector<std::string> kAllTargets = {"q", "k", "v", "o", "gate", "up", "down"};
+
 // The V and interleaved schedules cut the six layers (embedding, 4 blocks,
 // head) as the planner does: the embedding with the first block, the head
 // with the last (the trainer's even cut would put 2, 2, 1, 1).
@@ -234,6 +244,13 @@ std::vector<MemoryCase> layouts() {
       {"cp2_ring", with(gpt, [](TrainConfig& c) { c.parallel.cp = 2; })},
       {"llama", llama},
       {"llama_tp2", layout(llama, 1, 1, 2)},
+      {"llama_lora", lora(llama, {"q", "v"})},
+      {"llama_lora_all_targets_tp2", layout(lora(llama, kAllTargets), 1, 1, 2)},
+      {"llama_lora_tp2_sp", with(layout(lora(llama, {"q", "k", "o", "down"}), 1, 1, 2),
+                                 [](TrainConfig& c) { c.parallel.sequenceParallel = true; })},
+      {"llama_lora_pp2", layout(lora(llama, kAllTargets), 2, 1, 1)},
+      {"llama_lora_dp2_zero1",
+       with(layout(lora(llama, {"q", "v"}), 1, 2, 1), [](TrainConfig& c) { c.parallel.zero = 1; })},
       {"moe", moe},
       {"moe_dp2_ep2", with(layout(moe, 1, 2, 1), [](TrainConfig& c) { c.parallel.ep = 2; })},
   };

@@ -182,7 +182,8 @@ struct TrainingJob {
 // divisible by tp, and all-to-all where cp does not divide each tp rank's
 // heads and kv heads; and for experts what the trainer refuses: ep > 1
 // without MoE layers, ep not dividing dp * cp or the experts, ZeRO-3 with
-// ep > 1, expert_ffn not divisible by tp, and sequence parallel with MoE.
+// ep > 1, expert_ffn not divisible by tp, and sequence parallel with MoE;
+// and ZeRO-3 under LoRA, which the trainer refuses too.
 std::string checkLayout(const TrainingJob& job, const Layout& layout);
 
 struct TimeBreakdown {

@@ -37,8 +37,10 @@
 //             outputs; the probabilities
 //           + 2h + 2a*s/t with dropout (ModelDesc::dropout): the masks,
 //             float like the values, and the dropped-out probabilities
-//   Llama:  8h + (4h + 3f)/t + a*s/t
-//             a RMSNorm keeps x^2 and x/rms besides its output; rotated q,
+//   Llama:  4h + (4h + 3f)/t + a*s/t, and the two sums at 4 bytes
+//             whatever the activation type: a RMSNorm computes in fp32 and
+//             keeps its input so (under 16-bit autocast the residual stream
+//             is fp32 anyway), and x/rms besides its output; rotated q,
 //             k and v expanded to the query heads (grouped-query attention
 //             saves projections and traffic, not these); gate, up and their
 //             product (ops::swiglu recomputes silu(gate) rather than keep it)
@@ -59,6 +61,20 @@
 //                      losses, int64 orders and weights: 12E + 24k + 32 bytes
 // With balanced routing a rank's experts take k rows a token of its own,
 // whatever ep.
+//
+// LoRA (ModelDesc::lora: adapters on a frozen llama) keeps what the
+// adapters' gradients need and no more. The base's weights stay (4 bytes
+// each as strata train keeps them) without gradients or optimizer state,
+// which the adapters alone have, sharded by ZeRO-1 and 2 as any trained
+// weights. A frozen matmul keeps nothing for its weight's gradient, so a
+// matmul input is kept only where an adapter reads it (the attention norm's
+// output for q, k or v, the MLP norm's for gate or up, o's input, down's
+// input the SwiGLU product), a RMSNorm keeps no x/rms, each adapter keeps
+// x A^T (r values), the frozen embedding keeps nothing and the frozen head
+// no weight's gradient. A stage's backward then peaks inside a SwiGLU's
+// backward, six [tokens, ffn/t] tensors (stage_memory.cpp), rather than
+// at the forward's end. tests/trainer's memory_prediction_test measures
+// LoRA's layouts beside the others.
 //
 // Context parallelism (cp > 1) gives a rank s = S/cp tokens of every
 // sequence of S, and every token-wise term above counts those s. Attention

@@ -33,7 +33,9 @@
 // heads (or are set on a GPT), llama's head dimension when it is odd (RoPE
 // rotates pairs), and an MoE shape strata train refuses (experts on a GPT,
 // negative experts, top_k outside 1..experts, expert_ffn or every below 1,
-// negative shared experts), naming the values. Nothing else throws.
+// negative shared experts), and LoRA where strata train refuses it (on a
+// GPT, a rank below 1, no targets, MLP targets on an MoE model), naming
+// the values. Nothing else throws.
 #pragma once
 
 #include <optional>
@@ -61,6 +63,28 @@ struct MoeDesc {
   bool isMoeLayer(int index) const { return enabled() && (index + 1) % every == 0; }
 };
 
+// The projections of a llama layer that LoRA adapters can sit on
+// (strata train's finetune.targets).
+enum class LoraTarget { kQ, kK, kV, kO, kGate, kUp, kDown };
+
+// LoRA adapters on a frozen base ([finetune] method = "lora",
+// tensor_parallel/lora.h): each target W (out x in) gains A (r x in) and B
+// (out x r); only they train. Column-parallel targets (q, k, v, gate, up)
+// split B's rows over tp and keep A whole, row-parallel ones (o, down)
+// split A's columns and keep B whole; replicated k and v keep both whole.
+struct LoraDesc {
+  bool enabled = false;  // strata train's finetune.method = "lora"
+  int rank = 8;          // r
+  std::vector<LoraTarget> targets{LoraTarget::kQ, LoraTarget::kV};
+
+  bool adapts(LoraTarget target) const;
+};
+
+// strata train's names of the targets, "q" .. "down"; loraTargetOf() throws
+// PlanError for another name, listing them.
+std::vector<std::string> loraTargetNames();
+LoraTarget loraTargetOf(const std::string& name);
+
 // strata train's architecture names, each with its family: "gpt2", "llama", "strata".
 std::vector<std::string> architectureNames();
 Family familyOf(const std::string& architecture);
@@ -84,6 +108,9 @@ struct ModelDesc {
   // for the backward (memory.h); strata train's default rate, 0, keeps none.
   // The llama family has no dropout.
   bool dropout = true;
+  // Trained as LoRA adapters on a frozen base (llama only): the base keeps
+  // its weights alone, no gradients or optimizer state (memory.h).
+  LoraDesc lora{};
 
   int keyValueHeads() const { return kvHeads > 0 ? kvHeads : heads; }
   int headDim() const { return hidden / heads; }
@@ -193,6 +220,28 @@ double layerForwardFlops(const ModelDesc& m, double sequences, LayerKind kind = 
 // balanced routing, top_k rows per token of its own, so ep changes nothing.
 double tpRankLayerForwardFlops(const ModelDesc& m, double sequences, int tp,
                                LayerKind kind = LayerKind::kDense);
+// LoRA's adapters of one dense layer that a rank of `tp` holds, r a
+// target: column-parallel r*in + r*out/t, row-parallel r*in/t + r*out,
+// replicated k or v r*(h + kv); 0 without LoRA. (The MLP targets sit on
+// dense layers only: validate() refuses them on an MoE model.)
+double loraLayerParameters(const ModelDesc& m, int tp);
+// The adapters' forward FLOPs on one of `tp` ranks in one layer, a token
+// 2*r per element of A and B it multiplies by: column-parallel
+// 2r(in + out/t) (each rank projects through the whole A), row-parallel
+// 2r(in/t + out) (each its partial product through the whole B), replicated
+// k or v 2r(h + d) (its kv head's rows of B).
+double loraLayerForwardFlops(const ModelDesc& m, double sequences, int tp);
+// The output features of a layer's adapted projections on a tp rank:
+// out/t for a column-parallel target, out for a row-parallel one (its
+// partial product), one kv head's d for a replicated k or v.
+double loraLayerOutputColumns(const ModelDesc& m, int tp);
+// The largest A or B of the model, whole: r x max(h, ffn) at most.
+double largestAdapterElements(const ModelDesc& m);
+// The forward FLOPs of one layer's weight matmuls on a tp rank: what a
+// frozen base's backward does not do again for its weights' gradients
+// (tpRankLayerForwardFlops without the attention products).
+double tpRankWeightMatmulFlops(const ModelDesc& m, double sequences, int tp, LayerKind kind);
+
 // The logits matmul: 2*b*s*h*V.
 double logitsForwardFlops(const ModelDesc& m, double sequences);
 
@@ -204,7 +253,10 @@ double logitsForwardFlops(const ModelDesc& m, double sequences);
 //   without recompute: 72*B*s*l*h^2 * (1 + s/(6h) + V/(12*l*h))
 // The second is the "model FLOPs" of MFU; the first the hardware FLOPs
 // Megatron reports as teraFLOP/s when it recomputes. MoE layers count their
-// active FLOPs (layerForwardFlops of kMoe).
+// active FLOPs (layerForwardFlops of kMoe). Under LoRA the frozen base
+// makes no weight gradients: its layers' weight matmuls and the logits run
+// one pass less, and the adapters' FLOPs run every pass, as a trained
+// weight's.
 double trainingFlops(const ModelDesc& m, double sequences, bool recompute);
 
 // The common rule of thumb per trained token: 6N + 12*l*s*h (Kaplan et al.

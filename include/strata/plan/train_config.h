@@ -10,6 +10,7 @@
 //               architecture ("strata", "gpt2" or "llama"), kv_heads (0: as
 //               many as heads), dropout (above 0: its masks are kept)
 //   [model.moe] experts (0: dense), top_k, expert_ffn, shared_experts, every
+//   [finetune]  method ("full" or "lora"), rank, targets (LoRA's, model_desc.h)
 //   [train]     seq_len, global_batch, micro_batch, precision ("fp32" or "bf16")
 //   [parallel]  pp, dp, tp, cp, cp_algorithm ("ring" or "all-to-all"), ep,
 //               schedule, virtual_stages, zero (0 to 3), sequence_parallel,
@@ -18,7 +19,8 @@
 // is the architecture's (false for llama, true otherwise). The other keys
 // (model.context, model.rope_theta, model.rms_norm_eps, [model.rope_scaling],
 // model.moe's aux_loss_coeff, z_loss_coeff, capacity_factor and
-// normalize_top_k, the optimizer's, [data], [checkpoint]) change no plan
+// normalize_top_k, finetune's alpha, dropout and init_adapter, the
+// optimizer's, [data], [checkpoint]) change no plan
 // (the planner takes routing as balanced, which a capacity factor of 1 or
 // more leaves whole); they are strata train's to check and are ignored here.
 //

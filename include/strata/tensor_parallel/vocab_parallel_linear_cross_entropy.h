@@ -22,7 +22,9 @@
 // owner):
 //   loss = lse - z_t,  dloss/dz = p - onehot(t),  p_j = exp(z_j - lse).
 // The gradients of hidden and of the weight are computed in the forward
-// from each group's p; backward only scales them by the incoming gradient.
+// from each group's p (the weight's only when it requires grad: a frozen
+// head, LoRA's, costs no product); backward only scales them by the
+// incoming gradient.
 //
 // Returns the mean loss over the T tokens (float32 scalar), identical on
 // every tp rank; with tokenWeights w [T] (float32) the weighted sum
