@@ -10,7 +10,10 @@
 //   steady steps (LibTorch's CPU allocator, counted: the model, its
 //   gradients, the optimizer's state, activations), the largest over the
 //   ranks, and the trained parameters;
-//   ratio = lora_peak_bytes / full_peak_bytes.
+//   ratio = lora_peak_bytes / full_peak_bytes; and the planner's peak for
+//   the same run and layout (strata plan --config reads the config alike,
+//   strata/plan/memory.h), its heaviest rank, with its error against the
+//   measured one.
 // finetune_step_time: both trainers built side by side, rounds of steps
 //   interleaved; ratio = median over rounds of lora_s / full_s.
 #include <torch/torch.h>
@@ -22,6 +25,9 @@
 
 #include "bench_ranks.h"
 #include "bench_stats.h"
+#include "strata/config/config_file.h"
+#include "strata/plan/cost_model.h"
+#include "strata/plan/train_config.h"
 #include "strata/report/tensor_memory.h"
 #include "strata/runtime/world.h"
 #include "strata/train/trainer.h"
@@ -89,6 +95,17 @@ int64_t trainedParameters(const Trainer& trainer) {
   return count;
 }
 
+// The planner's peak per rank for the method's run on this machine's two
+// ranks: its heaviest rank's.
+double predictedPeakBytes(bool lora) {
+  plan::ConfiguredRun run =
+      plan::parseTrainConfigText(configToToml(benchConfig(lora)), nameOf(lora));
+  plan::Cluster local = plan::clusterPreset("cpu-local");
+  local.devicesPerNode = 2;
+  plan::TrainingJob job = plan::jobOn(run, local);
+  return plan::evaluateLayout(job, run.layout).memory.total();
+}
+
 // One method alone: what it holds at most over steady steps, from before
 // its trainer is built.
 nlohmann::ordered_json measureMemory(bool lora, const std::shared_ptr<World>& world) {
@@ -102,9 +119,13 @@ nlohmann::ordered_json measureMemory(bool lora, const std::shared_ptr<World>& wo
     peak = train::peakTensorBytes() - before;
     trained = maxOverRanks(trainedParameters(trainer), comm);
   }
+  int64_t measured = maxOverRanks(peak, comm);
+  double predicted = predictedPeakBytes(lora);
   return {{"method", nameOf(lora)},
-          {"peak_bytes", maxOverRanks(peak, comm)},
-          {"trained_parameters_per_rank", trained}};
+          {"peak_bytes", measured},
+          {"trained_parameters_per_rank", trained},
+          {"predicted_peak_bytes", jsonNumber(predicted)},
+          {"predicted_error", jsonNumber(predicted / static_cast<double>(measured) - 1)}};
 }
 
 }  // namespace

@@ -169,4 +169,14 @@ ConfiguredRun loadTrainConfigFile(const std::string& path, const std::string& mo
   return parseTrainConfigText(readTextFile(path, "config"), path, modelBase);
 }
 
+TrainingJob jobOn(const ConfiguredRun& run, const Cluster& cluster) {
+  TrainingJob job;
+  job.model = run.model;
+  job.globalBatch = run.globalBatch;
+  job.dtype = run.dtype;
+  job.precision = run.precision;
+  job.cluster = cluster;
+  return job;
+}
+
 }  // namespace strata::plan

@@ -123,16 +123,11 @@ std::vector<Measured> measure(const std::string& dir, const TrainConfig& config)
 plan::TrainingJob planJob(const TrainConfig& config, const std::string& name, double usableBytes,
                           plan::Layout& layout) {
   plan::ConfiguredRun run = plan::parseTrainConfigText(configToToml(config), name);
-  plan::TrainingJob job;
-  job.model = run.model;
-  job.globalBatch = run.globalBatch;
-  job.dtype = run.dtype;
-  job.precision = run.precision;
-  job.cluster = plan::clusterPreset("cpu-local");
-  job.cluster.devicesPerNode = worldSizeOf(config);
-  job.cluster.device.memoryBytes = usableBytes / 0.9;
+  plan::Cluster node = plan::clusterPreset("cpu-local");
+  node.devicesPerNode = worldSizeOf(config);
+  node.device.memoryBytes = usableBytes / 0.9;
   layout = run.layout;
-  return job;
+  return plan::jobOn(run, node);
 }
 
 // A markdown row of docs/planner.md's table.

@@ -38,6 +38,7 @@
 #include <string>
 
 #include "strata/plan/cluster.h"
+#include "strata/plan/cost_model.h"
 #include "strata/plan/layout.h"
 #include "strata/plan/memory.h"
 #include "strata/plan/model_desc.h"
@@ -59,5 +60,9 @@ struct ConfiguredRun {
 ConfiguredRun parseTrainConfigText(const std::string& text, const std::string& source,
                                    const std::string& modelBase = "");
 ConfiguredRun loadTrainConfigFile(const std::string& path, const std::string& modelBase = "");
+
+// The planner's job for `run` on `cluster`: its model, global batch, dtype
+// and precision (its layout is run.layout).
+TrainingJob jobOn(const ConfiguredRun& run, const Cluster& cluster);
 
 }  // namespace strata::plan
