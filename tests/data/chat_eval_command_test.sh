@@ -15,7 +15,7 @@ python=$(bash "$3")
 reference=$4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/command_expectations.sh"
 
 for ((i = 0; i < 80; ++i)); do
   echo "{\"messages\": [{\"role\": \"user\", \"content\": \"Say $((i % 4)).\"}, {\"role\": \"assistant\", \"content\": \"$((i % 4))\"}]}"
@@ -43,16 +43,6 @@ assert strata["exact_matches"] == reference["exact_matches"]
 assert abs(strata["answer_loss"] - reference["answer_loss"]) <= 1e-4 * reference["answer_loss"]
 PY
 
-expect_refusal() {  # expect_refusal TEXT COMMAND...
-  local text=$1
-  shift
-  set +e
-  "$@" >"$work/out" 2>&1
-  local code=$?
-  set -e
-  [[ $code -eq 2 ]] || fail "exit code $code for $*: $(cat "$work/out")"
-  grep -qF -- "$text" "$work/out" || fail "no '$text' for $*: $(cat "$work/out")"
-}
 expect_refusal "--chat evaluates conversations; give it without --data-files" \
   "$strata" eval --checkpoint "$work/ckpt" --chat "$work/heldout.jsonl" --data-files "$work/chats.jsonl"
 expect_refusal "cannot read the conversations file '$work/missing.jsonl'" \

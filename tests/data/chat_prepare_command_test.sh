@@ -13,7 +13,7 @@ strata=$1
 tokenizer=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/command_expectations.sh"
 
 for ((i = 0; i < 60; ++i)); do
   echo "{\"messages\": [{\"role\": \"user\", \"content\": \"What is $i plus $i?\"}, {\"role\": \"assistant\", \"content\": \"$((2 * i))\"}]}"
@@ -28,16 +28,6 @@ grep -q "longer than 39 tokens: 60 truncated, 0 dropped" "$work/prepare.err" ||
   fail "long conversations: $(cat "$work/prepare.err")"
 [[ -s $work/sft.bin && -s $work/sft.idx && -s $work/sft.mask ]] || fail "files missing"
 
-expect_refusal() {  # expect_refusal TEXT COMMAND...
-  local text=$1
-  shift
-  set +e
-  "$@" >"$work/out" 2>&1
-  local code=$?
-  set -e
-  [[ $code -eq 2 ]] || fail "exit code $code for $*: $(cat "$work/out")"
-  grep -qF -- "$text" "$work/out" || fail "no '$text' for $*: $(cat "$work/out")"
-}
 expect_refusal "--too-long must be drop or truncate, not 'cut'" \
   "$strata" data prepare --chat --tokenizer "$tokenizer" --input "$work/chats.jsonl" --output "$work/x" --too-long cut
 expect_refusal "the chat date '26-07-2024' is not YYYY-MM-DD" \
