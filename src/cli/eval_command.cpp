@@ -6,7 +6,6 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "model_source_flags.h"
 #include "strata/error.h"
@@ -88,14 +87,6 @@ int runChat(EvalFlags& f) {
   return 0;
 }
 
-std::vector<std::string> commaSeparated(const std::string& text) {
-  std::vector<std::string> parts;
-  std::stringstream in(text);
-  for (std::string part; std::getline(in, part, ',');)
-    if (!part.empty()) parts.push_back(part);
-  return parts;
-}
-
 }  // namespace
 
 Subcommand addEvalCommand(CLI::App& strata) {
@@ -112,7 +103,7 @@ Subcommand addEvalCommand(CLI::App& strata) {
   return {
       command, [flags] {
         if (!flags->chat.file.empty()) return runChat(*flags);
-        flags->options.files = commaSeparated(flags->files);
+        flags->options.files = splitList(flags->files);
         const train::EvalOptions& o = flags->options;
         train::EvalResult r = train::evaluateText(o, progressReporter("windows"));
         std::cerr << "strata eval: loss " << std::fixed << std::setprecision(4) << r.loss

@@ -1,11 +1,11 @@
 #include "plan_job.h"
 
-#include <algorithm>
 #include <utility>
 #include <vector>
 
 #include "strata/plan/errors.h"
 #include "strata/plan/train_config.h"
+#include "strata/util/cli_flags.h"
 
 namespace strata {
 namespace {
@@ -65,17 +65,6 @@ plan::Cluster cluster(const PlanRequest& r) {
   return c;
 }
 
-std::vector<std::string> commaSeparated(const std::string& text) {
-  std::vector<std::string> items;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = std::min(text.find(',', start), text.size());
-    items.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return items;
-}
-
 // --finetune, --lora-rank and --lora-targets over the model's (a config's
 // [finetune], else full fine-tuning), validated as strata train would.
 void applyFinetune(const PlanRequest& r, plan::ModelDesc& model) {
@@ -92,7 +81,7 @@ void applyFinetune(const PlanRequest& r, plan::ModelDesc& model) {
   if (r.loraRank) model.lora.rank = *r.loraRank;
   if (!r.loraTargets.empty()) {
     model.lora.targets.clear();
-    for (const std::string& name : commaSeparated(r.loraTargets))
+    for (const std::string& name : splitList(r.loraTargets))
       model.lora.targets.push_back(plan::loraTargetOf(name));
   }
   model.validate();

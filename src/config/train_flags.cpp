@@ -1,7 +1,6 @@
 #include "strata/config/train_flags.h"
 
 #include <CLI/CLI.hpp>
-#include <sstream>
 
 #include "strata/config/config_file.h"
 #include "strata/error.h"
@@ -21,16 +20,6 @@ std::string joinList(const std::vector<std::string>& items) {
   std::string text;
   for (const std::string& item : items) text += (text.empty() ? "" : ",") + item;
   return text;
-}
-
-// Empty items are dropped, so "a.txt," is one file.
-std::vector<std::string> splitList(const std::string& text) {
-  std::vector<std::string> items;
-  std::istringstream list(text);
-  std::string item;
-  while (std::getline(list, item, ','))
-    if (!item.empty()) items.push_back(item);
-  return items;
 }
 
 std::string joinIntegers(const std::vector<int64_t>& items) {

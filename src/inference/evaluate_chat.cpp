@@ -63,14 +63,15 @@ Scored score(torch::nn::Sequential& model, const ChatTokens& tokens, AnswerSpan 
 ChatEvalResult evaluateChat(const ChatEvalOptions& o,
                             const std::function<void(int64_t, int64_t)>& progress) {
   checkOptions(o);
-  TrainConfig config;
-  torch::nn::Sequential model =
-      loadInferenceModel(o.checkpoint, o.weights, o.tokenizer, config, o.adapter);
-  ChatEncoder encoder(config.data.tokenizer, o.chatTemplate, o.chatDate);
+  // The file first: a wrong path is named before the model is read.
   std::ifstream in(o.file);
   if (!in) throw ConfigError("cannot read the conversations file '" + o.file + "'");
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(line);
+  TrainConfig config;
+  torch::nn::Sequential model =
+      loadInferenceModel(o.checkpoint, o.weights, o.tokenizer, config, o.adapter);
+  ChatEncoder encoder(config.data.tokenizer, o.chatTemplate, o.chatDate);
   int64_t all = static_cast<int64_t>(lines.size());
   if (o.maxConversations > 0) all = std::min(all, o.maxConversations);
   torch::NoGradGuard noGrad;

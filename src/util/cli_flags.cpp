@@ -39,6 +39,14 @@ int64_t integerIn(const CLI::App& command, const std::string& flag, const std::s
 
 }  // namespace
 
+std::vector<std::string> splitList(const std::string& text) {
+  std::vector<std::string> items;
+  std::istringstream list(text);
+  for (std::string item; std::getline(list, item, ',');)
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
+
 std::string commandName(const CLI::App& command) {
   const CLI::App* parent = command.get_parent();
   return parent ? commandName(*parent) + " " + command.get_name() : command.get_name();

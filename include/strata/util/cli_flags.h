@@ -16,6 +16,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "strata/error.h"
 
@@ -46,6 +47,10 @@ CLI::Option* addTextFlag(CLI::App& command, const std::string& names, std::strin
 // `--name` sets true; `--no-name` and `--name=false` set false (also 0 / no).
 CLI::Option* addSwitch(CLI::App& command, const std::string& name, bool* target,
                        const std::string& help);
+
+// A comma-separated flag value's items, empty ones dropped: "a.txt,,b.txt,"
+// is two.
+std::vector<std::string> splitList(const std::string& text);
 
 // The words that run `command`, from the program down: "strata launch".
 std::string commandName(const CLI::App& command);
