@@ -157,9 +157,6 @@ void checkFinetune(const TrainConfig& c, Problems& p) {
   p.check(!mlpTargets || !c.model.moe.enabled(),
           "finetune.targets gate, up or down on a mixture-of-experts model: adapters on the "
           "experts are not implemented; adapt q, k, v, o");
-  p.check(c.parallel.zero != 3,
-          "finetune.method = \"lora\" with parallel.zero = 3: the frozen base is not sharded "
-          "by ZeRO-3 yet; use zero 0, 1 or 2");
 }
 
 void checkLlamaModel(const TrainConfig& c, Problems& p) {

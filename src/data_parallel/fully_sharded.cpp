@@ -1,5 +1,6 @@
 #include "strata/data_parallel/fully_sharded.h"
 
+#include <torch/csrc/autograd/engine.h>
 #include <torch/csrc/autograd/utils/lambda_post_hook.h>
 #include <torch/torch.h>
 
@@ -15,13 +16,37 @@
 #include "strata/error.h"
 
 namespace strata::data_parallel {
+namespace {
+
+// The identity, whose backward calls back when the gradient of its input,
+// the unit's, is complete: the unit's backward in this pass is then over, as
+// this node was created before every node of the unit's forward and the
+// engine runs the ready node created last first.
+struct WatchInput : public torch::autograd::Function<WatchInput> {
+  using Callback = std::function<void()>;
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& input,
+                            const Callback* onGradient) {
+    ctx->saved_data["callback"] = static_cast<int64_t>(reinterpret_cast<intptr_t>(onGradient));
+    return input.view_as(input);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto* onGradient = reinterpret_cast<const Callback*>(
+        static_cast<intptr_t>(ctx->saved_data["callback"].toInt()));
+    (*onGradient)();
+    return {grads[0], at::Tensor()};
+  }
+};
+
+}  // namespace
 
 class FullyShardedDataParallel::Impl {
  public:
   Impl(std::vector<ShardedUnit> units, Communicator& comm, FullyShardedOptions options);
   ~Impl();
 
-  at::Tensor forward(int unit, const std::function<at::Tensor()>& body);
+  at::Tensor forward(int unit, const at::Tensor& input,
+                     const std::function<at::Tensor(const at::Tensor&)>& body);
   void finish();
   void zeroGrad();
   void reshard();
@@ -29,15 +54,23 @@ class FullyShardedDataParallel::Impl {
   void commitParameters();
   std::vector<at::Tensor> fullParameters();
 
+  // A unit's trained or frozen parameters, in a flat buffer of their own.
+  struct Part {
+    std::vector<NamedTensor> params;
+    BucketLayout layout;  // one bucket, padded to a multiple of R (none when empty)
+    at::Tensor full;      // [totalNumel]; the parameters are set onto its storage
+    at::Tensor shard;     // [shardNumel], this rank's chunk
+    WorkHandle gather;    // a started gather, not yet waited for
+    bool held = false;    // `full` holds memory (gathered or gathering)
+    bool empty() const { return params.empty(); }
+  };
+
   struct Unit {
     ShardedUnit spec;
-    BucketLayout layout;
-    at::Tensor full;                 // [paddedNumel]; the parameters are set onto its storage
-    at::Tensor shard;                // [shardNumel], this rank's parameters
-    at::Tensor gradShard;            // [shardNumel], this rank's averaged gradient
+    Part trained;
+    Part frozen;
+    at::Tensor gradShard;            // [trained shardNumel], this rank's averaged gradient
     bool gradShardHeld = false;      // `gradShard` holds memory (reduced since zeroGrad())
-    WorkHandle gather;               // a started gather, not yet waited for
-    bool held = false;               // `full` holds memory (gathered or gathering)
     std::vector<char> arrived;       // per parameter: gradient accumulated since last completion
     std::vector<char> gradHeld;      // per parameter: .grad holds a full gradient
     std::vector<char> used;          // per parameter: gradient arrived since last sync
@@ -68,13 +101,19 @@ class FullyShardedDataParallel::Impl {
   double gatherWaitSeconds_ = 0;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
   std::vector<uintptr_t> hookKeys_;
+  std::vector<std::function<void()>> backwardOver_;  // per unit, what WatchInput calls
 
  private:
-  void shardUnit(Unit& unit);
+  static Part planPart(const std::vector<NamedTensor>& params, int shards);
+  void shardPart(Part& part);
   void registerHooks();
+  void startGather(Part& part);
+  void waitGather(Part& part);
   void startGather(int unit);
   void ensureGathered(int unit);
+  void release(Part& part);
   void release(int unit);
+  void onBackwardOver(int unit);
   void prefetch(const std::vector<int>& plan, size_t from, int direction);
   void onPreBackward(int unit);
   void onGradient(int unit, int param);
@@ -97,15 +136,10 @@ FullyShardedDataParallel::Impl::Impl(std::vector<ShardedUnit> units, Communicato
   std::vector<NamedTensor> all;
   for (ShardedUnit& spec : units) {
     Unit unit;
-    std::vector<int64_t> numels;
-    for (const NamedTensor& p : spec.parameters) {
-      numels.push_back(p.tensor.numel());
-      all.push_back(p);
-    }
-    // One bucket per unit: bucket sizes larger than any unit.
-    constexpr int64_t kWhole = std::numeric_limits<int64_t>::max() / 2;
-    unit.layout = BucketLayout::plan(numels, spec.parameters[0].tensor.element_size(),
-                                     BucketSizes{kWhole, kWhole}, comm.size());
+    unit.trained = planPart(spec.parameters, comm.size());
+    unit.frozen = planPart(spec.frozen, comm.size());
+    all.insert(all.end(), spec.parameters.begin(), spec.parameters.end());
+    all.insert(all.end(), spec.frozen.begin(), spec.frozen.end());
     unit.arrived.assign(spec.parameters.size(), 0);
     unit.gradHeld.assign(spec.parameters.size(), 0);
     unit.used.assign(spec.parameters.size(), 0);
@@ -113,17 +147,24 @@ FullyShardedDataParallel::Impl::Impl(std::vector<ShardedUnit> units, Communicato
     unit.spec = std::move(spec);
     units_.push_back(std::move(unit));
   }
+  for (int u = 0; u < static_cast<int>(units_.size()); ++u)
+    backwardOver_.emplace_back([this, u] { onBackwardOver(u); });
   // Validation is over; from here on every rank communicates.
   checkSameStructure(all, comm_);
   for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
-    const std::vector<NamedTensor>& params = units_[u].spec.parameters;
-    if (options_.initUnit) options_.initUnit(u, units_[u].spec);
-    if (options_.initialSync == InitialSync::kBroadcast) {
-      broadcastTensors(params, comm_, 0);
-    } else {
-      checkTensorsEqual(params, comm_);
+    Unit& unit = units_[u];
+    if (options_.initUnit) options_.initUnit(u, unit.spec);
+    for (Part* part : {&unit.trained, &unit.frozen}) {
+      if (options_.initialSync == InitialSync::kBroadcast) {
+        broadcastTensors(part->params, comm_, 0);
+      } else {
+        checkTensorsEqual(part->params, comm_);
+      }
+      shardPart(*part);
     }
-    shardUnit(units_[u]);
+    // Held only from the unit's reduce-scatter to zeroGrad().
+    unit.gradShard = torch::empty_like(unit.trained.shard);
+    releaseStorage(unit.gradShard);
   }
   registerHooks();
 }
@@ -132,48 +173,62 @@ FullyShardedDataParallel::Impl::~Impl() {
   for (size_t i = 0; i < accumulators_.size(); ++i) accumulators_[i]->del_post_hook(hookKeys_[i]);
 }
 
-// Copies this rank's chunk of the unit's flat layout out of its parameters,
+// One bucket per part: bucket sizes larger than any unit.
+FullyShardedDataParallel::Impl::Part FullyShardedDataParallel::Impl::planPart(
+    const std::vector<NamedTensor>& params, int shards) {
+  Part part;
+  part.params = params;
+  if (params.empty()) return part;
+  std::vector<int64_t> numels;
+  for (const NamedTensor& p : params) numels.push_back(p.tensor.numel());
+  constexpr int64_t kWhole = std::numeric_limits<int64_t>::max() / 2;
+  part.layout = BucketLayout::plan(numels, params[0].tensor.element_size(),
+                                   BucketSizes{kWhole, kWhole}, shards);
+  return part;
+}
+
+// Copies this rank's chunk of the part's flat layout out of its parameters,
 // drops their values, then points them at the flat buffer's storage and
 // releases it. The values and the buffer never coexist, so sharding a unit
 // whose values were just built (FullyShardedOptions::initUnit) holds one
 // unit at a time, not two.
-void FullyShardedDataParallel::Impl::shardUnit(Unit& unit) {
+void FullyShardedDataParallel::Impl::shardPart(Part& part) {
   torch::NoGradGuard noGrad;
-  const at::Tensor& first = unit.spec.parameters[0].tensor;
-  at::TensorOptions type = first.options().requires_grad(false);
-  int64_t chunk = unit.layout.chunkNumel(0);
+  if (part.empty()) {
+    part.shard = part.full = torch::empty({0});
+    return;
+  }
+  at::TensorOptions type = part.params[0].tensor.options().requires_grad(false);
+  int64_t chunk = part.layout.shardNumel();
   int64_t begin = comm_.rank() * chunk;      // the chunk in the flat layout
-  unit.shard = torch::zeros({chunk}, type);  // padding stays 0
-  for (size_t i = 0; i < unit.spec.parameters.size(); ++i) {
-    at::Tensor param = unit.spec.parameters[i].tensor;
-    const ParamSlot& slot = unit.layout.slot(static_cast<int>(i));
+  part.shard = torch::zeros({chunk}, type);  // padding stays 0
+  for (size_t i = 0; i < part.params.size(); ++i) {
+    at::Tensor param = part.params[i].tensor;
+    const ParamSlot& slot = part.layout.slot(static_cast<int>(i));
     int64_t from = std::max(slot.offset, begin);
     int64_t to = std::min(slot.offset + slot.numel, begin + chunk);
     if (from < to) {
-      unit.shard.narrow(0, from - begin, to - from)
+      part.shard.narrow(0, from - begin, to - from)
           .copy_(param.reshape({-1}).narrow(0, from - slot.offset, to - from));
     }
   }
   std::vector<std::vector<int64_t>> shapes;
-  for (const NamedTensor& named : unit.spec.parameters) {
+  for (const NamedTensor& named : part.params) {
     at::Tensor param = named.tensor;
     shapes.push_back(param.sizes().vec());
     param.set_();  // frees the values unless someone else holds them
   }
-  unit.full = torch::empty({unit.layout.totalNumel()}, type);
-  for (size_t i = 0; i < unit.spec.parameters.size(); ++i) {
-    at::Tensor param = unit.spec.parameters[i].tensor;
-    const ParamSlot& slot = unit.layout.slot(static_cast<int>(i));
+  part.full = torch::empty({part.layout.totalNumel()}, type);
+  for (size_t i = 0; i < part.params.size(); ++i) {
+    at::Tensor param = part.params[i].tensor;
+    const ParamSlot& slot = part.layout.slot(static_cast<int>(i));
     // set_ rather than a view: the parameter keeps its own version counter,
     // so gathers into the buffer never invalidate what autograd saved.
-    param.set_(unit.full.storage(), slot.offset, shapes[i], c10::contiguous_strides(shapes[i]));
+    param.set_(part.full.storage(), slot.offset, shapes[i], c10::contiguous_strides(shapes[i]));
     param.mutable_grad().reset();
   }
   addHeld(chunk);
-  // Held only from the unit's reduce-scatter to zeroGrad().
-  unit.gradShard = torch::empty({chunk}, type);
-  releaseStorage(unit.gradShard);
-  releaseStorage(unit.full);
+  releaseStorage(part.full);
 }
 
 // As in DataParallel: a post hook on each parameter's AccumulateGrad node
@@ -181,9 +236,9 @@ void FullyShardedDataParallel::Impl::shardUnit(Unit& unit) {
 void FullyShardedDataParallel::Impl::registerHooks() {
   using torch::autograd::variable_list;
   for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
-    for (int i = 0; i < static_cast<int>(units_[u].spec.parameters.size()); ++i) {
+    for (int i = 0; i < static_cast<int>(units_[u].trained.params.size()); ++i) {
       auto accumulator =
-          torch::autograd::impl::grad_accumulator(units_[u].spec.parameters[i].tensor);
+          torch::autograd::impl::grad_accumulator(units_[u].trained.params[i].tensor);
       auto hook = std::make_unique<torch::autograd::utils::LambdaPostHook>(
           [this, u, i](const variable_list& outputs, const variable_list&) {
             onGradient(u, i);
@@ -195,41 +250,52 @@ void FullyShardedDataParallel::Impl::registerHooks() {
   }
 }
 
-void FullyShardedDataParallel::Impl::startGather(int u) {
-  Unit& unit = units_[u];
-  if (unit.held) return;
-  int64_t bytes = unit.layout.totalNumel() * unit.full.element_size();
-  restoreStorage(unit.full, static_cast<size_t>(bytes));
-  unit.held = true;
-  gatheredNumel_ += unit.layout.totalNumel();
+void FullyShardedDataParallel::Impl::startGather(Part& part) {
+  if (part.held || part.empty()) return;
+  int64_t numel = part.layout.totalNumel();
+  restoreStorage(part.full, static_cast<size_t>(numel * part.full.element_size()));
+  part.held = true;
+  gatheredNumel_ += numel;
   peakGatheredNumel_ = std::max(peakGatheredNumel_, gatheredNumel_);
-  addHeld(unit.layout.totalNumel());
-  unit.gather = comm_.allGatherAsync(unit.full, unit.shard);
+  addHeld(numel);
+  part.gather = comm_.allGatherAsync(part.full, part.shard);
+}
+
+void FullyShardedDataParallel::Impl::waitGather(Part& part) {
+  if (!part.gather) return;
+  WorkHandle work = std::move(part.gather);
+  auto start = std::chrono::steady_clock::now();
+  work->wait();
+  gatherWaitSeconds_ +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void FullyShardedDataParallel::Impl::startGather(int u) {
+  startGather(units_[u].trained);
+  startGather(units_[u].frozen);
 }
 
 void FullyShardedDataParallel::Impl::ensureGathered(int u) {
   startGather(u);
-  Unit& unit = units_[u];
-  if (unit.gather) {
-    WorkHandle work = std::move(unit.gather);
-    auto start = std::chrono::steady_clock::now();
-    work->wait();
-    gatherWaitSeconds_ +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  waitGather(units_[u].trained);
+  waitGather(units_[u].frozen);
+}
+
+void FullyShardedDataParallel::Impl::release(Part& part) {
+  if (!part.held) return;
+  if (part.gather) {
+    WorkHandle work = std::move(part.gather);
+    work->wait();  // the collective must complete on every rank before its memory goes
   }
+  releaseStorage(part.full);
+  part.held = false;
+  gatheredNumel_ -= part.layout.totalNumel();
+  addHeld(-part.layout.totalNumel());
 }
 
 void FullyShardedDataParallel::Impl::release(int u) {
-  Unit& unit = units_[u];
-  if (!unit.held) return;
-  if (unit.gather) {
-    WorkHandle work = std::move(unit.gather);
-    work->wait();  // the collective must complete on every rank before its memory goes
-  }
-  releaseStorage(unit.full);
-  unit.held = false;
-  gatheredNumel_ -= unit.layout.totalNumel();
-  addHeld(-unit.layout.totalNumel());
+  release(units_[u].trained);
+  release(units_[u].frozen);
 }
 
 void FullyShardedDataParallel::Impl::addHeld(int64_t numel) {
@@ -240,7 +306,7 @@ void FullyShardedDataParallel::Impl::addHeld(int64_t numel) {
 // Resets parameter i's full gradient of unit u (copied elsewhere or zeroed).
 void FullyShardedDataParallel::Impl::dropFullGradient(int u, size_t i) {
   Unit& unit = units_[u];
-  at::Tensor param = unit.spec.parameters[i].tensor;
+  at::Tensor param = unit.trained.params[i].tensor;
   param.mutable_grad().reset();
   if (unit.gradHeld[i]) addHeld(-param.numel());
   unit.gradHeld[i] = 0;
@@ -257,7 +323,8 @@ void FullyShardedDataParallel::Impl::prefetch(const std::vector<int>& plan, size
   }
 }
 
-at::Tensor FullyShardedDataParallel::Impl::forward(int u, const std::function<at::Tensor()>& body) {
+at::Tensor FullyShardedDataParallel::Impl::forward(
+    int u, const at::Tensor& input, const std::function<at::Tensor(const at::Tensor&)>& body) {
   if (u < 0 || u >= static_cast<int>(units_.size())) {
     throw Error("fully sharded forward of unit " + std::to_string(u) + ", but there are " +
                 std::to_string(units_.size()) + " units");
@@ -270,7 +337,9 @@ at::Tensor FullyShardedDataParallel::Impl::forward(int u, const std::function<at
   if (position < lastOrder_.size() && lastOrder_[position] == u) {
     prefetch(lastOrder_, position + 1, +1);
   }
-  at::Tensor output = body();
+  bool watched = !units_[u].frozen.empty() && input.defined() && input.requires_grad() &&
+                 torch::GradMode::is_enabled();
+  at::Tensor output = body(watched ? WatchInput::apply(input, &backwardOver_[u]) : input);
   if (output.requires_grad()) {
     output.register_hook([this, u](const at::Tensor&) { onPreBackward(u); });
   }
@@ -282,6 +351,11 @@ at::Tensor FullyShardedDataParallel::Impl::forward(int u, const std::function<at
 // the units before it in forward order come next.
 void FullyShardedDataParallel::Impl::onPreBackward(int u) {
   ensureGathered(u);
+  // Where no WatchInput tells the end of the unit's backward (no input, or
+  // this pass does not reach it), the end of the pass does.
+  if (!units_[u].frozen.empty()) {
+    torch::autograd::Engine::get_default_engine().queue_callback(backwardOver_[u]);
+  }
   for (size_t pos = backwardCursor_; pos-- > 0;) {
     if (order_[pos] != u) continue;
     backwardCursor_ = pos;
@@ -290,19 +364,26 @@ void FullyShardedDataParallel::Impl::onPreBackward(int u) {
   }
 }
 
+// The unit's backward in this pass is over: its frozen parameters go by the
+// rule of its trained ones (those go once their gradients have all arrived,
+// which needs no node run after them).
+void FullyShardedDataParallel::Impl::onBackwardOver(int u) {
+  if (requireSync_ || options_.reshardAfterForward) release(units_[u].frozen);
+}
+
 void FullyShardedDataParallel::Impl::onGradient(int u, int i) {
   Unit& unit = units_[u];
   unit.arrived[i] = 1;
   unit.used[i] = 1;
   if (!unit.gradHeld[i]) {
     unit.gradHeld[i] = 1;
-    addHeld(unit.spec.parameters[i].tensor.numel());
+    addHeld(unit.trained.params[i].tensor.numel());
   }
   if (std::find(unit.arrived.begin(), unit.arrived.end(), 0) != unit.arrived.end()) return;
-  // The unit's backward is complete: its parameters are no longer needed, so
+  // Every trained parameter has its gradient: they are no longer needed, so
   // they go before the reduce-scatter's buffer comes.
   std::fill(unit.arrived.begin(), unit.arrived.end(), 0);
-  if (requireSync_ || options_.reshardAfterForward) release(u);
+  if (requireSync_ || options_.reshardAfterForward) release(unit.trained);
   if (requireSync_) startReduction(u);
 }
 
@@ -315,26 +396,27 @@ void FullyShardedDataParallel::Impl::startReduction(int u) {
   auto inFlight = static_cast<size_t>(options_.prefetch);
   while (!reductions_.empty() && reductions_.size() >= inFlight) completeOldest();
   Unit& unit = units_[u];
-  at::Tensor flat = torch::zeros({unit.layout.totalNumel()}, unit.shard.options());
+  unit.reduced = true;
+  if (unit.trained.empty()) return;
+  at::Tensor flat = torch::zeros({unit.trained.layout.totalNumel()}, unit.trained.shard.options());
   addHeld(flat.numel());
-  for (size_t i = 0; i < unit.spec.parameters.size(); ++i) {
-    at::Tensor param = unit.spec.parameters[i].tensor;
+  for (size_t i = 0; i < unit.trained.params.size(); ++i) {
+    at::Tensor param = unit.trained.params[i].tensor;
     const at::Tensor& grad = param.grad();
     if (!grad.defined()) continue;
-    const ParamSlot& slot = unit.layout.slot(static_cast<int>(i));
+    const ParamSlot& slot = unit.trained.layout.slot(static_cast<int>(i));
     flat.narrow(0, slot.offset, slot.numel).view(param.sizes()).copy_(grad);
     dropFullGradient(u, i);
   }
   // The first reduction since zeroGrad() writes the gradient shard; a later
   // one (no zeroGrad() between two syncs) sums into it.
   bool accumulate = unit.gradShardHeld;
-  at::Tensor output = accumulate ? torch::empty_like(unit.shard) : unit.gradShard;
+  at::Tensor output = accumulate ? torch::empty_like(unit.trained.shard) : unit.gradShard;
   if (!accumulate) {
-    restoreStorage(unit.gradShard, unit.shard.nbytes());
+    restoreStorage(unit.gradShard, unit.trained.shard.nbytes());
     unit.gradShardHeld = true;
   }
   addHeld(output.numel());
-  unit.reduced = true;
   reductions_.push_back(
       {u, comm_.reduceScatterAsync(output, flat, ReduceOp::kAvg), flat, output, accumulate});
   if (reductions_.size() > inFlight) completeOldest();
@@ -376,7 +458,7 @@ void FullyShardedDataParallel::Impl::agreeOnUsage() {
   for (Unit& unit : units_) {
     for (size_t i = 0; i < unit.used.size(); ++i, ++index) {
       unit.usedAnywhere[i] = users[index] > 0;
-      if (!unit.usedAnywhere[i]) unused.push_back(unit.spec.parameters[i].name);
+      if (!unit.usedAnywhere[i]) unused.push_back(unit.trained.params[i].name);
     }
   }
   if (!unused.empty() && options_.unusedParameters == UnusedParameters::kError) {
@@ -409,7 +491,7 @@ void FullyShardedDataParallel::Impl::zeroGrad() {
       unit.gradShardHeld = false;
       addHeld(-unit.gradShard.numel());
     }
-    for (size_t i = 0; i < units_[u].spec.parameters.size(); ++i) dropFullGradient(u, i);
+    for (size_t i = 0; i < units_[u].trained.params.size(); ++i) dropFullGradient(u, i);
   }
 }
 
@@ -423,25 +505,27 @@ void FullyShardedDataParallel::Impl::gatherAll() {
 
 void FullyShardedDataParallel::Impl::commitParameters() {
   torch::NoGradGuard noGrad;
-  for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
-    Unit& unit = units_[u];
-    if (!unit.held) continue;
-    ensureGathered(u);
-    const BucketLayout& layout = unit.layout;
-    unit.shard.copy_(
-        unit.full.narrow(0, layout.chunkOffset(0, comm_.rank()), layout.chunkNumel(0)));
-    release(u);
+  for (Unit& unit : units_) {
+    for (Part* part : {&unit.trained, &unit.frozen}) {
+      if (!part->held) continue;
+      waitGather(*part);
+      int64_t chunk = part->layout.shardNumel();
+      part->shard.copy_(part->full.narrow(0, comm_.rank() * chunk, chunk));
+      release(*part);
+    }
   }
 }
 
 std::vector<at::Tensor> FullyShardedDataParallel::Impl::fullParameters() {
   std::vector<at::Tensor> copies;
-  for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
-    bool wasHeld = units_[u].held;
-    ensureGathered(u);
-    for (const NamedTensor& p : units_[u].spec.parameters)
-      copies.push_back(p.tensor.detach().clone());
-    if (!wasHeld) release(u);
+  for (Unit& unit : units_) {
+    for (Part* part : {&unit.trained, &unit.frozen}) {
+      bool wasHeld = part->held;
+      startGather(*part);
+      waitGather(*part);
+      for (const NamedTensor& p : part->params) copies.push_back(p.tensor.detach().clone());
+      if (!wasHeld) release(*part);
+    }
   }
   return copies;
 }
@@ -453,7 +537,11 @@ FullyShardedDataParallel::FullyShardedDataParallel(std::vector<ShardedUnit> unit
 FullyShardedDataParallel::~FullyShardedDataParallel() = default;
 
 at::Tensor FullyShardedDataParallel::forward(int unit, const std::function<at::Tensor()>& body) {
-  return impl_->forward(unit, body);
+  return impl_->forward(unit, at::Tensor(), [&body](const at::Tensor&) { return body(); });
+}
+at::Tensor FullyShardedDataParallel::forward(
+    int unit, const at::Tensor& input, const std::function<at::Tensor(const at::Tensor&)>& body) {
+  return impl_->forward(unit, input, body);
 }
 void FullyShardedDataParallel::finishGradientSync() { impl_->finish(); }
 void FullyShardedDataParallel::zeroGrad() { impl_->zeroGrad(); }
@@ -469,9 +557,11 @@ const ShardedUnit& FullyShardedDataParallel::unit(int unit) const {
   return impl_->units_.at(unit).spec;
 }
 const BucketLayout& FullyShardedDataParallel::layout(int unit) const {
-  return impl_->units_.at(unit).layout;
+  return impl_->units_.at(unit).trained.layout;
 }
-at::Tensor FullyShardedDataParallel::shard(int unit) const { return impl_->units_.at(unit).shard; }
+at::Tensor FullyShardedDataParallel::shard(int unit) const {
+  return impl_->units_.at(unit).trained.shard;
+}
 at::Tensor FullyShardedDataParallel::gradientShard(int unit) const {
   return impl_->units_.at(unit).gradShard;
 }

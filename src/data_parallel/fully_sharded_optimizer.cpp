@@ -14,6 +14,7 @@ std::vector<FullyShardedOptimizer::Segment> FullyShardedOptimizer::planSegments(
   int rank = fsdp.comm().rank();
   for (int u = 0; u < fsdp.numUnits(); ++u) {
     const BucketLayout& layout = fsdp.layout(u);
+    if (layout.numParams() == 0) continue;  // frozen parameters alone
     int64_t begin = layout.chunkOffset(0, rank);
     int64_t end = begin + layout.chunkNumel(0);
     for (int i = 0; i < layout.numParams(); ++i) {
@@ -35,7 +36,13 @@ FullyShardedOptimizer::FullyShardedOptimizer(FullyShardedDataParallel& fsdp,
   if (!optimizer_) throw ConfigError("FullyShardedOptimizer needs an optimizer");
   std::vector<int64_t> numels;
   for (const Segment& s : segments_) numels.push_back(s.numel);
-  optimizer_->allocate(numels, fsdp_.shard(0).options());
+  at::TensorOptions type = fsdp_.shard(0).options();
+  for (int u = 0; u < fsdp_.numUnits(); ++u)
+    if (fsdp_.layout(u).numParams() > 0) {
+      type = fsdp_.shard(u).options();
+      break;
+    }
+  optimizer_->allocate(numels, type);
 }
 
 std::vector<FlatStateSlot> FullyShardedOptimizer::stateSlots() const {

@@ -10,8 +10,9 @@
 namespace strata::data_parallel {
 
 // Throws ConfigError naming the unit and parameter: no units, a unit without
-// parameters, a parameter undefined, not requiring grad, not a leaf, listed
-// twice, or of another dtype or device than the first.
+// parameters, a parameter undefined, a trained one not requiring grad or a
+// frozen one requiring it, not a leaf, listed twice, or of another dtype or
+// device than the first of its kind.
 void checkUnits(const std::vector<ShardedUnit>& units, const Communicator& comm);
 
 }  // namespace strata::data_parallel

@@ -20,7 +20,8 @@ at::Tensor Stage::forward(const at::Tensor& input, int64_t* activationBytes) con
     // AnyModule::forward is not const; the module it points to is shared.
     auto& layer = const_cast<torch::nn::AnyModule&>(layers_[k]);
     if (layerCall_) {
-      x = layerCall_(firstLayer_ + static_cast<int>(k), [&] { return layer.forward(x); });
+      x = layerCall_(firstLayer_ + static_cast<int>(k), x,
+                     [&](const at::Tensor& in) { return layer.forward(in); });
     } else {
       x = layer.forward(x);
     }

@@ -142,9 +142,6 @@ std::string checkLayout(const TrainingJob& job, const Layout& l) {
            " shards gradients, which pipeline accumulation over micro-batches keeps whole; "
            "use zero0 or zero1 with pp " +
            str(l.pp);
-  if (l.zeroStage == 3 && m.lora.enabled)
-    return "ZeRO-3 with LoRA: strata train does not shard the frozen base yet; use zero0, zero1 "
-           "or zero2";
   return checkSchedule(l, l.microBatches(job.globalBatch));
 }
 

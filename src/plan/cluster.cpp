@@ -87,7 +87,7 @@ void checkKeysNeeded(const std::vector<util::TomlEntry>& entries) {
 }
 
 std::string knownKeys() {
-  std::string out = "name, preset, device, host_memory";
+  std::string out = "name, preset, device, host_memory, fused_swiglu_backward";
   for (const auto& entry : numericKeys()) out += ", " + entry.first;
   return out;
 }
@@ -153,10 +153,11 @@ Cluster parseClusterText(const std::string& text, const std::string& source) {
       cluster.name = stringOf(entry);
     } else if (key == "device") {
       cluster.device.name = stringOf(entry);
-    } else if (key == "host_memory") {
+    } else if (key == "host_memory" || key == "fused_swiglu_backward") {
       auto* value = std::get_if<bool>(&entry.value);
       if (!value) wrongValue(entry, "true or false");
-      cluster.device.hostMemory = *value;
+      (key == "host_memory" ? cluster.device.hostMemory : cluster.device.fusedSwigluBackward) =
+          *value;
     } else if (auto it = numericKeys().find(key); it != numericKeys().end()) {
       it->second(cluster, parseValue(entry));
     } else if (key != "preset") {

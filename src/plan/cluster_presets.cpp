@@ -89,12 +89,15 @@ Cluster p4d() {
 // AVX-512, two FMA ports: 2.8e9 x 2 x 16 x 2 = 179 GFLOP/s fp32 per core; no
 // native bf16, so the same figure), one training worker per core, 23 GiB RAM
 // shared by both. Loopback Gloo between workers. Every figure here is a
-// placeholder to be replaced by a measured cluster file (loadClusterFile).
+// placeholder to be replaced by a measured cluster file (loadClusterFile),
+// but for the SwiGLU's backward, whose kernel the trainer picks by the CPU it
+// runs on (ops::swigluUsesOwnKernel: AVX-512 F), as the planner does here.
 Cluster cpuLocal() {
   Cluster c;
   c.name = "cpu-local";
   c.devicesPerNode = 2;
   c.device = {"cpu-core", 179 * kGiga, 179 * kGiga, 11 * kGiB, 10 * kGiga, 0.5, {}, true};
+  c.device.fusedSwigluBackward = __builtin_cpu_supports("avx512f");
   c.intraNode = {2 * kGiga, 50 * kMicro};
   c.interNode = {1 * kGiga, 100 * kMicro};
   return c;

@@ -11,12 +11,13 @@ namespace {
 using Collective = double (*)(double, int, const Link&);
 
 // One layer's collective of `bytesPerParam` a parameter over the replicas
-// that shard it: the layer's share of the rank's parameters over dp x cp,
-// and under ep > 1 its experts' over their own replicas, one after the
-// other. The rank's embedding and head are spread over its layers.
+// that shard it: the layer's share of the rank's `params` ({over dp x cp,
+// the experts' over their own replicas}, one after the other). The rank's
+// embedding and head are spread over its layers.
 double perLayer(const TrainingJob& job, const Layout& l, const StagePlan& plan, int rank,
-                Collective collective, double bytesPerParam) {
-  auto [common, experts] = replicatedParams(l, plan, rank);
+                const std::pair<double, double>& params, Collective collective,
+                double bytesPerParam) {
+  auto [common, experts] = params;
   double layers = rankLayers(plan, rank);
   auto layerShare = [&](double params, int ranks, const Link& link) {
     return collective(params * bytesPerParam / layers, ranks, link);
@@ -46,8 +47,12 @@ double fullyShardedExposed(const TrainingJob& job, const Layout& l, const StageP
   if (layers == 0) return 0;
   auto [perMicroBatch, backward] = rankMicroBatchSeconds(plan, rank);
   double forward = (perMicroBatch - backward) / layers, layerBackward = backward / layers;
-  double gather = perLayer(job, l, plan, rank, allGatherSeconds, job.precision.weightBytes);
-  double reduce = perLayer(job, l, plan, rank, reduceScatterSeconds, job.precision.gradBytes);
+  // Every parameter is gathered, a frozen base's too; the trained ones'
+  // gradients are reduced.
+  double gather = perLayer(job, l, plan, rank, shardedParams(l, plan, rank), allGatherSeconds,
+                           job.precision.weightBytes);
+  double reduce = perLayer(job, l, plan, rank, replicatedParams(l, plan, rank),
+                           reduceScatterSeconds, job.precision.gradBytes);
   // The step's last backward reduce-scatters every layer's gradient; the
   // last one has no compute after it to hide behind.
   if (!l.reshardAfterForward)  // gathered once, in the first forward

@@ -49,8 +49,11 @@ double gatheredUnit(const TrainingJob& job, const Layout& l) {
 }
 
 // What ZeRO-3 holds whole on top of the shards while the pipeline runs
-// (see cost_model.h).
-MemoryBreakdown fullyShardedExtras(const TrainingJob& job, const Layout& l, double rankParams) {
+// (see cost_model.h). A frozen base is gathered with its adapters, which
+// alone have gradients.
+MemoryBreakdown fullyShardedExtras(const TrainingJob& job, const Layout& l, const StagePlan& plan,
+                                   int rank) {
+  double rankParams = plan.rankParams[rank];
   double largest = gatheredUnit(job, l);
   MemoryBreakdown extras;
   // Resharding: the running unit and the one prefetched. Kept gathered:
@@ -63,8 +66,10 @@ MemoryBreakdown fullyShardedExtras(const TrainingJob& job, const Layout& l, doub
   // accumulated until the last backward's reduce-scatters (FSDP's no_sync),
   // which make the shards as they drop them: the rank then holds its full
   // gradients in place of its shards.
-  double shards = rankParams / l.replicas();
-  extras.gradients = l.microBatches(job.globalBatch) > 1 ? (rankParams - shards) : largest;
+  double trained = plan.frozenBase ? plan.rankAdapterParams[rank] : rankParams;
+  double largestTrained = plan.frozenBase ? loraLayerParameters(job.model, l.tp) : largest;
+  double shards = trained / l.replicas();
+  extras.gradients = l.microBatches(job.globalBatch) > 1 ? (trained - shards) : largestTrained;
   extras.gradients *= job.precision.gradBytes;
   return extras;
 }
@@ -193,8 +198,12 @@ double stepWork(const TrainingJob& job, const Layout& l, const StagePlan& plan, 
   double largest = largestTensorElements(job, l, plan, rank);
   int replicas = l.replicas();
   if (l.zeroStage == 0) return squared * largest;
-  // ZeRO-3's chunks are its units' shards.
-  if (l.zeroStage == 3) return squared * largestUnit(job.model, l) / replicas;
+  // ZeRO-3's chunks are its units' shards (a LoRA unit's, its adapters').
+  if (l.zeroStage == 3) {
+    double unit =
+        plan.frozenBase ? loraLayerParameters(job.model, l.tp) : largestUnit(job.model, l);
+    return squared * unit / replicas;
+  }
   // ZeRO-1 and 2's are their gradient buckets' shares.
   auto [common, experts] = replicatedParams(l, plan, rank);
   double chunk = std::min(common, job.buckets.bytes / p.gradBytes) / replicas;
@@ -217,11 +226,17 @@ MemoryBreakdown rankModelState(const TrainingJob& job, const Layout& l, const St
     mem.gradients += own.gradients;
     mem.optimizer += own.optimizer;
   }
-  // LoRA's frozen base: its weights alone, whole on the rank (strata train
-  // refuses ZeRO-3 with LoRA).
-  if (plan.frozenBase)
-    mem.parameters +=
-        (plan.rankParams[rank] - plan.rankAdapterParams[rank]) * job.precision.weightBytes;
+  // LoRA's frozen base: its weights alone, whole on the rank, or under
+  // ZeRO-3 sharded as the trained parameters are.
+  if (plan.frozenBase) {
+    auto [held, heldExperts] = shardedParams(l, plan, rank);
+    double base = held - plan.rankAdapterParams[rank];
+    if (l.zeroStage == 3) {
+      base /= l.replicas();
+      heldExperts /= l.expertReplicas();
+    }
+    mem.parameters += (base + heldExperts) * job.precision.weightBytes;
+  }
   return mem;
 }
 
@@ -230,7 +245,7 @@ MemoryBreakdown rankMemory(const TrainingJob& job, const Layout& l, const StageP
   MemoryBreakdown state = rankModelState(job, l, plan, rank);
   MemoryBreakdown during = state;
   if (l.zeroStage >= 3) {
-    MemoryBreakdown extras = fullyShardedExtras(job, l, plan.rankParams[rank]);
+    MemoryBreakdown extras = fullyShardedExtras(job, l, plan, rank);
     during.parameters += extras.parameters;
     during.gradients += extras.gradients;
   }

@@ -315,6 +315,10 @@ int rankLayers(const StagePlan& plan, int rank) {
 
 std::pair<double, double> replicatedParams(const Layout& l, const StagePlan& plan, int rank) {
   if (plan.frozenBase) return {plan.rankAdapterParams[rank], 0.0};
+  return shardedParams(l, plan, rank);
+}
+
+std::pair<double, double> shardedParams(const Layout& l, const StagePlan& plan, int rank) {
   double experts = l.ep > 1 ? plan.rankExpertParams[rank] : 0;
   return {plan.rankParams[rank] - experts, experts};
 }

@@ -59,6 +59,9 @@ int rankLayers(const StagePlan& plan, int rank);
 // replicas'}. At ep = 1 the trainer keeps the experts with the rest; under
 // LoRA only the adapters train, all with the dp x cp replicas.
 std::pair<double, double> replicatedParams(const Layout& l, const StagePlan& plan, int rank);
+// A rank's parameters, a frozen base's included, by the group that shards
+// them under ZeRO-3: {the dp x cp replicas', the experts' own replicas'}.
+std::pair<double, double> shardedParams(const Layout& l, const StagePlan& plan, int rank);
 
 // What the schedule simulator says about a layout's pipeline. The ZeRO stage
 // does not change it, so the search shares one timing between ZeRO variants.

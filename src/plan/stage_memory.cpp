@@ -100,12 +100,14 @@ LayerKind lastLayerKind(const ModelDesc& m, int first, const StageLayers& layers
 // A SwiGLU's backward in tensor operations (ops/swiglu.cpp's, a GPU's and
 // a CPU's without AVX-512) holds six [tokens, ffn/t] tensors at its peak:
 // the incoming gradient, sigmoid(gate), up's gradient, the gradient times
-// up, the derivative's last factor and gate's gradient. A frozen base
-// (LoRA) makes this the rank's peak where a trained one peaks at its
-// forward's end, holding its head's weight gradient.
+// up, the derivative's last factor and gate's gradient. One kernel
+// (DeviceSpec::fusedSwigluBackward) holds the incoming gradient and the two
+// it makes. A frozen base (LoRA) makes this the rank's peak where a trained
+// one peaks at its forward's end, holding its head's weight gradient.
 double swigluBackwardBytes(const TrainingJob& job, const Layout& l, const Sizes& z) {
   if (job.model.family != Family::kLlama) return 0;
-  return 6 * z.tokens * job.model.ffn / l.tp * z.value;
+  double tensors = job.cluster.device.fusedSwigluBackward ? 3 : 6;
+  return tensors * z.tokens * job.model.ffn / l.tp * z.value;
 }
 
 // At the start of the stage's backward: on the last stage the head's

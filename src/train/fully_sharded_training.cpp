@@ -24,6 +24,12 @@ struct UnitPlan {
   std::map<int, std::vector<int>> layerExpertUnits;
 };
 
+// A trained parameter is listed among the unit's parameters, a frozen one
+// among its frozen ones.
+void listIn(ShardedUnit& unit, const NamedTensor& p) {
+  (p.tensor.requires_grad() ? unit.parameters : unit.frozen).push_back(p);
+}
+
 UnitPlan planUnits(const std::vector<pipeline::Stage>& stages,
                    const std::vector<NamedTensor>& named, const at::Tensor& tiedWeight,
                    bool splitExperts) {
@@ -39,11 +45,12 @@ UnitPlan planUnits(const std::vector<pipeline::Stage>& stages,
       std::vector<int>& units = plan.layerUnits[layer];
       for (const at::Tensor& p : stage.layers()[k].ptr()->parameters()) {
         const void* key = p.unsafeGetTensorImpl();
-        if (!p.requires_grad() || names.count(key) == 0) continue;
+        if (names.count(key) == 0) continue;
         if (tiedWeight.defined() && p.is_same(tiedWeight)) {
           if (plan.tiedUnit < 0) {
             plan.tiedUnit = static_cast<int>(plan.units.size());
-            plan.units.push_back({"tied", {{names[key], p}}});
+            plan.units.push_back({"tied", {}, {}});
+            listIn(plan.units.back(), {names[key], p});
           }
           units.insert(units.begin(), plan.tiedUnit);
           placed.insert(key);
@@ -51,13 +58,13 @@ UnitPlan planUnits(const std::vector<pipeline::Stage>& stages,
         }
         if (!placed.insert(key).second) continue;
         bool expert = splitExperts && expert_parallel::isExpertParameter(names[key]);
-        (expert ? experts : own).parameters.push_back({names[key], p});
+        listIn(expert ? experts : own, {names[key], p});
       }
-      if (!experts.parameters.empty()) {
+      if (!experts.parameters.empty() || !experts.frozen.empty()) {
         plan.layerExpertUnits[layer].push_back(static_cast<int>(plan.expertUnits.size()));
         plan.expertUnits.push_back(std::move(experts));
       }
-      if (own.parameters.empty()) continue;
+      if (own.parameters.empty() && own.frozen.empty()) continue;
       units.push_back(static_cast<int>(plan.units.size()));
       plan.units.push_back(std::move(own));
     }
@@ -87,7 +94,9 @@ std::function<void(int, const ShardedUnit&)> unitInitialiser(const LayerBuilder&
     std::shared_ptr<torch::nn::Module> fresh = buildLayer(layers[unit]);
     auto values = fresh->named_parameters();
     torch::NoGradGuard noGrad;
-    for (const NamedTensor& p : spec.parameters) {
+    std::vector<NamedTensor> all = spec.parameters;
+    all.insert(all.end(), spec.frozen.begin(), spec.frozen.end());
+    for (const NamedTensor& p : all) {
       std::string path = p.name.substr(p.name.find('.') + 1);
       const at::Tensor* value = values.find(path);
       if (value == nullptr || !value->sizes().equals(p.tensor.sizes())) {
@@ -165,18 +174,21 @@ void FullyShardedTraining::commitParameters() {
   for (auto* set : sets()) set->commitParameters();
 }
 
-at::Tensor FullyShardedTraining::forwardLayer(int layer, const std::function<at::Tensor()>& run) {
+at::Tensor FullyShardedTraining::forwardLayer(int layer, const at::Tensor& input,
+                                              const pipeline::LayerBody& run) {
   // The layer's units of every set: (set, unit).
   std::vector<std::pair<data_parallel::FullyShardedDataParallel*, int>> units;
   for (int u : layerUnits_[layer]) units.emplace_back(fsdp_.get(), u);
   if (experts_)
     for (int u : layerExpertUnits_[layer]) units.emplace_back(experts_.get(), u);
-  // Nested, so every unit of the layer is gathered while it runs.
-  std::function<at::Tensor(size_t)> enter = [&](size_t i) -> at::Tensor {
-    if (i == units.size()) return run();
-    return units[i].first->forward(units[i].second, [&] { return enter(i + 1); });
+  // Nested, so every unit of the layer is gathered while it runs, each
+  // watching the input for the end of the layer's backward.
+  std::function<at::Tensor(size_t, const at::Tensor&)> enter = [&](size_t i, const at::Tensor& x) {
+    if (i == units.size()) return run(x);
+    return units[i].first->forward(units[i].second, x,
+                                   [&](const at::Tensor& y) { return enter(i + 1, y); });
   };
-  return enter(0);
+  return enter(0, input);
 }
 
 GradientTerms FullyShardedTraining::gradientTerms(const std::vector<NormTerm>& normTerms) const {
@@ -190,6 +202,7 @@ GradientTerms FullyShardedTraining::gradientTerms(const std::vector<NormTerm>& n
     int rank = set->comm().rank();
     for (int u = 0; u < set->numUnits(); ++u) {
       const data_parallel::BucketLayout& layout = set->layout(u);
+      if (layout.numParams() == 0) continue;  // frozen parameters alone
       const std::vector<NamedTensor>& params = set->unit(u).parameters;
       std::vector<FlatSpan> notCounted;
       for (size_t i = 0; i < params.size(); ++i) {
@@ -205,7 +218,8 @@ GradientTerms FullyShardedTraining::gradientTerms(const std::vector<NormTerm>& n
 }
 
 at::Tensor FullyShardedTraining::tiedGradient() const {
-  return tiedUnit_ < 0 ? at::Tensor() : fsdp_->gradientShard(tiedUnit_);
+  if (tiedUnit_ < 0 || fsdp_->unit(tiedUnit_).parameters.empty()) return {};
+  return fsdp_->gradientShard(tiedUnit_);
 }
 
 void FullyShardedTraining::step(double lr) {
@@ -221,9 +235,12 @@ std::vector<at::Tensor> FullyShardedTraining::gatheredCopies(
   for (auto* set : sets()) {
     std::vector<at::Tensor> copies = set->fullParameters();  // unit order
     size_t next = 0;
-    for (int u = 0; u < set->numUnits(); ++u)
+    for (int u = 0; u < set->numUnits(); ++u) {
       for (const NamedTensor& p : set->unit(u).parameters)
         byTensor[p.tensor.unsafeGetTensorImpl()] = copies[next++];
+      for (const NamedTensor& p : set->unit(u).frozen)
+        byTensor[p.tensor.unsafeGetTensorImpl()] = copies[next++];
+    }
   }
   std::vector<at::Tensor> result;
   for (const at::Tensor& p : parameters) result.push_back(byTensor.at(p.unsafeGetTensorImpl()));

@@ -41,7 +41,9 @@ using LayerBuilder = std::function<std::shared_ptr<torch::nn::Module>(int layer)
 class FullyShardedTraining {
  public:
   // `named`: this rank's parameters, each once, named as in the model
-  // ("<layer>.<path>"); `tiedWeight` may be undefined.
+  // ("<layer>.<path>"), frozen ones (requires_grad false: a base under LoRA)
+  // included, which are sharded and gathered but not trained; `tiedWeight`,
+  // trained or frozen, may be undefined.
   FullyShardedTraining(const std::vector<pipeline::Stage>& stages,
                        const std::vector<data_parallel::NamedTensor>& named,
                        const at::Tensor& tiedWeight, const OptimConfig& config,
@@ -50,12 +52,12 @@ class FullyShardedTraining {
 
   // Runs model layer `layer`'s forward with its units gathered (a
   // pipeline::LayerCall).
-  at::Tensor forwardLayer(int layer, const std::function<at::Tensor()>& run);
+  at::Tensor forwardLayer(int layer, const at::Tensor& input, const pipeline::LayerBody& run);
   // What clipping measures: every unit's gradient shard, cut into the runs
   // whose parameters count on this rank and those counted on another
   // (grad_norm.h's shardedNormTerm).
   GradientTerms gradientTerms(const std::vector<NormTerm>& normTerms) const;
-  // The tied weight's gradient shard (undefined without a tied weight).
+  // The tied weight's gradient shard (undefined without a trained tied weight).
   at::Tensor tiedGradient() const;
   // The optimizer step on this rank's shards, at learning rate `lr`.
   void step(double lr);

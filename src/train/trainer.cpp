@@ -41,9 +41,9 @@ namespace {
 // the layout already wraps them.
 pipeline::LayerCall slowedDown(pipeline::LayerCall inner, const ProcessEnv& env) {
   auto delay = std::chrono::duration<double>(env.debugSlowSeconds);
-  return [inner, delay](int layer, const std::function<at::Tensor()>& run) {
+  return [inner, delay](int layer, const at::Tensor& input, const pipeline::LayerBody& run) {
     std::this_thread::sleep_for(delay);
-    return inner ? inner(layer, run) : run();
+    return inner ? inner(layer, input, run) : run(input);
   };
 }
 
@@ -313,8 +313,10 @@ void Trainer::buildModel() {
     // Its units are gathered for backward by hooks on the layers' outputs.
     options.weightPassFromKeptGradients = false;
     // Set before the first forward: buildOptimizer() creates the units.
-    options.layerCall = [state = &s](int layer, const std::function<at::Tensor()>& run) {
-      return state->fullySharded ? state->fullySharded->forwardLayer(layer, run) : run();
+    options.layerCall = [state = &s](int layer, const at::Tensor& input,
+                                     const pipeline::LayerBody& run) {
+      return state->fullySharded ? state->fullySharded->forwardLayer(layer, input, run)
+                                 : run(input);
     };
   }
   const ProcessEnv& env = world_->env();

@@ -151,10 +151,17 @@ void Trainer::buildOptimizer(const std::vector<data_parallel::NamedTensor>& name
       return models::modelFamily(s.spec.architecture)
           .buildLayer(s.spec, layer, s.groups.tp, s.contextParallel, s.experts);
     };
+    // A frozen base (LoRA) is sharded too, gathered with the adapters.
+    std::vector<data_parallel::NamedTensor> held = named;
+    at::Tensor tied = s.tiedWeight;
+    for (const ParameterShard& shard : s.shards) {
+      if (shard.tensor.requires_grad()) continue;
+      held.push_back({shard.name, shard.tensor});
+      if (s.spec.tiedEmbeddings && shard.name == models::kTiedEmbeddingName) tied = shard.tensor;
+    }
     s.fullySharded = std::make_unique<FullyShardedTraining>(
-        s.pipeline->stages(), named, s.tiedWeight, config_.train,
-        config_.parallel.reshardAfterForward, buildLayer, *s.replicas,
-        s.expertGroup ? s.expertReplicas.get() : nullptr);
+        s.pipeline->stages(), held, tied, config_.train, config_.parallel.reshardAfterForward,
+        buildLayer, *s.replicas, s.expertGroup ? s.expertReplicas.get() : nullptr);
     s.gradients = s.fullySharded->gradientTerms(s.normTerms);
     return;
   }

@@ -1,9 +1,10 @@
 // ZeRO-3 / FSDP trains exactly like one process on the global batch (plain
 // LibTorch, training_fixture.h), for 2 and 4 replicas, with and without
 // resharding after forward, with prefetch, gradient accumulation, a weight
-// used by two units, parameters that forward never reaches, and a resume from
-// saved shards, while only a shard of every unit stays in memory, and units
-// given their values one at a time (deferred initialisation).
+// used by two units, parameters that forward never reaches, frozen
+// parameters, and a resume from saved shards, while only a shard of every
+// unit stays in memory, and units given their values one at a time (deferred
+// initialisation).
 #include "strata/data_parallel/fully_sharded.h"
 
 #include <gtest/gtest.h>
@@ -332,6 +333,75 @@ void checkTiedEmbedding(const RankContext&) {
 TEST(FullySharded, TiedEmbeddingMatchesSerial) { runInProcesses(2, checkTiedEmbedding); }
 TEST(FullySharded, TiedEmbeddingFourReplicas) { runInProcesses(4, checkTiedEmbedding); }
 
+// Frozen parameters (a base under LoRA) share units with trained ones, and
+// one unit is frozen whole: the trained ones train as one process does with
+// the same parameters frozen, the frozen ones keep their values, and each
+// unit's frozen parameters are released as soon as its backward has passed
+// its input, before the backward goes on.
+void freezeBase(Mlp& model) {
+  model.first->weight.set_requires_grad(false);
+  model.second->weight.set_requires_grad(false);
+  model.second->bias.set_requires_grad(false);
+}
+
+int64_t paddedNumel(const std::vector<at::Tensor>& tensors, int shards) {
+  int64_t numel = 0;
+  for (const at::Tensor& t : tensors) numel += t.numel();
+  return (numel + shards - 1) / shards * shards;
+}
+
+void checkFrozenParameters(const RankContext&) {
+  auto world = World::init();
+  Communicator& comm = world->comm();
+  Dataset data = makeDataset();
+  Mlp serialModel(1000, false);
+  freezeBase(serialModel);
+  TrainResult serial = trainSerial(serialModel, data, adamW());
+  for (bool reshard : {true, false}) {
+    std::string what = std::string("reshard ") + (reshard ? "on" : "off");
+    Mlp model(1000 + comm.rank(), false);
+    freezeBase(model);
+    std::vector<ShardedUnit> units{
+        {"first", {{"bias", model.first->bias}}, {{"weight", model.first->weight}}},
+        {"second", {}, namedOf(*model.second)},
+        {"last", namedOf(*model.last)}};
+    FullyShardedOptions options;
+    options.reshardAfterForward = reshard;
+    FullyShardedDataParallel fsdp(units, comm, options);
+    FullyShardedOptimizer optimizer(fsdp, flatAdamW());
+    // Once unit 1's backward has passed its input, only unit 0 is gathered.
+    int64_t firstUnit = paddedNumel({model.first->bias}, comm.size()) +
+                        paddedNumel({model.first->weight}, comm.size());
+    std::vector<double> losses;
+    for (int step = 0; step < kSteps; ++step) {
+      optimizer.zeroGrad();
+      torch::Tensor x = shardOf(data.inputs[step], comm.rank(), comm.size());
+      torch::Tensor y = shardOf(data.targets[step], comm.rank(), comm.size());
+      auto layer = [](torch::nn::Linear& linear) {
+        return [&linear](const torch::Tensor& in) { return torch::tanh(linear(in)); };
+      };
+      torch::Tensor h0 = fsdp.forward(0, x, layer(model.first));
+      int64_t gatheredThen = -1;
+      h0.register_hook([&](const torch::Tensor&) { gatheredThen = fsdp.gatheredNumel(); });
+      torch::Tensor h1 = fsdp.forward(1, h0, layer(model.second));
+      torch::Tensor out =
+          fsdp.forward(2, h1, [&](const torch::Tensor& in) { return model.last(in); });
+      torch::Tensor loss = torch::mse_loss(out, y);
+      loss.backward();
+      EXPECT_EQ(gatheredThen, firstUnit) << what << ", step " << step;
+      // Every unit released by the end of backward, frozen parts included.
+      EXPECT_EQ(fsdp.gatheredNumel(), 0) << what << ", step " << step;
+      optimizer.step();
+      losses.push_back(averageOverReplicas(loss.item<double>(), comm));
+    }
+    fsdp.gatherAll();
+    expectMatches(serial, losses, snapshot(model), what);
+    fsdp.reshard();
+  }
+}
+
+TEST(FullySharded, FrozenParametersShardedUntrained) { runInProcesses(2, checkFrozenParameters); }
+
 // Two steps, then the shards and optimizer state go into a fresh replica set
 // (other initial weights) that trains the last three: bit for bit the
 // uninterrupted run.
@@ -384,6 +454,18 @@ void checkBadUnits(const RankContext&) {
                                  comm);
       },
       "appears twice");
+  Mlp frozen(1, false);
+  freezeBase(frozen);
+  expectConfigError(
+      [&] {
+        FullyShardedDataParallel({{"a", namedOf(*frozen.second)}}, comm);
+      },
+      "parameter 'weight' of fully sharded unit 'a' does not require grad");
+  expectConfigError(
+      [&] {
+        FullyShardedDataParallel({{"a", {}, namedOf(*model.first)}}, comm);
+      },
+      "frozen parameter 'weight' of fully sharded unit 'a' requires grad");
   FullyShardedOptions negative;
   negative.prefetch = -1;
   expectConfigError([&] { FullyShardedDataParallel(mlpUnits(model), comm, negative); },

@@ -34,6 +34,8 @@
 
 #include "strata/config/config_file.h"
 #include "strata/data/prepare.h"
+#include "strata/ops/swiglu.h"
+#include "strata/plan/cluster.h"
 #include "strata/plan/cost_model.h"
 #include "strata/plan/train_config.h"
 #include "strata/report/tensor_memory.h"
@@ -246,9 +248,19 @@ std::vector<MemoryCase> layouts() {
       {"llama_lora_pp2", layout(lora(llama, kAllTargets), 2, 1, 1)},
       {"llama_lora_dp2_zero1",
        with(layout(lora(llama, {"q", "v"}), 1, 2, 1), [](TrainConfig& c) { c.parallel.zero = 1; })},
+      {"llama_lora_dp2_zero3", with(layout(lora(llama, kAllTargets), 1, 2, 1),
+                                    [](TrainConfig& c) { c.parallel.zero = 3; })},
       {"moe", moe},
       {"moe_dp2_ep2", with(layout(moe, 1, 2, 1), [](TrainConfig& c) { c.parallel.ep = 2; })},
   };
+}
+
+// The planner's local CPU counts SwiGLU's backward as the kernel the trainer
+// takes on this CPU holds it (rows llama*).
+TEST(MemoryPredictionDevice, SwigluBackwardAsTheTrainersKernel) {
+  torch::Tensor x = torch::zeros({2, 16});
+  EXPECT_EQ(plan::clusterPreset("cpu-local").device.fusedSwigluBackward,
+            ops::swigluUsesOwnKernel(x, x));
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, MemoryPrediction, ::testing::ValuesIn(layouts()),

@@ -35,6 +35,17 @@
 // with kTreatAsZero they count as zero gradient, and isUsed() says false so an
 // optimizer leaves them untouched, as one-process training would.
 //
+// Frozen parameters (requires_grad false: a base model under LoRA) may share
+// a unit with trained ones. They are sharded and gathered with the unit, in a
+// flat buffer of their own (their dtype may differ), but take no gradient,
+// reduction or optimizer state: layout(), shard() and gradientShard() are the
+// trained parameters' alone. A unit's frozen parameters are needed by its
+// backward until it has also produced its input's gradient, which no
+// gradient of the unit's own signals, so they are released when the gradient
+// of the input handed to forward(unit, input, body) arrives, or else at the
+// end of the backward pass (the same rule of reshardAfterForward and noSync as
+// the trained ones).
+//
 // Construction is a collective: the structure is compared (ConfigError on
 // mismatch, every rank alike), then unit by unit its parameters are given
 // their values (options.initUnit, when set), broadcast from rank 0 or
@@ -60,7 +71,8 @@ namespace strata::data_parallel {
 // One unit of gathering: its parameters are gathered and released together.
 struct ShardedUnit {
   std::string name;
-  std::vector<NamedTensor> parameters;
+  std::vector<NamedTensor> parameters;  // trained: each requires grad
+  std::vector<NamedTensor> frozen;      // gathered only: none requires grad
 };
 
 struct FullyShardedOptions {
@@ -79,16 +91,17 @@ struct FullyShardedOptions {
   // unit, so that its parameters may arrive as placeholders of the right
   // shape (ModelFamily's shells) and be given their values one unit at a
   // time: the whole model is never held. It must leave every parameter of
-  // the unit with its shape, a leaf that requires grad (Tensor::set_ onto a
-  // freshly built copy does). Runs on the constructing thread; what it
+  // the unit with its shape, a leaf that requires grad, or not for a frozen
+  // one (Tensor::set_ onto a freshly built copy does). Runs on the constructing thread; what it
   // throws, the constructor throws.
   std::function<void(int unit, const ShardedUnit&)> initUnit;
 };
 
 class FullyShardedDataParallel {
  public:
-  // Units must not share a parameter; parameters must be leaves of one dtype
-  // that require grad. The tensors must outlive this object.
+  // Units must not share a parameter; trained parameters must be leaves of
+  // one dtype that require grad, frozen ones leaves of one dtype that do not.
+  // The tensors must outlive this object.
   FullyShardedDataParallel(std::vector<ShardedUnit> units, Communicator& comm,
                            FullyShardedOptions options = {});
   ~FullyShardedDataParallel();
@@ -97,6 +110,11 @@ class FullyShardedDataParallel {
 
   // Runs `body` (which uses unit `unit`'s parameters) with the unit gathered.
   at::Tensor forward(int unit, const std::function<at::Tensor()>& body);
+  // The same for a body of one input: `body` receives `input` passed through
+  // a node whose backward says the unit's backward is over, so that its
+  // frozen parameters are released then (see above).
+  at::Tensor forward(int unit, const at::Tensor& input,
+                     const std::function<at::Tensor(const at::Tensor&)>& body);
   // Waits for every reduction; see the contract above. Between backward and
   // the optimizer step.
   void finishGradientSync();
@@ -130,11 +148,12 @@ class FullyShardedDataParallel {
 
   int numUnits() const;
   const ShardedUnit& unit(int unit) const;
-  // Unit u's flat layout: one bucket, padded to a multiple of comm.size();
-  // slot(i) places its i-th parameter.
+  // Unit u's trained parameters' flat layout: one bucket, padded to a
+  // multiple of comm.size() (no bucket when it has none); slot(i) places its
+  // i-th parameter.
   const BucketLayout& layout(int unit) const;
-  // This rank's parameters of unit u: [layout(u).shardNumel()]. Writing to it
-  // changes what the next gather returns.
+  // This rank's trained parameters of unit u: [layout(u).shardNumel()].
+  // Writing to it changes what the next gather returns.
   at::Tensor shard(int unit) const;
   // This rank's averaged gradient of unit u, [layout(u).shardNumel()], valid
   // from finishGradientSync() to zeroGrad(). Outside that window its storage
@@ -144,7 +163,8 @@ class FullyShardedDataParallel {
   // After finishGradientSync(): whether any rank's backward reached
   // parameter `param` of unit `unit` since the previous sync.
   bool isUsed(int unit, int param) const;
-  // Collective: every unit's parameters, gathered and copied, in unit order.
+  // Collective: every unit's parameters, gathered and copied, in unit order
+  // (each unit's trained parameters, then its frozen ones).
   std::vector<at::Tensor> fullParameters();
   Communicator& comm() const;
   const FullyShardedOptions& options() const;

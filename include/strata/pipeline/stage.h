@@ -15,10 +15,14 @@
 namespace strata::pipeline {
 
 using LayerList = std::vector<torch::nn::AnyModule>;
-// Runs model layer `layer`'s forward, `run`, and returns its output: a place
-// for a wrapper to act around each layer (fully sharded data parallelism
-// gathers the layer's parameters there).
-using LayerCall = std::function<at::Tensor(int layer, const std::function<at::Tensor()>& run)>;
+// A layer's forward of its input.
+using LayerBody = std::function<at::Tensor(const at::Tensor& input)>;
+// Runs model layer `layer`'s forward, `run`, on `input` and returns its
+// output: a place for a wrapper to act around each layer (fully sharded data
+// parallelism gathers the layer's parameters there, and may hand `run` its
+// input passed through a node of its own).
+using LayerCall =
+    std::function<at::Tensor(int layer, const at::Tensor& input, const LayerBody& run)>;
 
 class Stage {
  public:

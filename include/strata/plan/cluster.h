@@ -44,6 +44,10 @@ struct DeviceSpec {
   // The device's memory is the host's (a CPU worker): the norm and AdamW
   // run in one pass over host memory, with no temporaries (rank_memory.cpp).
   bool hostMemory = false;
+  // SwiGLU's backward runs as one kernel (ops::swiglu's own, on a CPU with
+  // AVX-512), holding three [tokens, ffn/t] tensors rather than the six of
+  // tensor operations (stage_memory.cpp).
+  bool fusedSwigluBackward = false;
 };
 
 // A link's rate may fall for large messages: a shared-memory transport's
