@@ -36,6 +36,14 @@ class PeftAdapterLayout : public models::HuggingFaceLayout {
  public:
   PeftAdapterLayout(const models::ModelSpec& spec, std::unique_ptr<models::HuggingFaceLayout> base)
       : spec_(spec), base_(std::move(base)) {
+    for (const std::string& target : spec.lora.targets)
+      if (spec.moe.enabled() && (target == "gate" || target == "up" || target == "down"))
+        throw ConfigError(
+            "PEFT's format has no place here for adapters on a mixture of experts' MLPs (target '" +
+            target +
+            "'): transformers fuses a Mixtral's experts into one tensor, which PEFT adapts "
+            "through target_parameters, and that format is not written; export with "
+            "--merge-adapter instead, or adapt q, k, v, o");
     std::map<std::string, const models::HuggingFaceTensor*> byStrata;
     std::vector<models::HuggingFaceTensor> baseTensors = base_->tensors();
     for (const models::HuggingFaceTensor& t : baseTensors) byStrata[t.strata] = &t;
@@ -74,7 +82,7 @@ class PeftAdapterLayout : public models::HuggingFaceLayout {
                    {"task_type", "CAUSAL_LM"},
                    {"r", spec_.lora.adapter.rank},
                    {"lora_alpha", spec_.lora.adapter.alpha},
-                   {"lora_dropout", 0.0},
+                   {"lora_dropout", spec_.lora.adapter.dropout},
                    {"target_modules", targets},
                    {"bias", "none"},
                    {"fan_in_fan_out", false},

@@ -1,6 +1,7 @@
 #include "plan_command.h"
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <limits>
@@ -31,6 +32,7 @@ struct PlanOptions {
   std::optional<int64_t> experts, topK, expertFfn, sharedExperts, moeEvery;
   std::string finetune, loraTargets;
   std::optional<int64_t> loraRank;
+  double loraDropout = std::nan("");  // unset
   int64_t nodes = 0, top = 5, maxCp = 0, maxEp = 0;
   double tokens = 0, efficiency = 0;
   bool explain = false, json = false, allowCrossNodeTp = false, evenStages = false;
@@ -91,6 +93,8 @@ void addModelFlags(CLI::App& command, PlanOptions& o) {
   addTextFlag(command, "--lora-targets", &o.loraTargets,
               "projections that carry adapters, comma-separated: q, k, v, o, gate, up, down "
               "(default --config's, else q,v)");
+  addRealFlag(command, "--lora-dropout", &o.loraDropout,
+              "dropout on the adapters' input, in [0, 1) (default --config's, else 0)");
 }
 
 void addFlags(CLI::App& command, PlanOptions& o) {
@@ -152,6 +156,7 @@ PlanRequest requestOf(const PlanOptions& o, bool modelGiven, ConfigModelReader i
   r.finetune = o.finetune;
   r.loraRank = narrow(o.loraRank);
   r.loraTargets = o.loraTargets;
+  if (!std::isnan(o.loraDropout)) r.loraDropout = o.loraDropout;
   r.cluster = o.cluster;
   r.clusterFile = o.clusterFile;
   r.nodes = static_cast<int>(o.nodes);
@@ -382,7 +387,7 @@ std::string describe(const plan::TrainingJob& job) {
     for (plan::LoraTarget t : m.lora.targets)
       targets += (targets.empty() ? "" : ", ") + names[static_cast<size_t>(t)];
     s << "LoRA: rank " << m.lora.rank << " adapters on " << targets << ", "
-      << parameterText(m.layers * plan::loraLayerParameters(m, 1))
+      << parameterText(plan::loraParameters(m))
       << " parameters trained; the base frozen (its weights alone: no gradients or optimizer "
          "state)\n";
   }

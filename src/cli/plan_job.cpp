@@ -73,12 +73,18 @@ void applyFinetune(const PlanRequest& r, plan::ModelDesc& model) {
       throw plan::PlanError("--finetune must be full or lora, got '" + r.finetune + "'");
     model.lora.enabled = r.finetune == "lora";
   }
-  bool loraFlags = r.loraRank || !r.loraTargets.empty();
+  bool loraFlags = r.loraRank || !r.loraTargets.empty() || r.loraDropout;
   if (loraFlags && !model.lora.enabled)
     throw plan::PlanError(
-        "--lora-rank and --lora-targets describe LoRA adapters: add --finetune lora (or use a "
-        "config with finetune.method = \"lora\")");
+        "--lora-rank, --lora-targets and --lora-dropout describe LoRA adapters: add --finetune "
+        "lora (or use a config with finetune.method = \"lora\")");
   if (r.loraRank) model.lora.rank = *r.loraRank;
+  if (r.loraDropout) {
+    if (!(*r.loraDropout >= 0 && *r.loraDropout < 1))
+      throw plan::PlanError("--lora-dropout must be in [0, 1), got " +
+                            std::to_string(*r.loraDropout));
+    model.lora.dropout = *r.loraDropout > 0;
+  }
   if (!r.loraTargets.empty()) {
     model.lora.targets.clear();
     for (const std::string& name : splitList(r.loraTargets))

@@ -42,6 +42,7 @@ struct PlanRequest {
   std::string finetune;
   std::optional<int> loraRank;
   std::string loraTargets;
+  std::optional<double> loraDropout;  // --lora-dropout
   std::string cluster = "cpu-local", clusterFile;
   int nodes = 0;                   // 0: the cluster's own count
   std::optional<int> globalBatch;  // else the config's, else 8

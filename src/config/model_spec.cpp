@@ -22,6 +22,7 @@ models::ModelSpec modelSpecOf(const TrainConfig& c) {
   m.seed = static_cast<uint64_t>(c.train.seed);
   if (c.finetune.lora()) {
     m.lora.adapter = {c.finetune.rank, c.finetune.alpha};
+    m.lora.adapter.dropout = c.finetune.dropout;
     m.lora.targets = {c.finetune.targets.begin(), c.finetune.targets.end()};
   }
   return m;

@@ -139,8 +139,8 @@ void checkFinetune(const TrainConfig& c, Problems& p) {
   if (!f.lora()) return;
   p.check(f.rank >= 1, "finetune.rank must be >= 1, got " + to_string(f.rank));
   p.check(f.alpha > 0, "finetune.alpha must be > 0, got " + number(f.alpha));
-  p.check(f.dropout == 0, "finetune.dropout " + number(f.dropout) +
-                              ": dropout on LoRA adapters' input is not implemented; set it to 0");
+  p.check(f.dropout >= 0 && f.dropout < 1,
+          "finetune.dropout must be in [0, 1), got " + number(f.dropout));
   p.check(!f.targets.empty(), "finetune.targets is empty: name the projections to adapt");
   static const std::set<std::string> kKnown = {"q", "k", "v", "o", "gate", "up", "down"};
   for (const std::string& t : f.targets)
@@ -154,9 +154,11 @@ void checkFinetune(const TrainConfig& c, Problems& p) {
   bool mlpTargets = std::any_of(f.targets.begin(), f.targets.end(), [](const std::string& t) {
     return t == "gate" || t == "up" || t == "down";
   });
-  p.check(!mlpTargets || !c.model.moe.enabled(),
-          "finetune.targets gate, up or down on a mixture-of-experts model: adapters on the "
-          "experts are not implemented; adapt q, k, v, o");
+  p.check(!mlpTargets || !c.model.moe.enabled() || f.dropout == 0,
+          "finetune.dropout " + number(f.dropout) +
+              " with targets gate, up or down on a mixture-of-experts model: the experts' rows "
+              "arrive in routing order, which no mask follows across layouts; set "
+              "finetune.dropout = 0 or adapt q, k, v, o only");
 }
 
 void checkLlamaModel(const TrainConfig& c, Problems& p) {
@@ -286,6 +288,10 @@ void checkContextParallel(const TrainConfig& c, Problems& p) {
                                     to_string(l.cp) +
                                     ": dropout masks would not be the whole sequence's; set "
                                     "model.dropout = 0 under context parallelism");
+  p.check(c.finetune.dropout == 0 || !c.finetune.lora(),
+          "finetune.dropout " + number(c.finetune.dropout) + " with cp " + to_string(l.cp) +
+              ": the adapters' dropout masks would not be the whole sequence's; set "
+              "finetune.dropout = 0 under context parallelism");
   if (l.cpAlgorithm != "all-to-all") return;
   int64_t kv = c.model.kvHeads > 0 ? c.model.kvHeads : c.model.heads;
   int64_t heads = c.model.heads / l.tp, kvPerRank = kv % l.tp == 0 ? kv / l.tp : 1;

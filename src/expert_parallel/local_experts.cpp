@@ -11,7 +11,7 @@ namespace strata::expert_parallel::detail {
 namespace tp = strata::tensor_parallel;
 
 ExpertImpl::ExpertImpl(int64_t hidden, int64_t ffn, const tp::InitOptions& init,
-                       std::shared_ptr<Communicator> tpComm) {
+                       const tp::LoraConfig& lora, std::shared_ptr<Communicator> tpComm) {
   tp::ColumnParallelLinearOptions columns;
   columns.inFeatures = hidden;
   columns.outFeatures = ffn;
@@ -21,26 +21,29 @@ ExpertImpl::ExpertImpl(int64_t hidden, int64_t ffn, const tp::InitOptions& init,
   rows.outFeatures = hidden;
   rows.bias = false;
   columns.init = tp::deriveInit(init, 0);
+  columns.lora = lora.on("gate");
   gate = register_module("gate", tp::ColumnParallelLinear(columns, tpComm));
   columns.init = tp::deriveInit(init, 1);
+  columns.lora = lora.on("up");
   up = register_module("up", tp::ColumnParallelLinear(columns, tpComm));
   rows.init = tp::deriveInit(init, 2);
+  rows.lora = lora.on("down");
   down = register_module("down", tp::RowParallelLinear(rows, tpComm));
 }
 
 at::Tensor ExpertImpl::forward(const at::Tensor& rows) {
   at::Tensor inner =
       ops::swiglu(gate->forwardEntered(rows), up->forwardEntered(rows));  // [n, ffn/tp]
-  return at::linear(inner, down->weight);  // [n, hidden], this rank's columns' share
+  return down->partialForward(inner);  // [n, hidden], this rank's columns' share
 }
 
 LocalExpertsImpl::LocalExpertsImpl(int64_t hidden, int64_t ffn, int64_t first, int64_t count,
-                                   const tp::InitOptions& init,
+                                   const tp::InitOptions& init, const tp::LoraConfig& lora,
                                    std::shared_ptr<Communicator> tpComm) {
   for (int64_t j = first; j < first + count; ++j)
     experts_.push_back(register_module(
         std::to_string(j),
-        Expert(hidden, ffn, tp::deriveInit(init, static_cast<uint64_t>(j)), tpComm)));
+        Expert(hidden, ffn, tp::deriveInit(init, static_cast<uint64_t>(j)), lora, tpComm)));
 }
 
 at::Tensor LocalExpertsImpl::forward(const at::Tensor& grouped,

@@ -5,7 +5,8 @@
 //   <J>.gate.weight, <J>.up.weight [expert_ffn/tp, hidden]
 //   <J>.down.weight               [hidden, expert_ffn/tp]
 // Expert J draws its weights from its own seed stream (deriveInit(init,
-// J)), so it is the same tensor whichever rank holds it.
+// J)), so it is the same tensor whichever rank holds it, and so do its LoRA
+// adapters on gate, up and down (lora.h), split over tp as their weights.
 //
 // forward takes rows already entered into the tp region (every tp rank the
 // same rows) and returns each rank's partial sums over its ffn columns: the
@@ -28,7 +29,7 @@ namespace strata::expert_parallel::detail {
 class ExpertImpl : public torch::nn::Module {
  public:
   ExpertImpl(int64_t hidden, int64_t ffn, const tensor_parallel::InitOptions& init,
-             std::shared_ptr<Communicator> tp);
+             const tensor_parallel::LoraConfig& lora, std::shared_ptr<Communicator> tp);
   // rows [n, hidden] -> [n, hidden], partial over tp.
   at::Tensor forward(const at::Tensor& rows);
 
@@ -41,7 +42,8 @@ TORCH_MODULE(Expert);
 class LocalExpertsImpl : public torch::nn::Module {
  public:
   LocalExpertsImpl(int64_t hidden, int64_t ffn, int64_t first, int64_t count,
-                   const tensor_parallel::InitOptions& init, std::shared_ptr<Communicator> tp);
+                   const tensor_parallel::InitOptions& init,
+                   const tensor_parallel::LoraConfig& lora, std::shared_ptr<Communicator> tp);
   // grouped [N, hidden], rowsPerExpert[i] rows for local expert i in order ->
   // [N, hidden], partial over tp.
   at::Tensor forward(const at::Tensor& grouped, const std::vector<int64_t>& rowsPerExpert);

@@ -50,14 +50,16 @@ MoeMlpImpl::MoeMlpImpl(const MoeMlpOptions& options, std::shared_ptr<Communicato
         tp::seededNormal({moe.experts, options.hidden}, init.seed, init.weightStd));
   }
   int64_t local = moe.experts / ep_->size();
-  experts_ = register_module("experts", std::make_shared<detail::LocalExpertsImpl>(
-                                            options.hidden, moe.expertFfn, ep_->rank() * local,
-                                            local, tp::deriveInit(options.init, 100), tp_));
+  experts_ =
+      register_module("experts", std::make_shared<detail::LocalExpertsImpl>(
+                                     options.hidden, moe.expertFfn, ep_->rank() * local, local,
+                                     tp::deriveInit(options.init, 100), options.lora, tp_));
   if (moe.sharedExperts > 0) {
     tp::SwiGluMlpOptions m;
     m.hidden = options.hidden;
     m.ffn = moe.sharedExperts * moe.expertFfn;
     m.init = tp::deriveInit(options.init, 1);
+    m.lora = options.lora;
     shared = register_module("shared", tp::ParallelSwiGluMlp(m, tp_));
   }
 }

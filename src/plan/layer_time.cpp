@@ -171,7 +171,7 @@ LayerTime layerFromFlops(const TrainingJob& job, const Layout& l, LayerKind kind
   const ModelDesc& m = job.model;
   const DeviceSpec& device = job.cluster.device;
   double flops = (tpRankLayerForwardFlops(m, l.microBatch, l.tp, kind) +
-                  loraLayerForwardFlops(m, l.microBatch, l.tp)) /
+                  loraLayerForwardFlops(m, l.microBatch, l.tp, kind)) /
                  l.cp;
   double achieved = job.cluster.achievedFlops(job.dtype);
   double matmul = flops / achieved;

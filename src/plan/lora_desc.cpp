@@ -18,8 +18,9 @@ struct TargetShape {
   bool keyValue = false;  // k or v: replicated when tp exceeds the kv heads
 };
 
-TargetShape shapeOf(const ModelDesc& m, LoraTarget target) {
-  double h = m.hidden, f = m.ffn, kv = m.kvWidth();
+// `ffn`: the inner width of the SwiGLU an MLP target sits on.
+TargetShape shapeOf(const ModelDesc& m, LoraTarget target, double ffn) {
+  double h = m.hidden, f = ffn, kv = m.kvWidth();
   switch (target) {
     case LoraTarget::kQ:
       return {h, h, Split::kColumn};
@@ -49,12 +50,47 @@ struct RankShare {
   double bUsed = 0;
 };
 
-RankShare rankShare(const ModelDesc& m, LoraTarget target, int tp) {
-  TargetShape shape = shapeOf(m, target);
+RankShare rankShare(const ModelDesc& m, LoraTarget target, int tp, double ffn) {
+  TargetShape shape = shapeOf(m, target, ffn);
   double r = m.lora.rank, t = tp;
   if (shape.keyValue && kvReplicated(m, tp)) return {r * shape.in, r * shape.out, r * m.headDim()};
   if (shape.split == Split::kColumn) return {r * shape.in, r * shape.out / t, r * shape.out / t};
   return {r * shape.in / t, r * shape.out, r * shape.out};
+}
+
+// The SwiGLUs that adapters on gate, up and down sit on in a layer of
+// `kind`: each's inner width, how many of it a rank holds, and how many of
+// it a token runs through. A dense layer's MLP; an MoE layer's routed
+// experts (E/ep held, top_k run) and its shared experts' SwiGLU.
+struct SwigluGroup {
+  double ffn = 0;
+  double held = 0;
+  double run = 0;
+};
+
+std::vector<SwigluGroup> swigluGroups(const ModelDesc& m, LayerKind kind, int ep) {
+  if (kind == LayerKind::kDense) return {{double(m.ffn), 1, 1}};
+  const MoeDesc& moe = m.moe;
+  std::vector<SwigluGroup> groups{
+      {double(moe.expertFfn), double(moe.experts) / ep, double(moe.topK)}};
+  if (moe.sharedExperts > 0) groups.push_back({double(moe.sharedExperts) * moe.expertFfn, 1, 1});
+  return groups;
+}
+
+// Sums `per(share, group)` over a layer's adapters: an attention target
+// once, an MLP target on every SwiGLU group.
+template <typename Per>
+double overAdapters(const ModelDesc& m, int tp, LayerKind kind, int ep, Per per) {
+  double sum = 0;
+  for (LoraTarget target : m.lora.targets) {
+    if (!isMlpTarget(target)) {
+      sum += per(rankShare(m, target, tp, m.ffn), SwigluGroup{0, 1, 1});
+      continue;
+    }
+    for (const SwigluGroup& group : swigluGroups(m, kind, ep))
+      sum += per(rankShare(m, target, tp, group.ffn), group);
+  }
+  return sum;
 }
 
 }  // namespace
@@ -81,46 +117,51 @@ void validateLora(const ModelDesc& m) {
     throw PlanError(where + "adapts the llama family's projections; a GPT has none");
   if (lora.rank < 1) throw PlanError(where + "rank must be >= 1, got " + std::to_string(lora.rank));
   if (lora.targets.empty()) throw PlanError(where + "has no targets: name the projections");
-  if (m.moe.enabled() && std::any_of(lora.targets.begin(), lora.targets.end(), isMlpTarget))
+  if (m.moe.enabled() && lora.dropout &&
+      std::any_of(lora.targets.begin(), lora.targets.end(), isMlpTarget))
     throw PlanError(where +
-                    "targets gate, up or down on a mixture-of-experts model: adapters on the "
-                    "experts are not implemented");
+                    "dropout with targets gate, up or down on a mixture-of-experts model: strata "
+                    "train refuses it (the experts' rows arrive in routing order)");
 }
 
-double loraLayerParameters(const ModelDesc& m, int tp) {
+double loraLayerParameters(const ModelDesc& m, int tp, LayerKind kind, int ep) {
   if (!m.lora.enabled) return 0;
-  double params = 0;
-  for (LoraTarget target : m.lora.targets) {
-    RankShare share = rankShare(m, target, tp);
-    params += share.a + share.b;
-  }
-  return params;
+  return overAdapters(m, tp, kind, ep, [](const RankShare& share, const SwigluGroup& group) {
+    return group.held * (share.a + share.b);
+  });
 }
 
-double loraLayerForwardFlops(const ModelDesc& m, double sequences, int tp) {
-  if (!m.lora.enabled) return 0;
-  double tokens = sequences * m.seqLen, elements = 0;
-  for (LoraTarget target : m.lora.targets) {
-    RankShare share = rankShare(m, target, tp);
-    elements += share.a + share.bUsed;
-  }
-  return 2 * tokens * elements;
+double loraParameters(const ModelDesc& m) {
+  int moe = moeLayerCount(m);
+  return (m.layers - moe) * loraLayerParameters(m, 1) +
+         moe * loraLayerParameters(m, 1, LayerKind::kMoe);
 }
 
-double loraLayerOutputColumns(const ModelDesc& m, int tp) {
+double loraLayerForwardFlops(const ModelDesc& m, double sequences, int tp, LayerKind kind) {
   if (!m.lora.enabled) return 0;
-  double columns = 0;
-  for (LoraTarget target : m.lora.targets) columns += rankShare(m, target, tp).bUsed / m.lora.rank;
-  return columns;
+  double tokens = sequences * m.seqLen;
+  return 2 * tokens *
+         overAdapters(m, tp, kind, 1, [](const RankShare& share, const SwigluGroup& group) {
+           return group.run * (share.a + share.bUsed);
+         });
+}
+
+double loraLayerOutputColumns(const ModelDesc& m, int tp, LayerKind kind) {
+  if (!m.lora.enabled) return 0;
+  double r = m.lora.rank;
+  return overAdapters(m, tp, kind, 1, [r](const RankShare& share, const SwigluGroup& group) {
+    return group.run * share.bUsed / r;
+  });
 }
 
 double largestAdapterElements(const ModelDesc& m) {
   double largest = 0;
   if (!m.lora.enabled) return largest;
-  for (LoraTarget target : m.lora.targets) {
-    TargetShape shape = shapeOf(m, target);
-    largest = std::max(largest, m.lora.rank * std::max(shape.in, shape.out));
-  }
+  for (LoraTarget target : m.lora.targets)
+    for (double ffn : {double(m.ffn), double(m.moe.expertFfn)}) {
+      TargetShape shape = shapeOf(m, target, ffn);
+      largest = std::max(largest, m.lora.rank * std::max(shape.in, shape.out));
+    }
   return largest;
 }
 

@@ -42,9 +42,11 @@ bool isLlama(const ModelDesc& m) { return m.family == Family::kLlama; }
 // Under LoRA (ModelDesc::lora) the base is frozen, and a frozen matmul
 // keeps nothing for its weight's gradient: an input that only frozen
 // matmuls read is not kept. It is when one of `readers` carries an adapter,
-// whose A reads it (or always, without LoRA).
+// whose A reads it (or always, without LoRA), unless the adapters' dropout
+// hands A a masked copy instead (adapterValues counts those).
 bool inputKept(const ModelDesc& m, std::initializer_list<LoraTarget> readers) {
   if (!m.lora.enabled) return true;
+  if (m.lora.dropout) return false;
   for (LoraTarget target : readers)
     if (m.lora.adapts(target)) return true;
   return false;
@@ -77,9 +79,21 @@ double residualSumBytes(const ModelDesc& m, int tp, bool sequenceParallel) {
 }
 
 // LoRA's adapters a token: each keeps x A^T, r values (the whole r on
-// every tp rank; a row-parallel target's partial product).
-double adapterValues(const ModelDesc& m) {
-  return m.lora.enabled ? double(m.lora.rank) * m.lora.targets.size() : 0;
+// every tp rank; a row-parallel target's partial product). With dropout
+// each also keeps its masked input and its mask, two of its input's width:
+// the hidden size for q, k, v, gate and up (whole on every tp rank), the
+// rank's columns for o and down.
+double adapterValues(const ModelDesc& m, int tp) {
+  if (!m.lora.enabled) return 0;
+  double values = double(m.lora.rank) * m.lora.targets.size();
+  if (!m.lora.dropout) return values;
+  for (LoraTarget target : m.lora.targets) {
+    double width = target == LoraTarget::kO      ? double(m.hidden) / tp
+                   : target == LoraTarget::kDown ? double(m.ffn) / tp
+                                                 : double(m.hidden);
+    values += 2 * width;
+  }
+  return values;
 }
 
 // The norms' fp32 statistics a token, two norms a layer: LayerNorm's mean
@@ -116,7 +130,7 @@ Kept wholeSequenceLayer(const ModelDesc& m, int tp, bool sequenceParallel) {
   double s = m.seqLen, h = m.hidden, a = m.heads, t = tp;
   Kept kept;
   kept.values = residualValues(m, tp, sequenceParallel) + projectionValues(m, tp) +
-                denseMlpValues(m, tp) + adapterValues(m);
+                denseMlpValues(m, tp) + adapterValues(m, tp);
   kept.bytes = normStatBytes(m, tp, sequenceParallel) + residualSumBytes(m, tp, sequenceParallel);
   if (isLlama(m)) {
     kept.values += h / t;     // the fused kernel's output, besides the o projection's copy
@@ -151,7 +165,7 @@ Kept ringLayer(const ModelDesc& m, int tp, bool sequenceParallel, int cp) {
   double attention = projectionValues(m, tp) + h / t;  // and the ring's output
   if (isLlama(m)) attention += 2 * kvColumnsPerRank(m, tp) - 2 * h / t;
   kept.values = residualValues(m, tp, sequenceParallel) + attention + denseMlpValues(m, tp) +
-                adapterValues(m);
+                adapterValues(m, tp);
   kept.bytes = normStatBytes(m, tp, sequenceParallel) + residualSumBytes(m, tp, sequenceParallel) +
                4 * a / t;
   if (isLlama(m)) kept.fixedValues = 2 * tokensOnRank(m, cp) * m.headDim();  // RoPE's tables

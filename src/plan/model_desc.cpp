@@ -356,7 +356,8 @@ double trainingFlops(const ModelDesc& m, double sequences, bool recompute) {
   double weightMatmuls =
       (m.layers - moe) * tpRankWeightMatmulFlops(m, sequences, 1, LayerKind::kDense) +
       moe * tpRankWeightMatmulFlops(m, sequences, 1, LayerKind::kMoe);
-  double adapters = m.layers * loraLayerForwardFlops(m, sequences, 1);
+  double adapters = (m.layers - moe) * loraLayerForwardFlops(m, sequences, 1) +
+                    moe * loraLayerForwardFlops(m, sequences, 1, LayerKind::kMoe);
   return passes * (layers + adapters) - weightMatmuls + 2 * logits;
 }
 

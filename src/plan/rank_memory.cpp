@@ -25,6 +25,14 @@ double largestUnit(const ModelDesc& m, const Layout& l) {
   return std::max(layer, embeddingParameters(m) / l.tp);
 }
 
+// ZeRO-3's largest unit of adapters under LoRA: a dense layer's or an MoE
+// layer's, whose experts' adapters are a unit of their own.
+double largestAdapterUnit(const ModelDesc& m, const Layout& l) {
+  double dense = loraLayerParameters(m, l.tp);
+  if (!m.moe.enabled()) return dense;
+  return std::max(dense, loraLayerParameters(m, l.tp, LayerKind::kMoe, l.ep));
+}
+
 // The largest parameter tensor on a tp rank, a layer's matrix or an
 // embedding's (layer_tensors.h): what a framework that gathers every tensor
 // by itself holds of one.
@@ -67,7 +75,7 @@ MemoryBreakdown fullyShardedExtras(const TrainingJob& job, const Layout& l, cons
   // which make the shards as they drop them: the rank then holds its full
   // gradients in place of its shards.
   double trained = plan.frozenBase ? plan.rankAdapterParams[rank] : rankParams;
-  double largestTrained = plan.frozenBase ? loraLayerParameters(job.model, l.tp) : largest;
+  double largestTrained = plan.frozenBase ? largestAdapterUnit(job.model, l) : largest;
   double shards = trained / l.replicas();
   extras.gradients = l.microBatches(job.globalBatch) > 1 ? (trained - shards) : largestTrained;
   extras.gradients *= job.precision.gradBytes;
@@ -200,8 +208,7 @@ double stepWork(const TrainingJob& job, const Layout& l, const StagePlan& plan, 
   if (l.zeroStage == 0) return squared * largest;
   // ZeRO-3's chunks are its units' shards (a LoRA unit's, its adapters').
   if (l.zeroStage == 3) {
-    double unit =
-        plan.frozenBase ? loraLayerParameters(job.model, l.tp) : largestUnit(job.model, l);
+    double unit = plan.frozenBase ? largestAdapterUnit(job.model, l) : largestUnit(job.model, l);
     return squared * unit / replicas;
   }
   // ZeRO-1 and 2's are their gradient buckets' shares.

@@ -280,7 +280,8 @@ StagePlan planStages(const TrainingJob& job, const Layout& l) {
       params += embeddingParameters(m) - finalNormParameters(m) - wordEmbedding + vocabRows;
     if (last) params += finalNormParameters(m);
     if (last && (rank != plan.stageRank[0] || !m.tiedEmbeddings)) params += vocabRows;
-    double adapters = (layers.dense + layers.moe) * loraLayerParameters(m, l.tp);
+    double adapters = layers.dense * loraLayerParameters(m, l.tp) +
+                      layers.moe * loraLayerParameters(m, l.tp, LayerKind::kMoe, l.ep);
     plan.rankParams[rank] += params + adapters;
     plan.rankAdapterParams[rank] += adapters;
     plan.rankExpertParams[rank] += layers.moe * tpRankExpertParameters(m, l.tp, l.ep);

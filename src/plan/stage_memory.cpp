@@ -151,10 +151,14 @@ double weightPassKept(const TrainingJob& job, const Layout& l, const StageLayers
                         : 4 * h + (3 * h + f) / t;
   // Under LoRA only the adapters branch off: each keeps its output's
   // gradient (for B's) and its x A^T's (for A's).
-  if (m.lora.enabled)
-    perLayer = loraLayerOutputColumns(m, l.tp) + double(m.lora.rank) * m.lora.targets.size();
   double count = layers.dense + layers.moe;
-  return z.tokens * (count * perLayer + (last ? h : 0)) * z.value;
+  double all = count * perLayer;
+  if (m.lora.enabled) {
+    double r = double(m.lora.rank) * m.lora.targets.size();
+    all = layers.dense * (loraLayerOutputColumns(m, l.tp) + r) +
+          layers.moe * (loraLayerOutputColumns(m, l.tp, LayerKind::kMoe) + r);
+  }
+  return z.tokens * (all + (last ? h : 0)) * z.value;
 }
 
 StageMemory oneStage(const TrainingJob& job, const Layout& l, const StagePlan& plan, int s,

@@ -121,6 +121,7 @@ const std::map<std::string, Setter>& setters() {
       {"finetune.method", [](R& r, const E& e) { r.model.lora.enabled = loraMethod(e); }},
       {"finetune.rank", [](R& r, const E& e) { r.model.lora.rank = positive(e); }},
       {"finetune.targets", [](R& r, const E& e) { r.model.lora.targets = loraTargets(e); }},
+      {"finetune.dropout", [](R& r, const E& e) { r.model.lora.dropout = rate(e) > 0; }},
       {"train.seq_len", [](R& r, const E& e) { r.model.seqLen = positive(e); }},
       {"train.global_batch", [](R& r, const E& e) { r.globalBatch = positive(e); }},
       {"train.micro_batch", [](R& r, const E& e) { r.layout.microBatch = positive(e); }},

@@ -10,7 +10,9 @@ namespace strata::tensor_parallel {
 
 ColumnParallelLinearImpl::ColumnParallelLinearImpl(const ColumnParallelLinearOptions& options,
                                                    std::shared_ptr<Communicator> tp)
-    : options_(options), tp_(std::move(tp)) {
+    : options_(options),
+      tp_(std::move(tp)),
+      loraDropout_(options.lora.dropout, options.lora.dropoutSeed) {
   int parts = tp_->size();
   int64_t rows =
       options.padOutputToTp ? paddedToMultiple(options.outFeatures, parts) : options.outFeatures;
@@ -34,6 +36,7 @@ ColumnParallelLinearImpl::ColumnParallelLinearImpl(const ColumnParallelLinearOpt
         loraWeights(options.lora, options.inFeatures, options.outFeatures, options.init);
     loraA = register_parameter(kLoraA, adapter.a);
     loraB = register_parameter(kLoraB, shardOf(adapter.b, 0, tp_->rank(), parts));
+    if (options.lora.dropout > 0) register_buffer("lora_dropout_calls", loraDropout_.callCounter());
   }
 }
 
@@ -45,8 +48,10 @@ at::Tensor ColumnParallelLinearImpl::forward(const at::Tensor& x) {
 at::Tensor ColumnParallelLinearImpl::forwardEntered(const at::Tensor& entered) {
   at::Tensor y = ops::linear(entered, weight, bias);  // [s, b, out/p]
   // A's gradient from this rank's rows of B is partial: summed over tp.
+  // The input is whole on every rank, and so is its dropout mask.
   if (loraA.defined())
-    y = y + loraProduct(entered, copyToTensorRegion(loraA, *tp_), loraB, options_.lora);
+    y = y + loraProduct(loraDropout_.replicated(entered, is_training()),
+                        copyToTensorRegion(loraA, *tp_), loraB, options_.lora);
   return options_.gatherOutput ? gatherFromTensorRegion(y, *tp_) : y;
 }
 

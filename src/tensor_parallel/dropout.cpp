@@ -54,6 +54,16 @@ at::Tensor SeededDropout::sequenceSharded(const at::Tensor& x, bool training,
   return applyMask(x, keep.narrow(0, x.size(0) * tp.rank(), x.size(0)));
 }
 
+at::Tensor SeededDropout::sliced(const at::Tensor& x, int64_t dim, int64_t first, int64_t whole,
+                                 bool training) {
+  if (!training || p_ == 0.0) return x;
+  std::vector<int64_t> fullShape = x.sizes().vec();
+  fullShape[dim] = whole;
+  // A copy of the slice, so that backward keeps the slice's mask alone.
+  at::Tensor keep = keepMask(fullShape, p_, nextCallSeed()).narrow(dim, first, x.size(dim)).clone();
+  return applyMask(x, keep);
+}
+
 at::Tensor SeededDropout::unitSharded(const at::Tensor& x, int64_t dim, int64_t first,
                                       bool training) {
   if (!training || p_ == 0.0) return x;

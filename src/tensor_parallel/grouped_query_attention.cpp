@@ -45,7 +45,8 @@ KvProjectionImpl::KvProjectionImpl(const GroupedQueryAttentionOptions& o, const 
       localHeads_(split_ ? o.kvHeads / tp->size() : 1),
       firstRow_(split_ ? 0 : tp->rank() / (tp->size() / o.kvHeads) * headDim_),
       lora_(lora),
-      tp_(std::move(tp)) {
+      tp_(std::move(tp)),
+      loraDropout_(lora.dropout, lora.dropoutSeed) {
   at::Tensor full = seededNormal({o.kvHeads * headDim_, o.hidden}, deriveSeed(init.seed, 0),
                                  init.weightStd, init.draw);
   weight = register_parameter("weight", split_ ? shardOf(full, 0, tp_->rank(), tp_->size()) : full);
@@ -54,19 +55,23 @@ KvProjectionImpl::KvProjectionImpl(const GroupedQueryAttentionOptions& o, const 
   loraA = register_parameter(kLoraA, adapter.a);
   loraB = register_parameter(kLoraB,
                              split_ ? shardOf(adapter.b, 0, tp_->rank(), tp_->size()) : adapter.b);
+  if (lora.dropout > 0) register_buffer("lora_dropout_calls", loraDropout_.callCounter());
 }
 
 at::Tensor KvProjectionImpl::forwardEntered(const at::Tensor& entered) {
+  // The adapter's input is whole on every rank, and so is its dropout mask.
   if (split_) {
     at::Tensor y = ops::linear(entered, weight);  // [s, b, K d / p]
     if (!loraA.defined()) return y;
-    return y + loraProduct(entered, copyToTensorRegion(loraA, *tp_), loraB, lora_);
+    return y + loraProduct(loraDropout_.replicated(entered, is_training()),
+                           copyToTensorRegion(loraA, *tp_), loraB, lora_);
   }
   at::Tensor summed = copyToTensorRegion(weight, *tp_);  // gradient summed over tp
   at::Tensor y = ops::linear(entered, summed.narrow(0, firstRow_, headDim_));  // [s, b, d]
   if (!loraA.defined()) return y;
   at::Tensor rows = copyToTensorRegion(loraB, *tp_).narrow(0, firstRow_, headDim_);  // [d, r]
-  return y + loraProduct(entered, copyToTensorRegion(loraA, *tp_), rows, lora_);
+  return y + loraProduct(loraDropout_.replicated(entered, is_training()),
+                         copyToTensorRegion(loraA, *tp_), rows, lora_);
 }
 
 ParallelGroupedQueryAttentionImpl::ParallelGroupedQueryAttentionImpl(

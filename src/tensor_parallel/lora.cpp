@@ -2,7 +2,9 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "strata/error.h"
 #include "strata/ops/linear.h"
@@ -19,6 +21,17 @@ bool endsWith(const std::string& name, const std::string& suffix) {
 }
 
 }  // namespace
+
+LoraOptions LoraConfig::on(const std::string& target) const {
+  static const std::vector<std::string> kTargets = {"q", "k", "v", "o", "gate", "up", "down"};
+  if (targets.count(target) == 0) return {};
+  auto place = std::find(kTargets.begin(), kTargets.end(), target);
+  if (place == kTargets.end()) throw ConfigError("LoRA has no target '" + target + "'");
+  LoraOptions options = adapter;
+  options.dropoutSeed =
+      deriveSeed(adapter.dropoutSeed, static_cast<uint64_t>(place - kTargets.begin()));
+  return options;
+}
 
 bool isLoraParameter(const std::string& name) {
   return endsWith(name, std::string(".") + kLoraA) || endsWith(name, std::string(".") + kLoraB) ||

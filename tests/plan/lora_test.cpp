@@ -45,6 +45,27 @@ TEST(Lora, AdapterParametersAndFlopsByHand) {
   EXPECT_DOUBLE_EQ(loraLayerParameters(tinyLlama(), 1), 0);  // no LoRA, no adapters
 }
 
+// An MoE layer adapts gate, up and down on each expert a rank holds (at
+// expert_ffn 6) and on the shared experts' SwiGLU (1 x 6); a token runs its
+// top 2 experts' adapters and the shared ones.
+TEST(Lora, ExpertAdaptersByHand) {
+  ModelDesc m = withLora(tinyLlama(), {LoraTarget::kQ, LoraTarget::kGate});
+  m.moe.experts = 4;
+  m.moe.topK = 2;
+  m.moe.expertFfn = 6;
+  m.moe.sharedExperts = 1;
+  m.validate();
+  // q: 32; gate: A 2x8 + B 6x2 = 28 an expert.
+  EXPECT_DOUBLE_EQ(loraLayerParameters(m, 1, LayerKind::kMoe), 32 + 4 * 28 + 28);
+  EXPECT_DOUBLE_EQ(loraLayerParameters(m, 1, LayerKind::kMoe, 2), 32 + 2 * 28 + 28);
+  EXPECT_DOUBLE_EQ(loraLayerForwardFlops(m, 1, 1, LayerKind::kMoe), 2 * 4 * (32 + 2 * 28 + 28.0));
+  // A dense layer of the same model adapts its own MLP (ffn 12): 16 + 24.
+  EXPECT_DOUBLE_EQ(loraLayerParameters(m, 1), 32 + 40);
+  // Dropout on the experts' adapters is strata train's refusal too.
+  m.lora.dropout = true;
+  EXPECT_THROW(m.validate(), PlanError);
+}
+
 // What a layer keeps a token when only the adapters train (2-byte values,
 // sequence of 4, tp 1), against LlamaActivationsByHand's 304 bytes:
 //   the two sums, in fp32 (no x/rms: the norms' weights are frozen)
@@ -122,6 +143,11 @@ TEST(Lora, ConfigFilesNameItAndWhatIsRefusedIsNamed) {
   EXPECT_EQ(run.model.lora.targets,
             (std::vector<LoraTarget>{LoraTarget::kQ, LoraTarget::kO, LoraTarget::kDown}));
   EXPECT_FALSE(parseTrainConfigText("[model]\narchitecture = \"llama\"\n", "a").model.lora.enabled);
+  EXPECT_FALSE(run.model.lora.dropout);
+  EXPECT_TRUE(parseTrainConfigText("[model]\narchitecture = \"llama\"\n[finetune]\nmethod = "
+                                   "\"lora\"\ndropout = 0.05\n",
+                                   "sft.toml")
+                  .model.lora.dropout);
   auto errorOf = [](const std::string& text) -> std::string {
     try {
       parseTrainConfigText(text, "sft.toml");

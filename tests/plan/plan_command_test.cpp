@@ -459,6 +459,12 @@ TEST(PlanCommand, FinetuneLoraPlansTheAdaptersOnAFrozenBase) {
   auto fullJson = nlohmann::json::parse(full.out), loraJson = nlohmann::json::parse(lora.out);
   EXPECT_LT(loraJson["memory_gib"].get<double>(), 0.6 * fullJson["memory_gib"].get<double>());
   EXPECT_GT(loraJson["tokens_per_s"].get<double>(), fullJson["tokens_per_s"].get<double>());
+  // Dropout on the adapters' input keeps each adapter's masked input and mask.
+  Outcome dropped = plan(with(llama, {"--finetune", "lora", "--lora-rank", "16", "--lora-targets",
+                                      "q,k,v,o", "--lora-dropout", "0.05"}));
+  ASSERT_EQ(dropped.code, 0) << dropped.err;
+  EXPECT_GT(nlohmann::json::parse(dropped.out)["memory_gib"].get<double>(),
+            loraJson["memory_gib"].get<double>());
   Outcome text = plan({"--model", "llama3-8b", "--cluster", "dgx-h100-80gb", "--finetune", "lora",
                        "--layout", "tp8,mb1"});
   EXPECT_NE(text.out.find("LoRA: rank 8 adapters on q, v, 3.4M parameters trained"),
@@ -467,6 +473,9 @@ TEST(PlanCommand, FinetuneLoraPlansTheAdaptersOnAFrozenBase) {
   for (auto [args, reason] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--model", "gpt2-small", "--finetune", "lora"}, "a GPT has none"},
            {{"--model", "llama3-8b", "--lora-rank", "4"}, "add --finetune lora"},
+           {{"--model", "llama3-8b", "--lora-dropout", "0.1"}, "add --finetune lora"},
+           {{"--model", "llama3-8b", "--finetune", "lora", "--lora-dropout", "1"},
+            "--lora-dropout must be in [0, 1), got 1"},
            {{"--model", "llama3-8b", "--finetune", "qlora"}, "--finetune must be full or lora"},
            {{"--model", "llama3-8b", "--finetune", "lora", "--lora-targets", "q,lm_head"},
             "'lm_head' is not a projection LoRA adapts"}}) {

@@ -1,22 +1,12 @@
 #include "reference_gpt.h"
 
-#include <ATen/CPUGeneratorImpl.h>
-
 #include <cmath>
 
+#include "reference_masks.h"
 #include "reference_weights.h"
 
 namespace strata::testing {
 namespace {
-
-// The seed derivation of Strata's seeded init and dropout (splitmix64 of
-// seed and stream), as documented in strata/tensor_parallel/init.h.
-uint64_t splitmix(uint64_t seed, uint64_t stream) {
-  uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (stream + 1);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 // Seed streams of the GPT's dropout sites (strata/models/gpt.h builds
 // them): the embedding, and per block its attention probabilities and its
@@ -26,11 +16,6 @@ uint64_t blockSeed(uint64_t seed, int64_t index) { return splitmix(seed, 100 + i
 uint64_t attentionDropoutSeed(uint64_t block) { return splitmix(splitmix(block, 0), 2); }
 uint64_t attentionResidualSeed(uint64_t block) { return splitmix(block, 2); }
 uint64_t mlpResidualSeed(uint64_t block) { return splitmix(block, 3); }
-
-torch::Tensor bernoulliKeep(at::IntArrayRef shape, double p, uint64_t seed) {
-  at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(seed);
-  return torch::empty(shape, torch::kFloat).bernoulli_(1.0 - p, generator);
-}
 
 torch::Tensor layerNorm(const torch::Tensor& x, const torch::Tensor& weight,
                         const torch::Tensor& bias) {

@@ -1,7 +1,9 @@
 #include "reference_llama.h"
 
+#include <algorithm>
 #include <cmath>
 
+#include "reference_masks.h"
 #include "reference_weights.h"
 
 namespace strata::testing {
@@ -16,6 +18,7 @@ void ReferenceLlama::load(const std::map<std::string, torch::Tensor>& strataWeig
   for (int64_t i = 0; i < config_.layers; ++i) {
     std::string p = "block" + std::to_string(i) + ".";
     Block b;
+    b.index = i;
     b.attentionNorm = trainableCopy(source.take(p + "attention_norm.weight"));
     b.wq = trainableCopy(source.take(p + "attention.q.weight"));
     b.wk = trainableCopy(source.take(p + "attention.k.weight"));
@@ -23,16 +26,21 @@ void ReferenceLlama::load(const std::map<std::string, torch::Tensor>& strataWeig
     b.wo = trainableCopy(source.take(p + "attention.o.weight"));
     b.mlpNorm = trainableCopy(source.take(p + "mlp_norm.weight"));
     b.moe = config_.moe.experts > 0 && (i + 1) % config_.moeEvery == 0;
+    std::vector<std::string> targets =
+        config_.loraRank > 0 ? config_.loraTargets : std::vector<std::string>{};
     if (b.moe) {
       auto take = [&](const std::string& name) { return trainableCopy(source.take(name)); };
-      b.experts = referenceMoeWeights(take, p + "mlp.", config_.moe.experts, config_.sharedExperts);
+      double scale = config_.loraRank > 0 ? config_.loraAlpha / config_.loraRank : 0.0;
+      b.experts = referenceMoeWeights(take, p + "mlp.", config_.moe.experts, config_.sharedExperts,
+                                      targets, scale);
     } else {
       b.wGate = trainableCopy(source.take(p + "mlp.gate.weight"));
       b.wUp = trainableCopy(source.take(p + "mlp.up.weight"));
       b.wDown = trainableCopy(source.take(p + "mlp.down.weight"));
     }
-    for (const std::string& t :
-         config_.loraRank > 0 ? config_.loraTargets : std::vector<std::string>{}) {
+    for (const std::string& t : targets) {
+      bool mlp = t == "gate" || t == "up" || t == "down";
+      if (b.moe && mlp) continue;  // the experts' own, above
       std::string place = p + adapterPlace(t) + ".";
       b.adapters[t] = {trainableCopy(source.take(place + "lora_a")),
                        trainableCopy(source.take(place + "lora_b"))};
@@ -65,7 +73,21 @@ torch::Tensor ReferenceLlama::project(const Block& blk, const std::string& proje
   if (adapter == blk.adapters.end()) return y;
   const auto& [a, b] = adapter->second;
   double scale = config_.loraAlpha / static_cast<double>(config_.loraRank);
-  return y + torch::matmul(torch::matmul(x, a.t()), b.t()) * scale;
+  torch::Tensor in = adapterInput(blk, projection, x);
+  return y + torch::matmul(torch::matmul(in, a.t()), b.t()) * scale;
+}
+
+torch::Tensor ReferenceLlama::adapterInput(const Block& blk, const std::string& projection,
+                                           const torch::Tensor& x) const {
+  double p = config_.loraDropout;
+  if (!training_ || p == 0) return x;
+  static const std::vector<std::string> kTargets = {"q", "k", "v", "o", "gate", "up", "down"};
+  auto target = static_cast<uint64_t>(std::find(kTargets.begin(), kTargets.end(), projection) -
+                                      kTargets.begin());
+  uint64_t site = splitmix(splitmix(splitmix(config_.seed, 5), blk.index), target);
+  uint64_t call = splitmix(site, static_cast<uint64_t>(dropoutCall_));
+  torch::Tensor keep = bernoulliKeep({x.size(1), x.size(0), x.size(2)}, p, call);  // [s, b, in]
+  return x * keep.transpose(0, 1) * (1.0 / (1.0 - p));
 }
 
 torch::Tensor ReferenceLlama::rms(const torch::Tensor& x, const torch::Tensor& weight) const {
@@ -161,7 +183,11 @@ torch::Tensor ReferenceLlama::mlp(const Block& blk, const torch::Tensor& x) {
   return project(blk, "down", gate * torch::sigmoid(gate) * up, blk.wDown);
 }
 
-torch::Tensor ReferenceLlama::logits(const torch::Tensor& ids) {
+torch::Tensor ReferenceLlama::logits(const torch::Tensor& ids) { return logits(ids, 0, false); }
+
+torch::Tensor ReferenceLlama::logits(const torch::Tensor& ids, int64_t call, bool training) {
+  dropoutCall_ = call;
+  training_ = training;
   routingLoss_ = torch::Tensor();
   torch::Tensor x = torch::embedding(tokens_, ids);  // [b, s, hidden]
   for (const Block& blk : blocks_) {
@@ -171,20 +197,23 @@ torch::Tensor ReferenceLlama::logits(const torch::Tensor& ids) {
   return torch::matmul(rms(x, norm_), (head_.defined() ? head_ : tokens_).t());
 }
 
-torch::Tensor ReferenceLlama::loss(const torch::Tensor& ids, const torch::Tensor& targets, int64_t,
-                                   bool) {
-  torch::Tensor l = logits(ids);
+torch::Tensor ReferenceLlama::loss(const torch::Tensor& ids, const torch::Tensor& targets,
+                                   int64_t call, bool training) {
+  torch::Tensor l = logits(ids, call, training);
   return torch::nn::functional::cross_entropy(l.reshape({-1, l.size(-1)}), targets.reshape({-1}));
 }
 
 std::vector<torch::Tensor> ReferenceLlama::trainable() const {
   if (config_.loraRank > 0) {
     std::vector<torch::Tensor> adapters;
-    for (const Block& b : blocks_)
+    for (const Block& b : blocks_) {
       for (const auto& [projection, ab] : b.adapters) {
         adapters.push_back(ab.first);
         adapters.push_back(ab.second);
       }
+      if (b.moe)
+        for (const torch::Tensor& t : referenceMoeAdapters(b.experts)) adapters.push_back(t);
+    }
     return adapters;
   }
   std::vector<torch::Tensor> all{tokens_};
@@ -240,8 +269,8 @@ std::map<std::string, torch::Tensor> ReferenceLlama::parameters() const {
 }
 
 torch::Tensor ReferenceLlama::maskedLossSum(const torch::Tensor& ids, const torch::Tensor& targets,
-                                            int64_t, bool) {
-  torch::Tensor l = logits(ids);
+                                            int64_t call, bool training) {
+  torch::Tensor l = logits(ids, call, training);
   return torch::nn::functional::cross_entropy(
       l.reshape({-1, l.size(-1)}), targets.reshape({-1}),
       torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-1).reduction(torch::kSum));

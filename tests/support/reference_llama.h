@@ -63,6 +63,12 @@ struct ReferenceLlamaConfig {
   int64_t loraRank = 0;
   double loraAlpha = 16;
   std::vector<std::string> loraTargets;
+  // Dropout on each adapter's input, masks by the shared recipe
+  // (reference_masks.h): block i's adapter on target t (its place in q, k,
+  // v, o, gate, up, down) draws from splitmix(splitmix(splitmix(seed, 5),
+  // i), t), a micro-batch's [s, b, in] at once.
+  double loraDropout = 0;
+  uint64_t seed = 0;  // the model seed
 };
 
 class ReferenceLlama : public ReferenceModel {
@@ -103,11 +109,17 @@ class ReferenceLlama : public ReferenceModel {
     ReferenceMoeWeights experts;
     // LoRA adapters by projection ("q", ..., "down"): A [r, in], B [out, r].
     std::map<std::string, std::pair<torch::Tensor, torch::Tensor>> adapters;
+    int64_t index = 0;
   };
 
   // x W^T, plus the block's adapter on `projection` when it has one.
   torch::Tensor project(const Block& block, const std::string& projection, const torch::Tensor& x,
                         const torch::Tensor& weight) const;
+  // An adapter's input x [b, s, in] after its dropout, in training.
+  torch::Tensor adapterInput(const Block& block, const std::string& projection,
+                             const torch::Tensor& x) const;
+  // The logits of a micro-batch whose dropout call is `call`.
+  torch::Tensor logits(const torch::Tensor& ids, int64_t call, bool training);
   // Where each projection's adapter is named: "attention.q" ... "mlp.down".
   static std::string adapterPlace(const std::string& projection);
 
@@ -127,6 +139,8 @@ class ReferenceLlama : public ReferenceModel {
   torch::Tensor norm_;  // [hidden]
   torch::Tensor head_;  // [V, hidden]; undefined when tied
   torch::Tensor routingLoss_;
+  int64_t dropoutCall_ = 0;  // the micro-batch running, and whether in training
+  bool training_ = false;
 };
 
 }  // namespace strata::testing

@@ -7,10 +7,28 @@
 namespace strata::testing {
 namespace {
 
+// x W^T, plus the adapter on `projection` when there is one.
+torch::Tensor project(const torch::Tensor& x, const torch::Tensor& weight,
+                      const ReferenceAdapters& adapters, const std::string& projection) {
+  torch::Tensor y = torch::matmul(x, weight.t());
+  auto adapter = adapters.byProjection.find(projection);
+  if (adapter == adapters.byProjection.end()) return y;
+  const auto& [a, b] = adapter->second;
+  return y + torch::matmul(torch::matmul(x, a.t()), b.t()) * adapters.scale;
+}
+
 torch::Tensor swiglu(const torch::Tensor& x, const torch::Tensor& gate, const torch::Tensor& up,
-                     const torch::Tensor& down) {
-  torch::Tensor g = torch::matmul(x, gate.t());
-  return torch::matmul(g * torch::sigmoid(g) * torch::matmul(x, up.t()), down.t());
+                     const torch::Tensor& down, const ReferenceAdapters& adapters) {
+  torch::Tensor g = project(x, gate, adapters, "gate");
+  return project(g * torch::sigmoid(g) * project(x, up, adapters, "up"), down, adapters, "down");
+}
+
+void putAdapters(const ReferenceAdapters& adapters, const std::string& prefix,
+                 std::map<std::string, torch::Tensor>& out) {
+  for (const auto& [projection, ab] : adapters.byProjection) {
+    out[prefix + projection + ".lora_a"] = ab.first;
+    out[prefix + projection + ".lora_b"] = ab.second;
+  }
 }
 
 // The k best experts of one token's probabilities, ties to the lower index.
@@ -80,12 +98,14 @@ ReferenceMoeResult referenceMoe(const torch::Tensor& x, const ReferenceMoeWeight
     // not undefined, and AdamW steps it as it steps every expert.
     torch::Tensor rows = torch::tensor(tokens, torch::kLong);
     torch::Tensor g = flatGates.index({rows, torch::tensor(slots, torch::kLong)}).unsqueeze(1);
-    torch::Tensor out = swiglu(flat.index_select(0, rows), w.gate[e], w.up[e], w.down[e]);
+    torch::Tensor out =
+        swiglu(flat.index_select(0, rows), w.gate[e], w.up[e], w.down[e], w.adapters[e]);
     y = y.index_add(0, rows, out * g.to(out.scalar_type()));
   }
   result.output = y.view({batch, length, hidden});
   if (w.sharedGate.defined())
-    result.output = result.output + swiglu(x, w.sharedGate, w.sharedUp, w.sharedDown);
+    result.output =
+        result.output + swiglu(x, w.sharedGate, w.sharedUp, w.sharedDown, w.sharedAdapters);
 
   torch::Tensor fraction = chosenCount * (static_cast<double>(E) / static_cast<double>(k * length));
   torch::Tensor meanP = p.mean(1);  // [B, E]
@@ -103,6 +123,19 @@ std::vector<torch::Tensor> referenceMoeTensors(const ReferenceMoeWeights& w) {
   return all;
 }
 
+std::vector<torch::Tensor> referenceMoeAdapters(const ReferenceMoeWeights& w) {
+  std::vector<torch::Tensor> all;
+  std::vector<const ReferenceAdapters*> sets;
+  for (const ReferenceAdapters& a : w.adapters) sets.push_back(&a);
+  sets.push_back(&w.sharedAdapters);
+  for (const ReferenceAdapters* set : sets)
+    for (const auto& [projection, ab] : set->byProjection) {
+      all.push_back(ab.first);
+      all.push_back(ab.second);
+    }
+  return all;
+}
+
 void putReferenceMoeWeights(const ReferenceMoeWeights& w, const std::string& prefix,
                             std::map<std::string, torch::Tensor>& out) {
   out[prefix + "router.weight"] = w.router;
@@ -111,11 +144,13 @@ void putReferenceMoeWeights(const ReferenceMoeWeights& w, const std::string& pre
     out[expert + "gate.weight"] = w.gate[e];
     out[expert + "up.weight"] = w.up[e];
     out[expert + "down.weight"] = w.down[e];
+    if (e < w.adapters.size()) putAdapters(w.adapters[e], expert, out);
   }
   if (w.sharedGate.defined()) {
     out[prefix + "shared.gate.weight"] = w.sharedGate;
     out[prefix + "shared.up.weight"] = w.sharedUp;
     out[prefix + "shared.down.weight"] = w.sharedDown;
+    putAdapters(w.sharedAdapters, prefix + "shared.", out);
   }
 }
 

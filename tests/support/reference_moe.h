@@ -12,6 +12,7 @@
 //       dropped
 //   y = sum over kept slots of gate * down(silu(gate_e x) * up_e x)
 //       + the shared SwiGLU
+//   LoRA: a projection W with an adapter computes x W^T + scale (x A^T) B^T
 //   balance = mean over sequences of sum_e (E / (k S) n_e) (mean_t p_e)
 //   z = mean over tokens of logsumexp(x R^T)^2
 #pragma once
@@ -32,10 +33,19 @@ struct ReferenceMoeConfig {
   double capacityFactor = 0;  // 0: dropless
 };
 
+// LoRA adapters of one SwiGLU's projections by name ("gate", "up", "down"):
+// A [r, in], B [out, r]; none when empty.
+struct ReferenceAdapters {
+  std::map<std::string, std::pair<torch::Tensor, torch::Tensor>> byProjection;
+  double scale = 0;  // alpha / r
+};
+
 struct ReferenceMoeWeights {
   torch::Tensor router;                            // [E, hidden]
   std::vector<torch::Tensor> gate, up, down;       // per expert: [ffn, hidden] x 2, [hidden, ffn]
   torch::Tensor sharedGate, sharedUp, sharedDown;  // undefined without shared experts
+  std::vector<ReferenceAdapters> adapters;         // per expert
+  ReferenceAdapters sharedAdapters;
 };
 
 struct ReferenceMoeResult {
@@ -49,11 +59,26 @@ struct ReferenceMoeResult {
 ReferenceMoeResult referenceMoe(const torch::Tensor& x, const ReferenceMoeWeights& weights,
                                 const ReferenceMoeConfig& config);
 
+// The adapters named `targets` among gate, up and down under `prefix`
+// ("block1.mlp.experts.0."): "<target>.lora_a" and "<target>.lora_b".
+template <typename Take>
+ReferenceAdapters referenceAdapters(Take&& take, const std::string& prefix,
+                                    const std::vector<std::string>& targets, double scale) {
+  ReferenceAdapters adapters;
+  adapters.scale = scale;
+  for (const std::string& t : targets)
+    if (t == "gate" || t == "up" || t == "down")
+      adapters.byProjection[t] = {take(prefix + t + ".lora_a"), take(prefix + t + ".lora_b")};
+  return adapters;
+}
+
 // Weights named as Strata's MoE MLP names them under `prefix` ("block1.mlp."),
-// taken from a name -> tensor map by `take`.
+// taken from a name -> tensor map by `take`, with adapters on `loraTargets`.
 template <typename Take>
 ReferenceMoeWeights referenceMoeWeights(Take&& take, const std::string& prefix, int64_t experts,
-                                        bool shared) {
+                                        bool shared,
+                                        const std::vector<std::string>& loraTargets = {},
+                                        double loraScale = 0) {
   ReferenceMoeWeights w;
   w.router = take(prefix + "router.weight");
   for (int64_t e = 0; e < experts; ++e) {
@@ -61,17 +86,21 @@ ReferenceMoeWeights referenceMoeWeights(Take&& take, const std::string& prefix, 
     w.gate.push_back(take(p + "gate.weight"));
     w.up.push_back(take(p + "up.weight"));
     w.down.push_back(take(p + "down.weight"));
+    w.adapters.push_back(referenceAdapters(take, p, loraTargets, loraScale));
   }
   if (shared) {
     w.sharedGate = take(prefix + "shared.gate.weight");
     w.sharedUp = take(prefix + "shared.up.weight");
     w.sharedDown = take(prefix + "shared.down.weight");
+    w.sharedAdapters = referenceAdapters(take, prefix + "shared.", loraTargets, loraScale);
   }
   return w;
 }
 
-// Every tensor of `weights`, for an optimizer.
+// Every weight of `weights` but the adapters, for an optimizer.
 std::vector<torch::Tensor> referenceMoeTensors(const ReferenceMoeWeights& weights);
+// The adapters' A and B of `weights`.
+std::vector<torch::Tensor> referenceMoeAdapters(const ReferenceMoeWeights& weights);
 
 // `weights` under Strata's names below `prefix` ("block1.mlp."), into `out`.
 void putReferenceMoeWeights(const ReferenceMoeWeights& weights, const std::string& prefix,

@@ -11,8 +11,11 @@
 //   pipeline x tensor x data parallel; ZeRO-1, ZeRO-2 and ZeRO-3 (the
 //   frozen base sharded, a frozen tied embedding too); interleaved and
 //   zero-bubble V pipelines (whose W pass computes weight gradients apart);
+//   dropout on the adapters' input (one process, tp 4 with sequence
+//   parallel, pp 2 x dp 2 with checkpointing);
 //   activation checkpointing; context parallel; a mixture of experts with
-//   expert parallelism (adapters on the attention, the experts frozen).
+//   expert parallelism (adapters on the attention, the experts frozen; and
+//   on the experts too, with tp and with ZeRO-3).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -67,6 +70,30 @@ TEST(LoraEqualsReference, Dp2Tp2Zero2) {
   expectEqualsReference("loraz2", c);
 }
 
+// Dropout on the adapters' input draws the masks one process draws: the
+// whole input's on a column-parallel or replicated projection, the rank's
+// columns of it on a row-parallel one, each micro-batch's by its global
+// index (data parallel), again alike when a checkpointed stage recomputes.
+TEST(LoraEqualsReference, OneProcessDropout) {
+  TrainConfig c = lora(tinyLlamaConfig(2));
+  c.finetune.dropout = 0.25;
+  expectEqualsReference("loradrop1", c);
+}
+
+TEST(LoraEqualsReference, Tp4SequenceParallelDropout) {
+  TrainConfig c = withLayout(lora(tinyLlamaConfig(2)), 1, 1, 1, 4);
+  c.parallel.sequenceParallel = true;
+  c.finetune.dropout = 0.25;
+  expectEqualsReference("loradroptp4", c);
+}
+
+TEST(LoraEqualsReference, Pp2Dp2CheckpointingDropout) {
+  TrainConfig c = withLayout(lora(tinyLlamaConfig(2)), 2, 2, 1, 1);
+  c.parallel.checkpointActivations = true;
+  c.finetune.dropout = 0.25;
+  expectEqualsReference("loradroppp2dp2", c);
+}
+
 // ZeRO-3 shards the frozen base with the adapters: each layer's frozen
 // weights are released once its backward has passed its input.
 TEST(LoraEqualsReference, Dp2Tp2Zero3Checkpointing) {
@@ -115,6 +142,31 @@ TEST(LoraEqualsReference, MixtureOfExpertsEp2) {
   expectEqualsReference("loramoe", c);
 }
 
+// Adapters on every expert's gate, up and down: each expert's split over tp
+// as its weights, held by its ep rank.
+TEST(LoraEqualsReference, MixtureOfExpertsAdaptedEp2Tp2) {
+  TrainConfig c = withLayout(lora(tinyMoeConfig()), 1, 2, 1, 2);
+  c.parallel.ep = 2;
+  expectEqualsReference("loramoeexperts", c);
+}
+
+// And on the shared experts' SwiGLU, which every token runs.
+TEST(LoraEqualsReference, MixtureOfExpertsSharedAdaptedEp2) {
+  TrainConfig c = withLayout(lora(tinyMoeConfig()), 1, 2, 1, 1);
+  c.model.moe.sharedExperts = 1;
+  c.parallel.ep = 2;
+  expectEqualsReference("loramoeshared", c);
+}
+
+// ZeRO-3's expert units: each expert's frozen weights and adapters, sharded
+// over the experts' replicas.
+TEST(LoraEqualsReference, MixtureOfExpertsAdaptedEp2Zero3) {
+  TrainConfig c = withLayout(lora(tinyMoeConfig(), {"q", "v", "gate", "down"}), 1, 4, 1, 1);
+  c.parallel.ep = 2;
+  c.parallel.zero = 3;
+  expectEqualsReference("loramoez3", c);
+}
+
 // What LoRA does not take yet, and bad settings, are refused by name.
 TEST(LoraConfig, RefusesWhatItDoesNotTakeByName) {
   auto refusal = [](TrainConfig c) -> std::string {
@@ -139,12 +191,16 @@ TEST(LoraConfig, RefusesWhatItDoesNotTakeByName) {
   c.finetune.rank = 0;
   expectNamed(c, "finetune.rank must be >= 1, got 0");
   c = good;
+  c.finetune.dropout = 1;
+  expectNamed(c, "finetune.dropout must be in [0, 1), got 1");
+  c = withLayout(good, 1, 1, 2, 1);
   c.finetune.dropout = 0.1;
-  expectNamed(c, "finetune.dropout 0.1: dropout on LoRA adapters' input is not implemented");
+  expectNamed(c, "finetune.dropout 0.1 with cp 2: the adapters' dropout masks");
   c = lora(tinyConfig());
   expectNamed(c, "model.architecture = strata has none");
   c = lora(tinyMoeConfig());
-  expectNamed(c, "adapters on the experts are not implemented");
+  c.finetune.dropout = 0.1;
+  expectNamed(c, "finetune.dropout 0.1 with targets gate, up or down on a mixture-of-experts");
   c = good;
   c.finetune.method = "qlora";
   expectNamed(c, "finetune.method must be full or lora, got 'qlora'");

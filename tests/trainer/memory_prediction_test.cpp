@@ -248,10 +248,14 @@ std::vector<MemoryCase> layouts() {
       {"llama_lora_pp2", layout(lora(llama, kAllTargets), 2, 1, 1)},
       {"llama_lora_dp2_zero1",
        with(layout(lora(llama, {"q", "v"}), 1, 2, 1), [](TrainConfig& c) { c.parallel.zero = 1; })},
+      {"llama_lora_dropout_tp2", with(layout(lora(llama, kAllTargets), 1, 1, 2),
+                                      [](TrainConfig& c) { c.finetune.dropout = 0.1; })},
       {"llama_lora_dp2_zero3", with(layout(lora(llama, kAllTargets), 1, 2, 1),
                                     [](TrainConfig& c) { c.parallel.zero = 3; })},
       {"moe", moe},
       {"moe_dp2_ep2", with(layout(moe, 1, 2, 1), [](TrainConfig& c) { c.parallel.ep = 2; })},
+      {"moe_lora_experts_dp2_ep2",
+       with(layout(lora(moe, kAllTargets), 1, 2, 1), [](TrainConfig& c) { c.parallel.ep = 2; })},
   };
 }
 

@@ -5,7 +5,7 @@
 // independent safetensors reader and run by a forward that follows
 // modeling_mixtral (independent_llama.h); `--init-from` of that file puts
 // every expert on the rank that holds it; MoE models the format cannot
-// hold are refused naming the setting.
+// hold are refused naming the setting; LoRA on the experts exports merged.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -110,6 +110,62 @@ TEST(MixtralExport, ImportPutsEachExpertOnItsRank) {
         },
         sharedDirOptions(dir));
   }
+  removeSharedDir(dir);
+}
+
+// LoRA adapters on every projection, the experts' too, trained at ep 2:
+// --merge-adapter folds each expert's adapters into its weights, so
+// Mixtral's forward of the merged file gives the adapted model's logits;
+// PEFT's format, which has no place for them, is refused naming them.
+TrainConfig withExpertAdapters(TrainConfig c) {
+  c.finetune.method = "lora";
+  c.finetune.rank = 4;
+  c.finetune.alpha = 8;
+  c.finetune.targets = {"q", "k", "v", "o", "gate", "up", "down"};
+  c.train.lr = 1e-2;  // B moves off zero in the three steps
+  return c;
+}
+
+TEST(MixtralExport, MergedExpertAdaptersGiveTheAdaptedLogits) {
+  std::string dir = sharedDir("mixtral_lora_merge");
+  TrainConfig config = withExpertAdapters(mixtralConfig(2, 2));
+  config.checkpoint.dir = dir + "/ckpt";
+  strata::testing::runInProcesses(
+      2,
+      [&](const strata::testing::RankContext&) {
+        Trainer trainer(config, World::init());
+        trainSteps(trainer, 3);
+        trainer.saveCheckpoint();
+      },
+      sharedDirOptions(dir));
+  try {
+    exportCheckpoint({config.checkpoint.dir, "peft", dir + "/adapter"});
+    ADD_FAILURE() << "the experts' adapters were written in PEFT's format";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("mixture of experts' MLPs (target 'down')"),
+              std::string::npos)
+        << e.what();
+  }
+  ExportOptions merged{config.checkpoint.dir, "safetensors", dir + "/hf/model.safetensors"};
+  merged.mergeAdapter = true;
+  exportCheckpoint(merged);
+
+  TrainConfig one = withExpertAdapters(mixtralConfig(1, 1));
+  torch::nn::Sequential model = oneProcessModel(one, checkpointWeightsOf(dir, one));
+  RawSafetensors raw = readSafetensorsIndependently(merged.out);
+  torch::Tensor ids = torch::randint(0, 256, {3, 16}, torch::kLong);
+  torch::NoGradGuard noGrad;
+  torch::Tensor strata = model->forward(ids).transpose(0, 1);  // [b, s, V]
+  torch::Tensor hf = huggingFaceLlamaLogits(dir + "/hf", raw.tensors, ids);
+  ASSERT_EQ(strata.sizes(), hf.sizes());
+  double relative = ((strata - hf).norm() / hf.norm()).item<double>();
+  EXPECT_LT(relative, 1e-5) << "max difference " << (strata - hf).abs().max().item<double>();
+  // The adapters moved the model: the base alone gives other logits.
+  TensorMap base = checkpointWeightsOf(dir, one);
+  for (auto it = base.begin(); it != base.end();)
+    it = it->first.find("lora_") == std::string::npos ? std::next(it) : base.erase(it);
+  torch::Tensor plain = oneProcessModel(mixtralConfig(1, 1), base)->forward(ids).transpose(0, 1);
+  EXPECT_GT(((plain - hf).norm() / hf.norm()).item<double>(), 1e-3);
   removeSharedDir(dir);
 }
 

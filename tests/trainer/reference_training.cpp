@@ -71,6 +71,8 @@ strata::testing::ReferenceLlamaConfig referenceLlamaConfig(const TrainConfig& c)
     r.loraRank = c.finetune.rank;
     r.loraAlpha = c.finetune.alpha;
     r.loraTargets = c.finetune.targets;
+    r.loraDropout = c.finetune.dropout;
+    r.seed = static_cast<uint64_t>(c.train.seed);
   }
   return r;
 }

@@ -11,7 +11,8 @@
 //
 // Parameters: router.weight [E, hidden] (replicated over tp and ep),
 // experts.J.{gate,up,down}.weight for this ep rank's experts J (split over
-// tp), shared.{gate,up,down}.weight with shared experts.
+// tp), shared.{gate,up,down}.weight with shared experts; under LoRA their
+// lora_a and lora_b beside them.
 //
 // In training with gradients recorded, the routing losses are computed and
 // enter backward here, scaled by ExpertParallel::lossScale(), and the
@@ -51,6 +52,9 @@ struct MoeMlpOptions {
   int64_t block = 0;  // the block's index, naming its statistics
   // router: stream 0, shared experts: 1, expert J: sub-stream J of stream 100
   tensor_parallel::InitOptions init;
+  // Adapters on every expert's (and the shared experts') gate, up and down
+  // when those are targets; the router has none.
+  tensor_parallel::LoraConfig lora;
 };
 
 class MoeMlpImpl : public torch::nn::Module {

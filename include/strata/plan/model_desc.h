@@ -76,6 +76,9 @@ struct LoraDesc {
   bool enabled = false;  // strata train's finetune.method = "lora"
   int rank = 8;          // r
   std::vector<LoraTarget> targets{LoraTarget::kQ, LoraTarget::kV};
+  // finetune.dropout > 0: each adapter keeps its own masked input and mask
+  // in place of the input the adapters share.
+  bool dropout = false;
 
   bool adapts(LoraTarget target) const;
 };
@@ -220,21 +223,28 @@ double layerForwardFlops(const ModelDesc& m, double sequences, LayerKind kind = 
 // balanced routing, top_k rows per token of its own, so ep changes nothing.
 double tpRankLayerForwardFlops(const ModelDesc& m, double sequences, int tp,
                                LayerKind kind = LayerKind::kDense);
-// LoRA's adapters of one dense layer that a rank of `tp` holds, r a
-// target: column-parallel r*in + r*out/t, row-parallel r*in/t + r*out,
-// replicated k or v r*(h + kv); 0 without LoRA. (The MLP targets sit on
-// dense layers only: validate() refuses them on an MoE model.)
-double loraLayerParameters(const ModelDesc& m, int tp);
+// LoRA's adapters of one layer of `kind` that a rank of `tp` (and `ep`)
+// holds, r a target: column-parallel r*in + r*out/t, row-parallel
+// r*in/t + r*out, replicated k or v r*(h + kv); 0 without LoRA. On an MoE
+// layer gate, up and down are adapted on each of the rank's E/ep experts
+// (at expert_ffn) and on the shared experts' SwiGLU.
+double loraLayerParameters(const ModelDesc& m, int tp, LayerKind kind = LayerKind::kDense,
+                           int ep = 1);
+// Every adapter of the model, whole.
+double loraParameters(const ModelDesc& m);
 // The adapters' forward FLOPs on one of `tp` ranks in one layer, a token
 // 2*r per element of A and B it multiplies by: column-parallel
 // 2r(in + out/t) (each rank projects through the whole A), row-parallel
 // 2r(in/t + out) (each its partial product through the whole B), replicated
-// k or v 2r(h + d) (its kv head's rows of B).
-double loraLayerForwardFlops(const ModelDesc& m, double sequences, int tp);
-// The output features of a layer's adapted projections on a tp rank:
-// out/t for a column-parallel target, out for a row-parallel one (its
-// partial product), one kv head's d for a replicated k or v.
-double loraLayerOutputColumns(const ModelDesc& m, int tp);
+// k or v 2r(h + d) (its kv head's rows of B); on an MoE layer a token's
+// top_k experts' MLP adapters and the shared experts'.
+double loraLayerForwardFlops(const ModelDesc& m, double sequences, int tp,
+                             LayerKind kind = LayerKind::kDense);
+// The output features of a layer's adapted projections on a tp rank, a
+// token: out/t for a column-parallel target, out for a row-parallel one (its
+// partial product), one kv head's d for a replicated k or v (an MoE layer's
+// MLP targets for each expert a token runs).
+double loraLayerOutputColumns(const ModelDesc& m, int tp, LayerKind kind = LayerKind::kDense);
 // The largest A or B of the model, whole: r x max(h, ffn) at most.
 double largestAdapterElements(const ModelDesc& m);
 // The forward FLOPs of one layer's weight matmuls on a tp rank: what a

@@ -23,6 +23,7 @@
 #include <memory>
 
 #include "strata/runtime/communicator.h"
+#include "strata/tensor_parallel/dropout.h"
 #include "strata/tensor_parallel/init.h"
 #include "strata/tensor_parallel/lora.h"
 #include "strata/tensor_parallel/sharding.h"
@@ -65,6 +66,7 @@ class ColumnParallelLinearImpl : public torch::nn::Module, public ShardedModule 
  private:
   ColumnParallelLinearOptions options_;
   std::shared_ptr<Communicator> tp_;
+  SeededDropout loraDropout_;  // on the adapter's input (lora.h)
 };
 TORCH_MODULE(ColumnParallelLinear);
 

@@ -9,7 +9,8 @@
 //     drawn as in the replicated case and each rank keeps its own rows, so
 //     masks differ across ranks and match serial. This costs p times the
 //     random numbers of the local slice; LibTorch's CPU generator
-//     (mt19937) cannot jump ahead to a row.
+//     (mt19937) cannot jump ahead to a row. Any other slice of a whole
+//     tensor (a row-parallel layer's input columns) is drawn alike.
 // Each training-mode call advances the call number, identically on every
 // rank as long as every rank runs the same forward passes. Strata's layers
 // call each of their dropouts once per forward, so the call number counts
@@ -37,6 +38,10 @@ class SeededDropout {
   at::Tensor replicated(const at::Tensor& x, bool training);
   // x: rows [r*n, (r+1)*n) of dim 0 of a [p*n, ...] tensor, r = tp.rank().
   at::Tensor sequenceSharded(const at::Tensor& x, bool training, const Communicator& tp);
+  // x: slices [first, first + x.size(dim)) along `dim` of a tensor whose
+  // dim holds `whole`; its mask is that slice of the whole tensor's (a copy:
+  // backward keeps the slice only).
+  at::Tensor sliced(const at::Tensor& x, int64_t dim, int64_t first, int64_t whole, bool training);
   // x: slices [first, first + x.size(dim)) of the global units along `dim`.
   at::Tensor unitSharded(const at::Tensor& x, int64_t dim, int64_t first, bool training);
 

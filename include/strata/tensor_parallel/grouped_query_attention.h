@@ -49,6 +49,7 @@
 #include "strata/context_parallel/context_parallel.h"
 #include "strata/context_parallel/packed_documents.h"
 #include "strata/tensor_parallel/column_parallel_linear.h"
+#include "strata/tensor_parallel/dropout.h"
 #include "strata/tensor_parallel/kv_cache.h"
 #include "strata/tensor_parallel/lora.h"
 #include "strata/tensor_parallel/rope_scaling.h"
@@ -105,6 +106,7 @@ class KvProjectionImpl : public torch::nn::Module, public ShardedModule {
   int64_t firstRow_;  // under replication: where this rank's kv head starts
   LoraOptions lora_;
   std::shared_ptr<Communicator> tp_;
+  SeededDropout loraDropout_;  // on the adapter's input (lora.h)
 };
 TORCH_MODULE(KvProjection);
 

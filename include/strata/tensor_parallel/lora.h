@@ -34,22 +34,29 @@ namespace strata::tensor_parallel {
 struct LoraOptions {
   int64_t rank = 0;  // r; 0: no adapter
   double alpha = 16.0;
+  // Dropout on the adapter's input (PEFT's lora_dropout): A reads x with
+  // elements zeroed with probability p (the rest scaled by 1 / (1 - p)); the
+  // frozen weight reads x itself. Its masks are seeded dropout's
+  // (dropout.h) from `dropoutSeed`, the adapter's own stream.
+  double dropout = 0.0;
+  uint64_t dropoutSeed = 0;
 
   bool enabled() const { return rank > 0; }
   double scale() const { return alpha / static_cast<double>(rank); }
 };
 
 // The adapters of a model: which projections carry one ("q", "k", "v", "o",
-// "gate", "up", "down"), all of the same rank and alpha.
+// "gate", "up", "down"), all of the same rank, alpha and dropout. A block
+// sets adapter.dropoutSeed to its own stream.
 struct LoraConfig {
   LoraOptions adapter;
   std::set<std::string> targets;
 
   bool enabled() const { return adapter.enabled(); }
-  // The adapter of projection `target`, or none.
-  LoraOptions on(const std::string& target) const {
-    return targets.count(target) ? adapter : LoraOptions{};
-  }
+  // The adapter of projection `target`, or none; its dropout seed is
+  // deriveSeed(adapter.dropoutSeed, the target's place in q, k, v, o, gate,
+  // up, down).
+  LoraOptions on(const std::string& target) const;
 };
 
 // The names a trained adapter's parameters end with.
@@ -69,7 +76,8 @@ LoraWeights loraWeights(const LoraOptions& options, int64_t in, int64_t out,
                         const InitOptions& init);
 
 // (alpha / r) (x A^T) B^T for an input already in the layer's region:
-// x [..., in'] -> [..., out'], with the shards a layer holds.
+// x [..., in'] -> [..., out'], with the shards a layer holds. With dropout,
+// x is the adapter's input after its mask.
 at::Tensor loraProduct(const at::Tensor& x, const at::Tensor& a, const at::Tensor& b,
                        const LoraOptions& options);
 

@@ -23,6 +23,7 @@
 #include <memory>
 
 #include "strata/runtime/communicator.h"
+#include "strata/tensor_parallel/dropout.h"
 #include "strata/tensor_parallel/init.h"
 #include "strata/tensor_parallel/lora.h"
 #include "strata/tensor_parallel/sharding.h"
@@ -45,6 +46,10 @@ class RowParallelLinearImpl : public torch::nn::Module, public ShardedModule {
   RowParallelLinearImpl(const RowParallelLinearOptions& options, std::shared_ptr<Communicator> tp);
 
   at::Tensor forward(const at::Tensor& x);
+  // This rank's share of the product before any reduction: an input already
+  // in the tp region [..., in/p] -> X_r W_r^T plus the adapter's partial
+  // product, [..., out] (no bias). For callers that reduce several at once.
+  at::Tensor partialForward(const at::Tensor& input);
   int64_t shardDim(const std::string& name) const override;
   const RowParallelLinearOptions& options() const { return options_; }
 
@@ -56,6 +61,7 @@ class RowParallelLinearImpl : public torch::nn::Module, public ShardedModule {
  private:
   RowParallelLinearOptions options_;
   std::shared_ptr<Communicator> tp_;
+  SeededDropout loraDropout_;  // on the adapter's input (lora.h)
 };
 TORCH_MODULE(RowParallelLinear);
 

@@ -86,15 +86,20 @@ class LlamaBlockImpl : public torch::nn::Module {
                  std::shared_ptr<const context_parallel::ContextParallel> cp,
                  std::shared_ptr<expert_parallel::ExpertParallel> ep, bool draw) {
     tp::InitOptions init = initFor(c, blockStream(index), draw);
+    // The block's adapters draw their dropout masks from a stream of its own.
+    tp::LoraConfig lora = c.lora;
+    lora.adapter.dropoutSeed =
+        tp::deriveSeed(tp::deriveSeed(c.seed, kLoraDropout), static_cast<uint64_t>(index));
     tp::GroupedQueryAttentionOptions a = attentionOptions(c);
     a.init = tp::deriveInit(init, 0);
     a.contextParallel = std::move(cp);
+    a.lora = lora;
     tp::SwiGluMlpOptions m;
     m.hidden = c.hidden;
     m.ffn = c.ffn;
     m.sequenceParallel = c.sequenceParallel;
     m.init = tp::deriveInit(init, 1);
-    m.lora = c.lora;
+    m.lora = lora;
     attentionNorm = register_module(
         "attention_norm", tp::ParallelRMSNorm(c.hidden, c.rmsNormEps, c.sequenceParallel, tpComm));
     attention = register_module("attention", tp::ParallelGroupedQueryAttention(a, tpComm));
@@ -106,6 +111,7 @@ class LlamaBlockImpl : public torch::nn::Module {
       e.moe = c.moe;
       e.block = index;
       e.init = tp::deriveInit(init, 2);
+      e.lora = lora;
       moe = register_module("mlp", expert_parallel::MoeMlp(e, tpComm, std::move(ep)));
     } else {
       mlp = register_module("mlp", tp::ParallelSwiGluMlp(m, tpComm));
