@@ -259,6 +259,9 @@ const std::vector<ConfigOption>& configOptions() {
        "start the LoRA adapters from a PEFT adapter folder (adapter_model.safetensors); a resumed "
        "checkpoint wins",
        +[](C& c) -> std::string& { return c.finetune.initAdapter; }},
+      {"finetune", "base_dtype", "base-dtype",
+       "the frozen base's projection weights kept in fp32, or in bf16 (train.precision = bf16)",
+       +[](C& c) -> std::string& { return c.finetune.baseDtype; }},
   };
   return kOptions;
 }

@@ -136,6 +136,19 @@ void checkFinetune(const TrainConfig& c, Problems& p) {
           "finetune.method must be full or lora, got '" + f.method + "'");
   p.check(f.initAdapter.empty() || f.lora(),
           "finetune.init_adapter needs finetune.method = \"lora\" (the adapters it fills)");
+  p.check(f.baseDtype == "fp32" || f.baseDtype == "bf16",
+          "finetune.base_dtype must be fp32 or bf16, got '" + f.baseDtype + "'");
+  if (f.baseDtype == "bf16") {
+    p.check(f.lora(),
+            "finetune.base_dtype = \"bf16\" keeps a frozen base: it needs "
+            "finetune.method = \"lora\"");
+    p.check(c.train.precision == "bf16",
+            "finetune.base_dtype = \"bf16\" needs train.precision = \"bf16\" (the base's "
+            "products are then computed in bf16; in fp32 they would meet bf16 weights)");
+    p.check(c.parallel.zero != 3,
+            "finetune.base_dtype = \"bf16\" with parallel.zero = 3: a unit's frozen part holds "
+            "one dtype, and the norms stay fp32; use zero 0, 1 or 2, or base_dtype fp32");
+  }
   if (!f.lora()) return;
   p.check(f.rank >= 1, "finetune.rank must be >= 1, got " + to_string(f.rank));
   p.check(f.alpha > 0, "finetune.alpha must be > 0, got " + number(f.alpha));

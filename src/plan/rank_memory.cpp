@@ -33,6 +33,20 @@ double largestAdapterUnit(const ModelDesc& m, const Layout& l) {
   return std::max(dense, loraLayerParameters(m, l.tp, LayerKind::kMoe, l.ep));
 }
 
+// The projection weights of a rank's layers: all of each layer's but its
+// norms and router (what finetune.base_dtype = "bf16" keeps in bf16).
+double frozenProjectionParams(const ModelDesc& m, const Layout& l, const StagePlan& plan,
+                              int rank) {
+  double norms = 2.0 * m.hidden, params = 0;
+  for (int s : stagesOn(plan, rank)) {
+    const StageLayers& layers = plan.stageLayers[s];
+    params += layers.dense * (tpRankLayerParameters(m, LayerKind::kDense, l.tp, l.ep) - norms);
+    params += layers.moe *
+              (tpRankLayerParameters(m, LayerKind::kMoe, l.tp, l.ep) - norms - routerParameters(m));
+  }
+  return params;
+}
+
 // The largest parameter tensor on a tp rank, a layer's matrix or an
 // embedding's (layer_tensors.h): what a framework that gathers every tensor
 // by itself holds of one.
@@ -234,7 +248,8 @@ MemoryBreakdown rankModelState(const TrainingJob& job, const Layout& l, const St
     mem.optimizer += own.optimizer;
   }
   // LoRA's frozen base: its weights alone, whole on the rank, or under
-  // ZeRO-3 sharded as the trained parameters are.
+  // ZeRO-3 sharded as the trained parameters are; its projections in 2
+  // bytes when kept in bf16.
   if (plan.frozenBase) {
     auto [held, heldExperts] = shardedParams(l, plan, rank);
     double base = held - plan.rankAdapterParams[rank];
@@ -243,6 +258,9 @@ MemoryBreakdown rankModelState(const TrainingJob& job, const Layout& l, const St
       heldExperts /= l.expertReplicas();
     }
     mem.parameters += (base + heldExperts) * job.precision.weightBytes;
+    if (job.model.lora.bf16Base)
+      mem.parameters -=
+          frozenProjectionParams(job.model, l, plan, rank) * (job.precision.weightBytes - 2);
   }
   return mem;
 }

@@ -84,6 +84,13 @@ bool loraMethod(const TomlEntry& entry) {
   wrongValue(entry, "\"full\" or \"lora\"");
 }
 
+// finetune.base_dtype: "fp32", or "bf16" (whether it is bf16).
+bool baseDtype(const TomlEntry& entry) {
+  std::string name = stringOf(entry);
+  if (name == "fp32" || name == "bf16") return name == "bf16";
+  wrongValue(entry, "\"fp32\" or \"bf16\"");
+}
+
 std::vector<LoraTarget> loraTargets(const TomlEntry& entry) {
   const std::string expected = "an array of projections among q, k, v, o, gate, up and down";
   auto* names = std::get_if<util::TomlArray>(&entry.value);
@@ -122,6 +129,7 @@ const std::map<std::string, Setter>& setters() {
       {"finetune.rank", [](R& r, const E& e) { r.model.lora.rank = positive(e); }},
       {"finetune.targets", [](R& r, const E& e) { r.model.lora.targets = loraTargets(e); }},
       {"finetune.dropout", [](R& r, const E& e) { r.model.lora.dropout = rate(e) > 0; }},
+      {"finetune.base_dtype", [](R& r, const E& e) { r.model.lora.bf16Base = baseDtype(e); }},
       {"train.seq_len", [](R& r, const E& e) { r.model.seqLen = positive(e); }},
       {"train.global_batch", [](R& r, const E& e) { r.globalBatch = positive(e); }},
       {"train.micro_batch", [](R& r, const E& e) { r.layout.microBatch = positive(e); }},

@@ -33,6 +33,15 @@ LoraOptions LoraConfig::on(const std::string& target) const {
   return options;
 }
 
+bool isProjectionWeight(const std::string& name) {
+  static const std::vector<std::string> kProjections = {"q", "k", "v", "o", "gate", "up", "down"};
+  const std::string suffix = ".weight";
+  if (!endsWith(name, suffix)) return false;
+  std::string module = name.substr(0, name.size() - suffix.size());
+  std::string last = module.substr(module.rfind('.') + 1);
+  return std::find(kProjections.begin(), kProjections.end(), last) != kProjections.end();
+}
+
 bool isLoraParameter(const std::string& name) {
   return endsWith(name, std::string(".") + kLoraA) || endsWith(name, std::string(".") + kLoraB) ||
          name == kLoraA || name == kLoraB;

@@ -158,6 +158,19 @@ void freezeAllButAdapters(torch::nn::Module& model) {
     item.value().requires_grad_(tensor_parallel::isLoraParameter(item.key()));
 }
 
+// finetune.base_dtype = "bf16": the frozen projections kept in bf16, which
+// bf16 autocast computes them in anyway (the same rounding, once instead of
+// every step). Values loaded later (--init-from, a checkpoint) are copied
+// in, and so converted.
+void keepFrozenProjectionsIn(torch::nn::Module& model, at::ScalarType dtype) {
+  torch::NoGradGuard noGrad;
+  for (auto& item : model.named_parameters()) {
+    at::Tensor weight = item.value();
+    if (weight.requires_grad() || !tensor_parallel::isProjectionWeight(item.key())) continue;
+    weight.set_data(weight.to(dtype));
+  }
+}
+
 // A measured cut times stand-ins, so that no rank builds the whole model to
 // measure it: the embedding, the head and the first block of each kind
 // (dense, mixture-of-experts), every other block timed as the one of its
@@ -306,6 +319,7 @@ void Trainer::buildModel() {
   s.model = models::modelFamily(s.spec.architecture)
                 .build(s.spec, s.groups.tp, s.contextParallel, s.experts, held, heldAs);
   if (config_.finetune.lora()) freezeAllButAdapters(*s.model);
+  if (config_.finetune.baseDtype == "bf16") keepFrozenProjectionsIn(*s.model, at::kBFloat16);
   options.checkpointActivations = p.checkpointActivations;
   options.trace = true;
   options.device = s.device;

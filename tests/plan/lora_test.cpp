@@ -110,6 +110,15 @@ TEST(Lora, ModelStateIsTheFrozenBaseAndTheTrainedAdapters) {
   EXPECT_DOUBLE_EQ(zero3.rankMemory.at(0).parameters, 4 * (base + adapters) * (1.0 / 2 + 1));
   Estimate resharded = evaluateLayout(job, parseLayout("pp1,tp1,dp2,mb1,zero3"));
   EXPECT_LT(resharded.rankMemory.at(0).parameters, zero3.rankMemory.at(0).parameters);
+  // A bf16 base keeps each layer's projections (all but its two norms) in 2
+  // bytes; ZeRO-3 refuses it, as strata train does.
+  job.model.lora.bf16Base = true;
+  double projections =
+      job.model.layers * (tpRankLayerParameters(job.model, LayerKind::kDense, 1, 1) - 2 * 8);
+  Estimate bf16 = evaluateLayout(job, parseLayout("pp1,tp1,dp2,mb1,zero1"));
+  EXPECT_DOUBLE_EQ(bf16.rankMemory.at(0).parameters, 4 * (base + 2 * adapters) - 2 * projections);
+  EXPECT_NE(checkLayout(job, parseLayout("pp1,tp1,dp2,mb1,zero3")).find("bf16 base"),
+            std::string::npos);
 }
 
 // The frozen base's backward makes its inputs' gradients only: a layer's
@@ -148,6 +157,10 @@ TEST(Lora, ConfigFilesNameItAndWhatIsRefusedIsNamed) {
                                    "\"lora\"\ndropout = 0.05\n",
                                    "sft.toml")
                   .model.lora.dropout);
+  EXPECT_TRUE(parseTrainConfigText("[model]\narchitecture = \"llama\"\n[finetune]\nmethod = "
+                                   "\"lora\"\nbase_dtype = \"bf16\"\n",
+                                   "sft.toml")
+                  .model.lora.bf16Base);
   auto errorOf = [](const std::string& text) -> std::string {
     try {
       parseTrainConfigText(text, "sft.toml");

@@ -18,12 +18,16 @@
 //   on the experts too, with tp and with ZeRO-3).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "reference_comparison.h"
 #include "strata/config/validate_config.h"
 #include "strata/error.h"
+#include "strata/tensor_parallel/lora.h"
+#include "strata/train/precision.h"
 #include "trainer_test_util.h"
 
 namespace strata::train::testing {
@@ -167,6 +171,55 @@ TEST(LoraEqualsReference, MixtureOfExpertsAdaptedEp2Zero3) {
   expectEqualsReference("loramoez3", c);
 }
 
+// finetune.base_dtype = "bf16" keeps the frozen projections in bf16. Under
+// bf16 autocast, which computes them in bf16 anyway, the run trains as the
+// one whose base stays fp32, step for step and adapter for adapter (pp 2 x
+// tp 2), each projection the fp32 one rounded, in half its bytes. Needs a
+// CPU that strata train runs bf16 on.
+TEST(LoraBf16Base, TrainsAsTheFp32BaseUnderAutocast) {
+  try {
+    checkPrecisionSupported("bf16");
+  } catch (const ConfigError& e) {
+    GTEST_SKIP() << e.what();
+  }
+  std::string dir = sharedDir("lora_bf16_base");
+  TrainConfig base = withLayout(lora(tinyLlamaConfig(2)), 2, 1, 1, 2);
+  base.train.precision = "bf16";
+  for (std::string dtype : {"fp32", "bf16"}) {
+    TrainConfig c = base;
+    c.finetune.baseDtype = dtype;
+    strata::testing::runInProcesses(
+        4,
+        [&](const strata::testing::RankContext& rank) {
+          Trainer trainer(c, World::init());
+          writeValues(dir, dtype, rank.rank, trainSteps(trainer, 4));
+          std::filesystem::create_directories(dir + "/" + dtype);
+          writeShards(dir + "/" + dtype, rank.rank, trainer);
+        },
+        sharedDirOptions(dir));
+  }
+  int projections = 0;
+  for (int rank = 0; rank < 4; ++rank) {
+    std::vector<double> fp32 = readValues(dir, "fp32", rank), bf16 = readValues(dir, "bf16", rank);
+    ASSERT_EQ(fp32.size(), bf16.size());
+    for (size_t step = 0; step < fp32.size(); ++step)
+      EXPECT_NEAR(bf16[step], fp32[step], 1e-6 * std::abs(fp32[step])) << "step " << step;
+    std::vector<ParameterShard> a = readShards(dir + "/fp32", rank).shards;
+    std::vector<ParameterShard> b = readShards(dir + "/bf16", rank).shards;
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      bool projection = tensor_parallel::isProjectionWeight(b[i].name);
+      projections += projection;
+      EXPECT_EQ(b[i].tensor.scalar_type(), projection ? at::kBFloat16 : at::kFloat) << b[i].name;
+      at::Tensor expected = projection ? a[i].tensor.to(at::kBFloat16) : a[i].tensor;
+      EXPECT_TRUE(torch::allclose(b[i].tensor.to(at::kFloat), expected.to(at::kFloat), 1e-5, 1e-7))
+          << "rank " << rank << ", " << b[i].name;
+    }
+  }
+  EXPECT_EQ(projections, 4 * 2 * 7);  // each rank's 2 blocks of q, k, v, o, gate, up, down
+  removeSharedDir(dir);
+}
+
 // What LoRA does not take yet, and bad settings, are refused by name.
 TEST(LoraConfig, RefusesWhatItDoesNotTakeByName) {
   auto refusal = [](TrainConfig c) -> std::string {
@@ -201,6 +254,17 @@ TEST(LoraConfig, RefusesWhatItDoesNotTakeByName) {
   c = lora(tinyMoeConfig());
   c.finetune.dropout = 0.1;
   expectNamed(c, "finetune.dropout 0.1 with targets gate, up or down on a mixture-of-experts");
+  c = good;
+  c.finetune.baseDtype = "bf16";
+  expectNamed(c, "finetune.base_dtype = \"bf16\" needs train.precision = \"bf16\"");
+  c.train.precision = "bf16";
+  EXPECT_EQ(refusal(c), "accepted");
+  c = withLayout(c, 1, 2, 1, 1);
+  c.parallel.zero = 3;
+  expectNamed(c, "finetune.base_dtype = \"bf16\" with parallel.zero = 3");
+  c = good;
+  c.finetune.baseDtype = "fp16";
+  expectNamed(c, "finetune.base_dtype must be fp32 or bf16, got 'fp16'");
   c = good;
   c.finetune.method = "qlora";
   expectNamed(c, "finetune.method must be full or lora, got 'qlora'");

@@ -208,6 +208,11 @@ struct FinetuneConfig {
   // to start the adapters from instead of B = 0; empty: none. A resumed
   // checkpoint wins, as over checkpoint.init_from.
   std::string initAdapter;
+  // The dtype the frozen base's projection weights (q .. down, the experts'
+  // too) are kept in: "fp32", or "bf16" under train.precision = "bf16",
+  // whose autocast computes them in bf16 anyway: half their memory. The
+  // embedding, norms, router and head stay fp32.
+  std::string baseDtype = "fp32";
 
   bool lora() const { return method == "lora"; }
 };

@@ -79,6 +79,9 @@ struct LoraDesc {
   // finetune.dropout > 0: each adapter keeps its own masked input and mask
   // in place of the input the adapters share.
   bool dropout = false;
+  // finetune.base_dtype = "bf16": the frozen projection weights (all of a
+  // layer's but its norms and router) kept in 2 bytes.
+  bool bf16Base = false;
 
   bool adapts(LoraTarget target) const;
 };

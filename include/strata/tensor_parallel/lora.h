@@ -65,6 +65,10 @@ constexpr const char* kLoraB = "lora_b";
 
 // Whether parameter `name` is an adapter's (its last part lora_a or lora_b).
 bool isLoraParameter(const std::string& name);
+// Whether parameter `name` is the weight of a projection LoRA can adapt
+// ("...q.weight" .. "...down.weight", an expert's or the shared experts'
+// too): the bulk of a frozen base.
+bool isProjectionWeight(const std::string& name);
 
 // The one-process adapter of a layer W [out, in] whose init is `init`:
 // A [r, in] ~ N(0, 1/in), B [out, r] zero (both unset when !init.draw).
