@@ -1,7 +1,6 @@
 #include "plan_command.h"
 
 #include <CLI/CLI.hpp>
-#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <limits>
@@ -32,7 +31,7 @@ struct PlanOptions {
   std::optional<int64_t> experts, topK, expertFfn, sharedExperts, moeEvery;
   std::string finetune, loraTargets;
   std::optional<int64_t> loraRank;
-  double loraDropout = std::nan("");  // unset
+  std::optional<double> loraDropout;
   int64_t nodes = 0, top = 5, maxCp = 0, maxEp = 0;
   double tokens = 0, efficiency = 0;
   bool explain = false, json = false, allowCrossNodeTp = false, evenStages = false;
@@ -93,8 +92,8 @@ void addModelFlags(CLI::App& command, PlanOptions& o) {
   addTextFlag(command, "--lora-targets", &o.loraTargets,
               "projections that carry adapters, comma-separated: q, k, v, o, gate, up, down "
               "(default --config's, else q,v)");
-  addRealFlag(command, "--lora-dropout", &o.loraDropout,
-              "dropout on the adapters' input, in [0, 1) (default --config's, else 0)");
+  addOptionalRealFlag(command, "--lora-dropout", &o.loraDropout,
+                      "dropout on the adapters' input, in [0, 1)", "--config's, else 0");
 }
 
 void addFlags(CLI::App& command, PlanOptions& o) {
@@ -156,7 +155,7 @@ PlanRequest requestOf(const PlanOptions& o, bool modelGiven, ConfigModelReader i
   r.finetune = o.finetune;
   r.loraRank = narrow(o.loraRank);
   r.loraTargets = o.loraTargets;
-  if (!std::isnan(o.loraDropout)) r.loraDropout = o.loraDropout;
+  r.loraDropout = o.loraDropout;
   r.cluster = o.cluster;
   r.clusterFile = o.clusterFile;
   r.nodes = static_cast<int>(o.nodes);

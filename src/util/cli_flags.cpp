@@ -37,6 +37,13 @@ int64_t integerIn(const CLI::App& command, const std::string& flag, const std::s
   return *value;
 }
 
+// The number `text` of `flag`, or a FlagError naming the flag and the text.
+double realOf(const CLI::App& command, const std::string& flag, const std::string& text) {
+  std::optional<double> value = parseReal(text);
+  if (!value) throw flagError(command, flag + " expects a number, got '" + text + "'");
+  return *value;
+}
+
 }  // namespace
 
 std::vector<std::string> splitList(const std::string& text) {
@@ -81,13 +88,18 @@ CLI::Option* addRealFlag(CLI::App& command, const std::string& names, double* ta
   std::ostringstream defaultText;
   defaultText << *target;
   std::string flag = firstName(names);
-  return addValueFlag(command, names, help, "X", defaultText.str(),
-                      [&command, flag, target](const std::string& text) {
-                        std::optional<double> value = parseReal(text);
-                        if (!value)
-                          throw flagError(command, flag + " expects a number, got '" + text + "'");
-                        *target = *value;
-                      });
+  return addValueFlag(
+      command, names, help, "X", defaultText.str(),
+      [&command, flag, target](const std::string& text) { *target = realOf(command, flag, text); });
+}
+
+CLI::Option* addOptionalRealFlag(CLI::App& command, const std::string& names,
+                                 std::optional<double>* target, const std::string& help,
+                                 const std::string& unsetText) {
+  std::string flag = firstName(names);
+  return addValueFlag(
+      command, names, help, "X", unsetText,
+      [&command, flag, target](const std::string& text) { *target = realOf(command, flag, text); });
 }
 
 CLI::Option* addTextFlag(CLI::App& command, const std::string& names, std::string* target,

@@ -42,6 +42,11 @@ CLI::Option* addOptionalIntFlag(CLI::App& command, const std::string& names,
 // A finite decimal number.
 CLI::Option* addRealFlag(CLI::App& command, const std::string& names, double* target,
                          const std::string& help);
+// A finite decimal number that stays unset unless the flag is given; --help
+// shows `unsetText` as its default.
+CLI::Option* addOptionalRealFlag(CLI::App& command, const std::string& names,
+                                 std::optional<double>* target, const std::string& help,
+                                 const std::string& unsetText);
 CLI::Option* addTextFlag(CLI::App& command, const std::string& names, std::string* target,
                          const std::string& help);
 // `--name` sets true; `--no-name` and `--name=false` set false (also 0 / no).
