@@ -32,6 +32,7 @@ struct PlanOptions {
   std::string finetune, loraTargets;
   std::optional<int64_t> loraRank;
   std::optional<double> loraDropout;
+  std::string baseDtype;
   int64_t nodes = 0, top = 5, maxCp = 0, maxEp = 0;
   double tokens = 0, efficiency = 0;
   bool explain = false, json = false, allowCrossNodeTp = false, evenStages = false;
@@ -94,6 +95,10 @@ void addModelFlags(CLI::App& command, PlanOptions& o) {
               "(default --config's, else q,v)");
   addOptionalRealFlag(command, "--lora-dropout", &o.loraDropout,
                       "dropout on the adapters' input, in [0, 1)", "--config's, else 0");
+  addTextFlag(command, "--base-dtype", &o.baseDtype,
+              "the frozen base's projection weights in fp32 or bf16, for a run whose weights are "
+              "fp32 (a strata train config's; a preset's are bf16 already); default --config's, "
+              "else fp32");
 }
 
 void addFlags(CLI::App& command, PlanOptions& o) {
@@ -156,6 +161,7 @@ PlanRequest requestOf(const PlanOptions& o, bool modelGiven, ConfigModelReader i
   r.loraRank = narrow(o.loraRank);
   r.loraTargets = o.loraTargets;
   r.loraDropout = o.loraDropout;
+  r.baseDtype = o.baseDtype;
   r.cluster = o.cluster;
   r.clusterFile = o.clusterFile;
   r.nodes = static_cast<int>(o.nodes);

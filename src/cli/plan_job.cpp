@@ -73,11 +73,16 @@ void applyFinetune(const PlanRequest& r, plan::ModelDesc& model) {
       throw plan::PlanError("--finetune must be full or lora, got '" + r.finetune + "'");
     model.lora.enabled = r.finetune == "lora";
   }
-  bool loraFlags = r.loraRank || !r.loraTargets.empty() || r.loraDropout;
+  bool loraFlags = r.loraRank || !r.loraTargets.empty() || r.loraDropout || !r.baseDtype.empty();
   if (loraFlags && !model.lora.enabled)
     throw plan::PlanError(
-        "--lora-rank, --lora-targets and --lora-dropout describe LoRA adapters: add --finetune "
-        "lora (or use a config with finetune.method = \"lora\")");
+        "--lora-rank, --lora-targets, --lora-dropout and --base-dtype describe LoRA adapters on a "
+        "frozen base: add --finetune lora (or use a config with finetune.method = \"lora\")");
+  if (!r.baseDtype.empty()) {
+    if (r.baseDtype != "fp32" && r.baseDtype != "bf16")
+      throw plan::PlanError("--base-dtype must be fp32 or bf16, got '" + r.baseDtype + "'");
+    model.lora.bf16Base = r.baseDtype == "bf16";
+  }
   if (r.loraRank) model.lora.rank = *r.loraRank;
   if (r.loraDropout) {
     if (!(*r.loraDropout >= 0 && *r.loraDropout < 1))

@@ -43,6 +43,7 @@ struct PlanRequest {
   std::optional<int> loraRank;
   std::string loraTargets;
   std::optional<double> loraDropout;  // --lora-dropout
+  std::string baseDtype;              // --base-dtype: fp32 or bf16; empty: the config's
   std::string cluster = "cpu-local", clusterFile;
   int nodes = 0;                   // 0: the cluster's own count
   std::optional<int> globalBatch;  // else the config's, else 8

@@ -465,6 +465,13 @@ TEST(PlanCommand, FinetuneLoraPlansTheAdaptersOnAFrozenBase) {
   ASSERT_EQ(dropped.code, 0) << dropped.err;
   EXPECT_GT(nlohmann::json::parse(dropped.out)["memory_gib"].get<double>(),
             loraJson["memory_gib"].get<double>());
+  // A preset's weights are 2 bytes already (its optimizer keeps the fp32
+  // copy): a bf16 base changes nothing there (the bytes by hand: lora_test).
+  Outcome bf16 = plan(with(llama, {"--finetune", "lora", "--lora-rank", "16", "--lora-targets",
+                                   "q,k,v,o", "--base-dtype", "bf16"}));
+  ASSERT_EQ(bf16.code, 0) << bf16.err;
+  EXPECT_EQ(nlohmann::json::parse(bf16.out)["memory_gib"].get<double>(),
+            loraJson["memory_gib"].get<double>());
   Outcome text = plan({"--model", "llama3-8b", "--cluster", "dgx-h100-80gb", "--finetune", "lora",
                        "--layout", "tp8,mb1"});
   EXPECT_NE(text.out.find("LoRA: rank 8 adapters on q, v, 3.4M parameters trained"),
@@ -474,6 +481,9 @@ TEST(PlanCommand, FinetuneLoraPlansTheAdaptersOnAFrozenBase) {
            {{"--model", "gpt2-small", "--finetune", "lora"}, "a GPT has none"},
            {{"--model", "llama3-8b", "--lora-rank", "4"}, "add --finetune lora"},
            {{"--model", "llama3-8b", "--lora-dropout", "0.1"}, "add --finetune lora"},
+           {{"--model", "llama3-8b", "--base-dtype", "bf16"}, "add --finetune lora"},
+           {{"--model", "llama3-8b", "--finetune", "lora", "--base-dtype", "fp16"},
+            "--base-dtype must be fp32 or bf16, got 'fp16'"},
            {{"--model", "llama3-8b", "--finetune", "lora", "--lora-dropout", "1"},
             "--lora-dropout must be in [0, 1), got 1"},
            {{"--model", "llama3-8b", "--finetune", "qlora"}, "--finetune must be full or lora"},
