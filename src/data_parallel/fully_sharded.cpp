@@ -5,11 +5,10 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <chrono>
 #include <deque>
-#include <limits>
 
 #include "data_parallel/quoted_names.h"
+#include "data_parallel/sharded_buffer.h"
 #include "data_parallel/sharded_unit_checks.h"
 #include "data_parallel/storage_release.h"
 #include "data_parallel/sync_window.h"
@@ -54,21 +53,10 @@ class FullyShardedDataParallel::Impl {
   void commitParameters();
   std::vector<at::Tensor> fullParameters();
 
-  // A unit's trained or frozen parameters, in a flat buffer of their own.
-  struct Part {
-    std::vector<NamedTensor> params;
-    BucketLayout layout;  // one bucket, padded to a multiple of R (none when empty)
-    at::Tensor full;      // [totalNumel]; the parameters are set onto its storage
-    at::Tensor shard;     // [shardNumel], this rank's chunk
-    WorkHandle gather;    // a started gather, not yet waited for
-    bool held = false;    // `full` holds memory (gathered or gathering)
-    bool empty() const { return params.empty(); }
-  };
-
   struct Unit {
     ShardedUnit spec;
-    Part trained;
-    Part frozen;
+    ShardedBuffer trained;           // its trained parameters, and their own flat buffer
+    ShardedBuffer frozen;            // its frozen ones
     at::Tensor gradShard;            // [trained shardNumel], this rank's averaged gradient
     bool gradShardHeld = false;      // `gradShard` holds memory (reduced since zeroGrad())
     std::vector<char> arrived;       // per parameter: gradient accumulated since last completion
@@ -104,14 +92,12 @@ class FullyShardedDataParallel::Impl {
   std::vector<std::function<void()>> backwardOver_;  // per unit, what WatchInput calls
 
  private:
-  static Part planPart(const std::vector<NamedTensor>& params, int shards);
-  void shardPart(Part& part);
   void registerHooks();
-  void startGather(Part& part);
-  void waitGather(Part& part);
+  void startGather(ShardedBuffer& buffer);
+  void waitGather(ShardedBuffer& buffer);
   void startGather(int unit);
   void ensureGathered(int unit);
-  void release(Part& part);
+  void release(ShardedBuffer& buffer);
   void release(int unit);
   void onBackwardOver(int unit);
   void prefetch(const std::vector<int>& plan, size_t from, int direction);
@@ -136,8 +122,8 @@ FullyShardedDataParallel::Impl::Impl(std::vector<ShardedUnit> units, Communicato
   std::vector<NamedTensor> all;
   for (ShardedUnit& spec : units) {
     Unit unit;
-    unit.trained = planPart(spec.parameters, comm.size());
-    unit.frozen = planPart(spec.frozen, comm.size());
+    unit.trained = ShardedBuffer(spec.parameters, comm.size());
+    unit.frozen = ShardedBuffer(spec.frozen, comm.size());
     all.insert(all.end(), spec.parameters.begin(), spec.parameters.end());
     all.insert(all.end(), spec.frozen.begin(), spec.frozen.end());
     unit.arrived.assign(spec.parameters.size(), 0);
@@ -154,16 +140,16 @@ FullyShardedDataParallel::Impl::Impl(std::vector<ShardedUnit> units, Communicato
   for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
     Unit& unit = units_[u];
     if (options_.initUnit) options_.initUnit(u, unit.spec);
-    for (Part* part : {&unit.trained, &unit.frozen}) {
+    for (ShardedBuffer* buffer : {&unit.trained, &unit.frozen}) {
       if (options_.initialSync == InitialSync::kBroadcast) {
-        broadcastTensors(part->params, comm_, 0);
+        broadcastTensors(buffer->params(), comm_, 0);
       } else {
-        checkTensorsEqual(part->params, comm_);
+        checkTensorsEqual(buffer->params(), comm_);
       }
-      shardPart(*part);
+      addHeld(buffer->shardValues(comm_.rank()));
     }
     // Held only from the unit's reduce-scatter to zeroGrad().
-    unit.gradShard = torch::empty_like(unit.trained.shard);
+    unit.gradShard = torch::empty_like(unit.trained.shard());
     releaseStorage(unit.gradShard);
   }
   registerHooks();
@@ -173,72 +159,14 @@ FullyShardedDataParallel::Impl::~Impl() {
   for (size_t i = 0; i < accumulators_.size(); ++i) accumulators_[i]->del_post_hook(hookKeys_[i]);
 }
 
-// One bucket per part: bucket sizes larger than any unit.
-FullyShardedDataParallel::Impl::Part FullyShardedDataParallel::Impl::planPart(
-    const std::vector<NamedTensor>& params, int shards) {
-  Part part;
-  part.params = params;
-  if (params.empty()) return part;
-  std::vector<int64_t> numels;
-  for (const NamedTensor& p : params) numels.push_back(p.tensor.numel());
-  constexpr int64_t kWhole = std::numeric_limits<int64_t>::max() / 2;
-  part.layout = BucketLayout::plan(numels, params[0].tensor.element_size(),
-                                   BucketSizes{kWhole, kWhole}, shards);
-  return part;
-}
-
-// Copies this rank's chunk of the part's flat layout out of its parameters,
-// drops their values, then points them at the flat buffer's storage and
-// releases it. The values and the buffer never coexist, so sharding a unit
-// whose values were just built (FullyShardedOptions::initUnit) holds one
-// unit at a time, not two.
-void FullyShardedDataParallel::Impl::shardPart(Part& part) {
-  torch::NoGradGuard noGrad;
-  if (part.empty()) {
-    part.shard = part.full = torch::empty({0});
-    return;
-  }
-  at::TensorOptions type = part.params[0].tensor.options().requires_grad(false);
-  int64_t chunk = part.layout.shardNumel();
-  int64_t begin = comm_.rank() * chunk;      // the chunk in the flat layout
-  part.shard = torch::zeros({chunk}, type);  // padding stays 0
-  for (size_t i = 0; i < part.params.size(); ++i) {
-    at::Tensor param = part.params[i].tensor;
-    const ParamSlot& slot = part.layout.slot(static_cast<int>(i));
-    int64_t from = std::max(slot.offset, begin);
-    int64_t to = std::min(slot.offset + slot.numel, begin + chunk);
-    if (from < to) {
-      part.shard.narrow(0, from - begin, to - from)
-          .copy_(param.reshape({-1}).narrow(0, from - slot.offset, to - from));
-    }
-  }
-  std::vector<std::vector<int64_t>> shapes;
-  for (const NamedTensor& named : part.params) {
-    at::Tensor param = named.tensor;
-    shapes.push_back(param.sizes().vec());
-    param.set_();  // frees the values unless someone else holds them
-  }
-  part.full = torch::empty({part.layout.totalNumel()}, type);
-  for (size_t i = 0; i < part.params.size(); ++i) {
-    at::Tensor param = part.params[i].tensor;
-    const ParamSlot& slot = part.layout.slot(static_cast<int>(i));
-    // set_ rather than a view: the parameter keeps its own version counter,
-    // so gathers into the buffer never invalidate what autograd saved.
-    param.set_(part.full.storage(), slot.offset, shapes[i], c10::contiguous_strides(shapes[i]));
-    param.mutable_grad().reset();
-  }
-  addHeld(chunk);
-  releaseStorage(part.full);
-}
-
 // As in DataParallel: a post hook on each parameter's AccumulateGrad node
 // runs once .grad holds the accumulated gradient; we keep the nodes alive.
 void FullyShardedDataParallel::Impl::registerHooks() {
   using torch::autograd::variable_list;
   for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
-    for (int i = 0; i < static_cast<int>(units_[u].trained.params.size()); ++i) {
+    for (int i = 0; i < static_cast<int>(units_[u].trained.params().size()); ++i) {
       auto accumulator =
-          torch::autograd::impl::grad_accumulator(units_[u].trained.params[i].tensor);
+          torch::autograd::impl::grad_accumulator(units_[u].trained.params()[i].tensor);
       auto hook = std::make_unique<torch::autograd::utils::LambdaPostHook>(
           [this, u, i](const variable_list& outputs, const variable_list&) {
             onGradient(u, i);
@@ -250,24 +178,15 @@ void FullyShardedDataParallel::Impl::registerHooks() {
   }
 }
 
-void FullyShardedDataParallel::Impl::startGather(Part& part) {
-  if (part.held || part.empty()) return;
-  int64_t numel = part.layout.totalNumel();
-  restoreStorage(part.full, static_cast<size_t>(numel * part.full.element_size()));
-  part.held = true;
+void FullyShardedDataParallel::Impl::startGather(ShardedBuffer& buffer) {
+  int64_t numel = buffer.gather(comm_);
   gatheredNumel_ += numel;
   peakGatheredNumel_ = std::max(peakGatheredNumel_, gatheredNumel_);
   addHeld(numel);
-  part.gather = comm_.allGatherAsync(part.full, part.shard);
 }
 
-void FullyShardedDataParallel::Impl::waitGather(Part& part) {
-  if (!part.gather) return;
-  WorkHandle work = std::move(part.gather);
-  auto start = std::chrono::steady_clock::now();
-  work->wait();
-  gatherWaitSeconds_ +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+void FullyShardedDataParallel::Impl::waitGather(ShardedBuffer& buffer) {
+  gatherWaitSeconds_ += buffer.wait();
 }
 
 void FullyShardedDataParallel::Impl::startGather(int u) {
@@ -281,16 +200,10 @@ void FullyShardedDataParallel::Impl::ensureGathered(int u) {
   waitGather(units_[u].frozen);
 }
 
-void FullyShardedDataParallel::Impl::release(Part& part) {
-  if (!part.held) return;
-  if (part.gather) {
-    WorkHandle work = std::move(part.gather);
-    work->wait();  // the collective must complete on every rank before its memory goes
-  }
-  releaseStorage(part.full);
-  part.held = false;
-  gatheredNumel_ -= part.layout.totalNumel();
-  addHeld(-part.layout.totalNumel());
+void FullyShardedDataParallel::Impl::release(ShardedBuffer& buffer) {
+  int64_t numel = buffer.release();
+  gatheredNumel_ -= numel;
+  addHeld(-numel);
 }
 
 void FullyShardedDataParallel::Impl::release(int u) {
@@ -306,7 +219,7 @@ void FullyShardedDataParallel::Impl::addHeld(int64_t numel) {
 // Resets parameter i's full gradient of unit u (copied elsewhere or zeroed).
 void FullyShardedDataParallel::Impl::dropFullGradient(int u, size_t i) {
   Unit& unit = units_[u];
-  at::Tensor param = unit.trained.params[i].tensor;
+  at::Tensor param = unit.trained.params()[i].tensor;
   param.mutable_grad().reset();
   if (unit.gradHeld[i]) addHeld(-param.numel());
   unit.gradHeld[i] = 0;
@@ -377,7 +290,7 @@ void FullyShardedDataParallel::Impl::onGradient(int u, int i) {
   unit.used[i] = 1;
   if (!unit.gradHeld[i]) {
     unit.gradHeld[i] = 1;
-    addHeld(unit.trained.params[i].tensor.numel());
+    addHeld(unit.trained.params()[i].tensor.numel());
   }
   if (std::find(unit.arrived.begin(), unit.arrived.end(), 0) != unit.arrived.end()) return;
   // Every trained parameter has its gradient: they are no longer needed, so
@@ -398,22 +311,23 @@ void FullyShardedDataParallel::Impl::startReduction(int u) {
   Unit& unit = units_[u];
   unit.reduced = true;
   if (unit.trained.empty()) return;
-  at::Tensor flat = torch::zeros({unit.trained.layout.totalNumel()}, unit.trained.shard.options());
+  at::Tensor flat =
+      torch::zeros({unit.trained.layout().totalNumel()}, unit.trained.shard().options());
   addHeld(flat.numel());
-  for (size_t i = 0; i < unit.trained.params.size(); ++i) {
-    at::Tensor param = unit.trained.params[i].tensor;
+  for (size_t i = 0; i < unit.trained.params().size(); ++i) {
+    at::Tensor param = unit.trained.params()[i].tensor;
     const at::Tensor& grad = param.grad();
     if (!grad.defined()) continue;
-    const ParamSlot& slot = unit.trained.layout.slot(static_cast<int>(i));
+    const ParamSlot& slot = unit.trained.layout().slot(static_cast<int>(i));
     flat.narrow(0, slot.offset, slot.numel).view(param.sizes()).copy_(grad);
     dropFullGradient(u, i);
   }
   // The first reduction since zeroGrad() writes the gradient shard; a later
   // one (no zeroGrad() between two syncs) sums into it.
   bool accumulate = unit.gradShardHeld;
-  at::Tensor output = accumulate ? torch::empty_like(unit.trained.shard) : unit.gradShard;
+  at::Tensor output = accumulate ? torch::empty_like(unit.trained.shard()) : unit.gradShard;
   if (!accumulate) {
-    restoreStorage(unit.gradShard, unit.trained.shard.nbytes());
+    restoreStorage(unit.gradShard, unit.trained.shard().nbytes());
     unit.gradShardHeld = true;
   }
   addHeld(output.numel());
@@ -458,7 +372,7 @@ void FullyShardedDataParallel::Impl::agreeOnUsage() {
   for (Unit& unit : units_) {
     for (size_t i = 0; i < unit.used.size(); ++i, ++index) {
       unit.usedAnywhere[i] = users[index] > 0;
-      if (!unit.usedAnywhere[i]) unused.push_back(unit.trained.params[i].name);
+      if (!unit.usedAnywhere[i]) unused.push_back(unit.trained.params()[i].name);
     }
   }
   if (!unused.empty() && options_.unusedParameters == UnusedParameters::kError) {
@@ -491,7 +405,7 @@ void FullyShardedDataParallel::Impl::zeroGrad() {
       unit.gradShardHeld = false;
       addHeld(-unit.gradShard.numel());
     }
-    for (size_t i = 0; i < units_[u].trained.params.size(); ++i) dropFullGradient(u, i);
+    for (size_t i = 0; i < units_[u].trained.params().size(); ++i) dropFullGradient(u, i);
   }
 }
 
@@ -506,12 +420,11 @@ void FullyShardedDataParallel::Impl::gatherAll() {
 void FullyShardedDataParallel::Impl::commitParameters() {
   torch::NoGradGuard noGrad;
   for (Unit& unit : units_) {
-    for (Part* part : {&unit.trained, &unit.frozen}) {
-      if (!part->held) continue;
-      waitGather(*part);
-      int64_t chunk = part->layout.shardNumel();
-      part->shard.copy_(part->full.narrow(0, comm_.rank() * chunk, chunk));
-      release(*part);
+    for (ShardedBuffer* buffer : {&unit.trained, &unit.frozen}) {
+      if (!buffer->held()) continue;
+      waitGather(*buffer);
+      buffer->commit(comm_.rank());
+      release(*buffer);
     }
   }
 }
@@ -519,12 +432,12 @@ void FullyShardedDataParallel::Impl::commitParameters() {
 std::vector<at::Tensor> FullyShardedDataParallel::Impl::fullParameters() {
   std::vector<at::Tensor> copies;
   for (Unit& unit : units_) {
-    for (Part* part : {&unit.trained, &unit.frozen}) {
-      bool wasHeld = part->held;
-      startGather(*part);
-      waitGather(*part);
-      for (const NamedTensor& p : part->params) copies.push_back(p.tensor.detach().clone());
-      if (!wasHeld) release(*part);
+    for (ShardedBuffer* buffer : {&unit.trained, &unit.frozen}) {
+      bool wasHeld = buffer->held();
+      startGather(*buffer);
+      waitGather(*buffer);
+      for (const NamedTensor& p : buffer->params()) copies.push_back(p.tensor.detach().clone());
+      if (!wasHeld) release(*buffer);
     }
   }
   return copies;
@@ -557,10 +470,10 @@ const ShardedUnit& FullyShardedDataParallel::unit(int unit) const {
   return impl_->units_.at(unit).spec;
 }
 const BucketLayout& FullyShardedDataParallel::layout(int unit) const {
-  return impl_->units_.at(unit).trained.layout;
+  return impl_->units_.at(unit).trained.layout();
 }
 at::Tensor FullyShardedDataParallel::shard(int unit) const {
-  return impl_->units_.at(unit).trained.shard;
+  return impl_->units_.at(unit).trained.shard();
 }
 at::Tensor FullyShardedDataParallel::gradientShard(int unit) const {
   return impl_->units_.at(unit).gradShard;
