@@ -19,7 +19,6 @@
 #include "strata/pipeline/trace.h"
 #include "strata/runtime/threads.h"
 #include "strata/tensor_parallel/dropout.h"
-#include "strata/tensor_parallel/lora.h"
 #include "strata/tensor_parallel/sharding.h"
 #include "strata/train/data_source.h"
 #include "strata/train/device.h"
@@ -27,6 +26,7 @@
 #include "strata/train/precision.h"
 #include "strata/util/log.h"
 #include "strata/util/toml.h"
+#include "train/frozen_base.h"
 #include "train/fully_sharded_training.h"
 #include "train/moe_training.h"
 #include "train/packed_batch.h"
@@ -149,26 +149,6 @@ void countTargets(Trainer::State& s, const at::Tensor& target, int64_t microBatc
   s.replicas->allReduce(counted);
   *s.countedTargets = std::max(counted.item<double>(), 1.0) /
                       static_cast<double>(microBatches * s.replicas->size());
-}
-
-// LoRA: only the adapters train; the base takes no gradients (and so no
-// optimizer state, gradient reduction or clipping).
-void freezeAllButAdapters(torch::nn::Module& model) {
-  for (auto& item : model.named_parameters())
-    item.value().requires_grad_(tensor_parallel::isLoraParameter(item.key()));
-}
-
-// finetune.base_dtype = "bf16": the frozen projections kept in bf16, which
-// bf16 autocast computes them in anyway (the same rounding, once instead of
-// every step). Values loaded later (--init-from, a checkpoint) are copied
-// in, and so converted.
-void keepFrozenProjectionsIn(torch::nn::Module& model, at::ScalarType dtype) {
-  torch::NoGradGuard noGrad;
-  for (auto& item : model.named_parameters()) {
-    at::Tensor weight = item.value();
-    if (weight.requires_grad() || !tensor_parallel::isProjectionWeight(item.key())) continue;
-    weight.set_data(weight.to(dtype));
-  }
 }
 
 // A measured cut times stand-ins, so that no rank builds the whole model to
@@ -318,8 +298,7 @@ void Trainer::buildModel() {
   models::HeldAs heldAs = p.zero == 3 ? models::HeldAs::kShells : models::HeldAs::kWhole;
   s.model = models::modelFamily(s.spec.architecture)
                 .build(s.spec, s.groups.tp, s.contextParallel, s.experts, held, heldAs);
-  if (config_.finetune.lora()) freezeAllButAdapters(*s.model);
-  if (config_.finetune.baseDtype == "bf16") keepFrozenProjectionsIn(*s.model, at::kBFloat16);
+  freezeBase(*s.model, config_.finetune);
   options.checkpointActivations = p.checkpointActivations;
   options.trace = true;
   options.device = s.device;
