@@ -224,6 +224,10 @@ const std::vector<ConfigOption>& configOptions() {
        "keep the documents packed into a window apart: attention and positions restart at each "
        "document (needs data.prepared)",
        +[](C& c) -> bool& { return c.data.pack; }},
+      {"data", "split_across_windows", "split-across-windows",
+       "with data.pack: a document that does not fit in the rest of a window continues in the "
+       "next instead of starting it (no padding; the parts do not see each other)",
+       +[](C& c) -> bool& { return c.data.splitAcrossWindows; }},
       {"checkpoint", "dir", "checkpoint-dir", "checkpoint folder (empty: none)",
        +[](C& c) -> std::string& { return c.checkpoint.dir; }},
       {"checkpoint", "every", "checkpoint-every", "steps between checkpoints (0: at the end)",

@@ -369,6 +369,9 @@ void checkChoices(const TrainConfig& c, Problems& p) {
   p.check(!c.data.pack || !c.data.prepared.empty(),
           "data.pack needs data.prepared, a dataset made by `strata data prepare`, whose index "
           "says where each document starts");
+  p.check(!c.data.splitAcrossWindows || c.data.pack,
+          "data.split_across_windows says how packed documents meet a window's edge: it needs "
+          "data.pack = true");
   const std::string& onSaveError = c.checkpoint.onSaveError;
   p.check(onSaveError == "stop" || onSaveError == "continue",
           "checkpoint.on_save_error must be stop or continue, got '" + onSaveError + "'");

@@ -55,6 +55,8 @@ class DocumentRuns : public TokenSource {
     }
   }
 
+  std::vector<int64_t> documentStarts() const override { return documentStart_; }
+
   bool hasLossMask() const override { return data_->hasLossMask(); }
   void readLossMask(int64_t begin, int64_t count, uint8_t* out) const override {
     forEachRun(begin, count, [&](int64_t fileBegin, int64_t take) {

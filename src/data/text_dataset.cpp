@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "document_windows.h"
 #include "strata/error.h"
 
 namespace strata::train {
@@ -95,6 +96,7 @@ WindowDataset::WindowDataset(std::shared_ptr<const TokenSource> tokens, int64_t 
     throw ConfigError("sequence length must be >= 1, got " + std::to_string(sequenceLength_));
   // Window i needs tokens up to index i*S + S (the last target).
   windows_ = std::max<int64_t>(tokens_->size() - 1, 0) / sequenceLength_;
+  if (options_.packDocuments) layOutDocuments();
   if (windows_ < 1)
     throw ConfigError(name_ + " data has " + std::to_string(tokens_->size()) +
                       " tokens, too few for one window of sequence length " +
@@ -102,31 +104,72 @@ WindowDataset::WindowDataset(std::shared_ptr<const TokenSource> tokens, int64_t 
                       std::to_string(sequenceLength_ + 1) + ")");
 }
 
+void WindowDataset::layOutDocuments() {
+  const std::vector<int64_t> starts = tokens_->documentStarts();
+  const int64_t size = tokens_->size();
+  packing_.documents = static_cast<int64_t>(starts.size());
+  if (options_.splitAcrossWindows) {
+    // A document's inputs, tokens [begin, end - 1), all in one window or not.
+    for (size_t d = 0; d < starts.size(); ++d) {
+      const int64_t end = d + 1 < starts.size() ? starts[d + 1] : size;
+      if (end - starts[d] >= 2 && starts[d] / sequenceLength_ != (end - 2) / sequenceLength_)
+        ++packing_.cutDocuments;
+    }
+    return;
+  }
+  DocumentWindows table = wholeDocumentWindows(starts, size, sequenceLength_);
+  windowBegin_ = std::move(table.begin);
+  windowLength_ = std::move(table.length);
+  windows_ = static_cast<int64_t>(windowBegin_.size());
+  packing_.documents = table.documents;
+  packing_.cutDocuments = table.cutDocuments;
+  if (windows_ > 0)
+    packing_.paddedFraction =
+        static_cast<double>(table.paddedTargets) / static_cast<double>(windows_ * sequenceLength_);
+}
+
+std::pair<int64_t, int64_t> WindowDataset::window(int64_t index) const {
+  if (index < 0 || index >= windows_)
+    throw ConfigError(name_ + " window " + std::to_string(index) + " is outside [0, " +
+                      std::to_string(windows_) + ")");
+  if (windowBegin_.empty()) return {index * sequenceLength_, sequenceLength_ + 1};
+  const auto at = static_cast<size_t>(index);
+  return {windowBegin_[at], windowLength_[at]};
+}
+
 Batch WindowDataset::gather(const std::vector<int64_t>& indices) const {
   const auto rows = static_cast<int64_t>(indices.size());
   const int64_t span = sequenceLength_ + 1;  // a window's tokens, its last target's included
-  torch::Tensor stacked = torch::empty({rows, span}, torch::kLong);  // [B, S + 1]
+  torch::Tensor stacked = torch::zeros({rows, span}, torch::kLong);  // [B, S + 1], padded with 0
   torch::Tensor mask =
-      options_.maskTargets ? torch::empty({rows, span}, torch::kUInt8) : torch::Tensor();
+      options_.maskTargets ? torch::zeros({rows, span}, torch::kUInt8) : torch::Tensor();
   torch::Tensor documents =
       options_.packDocuments ? torch::empty({rows, span}, torch::kLong) : torch::Tensor();
+  std::vector<int64_t> filled(static_cast<size_t>(rows));  // each row's tokens before padding
   for (int64_t row = 0; row < rows; ++row) {
-    int64_t index = indices[static_cast<size_t>(row)];
-    if (index < 0 || index >= windows_)
-      throw ConfigError(name_ + " window " + std::to_string(index) + " is outside [0, " +
-                        std::to_string(windows_) + ")");
-    const int64_t begin = index * sequenceLength_;
-    tokens_->read(begin, span, stacked.data_ptr<int64_t>() + row * span);
-    if (mask.defined()) tokens_->readLossMask(begin, span, mask.data_ptr<uint8_t>() + row * span);
-    if (documents.defined())
-      tokens_->readDocumentIds(begin, span, documents.data_ptr<int64_t>() + row * span);
+    const auto [begin, length] = window(indices[static_cast<size_t>(row)]);
+    filled[static_cast<size_t>(row)] = length;
+    tokens_->read(begin, length, stacked.data_ptr<int64_t>() + row * span);
+    if (mask.defined()) tokens_->readLossMask(begin, length, mask.data_ptr<uint8_t>() + row * span);
+    if (documents.defined()) {
+      int64_t* ids = documents.data_ptr<int64_t>() + row * span;
+      tokens_->readDocumentIds(begin, length, ids);
+      // The padding is a document of its own, after the window's last.
+      std::fill(ids + length, ids + span, ids[length - 1] + 1);
+    }
   }
   Batch batch;
-  batch.input = stacked.narrow(1, 0, sequenceLength_).contiguous();
-  batch.target = stacked.narrow(1, 1, sequenceLength_).contiguous();
+  // Copies: with one row, contiguous() would return views sharing `stacked`,
+  // and the targets left out below would overwrite the inputs.
+  batch.input = stacked.narrow(1, 0, sequenceLength_).clone(at::MemoryFormat::Contiguous);
+  batch.target = stacked.narrow(1, 1, sequenceLength_).clone(at::MemoryFormat::Contiguous);
   // Target j of a window is its token j + 1, which counts where its mask is 1.
   if (mask.defined())
     batch.target.masked_fill_(mask.narrow(1, 1, sequenceLength_).eq(0), kIgnoredTarget);
+  // Targets from token `filled` on are padding.
+  for (int64_t row = 0; row < rows; ++row)
+    if (int64_t length = filled[static_cast<size_t>(row)]; length < span)
+      batch.target[row].narrow(0, length - 1, span - length).fill_(kIgnoredTarget);
   if (documents.defined()) {
     torch::Tensor inputs = documents.narrow(1, 0, sequenceLength_);  // [B, S]
     // Token j + 1 opens another document: token j, whose document ends

@@ -46,6 +46,11 @@ void TokenSource::readDocumentIds(int64_t, int64_t, int64_t*) const {
       "this token source has no document boundaries (only a prepared dataset has them)");
 }
 
+std::vector<int64_t> TokenSource::documentStarts() const {
+  throw ConfigError(
+      "this token source has no document boundaries (only a prepared dataset has them)");
+}
+
 std::shared_ptr<const TokenSource> tensorTokens(at::Tensor tokens) {
   return std::make_shared<TensorTokens>(std::move(tokens));
 }

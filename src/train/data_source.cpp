@@ -51,6 +51,7 @@ DataSplit preparedSplit(const TrainConfig& config, const Tokenizer& tokenizer) {
   WindowOptions windows;
   windows.maskTargets = masked;
   windows.packDocuments = config.data.pack;
+  windows.splitAcrossWindows = config.data.splitAcrossWindows;
   return {WindowDataset(split.train, config.train.seqLen, "training", windows),
           WindowDataset(split.validation, config.train.seqLen, "validation", windows), masked,
           config.data.pack};

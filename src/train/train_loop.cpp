@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -58,8 +59,6 @@ double maxOverJob(Trainer& trainer, double value) {
   return t.item<double>();
 }
 
-// Names the writer's version: a run resumed from another version's checkpoint
-// is the first place to look when its losses differ from the original run's.
 // "strata train: 4 experts (top 2) in blocks 1, 3, over ep 2: 2 per rank".
 std::string expertsLine(const TrainConfig& c) {
   const expert_parallel::MoeOptions& m = c.model.moe;
@@ -76,6 +75,29 @@ std::string expertsLine(const TrainConfig& c) {
          std::to_string(m.experts / c.parallel.ep) + " per rank" + capacity.str();
 }
 
+// "strata train: documents packed (data.pack): each sees only itself, its
+// positions from 0; 1200 training documents in whole-document windows, 18.2%
+// of the targets padding".
+std::string packingLine(const TrainConfig& c, const PackingStats& packing) {
+  std::ostringstream line;
+  line << "strata train: documents packed (data.pack): each sees only itself, its positions from "
+          "0; "
+       << packing.documents << " training documents";
+  if (c.data.splitAcrossWindows) {
+    line << ", " << packing.cutDocuments
+         << " of them split across windows (data.split_across_windows)";
+  } else {
+    line << " in whole-document windows, " << std::fixed << std::setprecision(1)
+         << 100 * packing.paddedFraction << "% of the targets padding";
+    if (packing.cutDocuments > 0)
+      line << "; " << packing.cutDocuments << " longer than a window (" << c.train.seqLen + 1
+           << " tokens), cut";
+  }
+  return line.str();
+}
+
+// Names the writer's version: a run resumed from another version's checkpoint
+// is the first place to look when its losses differ from the original run's.
 std::string resumeNote(const CheckpointInfo& info) {
   std::string writer =
       info.strataVersion.empty() ? "a Strata older than 0.5.0" : "strata " + info.strataVersion;
@@ -214,10 +236,7 @@ TrainSummary runTraining(Trainer& trainer, std::ostream& log) {
     if (trainer.lossMasked())
       log << "strata train: the loss counts the assistant's tokens only (" << c.data.prepared
           << ".mask; data.loss_on = " << c.data.lossOn << ")" << std::endl;
-    if (c.data.pack)
-      log << "strata train: documents packed: each sees only itself, its positions from 0 "
-             "(data.pack)"
-          << std::endl;
+    if (c.data.pack) log << packingLine(c, trainer.packing()) << std::endl;
   }
   summary.peakFlopsPerWorker = sharedPeakFlops(trainer);
   models::ModelSpec spec = modelSpecOf(c);

@@ -373,6 +373,7 @@ void Trainer::openData(const DataSplit& data) {
   State& s = *state_;
   int64_t dpRank = s.groups.coord.dp;
   s.lossMasked = data.lossMasked;
+  s.packing = data.train.packing();
   s.trainData = std::make_unique<BatchReader>(makeTrainReader(data, config_, dpRank));
   s.validationData = std::make_unique<BatchReader>(makeValidationReader(data, config_, dpRank));
 }
@@ -383,6 +384,7 @@ const ParallelLayout& Trainer::layout() const { return state_->layout; }
 const ParallelGroups& Trainer::groups() const { return state_->groups; }
 const pipeline::Pipeline& Trainer::pipeline() const { return *state_->pipeline; }
 bool Trainer::lossMasked() const { return state_->lossMasked; }
+const PackingStats& Trainer::packing() const { return state_->packing; }
 int64_t Trainer::parameterCount() const {
   return models::modelFamily(state_->spec.architecture).parameterCount(state_->spec);
 }

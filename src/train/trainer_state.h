@@ -80,6 +80,8 @@ struct Trainer::State {
   // divides by, set before each step and evaluation (countTargets); 0
   // without: the mean over every target.
   bool lossMasked = false;
+  // The training documents' layout in windows, with data.pack.
+  PackingStats packing;
   std::shared_ptr<double> countedTargets = std::make_shared<double>(0);
 
   // Token ids or targets [b, S] -> this rank's [b, S / cp] (all of them without cp).

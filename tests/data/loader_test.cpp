@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <numeric>
 #include <set>
 
 #include "data/token_file_writer.h"
@@ -333,6 +335,7 @@ TEST(Packing, SegmentsAndTargetsFollowTheDocuments) {
   auto data = std::make_shared<const PreparedData>(prefix);
   WindowOptions packed;
   packed.packDocuments = true;
+  packed.splitAcrossWindows = true;
   // Every document: a window may start, end or hold several of them.
   WindowDataset all(allDocuments(data), 8, "all", packed);
   expectPackedWindows(all, documentOfEachToken(lengths, [](size_t) { return true; }), ids,
@@ -347,6 +350,109 @@ TEST(Packing, SegmentsAndTargetsFollowTheDocuments) {
       trainIds.insert(trainIds.end(), ids.begin() + at, ids.begin() + at + lengths[d]);
   WindowDataset train(split.train, 6, "training", packed);
   expectPackedWindows(train, documentOfEachToken(lengths, trained), trainIds, {0, 1, 2, 3, 7});
+  fs::remove_all(dir);
+}
+
+// Token t of document d is d * 100 + t + 1: never 0, the padding.
+int64_t documentToken(size_t d, int64_t t) { return static_cast<int64_t>(d) * 100 + t + 1; }
+
+TEST(Packing, WholeDocumentsPerWindow) {
+  fs::path dir = strata::test::freshDir("whole");
+  const std::vector<int64_t> lengths = {5, 1, 9, 3, 12, 2, 2, 7, 4, 11, 6, 1, 8, 5};
+  const std::string prefix = (dir / "docs").string();
+  TokenFileWriter writer(prefix, 2, 2000, /*lossMask=*/false);
+  for (size_t d = 0; d < lengths.size(); ++d) {
+    std::vector<int64_t> document;
+    for (int64_t t = 0; t < lengths[d]; ++t) document.push_back(documentToken(d, t));
+    writer.append(document);
+  }
+  writer.finish();
+  WindowOptions packed;
+  packed.packDocuments = true;
+  const int64_t S = 8;  // windows of 9 tokens: documents 4 and 9 do not fit in one
+  WindowDataset windows(allDocuments(std::make_shared<const PreparedData>(prefix)), S, "all",
+                        packed);
+  // Worked by hand: tokens [0,6) [6,15) [15,18) [18,27) [26,34) [34,41)
+  // [41,45) [45,54) [53,62) [63,71) [71,76) (document 11, token 62, has
+  // nothing to train alone); 22 target positions padded.
+  ASSERT_EQ(windows.size(), 11);
+  EXPECT_EQ(windows.packing().documents, 14);
+  EXPECT_EQ(windows.packing().cutDocuments, 2);
+  EXPECT_DOUBLE_EQ(windows.packing().paddedFraction, 22.0 / (11 * 8));
+
+  std::vector<int64_t> all(11);
+  std::iota(all.begin(), all.end(), 0);
+  const Batch batch = windows.gather(all);
+  std::map<std::pair<size_t, int64_t>, std::vector<int64_t>> rowsOfTarget;
+  size_t lastDocument = 0;
+  for (int64_t row = 0; row < 11; ++row) {
+    bool padding = false;
+    for (int64_t j = 0; j < S; ++j) {
+      const int64_t input = batch.input[row][j].item<int64_t>();
+      const int64_t target = batch.target[row][j].item<int64_t>();
+      const int64_t segment = batch.segments[row][j].item<int64_t>();
+      const bool newSegment = j == 0 || segment != batch.segments[row][j - 1].item<int64_t>();
+      if (input == 0) {  // padding runs to the window's end, a document of its own
+        EXPECT_TRUE(padding || newSegment) << "row " << row << " position " << j;
+        padding = true;
+        EXPECT_EQ(target, kIgnoredTarget) << "row " << row << " position " << j;
+        continue;
+      }
+      ASSERT_FALSE(padding) << "a token after padding: row " << row << " position " << j;
+      const auto d = static_cast<size_t>((input - 1) / 100);
+      const int64_t t = (input - 1) % 100;
+      EXPECT_GE(d, lastDocument) << "documents out of order in row " << row;
+      lastDocument = d;
+      // A document that fits a window starts one of its segments.
+      if (lengths[d] <= S + 1) {
+        EXPECT_EQ(newSegment, t == 0) << "row " << row << " " << j;
+      }
+      if (!newSegment) {
+        EXPECT_EQ(batch.input[row][j - 1].item<int64_t>(), input - 1);
+      }
+      if (t + 1 < lengths[d]) {
+        EXPECT_EQ(target, documentToken(d, t + 1)) << "row " << row << " position " << j;
+        rowsOfTarget[{d, t + 1}].push_back(row);
+      } else {
+        EXPECT_EQ(target, kIgnoredTarget) << "row " << row << " position " << j;
+      }
+    }
+  }
+  // Every target of every document trained exactly once; those of a
+  // document that fits a window all in one.
+  for (size_t d = 0; d < lengths.size(); ++d) {
+    std::set<int64_t> rows;
+    for (int64_t t = 1; t < lengths[d]; ++t) {
+      auto found = rowsOfTarget.find({d, t});
+      ASSERT_NE(found, rowsOfTarget.end()) << "document " << d << " token " << t << " untrained";
+      EXPECT_EQ(found->second.size(), 1u) << "document " << d << " token " << t;
+      rows.insert(found->second.front());
+    }
+    if (lengths[d] <= S + 1 && lengths[d] > 1) {
+      EXPECT_EQ(rows.size(), 1u) << "document " << d;
+    }
+  }
+  fs::remove_all(dir);
+}
+
+TEST(Packing, WholeDocumentsFitAShortSource) {
+  // 5 documents, 17 tokens: too few for one unpacked window of 32, one
+  // padded whole-document window.
+  fs::path dir = strata::test::freshDir("short");
+  std::vector<int64_t> ids;
+  std::vector<uint8_t> mask;
+  const std::string prefix = maskedDataset(dir, {3, 4, 2, 5, 3}, 1, ids, mask);
+  WindowOptions packed;
+  packed.packDocuments = true;
+  packed.maskTargets = true;
+  WindowDataset windows(allDocuments(std::make_shared<const PreparedData>(prefix)), 32, "all",
+                        packed);
+  ASSERT_EQ(windows.size(), 1);
+  const Batch batch = windows.gather({0});
+  // Each document's tokens after its first are targets inside the mask
+  // (prompt 1): 17 - 5 count, none across a document's end or in the padding.
+  EXPECT_EQ(batch.target.ge(0).sum().item<int64_t>(), 12);
+  EXPECT_EQ(batch.input.narrow(1, 17, 15).ne(0).sum().item<int64_t>(), 0);
   fs::remove_all(dir);
 }
 
@@ -368,6 +474,15 @@ TEST(Packing, NeedsDocumentsAndNamesTheSetting) {
     FAIL() << "no error";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("data.pack needs data.prepared"), std::string::npos)
+        << e.what();
+  }
+  config = TrainConfig{};
+  config.data.splitAcrossWindows = true;
+  try {
+    validateConfig(config, 1);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("data.split_across_windows"), std::string::npos)
         << e.what();
   }
 }

@@ -26,7 +26,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // 300 documents of 1 to 23 byte-vocabulary tokens (windows of 16 hold
-// several, and some documents span two windows), each a run of random
+// several whole, padded where the next does not fit, and those longer than
+// 17 tokens are cut), each a run of random
 // tokens and then "abcd" cycled from a random letter, which the model
 // learns within the compared steps. With `masked`, the random run is a
 // prompt outside the loss mask. Written once, by the parent.
@@ -65,6 +66,12 @@ TrainConfig packed(TrainConfig c, const std::string& name, bool masked = false) 
 
 TEST(PackingEqualsReference, OneProcessFusedHeadLoss) {
   expectEqualsReference("packserial", packed(tinyConfig(), "serial"));
+}
+
+TEST(PackingEqualsReference, OneProcessSplitAcrossWindows) {
+  TrainConfig c = packed(tinyConfig(), "split");
+  c.data.splitAcrossWindows = true;
+  expectEqualsReference("packsplit", c);
 }
 
 TEST(PackingEqualsReference, WithALossMask) {

@@ -173,6 +173,11 @@ struct DataConfig {
   // at each document's start, positions restart there, and the target that
   // crosses into the next document is not counted.
   bool pack = false;
+  // Packed, a document that does not fit in the rest of a window continues
+  // in the next (as a document of its own there) instead of starting the
+  // next window, the rest of this one padded. Off, a conversation is never
+  // cut unless it is longer than a window.
+  bool splitAcrossWindows = false;
 };
 
 struct CheckpointConfig {

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "strata/data/token_source.h"
@@ -56,12 +57,27 @@ struct WindowOptions {
   // document, which its predecessor cannot see, is kIgnoredTarget
   // (ConfigError when the source has no documents).
   bool packDocuments = false;
+  // Packed, a document that does not fit in the rest of a window continues
+  // into the next as a document of its own there (data.split_across_windows),
+  // instead of starting the next window whole with this one padded.
+  bool splitAcrossWindows = false;
+};
+
+// How packing laid the documents out (PackingStats of a packed dataset).
+struct PackingStats {
+  int64_t documents = 0;
+  int64_t cutDocuments = 0;   // split across windows: longer than one, or by choice
+  double paddedFraction = 0;  // of the target positions, padding
 };
 
 // Non-overlapping windows: window i covers tokens [i*S, i*S + S], its input
 // the first S of them and its target the last S. A window starts wherever
 // the last one ended, so a document may begin in one window and end in the
-// next; packed, each part is a document of its own window. The tokens come from a
+// next. Packed, each window holds whole documents (document_windows.h: the
+// rest of a window padded, a document longer than a window cut), or with
+// splitAcrossWindows the windows are cut as unpacked and each part of a
+// document is a document of its own window. Padding is token 0 in a
+// document of its own, its targets kIgnoredTarget. The tokens come from a
 // tensor or any TokenSource (a memory-mapped prepared file); copies of the
 // dataset share the source.
 class WindowDataset {
@@ -74,6 +90,8 @@ class WindowDataset {
   int64_t size() const { return windows_; }
   int64_t sequenceLength() const { return sequenceLength_; }
   const std::string& name() const { return name_; }
+  // Meaningful only where options.packDocuments.
+  const PackingStats& packing() const { return packing_; }
   // Stacks the windows at `indices` in order; throws ConfigError for an
   // index outside [0, size()).
   Batch gather(const std::vector<int64_t>& indices) const;
@@ -81,9 +99,19 @@ class WindowDataset {
  private:
   std::shared_ptr<const TokenSource> tokens_;
   int64_t sequenceLength_;
+  // Packed: the whole-document window table, or the count of documents the
+  // windows split.
+  void layOutDocuments();
+  // Window `index`'s first token and how many tokens of the source it holds.
+  std::pair<int64_t, int64_t> window(int64_t index) const;
+
   int64_t windows_;
   std::string name_;
   WindowOptions options_;
+  // Whole documents: each window's first token and length (document_windows.h).
+  std::vector<int64_t> windowBegin_;
+  std::vector<int64_t> windowLength_;
+  PackingStats packing_;
 };
 
 }  // namespace strata::train

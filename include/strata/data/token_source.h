@@ -12,8 +12,8 @@
 // A source read from documents (a prepared dataset) knows where each one
 // starts: readDocumentIds() writes, for each token of the range, the number
 // of the document it belongs to (increasing along the source; only whether
-// two tokens share a number matters), and throws ConfigError for a source
-// without documents.
+// two tokens share a number matters), and documentStarts() where each
+// document starts; both throw ConfigError for a source without documents.
 // Sources are immutable once built: read() may be called from several
 // threads at once. Nothing blocks or communicates.
 #pragma once
@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace strata::train {
 
@@ -35,6 +36,8 @@ class TokenSource {
   virtual void readLossMask(int64_t begin, int64_t count, uint8_t* out) const;
   virtual bool hasDocuments() const { return false; }
   virtual void readDocumentIds(int64_t begin, int64_t count, int64_t* out) const;
+  // Increasing token positions, the first 0; the last document ends at size().
+  virtual std::vector<int64_t> documentStarts() const;
 };
 
 // Throws ConfigError (named after `name`) unless 0 <= begin <= begin + count <= size.

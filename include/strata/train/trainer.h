@@ -139,6 +139,8 @@ class Trainer {
   // Whether the loss counts only the targets of the data's loss mask
   // (data.loss_on, strata/config/config.h).
   bool lossMasked() const;
+  // How the training documents lie in the windows (meaningful with data.pack).
+  const PackingStats& packing() const;
   // The parameters of this rank's stages, each once (a tied weight under the
   // embedding's name), in model order. Under ZeRO-3 (whose parameters hold
   // memory only while their layer runs) gathered copies: a collective over dp.
