@@ -47,12 +47,19 @@ ExportedFiles exportAdapter(const ExportOptions& o, const models::ModelSpec& spe
     throw ConfigError("--format peft: checkpoint '" + source +
                       "' has no LoRA adapters (its finetune.method is full)");
   std::unique_ptr<models::HuggingFaceLayout> layout = peftAdapterLayout(spec);
+  auto named = model->named_parameters();
+  auto parameter = [&](const std::string& name) {
+    at::Tensor* ours = named.find(name);
+    if (!ours) throw CheckpointError("the model has no parameter '" + name + "' to export");
+    return *ours;
+  };
   std::filesystem::path folder(o.out);
   std::error_code error;
   std::filesystem::create_directories(folder, error);
   ExportedFiles files;
-  files.weights = formats::writeShardedSafetensors(
-      (folder / kPeftWeightsFile).string(), tensorsOf(model, *layout), {{"format", "pt"}}, 0);
+  files.weights =
+      formats::writeShardedSafetensors((folder / kPeftWeightsFile).string(),
+                                       peftAdapterTensors(spec, parameter), {{"format", "pt"}}, 0);
   files.config = (folder / kPeftConfigFile).string();
   formats::writeFileAtomically(files.config, layout->configJson());
   return files;

@@ -65,11 +65,13 @@ torch::nn::Sequential loadHuggingFaceModel(const std::string& weights, TrainConf
   config = TrainConfig{};
   config.checkpoint.initFrom = weights;
   takeModelFromInitFrom(config, {});
+  PeftAdapterConfig read;
   if (!adapter.empty()) {
     if (config.model.architecture != kLlamaArchitecture)
       throw ConfigError("--adapter: LoRA adapters are read for Llama-family weights; '" + weights +
                         "' is " + config.model.architecture);
-    tensor_parallel::LoraConfig lora = readAdapterConfig(adapter);
+    read = readAdapterConfig(adapter);
+    const tensor_parallel::LoraConfig& lora = read.lora;
     config.finetune.method = "lora";
     config.finetune.rank = lora.adapter.rank;
     config.finetune.alpha = lora.adapter.alpha;
@@ -83,7 +85,8 @@ torch::nn::Sequential loadHuggingFaceModel(const std::string& weights, TrainConf
                          *models::modelFamily(spec.architecture).huggingFace(base));
   if (!adapter.empty())
     loadHuggingFaceWeights((std::filesystem::path(adapter) / kPeftWeightsFile).string(),
-                           built.state, *peftAdapterLayout(spec), WeightsOf::kAdapters);
+                           built.state, *peftAdapterLayout(spec, read.gateUpRank),
+                           WeightsOf::kAdapters);
   return built.model;
 }
 

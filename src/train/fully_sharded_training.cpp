@@ -40,8 +40,8 @@ UnitPlan planUnits(const std::vector<pipeline::Stage>& stages,
   for (const pipeline::Stage& stage : stages) {
     for (int k = 0; k < stage.numLayers(); ++k) {
       int layer = stage.firstLayer() + k;
-      ShardedUnit own{"layer" + std::to_string(layer), {}};
-      ShardedUnit experts{"layer" + std::to_string(layer) + ".experts", {}};
+      ShardedUnit own{"layer" + std::to_string(layer), {}, {}};
+      ShardedUnit experts{"layer" + std::to_string(layer) + ".experts", {}, {}};
       std::vector<int>& units = plan.layerUnits[layer];
       for (const at::Tensor& p : stage.layers()[k].ptr()->parameters()) {
         const void* key = p.unsafeGetTensorImpl();

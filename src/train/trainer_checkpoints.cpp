@@ -111,9 +111,10 @@ void Trainer::initFrom(const std::string& path) {
 
 void Trainer::initAdapter(const std::string& dir) {
   const models::ModelSpec& spec = state_->spec;
-  readAdapterConfig(dir, spec.lora);  // rank, alpha and targets the run's, or ConfigError
+  // Rank, alpha and targets the run's, or ConfigError.
+  PeftAdapterConfig adapter = readAdapterConfig(dir, spec.lora);
   loadHuggingFaceWeights((std::filesystem::path(dir) / kPeftWeightsFile).string(), rankState(),
-                         *peftAdapterLayout(spec), WeightsOf::kAdapters);
+                         *peftAdapterLayout(spec, adapter.gateUpRank), WeightsOf::kAdapters);
 }
 
 CheckpointInfo Trainer::rollBackPastBadData(const std::string& happened) {

@@ -496,5 +496,73 @@ TEST(PeftReference, ExportedAdapterRunsInPeftModel) {
   removeSharedDir(dir);
 }
 
+// A Mixtral's experts' adapters in PEFT's target_parameters form. An
+// adapter PEFT made (every projection; experts.gate_up_proj at rank 4, so
+// gate and up share its A) loads into pp 2 x tp 2, every expert's B split
+// over tp, and gives PEFT's logits; the run then trains on, and its
+// --format peft export (gate's and up's adapters side by side at rank 8)
+// runs in PeftModel with the checkpoint's logits.
+TEST(PeftReference, MixtralExpertAdaptersBothWays) {
+  std::string dir = sharedDir("peft_mixtral");
+  std::string made = dir + "/made";
+  if (!inRankProcess()) {
+    ASSERT_NO_FATAL_FAILURE(runPeftReference({"make", made, "mixtral"}));
+  }
+  nlohmann::json report = readJson(made + "/report.json");
+  torch::Tensor ids = idsOf(report);
+  TrainConfig config = loraRunOf(made + "/model");
+  ASSERT_TRUE(config.model.moe.enabled());
+  config.finetune.initAdapter = made + "/adapter";
+  config.checkpoint.dir = dir + "/ckpt";
+  strata::testing::runInProcesses(
+      4,
+      [&](const strata::testing::RankContext&) {
+        Trainer trainer(config, World::init());
+        trainer.initFrom(config.checkpoint.initFrom);
+        trainer.initAdapter(config.finetune.initAdapter);
+        torch::Tensor logits = pipelineLogits(trainer, ids);
+        if (logits.defined())
+          formats::writeSafetensors(
+              dir + "/strata-tp" + std::to_string(trainer.groups().coord.tp) + ".safetensors",
+              {{"logits", logits}}, {});
+        trainSteps(trainer, 2);
+        moveAdapters(trainer);
+        trainer.saveCheckpoint();
+      },
+      sharedDirOptions(dir));
+  auto logitsAt = [](const std::string& path) {
+    return readSafetensorsIndependently(path).tensors.at("logits").value;
+  };
+  torch::Tensor peft = logitsAt(made + "/logits.safetensors");
+  expectSameLogits(joinedLogits(dir, config.model.vocab), peft,
+                   "a PEFT adapter on MixtralForCausalLM's experts, in pp 2 x tp 2");
+  EXPECT_GT((peft - logitsAt(made + "/base_logits.safetensors")).abs().max().item<double>(),
+            100 * kTolerance);
+
+  exportCheckpoint({config.checkpoint.dir, "peft", dir + "/adapter"});
+  nlohmann::json written = readJson(dir + "/adapter/adapter_config.json");
+  EXPECT_EQ(written["target_parameters"],
+            nlohmann::json({"experts.gate_up_proj", "experts.down_proj"}));
+  EXPECT_EQ(written["rank_pattern"]["gate_up_proj"], 8);
+  TrainConfig oneProcess = config;
+  oneProcess.parallel = ParallelConfig{};
+  torch::nn::Sequential model = oneProcessModel(oneProcess, checkpointWeightsOf(dir, oneProcess));
+  std::ofstream(dir + "/ids.json") << report["ids"].dump();
+  ASSERT_NO_FATAL_FAILURE(runPeftReference(
+      {"run", made + "/model", dir + "/adapter", dir + "/ids.json", dir + "/peft"}));
+  nlohmann::json loaded = readJson(dir + "/peft/report.json");
+  // Per block: q, k, v, o and the two fused expert tensors, A and B each.
+  EXPECT_EQ(loaded["adapter_keys"].size(), 2u * 6u * config.model.layers);
+  EXPECT_TRUE(loaded["missing"].empty()) << loaded["missing"].dump();
+  EXPECT_TRUE(loaded["unexpected"].empty()) << loaded["unexpected"].dump();
+  torch::NoGradGuard noGrad;
+  torch::Tensor strata = model->forward(ids).transpose(0, 1);  // [b, s, V]
+  expectSameLogits(strata, logitsAt(dir + "/peft/logits.safetensors"),
+                   "Strata's experts' adapters (pp 2 x tp 2) in PeftModel");
+  // Training moved them: PEFT's own adapter no longer gives these logits.
+  EXPECT_GT((strata - peft).abs().max().item<double>(), 100 * kTolerance);
+  removeSharedDir(dir);
+}
+
 }  // namespace
 }  // namespace strata::train::testing

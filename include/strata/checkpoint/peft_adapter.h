@@ -14,6 +14,16 @@
 // are stored as Strata holds them (Llama's projections are Hugging Face's
 // as they are: rotary.h).
 //
+// A Mixtral's experts are one tensor per block in transformers
+// (experts.gate_up_proj [E, 2F, H], experts.down_proj [E, H, F]), which PEFT
+// adapts through target_parameters: one lora_A [r' E, in] and lora_B
+// [out, r' E] per fused tensor, under ...mlp.experts (gate_up_proj's under
+// ...mlp.experts.base_layer when down_proj is adapted too), expert e's A the
+// rows [e r', e r' + r') and its B the columns k E + e. Strata's experts'
+// gate and up adapters are written side by side in gate_up_proj at rank
+// r' = 2r (rank_pattern and alpha_pattern say so, the scale alpha / r kept);
+// one PEFT made at rank r shares its A between gate and up.
+//
 // peftAdapterLayout() is a HuggingFaceLayout (models/hugging_face.h) over the
 // adapters only, so the same export and import paths that move a model's
 // weights move its adapters, into or out of any layout; its configJson()
@@ -24,8 +34,12 @@
 // blocks but file reads.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "strata/models/hugging_face.h"
 #include "strata/models/model_family.h"
@@ -35,11 +49,25 @@ namespace strata::train {
 constexpr const char* kPeftWeightsFile = "adapter_model.safetensors";
 constexpr const char* kPeftConfigFile = "adapter_config.json";
 
-std::unique_ptr<models::HuggingFaceLayout> peftAdapterLayout(const models::ModelSpec& spec);
+// `gateUpRank`: the rank of the experts' gate_up_proj adapter to read
+// (PeftAdapterConfig::gateUpRank); 0 for the one Strata writes.
+std::unique_ptr<models::HuggingFaceLayout> peftAdapterLayout(const models::ModelSpec& spec,
+                                                             int64_t gateUpRank = 0);
 
-// The adapters of PEFT's folder `dir`, as a LoraConfig (rank, alpha, Strata's
-// target names); checked against `expected` when it is enabled.
-tensor_parallel::LoraConfig readAdapterConfig(const std::string& dir,
-                                              const tensor_parallel::LoraConfig& expected = {});
+// The adapters of a whole model under PEFT's names, as export writes them:
+// `parameter` gives a Strata parameter by name; the experts' adapters are
+// assembled into PEFT's fused tensors.
+std::vector<std::pair<std::string, at::Tensor>> peftAdapterTensors(
+    const models::ModelSpec& spec, const std::function<at::Tensor(const std::string&)>& parameter);
+
+struct PeftAdapterConfig {
+  tensor_parallel::LoraConfig lora;  // rank, alpha, Strata's target names
+  int64_t gateUpRank = 0;            // the experts' gate_up_proj adapter's: r or 2r
+};
+
+// The adapters of PEFT's folder `dir`; checked against `expected` when it
+// is enabled.
+PeftAdapterConfig readAdapterConfig(const std::string& dir,
+                                    const tensor_parallel::LoraConfig& expected = {});
 
 }  // namespace strata::train

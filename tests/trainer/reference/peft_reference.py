@@ -3,10 +3,12 @@ peft_reference_test.cpp), which compare Strata's LoRA adapters with
 Hugging Face's PEFT library: PEFT makes, saves, loads and runs the adapters,
 transformers the base model. Offline: nothing is downloaded.
 
-python peft_reference.py make OUT_DIR
-    transformers_reference.py's small Llama (make llama: saved into
-    OUT_DIR/model) with a LoRA adapter made by PEFT's get_peft_model on every
-    projection (q, k, v, o, gate, up, down; r 4, lora_alpha 8), A and B both
+python peft_reference.py make OUT_DIR [FAMILY]
+    transformers_reference.py's small Llama (FAMILY llama, the default) or
+    Mixtral (mixtral), saved into OUT_DIR/model, with a LoRA adapter made by
+    PEFT's get_peft_model on every projection (q, k, v, o, gate, up, down;
+    a Mixtral's experts through target_parameters, experts.gate_up_proj and
+    experts.down_proj; r 4, lora_alpha 8), A and B both
     drawn (init_lora_weights=False: B is not zero, so the adapter changes the
     logits), saved by PEFT's save_pretrained into OUT_DIR/adapter; and
     OUT_DIR/logits.safetensors ("logits" [2, 16, vocab], float32, the adapted
@@ -16,7 +18,7 @@ python peft_reference.py make OUT_DIR
     greedy generate() of the adapted model appends to the prompt's bytes}).
 
 python peft_reference.py run BASE ADAPTER IDS_JSON OUT_DIR
-    Loads the Llama at BASE with transformers and the adapter at ADAPTER with
+    Loads the model at BASE with transformers and the adapter at ADAPTER with
     PeftModel.from_pretrained, and writes the adapted model's logits on the
     ids of IDS_JSON into OUT_DIR/logits.safetensors and OUT_DIR/report.json
     ({"versions", "adapter_keys": the tensors PEFT loaded into the model's
@@ -37,7 +39,10 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 from safetensors.torch import save_file  # noqa: E402
 
-TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+ATTENTION = ["q_proj", "k_proj", "v_proj", "o_proj"]
+# Llama's MLP is three modules; a Mixtral's experts are two parameters.
+MLP_MODULES = {"llama": ["gate_proj", "up_proj", "down_proj"], "mixtral": []}
+MLP_PARAMETERS = {"llama": None, "mixtral": ["experts.gate_up_proj", "experts.down_proj"]}
 
 
 def versions():
@@ -49,15 +54,20 @@ def logits_of(model, ids):
         return model(input_ids=ids).logits.float().contiguous()
 
 
-def make(out_dir):
+def load_base(folder):
+    return transformers.AutoModelForCausalLM.from_pretrained(
+        folder, dtype=torch.float32, attn_implementation="eager", local_files_only=True)
+
+
+def make(out_dir, family="llama"):
     out_dir = Path(out_dir)
-    ref.make("llama", out_dir)
+    ref.make(family, out_dir)
     (out_dir / "logits.safetensors").rename(out_dir / "base_logits.safetensors")
-    base = transformers.LlamaForCausalLM.from_pretrained(
-        out_dir / "model", dtype=torch.float32, attn_implementation="eager",
-        local_files_only=True)
+    base = load_base(out_dir / "model")
     torch.manual_seed(20261207)
-    config = peft.LoraConfig(r=4, lora_alpha=8, lora_dropout=0.0, target_modules=TARGETS,
+    config = peft.LoraConfig(r=4, lora_alpha=8, lora_dropout=0.0,
+                             target_modules=ATTENTION + MLP_MODULES[family],
+                             target_parameters=MLP_PARAMETERS[family],
                              init_lora_weights=False, task_type="CAUSAL_LM")
     model = peft.get_peft_model(base, config).eval()
     model.save_pretrained(out_dir / "adapter")
@@ -77,9 +87,7 @@ def make(out_dir):
 
 
 def run(base_dir, adapter_dir, ids_json, out_dir):
-    base = transformers.LlamaForCausalLM.from_pretrained(
-        base_dir, dtype=torch.float32, attn_implementation="eager", local_files_only=True)
-    model = peft.PeftModel.from_pretrained(base, adapter_dir).eval()
+    model = peft.PeftModel.from_pretrained(load_base(base_dir), adapter_dir).eval()
     ids = torch.tensor(json.loads(Path(ids_json).read_text()), dtype=torch.long)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -96,8 +104,8 @@ def run(base_dir, adapter_dir, ids_json, out_dir):
 
 
 def main(argv):
-    if len(argv) == 2 and argv[0] == "make":
-        make(argv[1])
+    if len(argv) in (2, 3) and argv[0] == "make":
+        make(*argv[1:])
     elif len(argv) == 5 and argv[0] == "run":
         run(*argv[1:])
     else:
