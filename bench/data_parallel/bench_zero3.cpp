@@ -254,8 +254,8 @@ Zero3Memory measureZero3Memory(const bench::MlpShape& shape, Communicator& comm,
   const FullyShardedDataParallel& fsdp = zero3.replicas();
   for (int u = 0; u < fsdp.numUnits(); ++u) m.params += fsdp.layout(u).totalNumel();
   m.optimizerState = zero3.optimizerStateBytes();
-  m.held = fsdp.peakHeldNumel() * 4;
-  m.gathered = fsdp.peakGatheredNumel() * 4;
+  m.held = fsdp.peakHeldBytes();
+  m.gathered = fsdp.peakGatheredBytes();
   m.largestUnit = zero3.largestUnitBytes();
   return m;
 }

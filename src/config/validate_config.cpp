@@ -145,9 +145,6 @@ void checkFinetune(const TrainConfig& c, Problems& p) {
     p.check(c.train.precision == "bf16",
             "finetune.base_dtype = \"bf16\" needs train.precision = \"bf16\" (the base's "
             "products are then computed in bf16; in fp32 they would meet bf16 weights)");
-    p.check(c.parallel.zero != 3,
-            "finetune.base_dtype = \"bf16\" with parallel.zero = 3: a unit's frozen part holds "
-            "one dtype, and the norms stay fp32; use zero 0, 1 or 2, or base_dtype fp32");
   }
   if (!f.lora()) return;
   p.check(f.rank >= 1, "finetune.rank must be >= 1, got " + to_string(f.rank));

@@ -17,6 +17,26 @@
 namespace strata::data_parallel {
 namespace {
 
+int64_t bytesOf(const at::Tensor& t) { return t.numel() * static_cast<int64_t>(t.element_size()); }
+
+// A unit's frozen parameters, a flat buffer per dtype (a bf16 base's
+// projections beside its fp32 norms), in the order the dtypes first appear.
+std::vector<ShardedBuffer> frozenBuffers(const std::vector<NamedTensor>& frozen, int shards) {
+  std::vector<std::vector<NamedTensor>> byDtype;
+  for (const NamedTensor& p : frozen) {
+    auto same = std::find_if(byDtype.begin(), byDtype.end(), [&](const auto& group) {
+      return group.front().tensor.scalar_type() == p.tensor.scalar_type();
+    });
+    if (same == byDtype.end())
+      byDtype.push_back({p});
+    else
+      same->push_back(p);
+  }
+  std::vector<ShardedBuffer> buffers;
+  for (std::vector<NamedTensor>& group : byDtype) buffers.emplace_back(std::move(group), shards);
+  return buffers;
+}
+
 // The identity, whose backward calls back when the gradient of its input,
 // the unit's, is complete: the unit's backward in this pass is then over, as
 // this node was created before every node of the unit's forward and the
@@ -55,15 +75,15 @@ class FullyShardedDataParallel::Impl {
 
   struct Unit {
     ShardedUnit spec;
-    ShardedBuffer trained;           // its trained parameters, and their own flat buffer
-    ShardedBuffer frozen;            // its frozen ones
-    at::Tensor gradShard;            // [trained shardNumel], this rank's averaged gradient
-    bool gradShardHeld = false;      // `gradShard` holds memory (reduced since zeroGrad())
-    std::vector<char> arrived;       // per parameter: gradient accumulated since last completion
-    std::vector<char> gradHeld;      // per parameter: .grad holds a full gradient
-    std::vector<char> used;          // per parameter: gradient arrived since last sync
-    std::vector<char> usedAnywhere;  // per parameter, after finish(): some rank used it
-    bool reduced = false;            // reduce-scatter started in this sync window
+    ShardedBuffer trained;              // its trained parameters, and their own flat buffer
+    std::vector<ShardedBuffer> frozen;  // its frozen ones, a buffer per dtype
+    at::Tensor gradShard;               // [trained shardNumel], this rank's averaged gradient
+    bool gradShardHeld = false;         // `gradShard` holds memory (reduced since zeroGrad())
+    std::vector<char> arrived;          // per parameter: gradient accumulated since last completion
+    std::vector<char> gradHeld;         // per parameter: .grad holds a full gradient
+    std::vector<char> used;             // per parameter: gradient arrived since last sync
+    std::vector<char> usedAnywhere;     // per parameter, after finish(): some rank used it
+    bool reduced = false;               // reduce-scatter started in this sync window
   };
 
   struct Reduction {
@@ -82,10 +102,10 @@ class FullyShardedDataParallel::Impl {
   std::vector<int> lastOrder_;  // the same, previous step: the forward prefetch plan
   size_t backwardCursor_ = 0;   // position in order_ of the unit backward reached last
   std::deque<Reduction> reductions_;
-  int64_t gatheredNumel_ = 0;
-  int64_t peakGatheredNumel_ = 0;
-  int64_t heldNumel_ = 0;  // shards, gathered, full gradients, reduce-scatter buffers in flight
-  int64_t peakHeldNumel_ = 0;
+  int64_t gatheredBytes_ = 0;
+  int64_t peakGatheredBytes_ = 0;
+  int64_t heldBytes_ = 0;  // shards, gathered, full gradients, reduce-scatter buffers in flight
+  int64_t peakHeldBytes_ = 0;
   double gatherWaitSeconds_ = 0;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
   std::vector<uintptr_t> hookKeys_;
@@ -99,13 +119,16 @@ class FullyShardedDataParallel::Impl {
   void ensureGathered(int unit);
   void release(ShardedBuffer& buffer);
   void release(int unit);
+  void releaseFrozen(int unit);
+  // The unit's buffers: trained first, then frozen.
+  std::vector<ShardedBuffer*> buffersOf(Unit& unit);
   void onBackwardOver(int unit);
   void prefetch(const std::vector<int>& plan, size_t from, int direction);
   void onPreBackward(int unit);
   void onGradient(int unit, int param);
   void startReduction(int unit);
   void completeOldest();
-  void addHeld(int64_t numel);
+  void addHeld(int64_t bytes);
   void dropFullGradient(int unit, size_t param);
   void agreeOnUsage();
   void resetWindow();
@@ -123,7 +146,7 @@ FullyShardedDataParallel::Impl::Impl(std::vector<ShardedUnit> units, Communicato
   for (ShardedUnit& spec : units) {
     Unit unit;
     unit.trained = ShardedBuffer(spec.parameters, comm.size());
-    unit.frozen = ShardedBuffer(spec.frozen, comm.size());
+    unit.frozen = frozenBuffers(spec.frozen, comm.size());
     all.insert(all.end(), spec.parameters.begin(), spec.parameters.end());
     all.insert(all.end(), spec.frozen.begin(), spec.frozen.end());
     unit.arrived.assign(spec.parameters.size(), 0);
@@ -140,7 +163,7 @@ FullyShardedDataParallel::Impl::Impl(std::vector<ShardedUnit> units, Communicato
   for (int u = 0; u < static_cast<int>(units_.size()); ++u) {
     Unit& unit = units_[u];
     if (options_.initUnit) options_.initUnit(u, unit.spec);
-    for (ShardedBuffer* buffer : {&unit.trained, &unit.frozen}) {
+    for (ShardedBuffer* buffer : buffersOf(unit)) {
       if (options_.initialSync == InitialSync::kBroadcast) {
         broadcastTensors(buffer->params(), comm_, 0);
       } else {
@@ -179,41 +202,48 @@ void FullyShardedDataParallel::Impl::registerHooks() {
 }
 
 void FullyShardedDataParallel::Impl::startGather(ShardedBuffer& buffer) {
-  int64_t numel = buffer.gather(comm_);
-  gatheredNumel_ += numel;
-  peakGatheredNumel_ = std::max(peakGatheredNumel_, gatheredNumel_);
-  addHeld(numel);
+  int64_t bytes = buffer.gather(comm_);
+  gatheredBytes_ += bytes;
+  peakGatheredBytes_ = std::max(peakGatheredBytes_, gatheredBytes_);
+  addHeld(bytes);
 }
 
 void FullyShardedDataParallel::Impl::waitGather(ShardedBuffer& buffer) {
   gatherWaitSeconds_ += buffer.wait();
 }
 
+std::vector<ShardedBuffer*> FullyShardedDataParallel::Impl::buffersOf(Unit& unit) {
+  std::vector<ShardedBuffer*> buffers = {&unit.trained};
+  for (ShardedBuffer& frozen : unit.frozen) buffers.push_back(&frozen);
+  return buffers;
+}
+
 void FullyShardedDataParallel::Impl::startGather(int u) {
-  startGather(units_[u].trained);
-  startGather(units_[u].frozen);
+  for (ShardedBuffer* buffer : buffersOf(units_[u])) startGather(*buffer);
 }
 
 void FullyShardedDataParallel::Impl::ensureGathered(int u) {
   startGather(u);
-  waitGather(units_[u].trained);
-  waitGather(units_[u].frozen);
+  for (ShardedBuffer* buffer : buffersOf(units_[u])) waitGather(*buffer);
 }
 
 void FullyShardedDataParallel::Impl::release(ShardedBuffer& buffer) {
-  int64_t numel = buffer.release();
-  gatheredNumel_ -= numel;
-  addHeld(-numel);
+  int64_t bytes = buffer.release();
+  gatheredBytes_ -= bytes;
+  addHeld(-bytes);
 }
 
 void FullyShardedDataParallel::Impl::release(int u) {
-  release(units_[u].trained);
-  release(units_[u].frozen);
+  for (ShardedBuffer* buffer : buffersOf(units_[u])) release(*buffer);
 }
 
-void FullyShardedDataParallel::Impl::addHeld(int64_t numel) {
-  heldNumel_ += numel;
-  peakHeldNumel_ = std::max(peakHeldNumel_, heldNumel_);
+void FullyShardedDataParallel::Impl::releaseFrozen(int u) {
+  for (ShardedBuffer& frozen : units_[u].frozen) release(frozen);
+}
+
+void FullyShardedDataParallel::Impl::addHeld(int64_t bytes) {
+  heldBytes_ += bytes;
+  peakHeldBytes_ = std::max(peakHeldBytes_, heldBytes_);
 }
 
 // Resets parameter i's full gradient of unit u (copied elsewhere or zeroed).
@@ -221,7 +251,7 @@ void FullyShardedDataParallel::Impl::dropFullGradient(int u, size_t i) {
   Unit& unit = units_[u];
   at::Tensor param = unit.trained.params()[i].tensor;
   param.mutable_grad().reset();
-  if (unit.gradHeld[i]) addHeld(-param.numel());
+  if (unit.gradHeld[i]) addHeld(-bytesOf(param));
   unit.gradHeld[i] = 0;
 }
 
@@ -281,7 +311,7 @@ void FullyShardedDataParallel::Impl::onPreBackward(int u) {
 // rule of its trained ones (those go once their gradients have all arrived,
 // which needs no node run after them).
 void FullyShardedDataParallel::Impl::onBackwardOver(int u) {
-  if (requireSync_ || options_.reshardAfterForward) release(units_[u].frozen);
+  if (requireSync_ || options_.reshardAfterForward) releaseFrozen(u);
 }
 
 void FullyShardedDataParallel::Impl::onGradient(int u, int i) {
@@ -290,7 +320,7 @@ void FullyShardedDataParallel::Impl::onGradient(int u, int i) {
   unit.used[i] = 1;
   if (!unit.gradHeld[i]) {
     unit.gradHeld[i] = 1;
-    addHeld(unit.trained.params()[i].tensor.numel());
+    addHeld(bytesOf(unit.trained.params()[i].tensor));
   }
   if (std::find(unit.arrived.begin(), unit.arrived.end(), 0) != unit.arrived.end()) return;
   // Every trained parameter has its gradient: they are no longer needed, so
@@ -313,7 +343,7 @@ void FullyShardedDataParallel::Impl::startReduction(int u) {
   if (unit.trained.empty()) return;
   at::Tensor flat =
       torch::zeros({unit.trained.layout().totalNumel()}, unit.trained.shard().options());
-  addHeld(flat.numel());
+  addHeld(bytesOf(flat));
   for (size_t i = 0; i < unit.trained.params().size(); ++i) {
     at::Tensor param = unit.trained.params()[i].tensor;
     const at::Tensor& grad = param.grad();
@@ -330,7 +360,7 @@ void FullyShardedDataParallel::Impl::startReduction(int u) {
     restoreStorage(unit.gradShard, unit.trained.shard().nbytes());
     unit.gradShardHeld = true;
   }
-  addHeld(output.numel());
+  addHeld(bytesOf(output));
   reductions_.push_back(
       {u, comm_.reduceScatterAsync(output, flat, ReduceOp::kAvg), flat, output, accumulate});
   if (reductions_.size() > inFlight) completeOldest();
@@ -340,10 +370,10 @@ void FullyShardedDataParallel::Impl::completeOldest() {
   Reduction reduction = std::move(reductions_.front());
   reductions_.pop_front();
   reduction.work->wait();
-  addHeld(-reduction.input.numel());
+  addHeld(-bytesOf(reduction.input));
   if (!reduction.accumulate) return;
   units_[reduction.unit].gradShard.add_(reduction.output);
-  addHeld(-reduction.output.numel());
+  addHeld(-bytesOf(reduction.output));
 }
 
 void FullyShardedDataParallel::Impl::finish() {
@@ -403,7 +433,7 @@ void FullyShardedDataParallel::Impl::zeroGrad() {
     if (unit.gradShardHeld) {
       releaseStorage(unit.gradShard);
       unit.gradShardHeld = false;
-      addHeld(-unit.gradShard.numel());
+      addHeld(-bytesOf(unit.gradShard));
     }
     for (size_t i = 0; i < units_[u].trained.params().size(); ++i) dropFullGradient(u, i);
   }
@@ -420,7 +450,7 @@ void FullyShardedDataParallel::Impl::gatherAll() {
 void FullyShardedDataParallel::Impl::commitParameters() {
   torch::NoGradGuard noGrad;
   for (Unit& unit : units_) {
-    for (ShardedBuffer* buffer : {&unit.trained, &unit.frozen}) {
+    for (ShardedBuffer* buffer : buffersOf(unit)) {
       if (!buffer->held()) continue;
       waitGather(*buffer);
       buffer->commit(comm_.rank());
@@ -432,13 +462,18 @@ void FullyShardedDataParallel::Impl::commitParameters() {
 std::vector<at::Tensor> FullyShardedDataParallel::Impl::fullParameters() {
   std::vector<at::Tensor> copies;
   for (Unit& unit : units_) {
-    for (ShardedBuffer* buffer : {&unit.trained, &unit.frozen}) {
-      bool wasHeld = buffer->held();
+    std::vector<ShardedBuffer*> buffers = buffersOf(unit);
+    std::vector<char> wasHeld;
+    for (ShardedBuffer* buffer : buffers) {
+      wasHeld.push_back(buffer->held());
       startGather(*buffer);
       waitGather(*buffer);
-      for (const NamedTensor& p : buffer->params()) copies.push_back(p.tensor.detach().clone());
-      if (!wasHeld) release(*buffer);
     }
+    // In the unit's order, not the buffers': its frozen ones may be in several.
+    for (const NamedTensor& p : unit.spec.parameters) copies.push_back(p.tensor.detach().clone());
+    for (const NamedTensor& p : unit.spec.frozen) copies.push_back(p.tensor.detach().clone());
+    for (size_t b = 0; b < buffers.size(); ++b)
+      if (!wasHeld[b]) release(*buffers[b]);
   }
   return copies;
 }
@@ -486,9 +521,9 @@ std::vector<at::Tensor> FullyShardedDataParallel::fullParameters() {
 }
 Communicator& FullyShardedDataParallel::comm() const { return impl_->comm_; }
 const FullyShardedOptions& FullyShardedDataParallel::options() const { return impl_->options_; }
-int64_t FullyShardedDataParallel::gatheredNumel() const { return impl_->gatheredNumel_; }
-int64_t FullyShardedDataParallel::peakGatheredNumel() const { return impl_->peakGatheredNumel_; }
-int64_t FullyShardedDataParallel::peakHeldNumel() const { return impl_->peakHeldNumel_; }
+int64_t FullyShardedDataParallel::gatheredBytes() const { return impl_->gatheredBytes_; }
+int64_t FullyShardedDataParallel::peakGatheredBytes() const { return impl_->peakGatheredBytes_; }
+int64_t FullyShardedDataParallel::peakHeldBytes() const { return impl_->peakHeldBytes_; }
 double FullyShardedDataParallel::gatherWaitSeconds() const { return impl_->gatherWaitSeconds_; }
 
 FullyShardedDataParallel::NoSyncGuard::NoSyncGuard(FullyShardedDataParallel& owner)

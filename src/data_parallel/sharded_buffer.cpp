@@ -57,7 +57,7 @@ int64_t ShardedBuffer::shardValues(int rank) {
     param.mutable_grad().reset();
   }
   releaseStorage(full_);
-  return chunk;
+  return chunk * static_cast<int64_t>(shard_.element_size());
 }
 
 int64_t ShardedBuffer::gather(Communicator& comm) {
@@ -66,7 +66,7 @@ int64_t ShardedBuffer::gather(Communicator& comm) {
   restoreStorage(full_, static_cast<size_t>(numel * full_.element_size()));
   held_ = true;
   gather_ = comm.allGatherAsync(full_, shard_);
-  return numel;
+  return numel * static_cast<int64_t>(full_.element_size());
 }
 
 double ShardedBuffer::wait() {
@@ -82,7 +82,7 @@ int64_t ShardedBuffer::release() {
   wait();  // the collective must complete on every rank before its memory goes
   releaseStorage(full_);
   held_ = false;
-  return layout_.totalNumel();
+  return layout_.totalNumel() * static_cast<int64_t>(full_.element_size());
 }
 
 void ShardedBuffer::commit(int rank) {

@@ -2,11 +2,11 @@
 // multiple of R = comm.size(); rank r owns the contiguous chunk r, its shard,
 // and the buffer holds memory only while gathered (the parameters keep their
 // shapes, set onto its storage). FullyShardedDataParallel keeps a unit's
-// trained parameters in one and its frozen ones in another.
+// trained parameters in one and its frozen ones in one per dtype.
 //
 // gather() starts an all-gather that wait() and release() wait for, within
 // the communicator's timeout (TimeoutError / PeerError). The counts each
-// method returns are elements, for the owner's memory accounting.
+// method returns are bytes, for the owner's memory accounting.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -27,15 +27,15 @@ class ShardedBuffer {
 
   // Copies rank `rank`'s chunk out of the parameters, drops their values,
   // points them at the buffer's storage and releases it: the values and the
-  // buffer never coexist. Returns the shard's elements.
+  // buffer never coexist. Returns the shard's bytes.
   int64_t shardValues(int rank);
   // Gives the buffer its memory and starts the gather into it; returns the
-  // elements it takes (0 when already held or empty).
+  // bytes it takes (0 when already held or empty).
   int64_t gather(Communicator& comm);
   // Waits for a started gather; returns the seconds waited.
   double wait();
   // Waits for a started gather and frees the buffer's memory; returns the
-  // elements freed (0 when not held).
+  // bytes freed (0 when not held).
   int64_t release();
   // After the gathered parameters were overwritten alike on every rank:
   // copies rank `rank`'s chunk of them into the shard.

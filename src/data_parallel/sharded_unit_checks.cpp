@@ -28,12 +28,17 @@ class KindCheck {
       throw ConfigError(where + " appears twice (list a shared weight in one unit only)");
     }
     if (first_ == nullptr) first_ = &p;
-    if (p.tensor.scalar_type() != first_->tensor.scalar_type() ||
-        p.tensor.device() != first_->tensor.device()) {
-      throw ConfigError("fully sharded data parallelism needs one dtype and device for every " +
-                        kind + ": '" + first_->name + "' is " +
-                        c10::toString(first_->tensor.scalar_type()) + " but " + where + " is " +
-                        c10::toString(p.tensor.scalar_type()));
+    // Frozen parameters take a flat buffer per dtype; trained ones share one
+    // with their gradients and optimizer state.
+    if (trained_ && p.tensor.scalar_type() != first_->tensor.scalar_type()) {
+      throw ConfigError("fully sharded data parallelism needs one dtype for every " + kind + ": '" +
+                        first_->name + "' is " + c10::toString(first_->tensor.scalar_type()) +
+                        " but " + where + " is " + c10::toString(p.tensor.scalar_type()));
+    }
+    if (p.tensor.device() != first_->tensor.device()) {
+      throw ConfigError("fully sharded data parallelism needs one device for every " + kind +
+                        ": '" + first_->name + "' is on " + first_->tensor.device().str() +
+                        " but " + where + " is on " + p.tensor.device().str());
     }
   }
 

@@ -142,10 +142,6 @@ std::string checkLayout(const TrainingJob& job, const Layout& l) {
            " shards gradients, which pipeline accumulation over micro-batches keeps whole; "
            "use zero0 or zero1 with pp " +
            str(l.pp);
-  if (l.zeroStage == 3 && m.lora.bf16Base)
-    return "ZeRO-3 with a bf16 base (finetune.base_dtype): strata train refuses it (a unit's "
-           "frozen "
-           "part holds one dtype); use zero0, zero1 or zero2";
   return checkSchedule(l, l.microBatches(job.globalBatch));
 }
 

@@ -253,14 +253,19 @@ MemoryBreakdown rankModelState(const TrainingJob& job, const Layout& l, const St
   if (plan.frozenBase) {
     auto [held, heldExperts] = shardedParams(l, plan, rank);
     double base = held - plan.rankAdapterParams[rank];
+    double projections =
+        job.model.lora.bf16Base ? frozenProjectionParams(job.model, l, plan, rank) : 0;
     if (l.zeroStage == 3) {
+      // The experts' weights, all projections, go over the experts' own
+      // replicas; the rest over dp x cp.
+      double expertProjections = std::min(heldExperts, projections);
+      projections =
+          (projections - expertProjections) / l.replicas() + expertProjections / l.expertReplicas();
       base /= l.replicas();
       heldExperts /= l.expertReplicas();
     }
     mem.parameters += (base + heldExperts) * job.precision.weightBytes;
-    if (job.model.lora.bf16Base)
-      mem.parameters -=
-          frozenProjectionParams(job.model, l, plan, rank) * (job.precision.weightBytes - 2);
+    mem.parameters -= projections * (job.precision.weightBytes - 2);
   }
   return mem;
 }

@@ -104,7 +104,8 @@ std::function<void(int, const ShardedUnit&)> unitInitialiser(const LayerBuilder&
                     path + "' of the shape of '" + p.name + "'");
       }
       at::Tensor target = p.tensor;
-      target.set_(value->detach());
+      // In the shell's dtype: a bf16 base's projections (frozen_base.h).
+      target.set_(value->detach().to(target.scalar_type()));
     }
   };
 }

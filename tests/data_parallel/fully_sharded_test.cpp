@@ -90,7 +90,7 @@ struct ShardedRun {
       optimizer.step();
       losses.push_back(averageOverReplicas(loss, comm));
       // Only the shards stay: every unit released after the step.
-      EXPECT_EQ(fsdp.gatheredNumel(), 0);
+      EXPECT_EQ(fsdp.gatheredBytes(), 0);
     }
     return losses;
   }
@@ -134,7 +134,7 @@ void checkShardedMatchesSerial(const RankContext&) {
       // gathered at once; without, every unit stays until the step's sync.
       int64_t largest = 16 * 16 + 16 + comm.size();  // `second`, padded at most this far
       int64_t bound = reshard ? (1 + prefetch) * largest : 4 * largest;
-      EXPECT_LE(adam.fsdp.peakGatheredNumel(), bound) << what;
+      EXPECT_LE(adam.fsdp.peakGatheredBytes(), 4 * bound) << what;  // float32
       // Beyond its parameter and gradient shards, resharding holds the
       // running unit and its full gradient (never with the reduce-scatter
       // buffer besides), and per prefetched unit one more gathered and one
@@ -143,7 +143,7 @@ void checkShardedMatchesSerial(const RankContext&) {
         int64_t shards = 0;
         for (int u = 0; u < adam.fsdp.numUnits(); ++u) shards += adam.fsdp.shard(u).numel();
         int64_t held = 2 * shards + 2 * largest + prefetch * (2 * largest + largest / comm.size());
-        EXPECT_LE(adam.fsdp.peakHeldNumel(), held) << what;
+        EXPECT_LE(adam.fsdp.peakHeldBytes(), 4 * held) << what;
       }
     }
   }
@@ -382,15 +382,15 @@ void checkFrozenParameters(const RankContext&) {
       };
       torch::Tensor h0 = fsdp.forward(0, x, layer(model.first));
       int64_t gatheredThen = -1;
-      h0.register_hook([&](const torch::Tensor&) { gatheredThen = fsdp.gatheredNumel(); });
+      h0.register_hook([&](const torch::Tensor&) { gatheredThen = fsdp.gatheredBytes(); });
       torch::Tensor h1 = fsdp.forward(1, h0, layer(model.second));
       torch::Tensor out =
           fsdp.forward(2, h1, [&](const torch::Tensor& in) { return model.last(in); });
       torch::Tensor loss = torch::mse_loss(out, y);
       loss.backward();
-      EXPECT_EQ(gatheredThen, firstUnit) << what << ", step " << step;
+      EXPECT_EQ(gatheredThen, 4 * firstUnit) << what << ", step " << step;  // float32
       // Every unit released by the end of backward, frozen parts included.
-      EXPECT_EQ(fsdp.gatheredNumel(), 0) << what << ", step " << step;
+      EXPECT_EQ(fsdp.gatheredBytes(), 0) << what << ", step " << step;
       optimizer.step();
       losses.push_back(averageOverReplicas(loss.item<double>(), comm));
     }
@@ -401,6 +401,70 @@ void checkFrozenParameters(const RankContext&) {
 }
 
 TEST(FullySharded, FrozenParametersShardedUntrained) { runInProcesses(2, checkFrozenParameters); }
+
+// A unit's frozen parameters of two dtypes (a bf16 weight beside a float32
+// scale, as a bf16 base beside its norms) take a flat buffer each: both are
+// gathered for the unit and released after its backward, unchanged, while
+// its trained bias trains as one process does with the same frozen values.
+torch::Tensor scaledLayer(const torch::Tensor& x, const torch::Tensor& weight,
+                          const torch::Tensor& scale, const torch::Tensor& bias) {
+  return torch::tanh(torch::linear(x, weight.to(torch::kFloat)) * scale + bias);
+}
+
+void checkFrozenOfTwoDtypes(const RankContext&) {
+  auto world = World::init();
+  Communicator& comm = world->comm();
+  Dataset data = makeDataset();
+  at::Generator generator = at::detail::createCPUGenerator(5);
+  const torch::Tensor weight =
+      torch::randn({kOutputs, kInputs}, generator).to(torch::kBFloat16);  // [3, 6]
+  const torch::Tensor scale = torch::rand({kOutputs}, generator) + 0.5;   // [3]
+
+  torch::Tensor serialBias = torch::zeros({kOutputs}).requires_grad_();
+  std::unique_ptr<torch::optim::Optimizer> reference = adamW()({serialBias});
+  std::vector<double> serialLosses;
+  for (int step = 0; step < kSteps; ++step) {
+    reference->zero_grad();
+    torch::Tensor loss = torch::mse_loss(scaledLayer(data.inputs[step], weight, scale, serialBias),
+                                         data.targets[step]);
+    loss.backward();
+    reference->step();
+    serialLosses.push_back(loss.item<double>());
+  }
+
+  torch::Tensor w = weight.clone(), s = scale.clone();
+  torch::Tensor bias = torch::zeros({kOutputs}).requires_grad_();
+  FullyShardedDataParallel fsdp({{"layer", {{"bias", bias}}, {{"weight", w}, {"scale", s}}}}, comm);
+  FullyShardedOptimizer optimizer(fsdp, flatAdamW());
+  const int64_t gathered = 2 * paddedNumel({w}, comm.size()) + 4 * paddedNumel({s}, comm.size()) +
+                           4 * paddedNumel({bias}, comm.size());
+  for (int step = 0; step < kSteps; ++step) {
+    optimizer.zeroGrad();
+    torch::Tensor x = shardOf(data.inputs[step], comm.rank(), comm.size());
+    torch::Tensor y = shardOf(data.targets[step], comm.rank(), comm.size());
+    int64_t gatheredThen = -1;
+    torch::Tensor out = fsdp.forward(0, x, [&](const torch::Tensor& in) {
+      gatheredThen = fsdp.gatheredBytes();
+      return scaledLayer(in, w, s, bias);
+    });
+    torch::Tensor loss = torch::mse_loss(out, y);
+    loss.backward();
+    optimizer.step();
+    EXPECT_EQ(gatheredThen, gathered) << "step " << step;
+    EXPECT_EQ(fsdp.gatheredBytes(), 0) << "step " << step;
+    EXPECT_NEAR(averageOverReplicas(loss.item<double>(), comm), serialLosses[step],
+                kShardedTolerance)
+        << "step " << step;
+  }
+  std::vector<torch::Tensor> full = fsdp.fullParameters();  // bias, weight, scale
+  ASSERT_EQ(full.size(), 3u);
+  EXPECT_LE(maxDifference({serialBias.detach()}, {full[0]}), kShardedTolerance);
+  EXPECT_EQ(full[1].scalar_type(), torch::kBFloat16);
+  EXPECT_TRUE(torch::equal(full[1], weight));
+  EXPECT_TRUE(torch::equal(full[2], scale));
+}
+
+TEST(FullySharded, FrozenParametersOfTwoDtypes) { runInProcesses(2, checkFrozenOfTwoDtypes); }
 
 // Two steps, then the shards and optimizer state go into a fresh replica set
 // (other initial weights) that trains the last three: bit for bit the
@@ -466,6 +530,12 @@ void checkBadUnits(const RankContext&) {
         FullyShardedDataParallel({{"a", {}, namedOf(*model.first)}}, comm);
       },
       "frozen parameter 'weight' of fully sharded unit 'a' requires grad");
+  torch::Tensor half = torch::zeros({4}, torch::kBFloat16).requires_grad_();
+  expectConfigError(
+      [&] {
+        FullyShardedDataParallel({{"a", {{"bias", model.first->bias}, {"half", half}}}}, comm);
+      },
+      "one dtype for every parameter: 'bias' is Float but parameter 'half'");
   FullyShardedOptions negative;
   negative.prefetch = -1;
   expectConfigError([&] { FullyShardedDataParallel(mlpUnits(model), comm, negative); },

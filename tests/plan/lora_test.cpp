@@ -111,14 +111,19 @@ TEST(Lora, ModelStateIsTheFrozenBaseAndTheTrainedAdapters) {
   Estimate resharded = evaluateLayout(job, parseLayout("pp1,tp1,dp2,mb1,zero3"));
   EXPECT_LT(resharded.rankMemory.at(0).parameters, zero3.rankMemory.at(0).parameters);
   // A bf16 base keeps each layer's projections (all but its two norms) in 2
-  // bytes; ZeRO-3 refuses it, as strata train does.
+  // bytes, whole on the rank or, under ZeRO-3, sharded over dp with the rest.
   job.model.lora.bf16Base = true;
   double projections =
       job.model.layers * (tpRankLayerParameters(job.model, LayerKind::kDense, 1, 1) - 2 * 8);
   Estimate bf16 = evaluateLayout(job, parseLayout("pp1,tp1,dp2,mb1,zero1"));
   EXPECT_DOUBLE_EQ(bf16.rankMemory.at(0).parameters, 4 * (base + 2 * adapters) - 2 * projections);
-  EXPECT_NE(checkLayout(job, parseLayout("pp1,tp1,dp2,mb1,zero3")).find("bf16 base"),
-            std::string::npos);
+  Layout zero3Layout = parseLayout("pp1,tp1,dp2,mb1,zero3");
+  EXPECT_EQ(checkLayout(job, zero3Layout), "");
+  job.model.lora.bf16Base = false;
+  double fp32Base = evaluateLayout(job, zero3Layout).rankMemory.at(0).parameters;
+  job.model.lora.bf16Base = true;
+  EXPECT_DOUBLE_EQ(evaluateLayout(job, zero3Layout).rankMemory.at(0).parameters,
+                   fp32Base - 2 * projections / 2);
 }
 
 // The frozen base's backward makes its inputs' gradients only: a layer's

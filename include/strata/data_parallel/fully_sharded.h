@@ -36,8 +36,9 @@
 // optimizer leaves them untouched, as one-process training would.
 //
 // Frozen parameters (requires_grad false: a base model under LoRA) may share
-// a unit with trained ones. They are sharded and gathered with the unit, in a
-// flat buffer of their own (their dtype may differ), but take no gradient,
+// a unit with trained ones. They are sharded and gathered with the unit, in
+// flat buffers of their own, one per dtype (a bf16 base's projections beside
+// its fp32 norms), but take no gradient,
 // reduction or optimizer state: layout(), shard() and gradientShard() are the
 // trained parameters' alone. A unit's frozen parameters are needed by its
 // backward until it has also produced its input's gradient, which no
@@ -100,7 +101,8 @@ struct FullyShardedOptions {
 class FullyShardedDataParallel {
  public:
   // Units must not share a parameter; trained parameters must be leaves of
-  // one dtype that require grad, frozen ones leaves of one dtype that do not.
+  // one dtype that require grad, frozen ones leaves of any dtypes that do
+  // not; all on one device.
   // The tensors must outlive this object.
   FullyShardedDataParallel(std::vector<ShardedUnit> units, Communicator& comm,
                            FullyShardedOptions options = {});
@@ -168,15 +170,15 @@ class FullyShardedDataParallel {
   std::vector<at::Tensor> fullParameters();
   Communicator& comm() const;
   const FullyShardedOptions& options() const;
-  // Elements of parameters gathered now and at most so far (since
+  // Bytes of parameters gathered now and at most so far (since
   // construction): what ZeRO-3 adds to the shards.
-  int64_t gatheredNumel() const;
-  int64_t peakGatheredNumel() const;
-  // Elements this object holds at most at once (since construction): the
+  int64_t gatheredBytes() const;
+  int64_t peakGatheredBytes() const;
+  // Bytes this object holds at most at once (since construction): the
   // parameter shards, the gradient shards (each from its unit's reduce-scatter
   // to zeroGrad()), gathered parameters, full gradients on the parameters, and
   // reduce-scatter buffers (input and output) in flight.
-  int64_t peakHeldNumel() const;
+  int64_t peakHeldBytes() const;
   // Seconds spent blocked waiting for gathers needed now (since
   // construction): the gather time prefetch did not hide.
   double gatherWaitSeconds() const;
