@@ -171,6 +171,34 @@ TEST(LoraEqualsReference, MixtureOfExpertsAdaptedEp2Zero3) {
   expectEqualsReference("loramoez3", c);
 }
 
+// train.precision = "bf16": the run under bf16 autocast against the
+// reference under the same autocast, one process and pp 2 x tp 2, within
+// bf16's tolerances (reference_comparison.cpp). Needs a CPU that strata
+// train runs bf16 on.
+TrainConfig bf16(TrainConfig c) {
+  c.train.precision = "bf16";
+  return c;
+}
+
+bool bf16Supported() {
+  try {
+    checkPrecisionSupported("bf16");
+    return true;
+  } catch (const ConfigError&) {
+    return false;
+  }
+}
+
+TEST(LoraEqualsReference, OneProcessBf16) {
+  if (!bf16Supported()) GTEST_SKIP() << "no native bf16 on this CPU";
+  expectEqualsReference("lorabf16", bf16(lora(tinyLlamaConfig(2))));
+}
+
+TEST(LoraEqualsReference, Pp2Tp2Bf16) {
+  if (!bf16Supported()) GTEST_SKIP() << "no native bf16 on this CPU";
+  expectEqualsReference("lorabf16pp2tp2", bf16(withLayout(lora(tinyLlamaConfig(2)), 2, 1, 1, 2)));
+}
+
 // finetune.base_dtype = "bf16" keeps the frozen projections in bf16. Under
 // bf16 autocast, which computes them in bf16 anyway, the run trains as the
 // one whose base stays fp32, step for step and adapter for adapter, each

@@ -1,5 +1,7 @@
 #include "reference_training.h"
 
+#include <ATen/autocast_mode.h>
+
 #include <cmath>
 #include <limits>
 
@@ -179,6 +181,26 @@ double runGlobalBatch(strata::testing::ReferenceModel& model, const Batch& batch
   return sum / static_cast<double>(m);
 }
 
+// Turns CPU autocast to bf16 on for its lifetime when `on`.
+class ReferenceAutocast {
+ public:
+  explicit ReferenceAutocast(bool on) : on_(on) {
+    if (!on_) return;
+    at::autocast::set_autocast_enabled(at::kCPU, true);
+    at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+  }
+  ~ReferenceAutocast() {
+    if (!on_) return;
+    at::autocast::set_autocast_enabled(at::kCPU, false);
+    at::autocast::clear_cache();
+  }
+  ReferenceAutocast(const ReferenceAutocast&) = delete;
+  ReferenceAutocast& operator=(const ReferenceAutocast&) = delete;
+
+ private:
+  bool on_;
+};
+
 }  // namespace
 
 ReferenceRun trainReference(const TrainConfig& config, int steps) {
@@ -194,6 +216,9 @@ ReferenceRun trainReference(const TrainConfig& config, int steps) {
   torch::optim::AdamW optimizer = makeReferenceAdamW(trainable, c);
   int64_t microBatches = c.globalBatch / c.microBatch;
 
+  // train.precision = "bf16": the matrix products in bf16 under CPU autocast,
+  // set here by hand, the rest (norms, softmax, the loss) in float32.
+  ReferenceAutocast autocast(c.precision == "bf16");
   ReferenceRun run;
   for (int step = 0; step < steps; ++step) {
     for (auto& group : optimizer.param_groups())
