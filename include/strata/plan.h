@@ -8,6 +8,7 @@
 #include "strata/plan/comm.h"
 #include "strata/plan/cost_model.h"
 #include "strata/plan/errors.h"
+#include "strata/plan/failures.h"
 #include "strata/plan/layout.h"
 #include "strata/plan/measured_profile.h"
 #include "strata/plan/memory.h"

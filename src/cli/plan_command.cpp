@@ -9,6 +9,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "plan_failures.h"
 #include "plan_job.h"
 #include "strata/plan/errors.h"
 #include "strata/plan/search.h"
@@ -33,7 +34,8 @@ struct PlanOptions {
   std::optional<int64_t> loraRank;
   std::optional<double> loraDropout;
   std::string baseDtype;
-  int64_t nodes = 0, top = 5, maxCp = 0, maxEp = 0;
+  std::optional<double> failuresPerDeviceHour, restartSeconds;
+  int64_t nodes = 0, top = 5, maxCp = 0, maxEp = 0, simulateFailures = 0;
   double tokens = 0, efficiency = 0;
   bool explain = false, json = false, allowCrossNodeTp = false, evenStages = false;
 };
@@ -110,7 +112,19 @@ void addFlags(CLI::App& command, PlanOptions& o) {
   addIntFlag(command, "--nodes", &o.nodes, "nodes to use (0: the cluster's own count)", 0);
   addOptionalIntFlag(command, "--global-batch", &o.globalBatch, "sequences per iteration",
                      "--config's, else 8", 1, kIntMax);
-  addRealFlag(command, "--tokens", &o.tokens, "tokens to train on, for days to train (e.g. 300e9)");
+  addRealFlag(command, "--tokens", &o.tokens,
+              "tokens to train on, for days to train (e.g. 300e9) and with failures");
+  addOptionalRealFlag(command, "--failures-per-gpu-hour", &o.failuresPerDeviceHour,
+                      "unexpected interruptions per device-hour, for the time to train with "
+                      "failures (0: none)",
+                      "the cluster's");
+  addOptionalRealFlag(command, "--restart-seconds", &o.restartSeconds,
+                      "seconds from a failure to training again from a checkpoint",
+                      "the cluster's");
+  addIntFlag(command, "--simulate-failures", &o.simulateFailures,
+             "simulate this many whole runs with failures and print the spread of their days "
+             "to train (needs --tokens)",
+             0, kIntMax);
   addIntFlag(command, "--top", &o.top, "layouts to print", 1);
   addIntFlag(command, "--max-cp", &o.maxCp,
              "the largest context-parallel degree the search tries (1: none; 0: any that "
@@ -168,6 +182,8 @@ PlanRequest requestOf(const PlanOptions& o, bool modelGiven, ConfigModelReader i
   r.globalBatch = narrow(o.globalBatch);
   r.tokens = o.tokens;
   r.efficiency = o.efficiency;
+  r.failuresPerDeviceHour = o.failuresPerDeviceHour;
+  r.restartSeconds = o.restartSeconds;
   r.allowCrossNodeTp = o.allowCrossNodeTp;
   r.evenStages = o.evenStages;
   return r;
@@ -197,7 +213,7 @@ std::string fmt(const char* format, double value) {
   return buf;
 }
 
-void printJson(std::ostream& out, int rank, const Estimate& e) {
+void printJson(std::ostream& out, int rank, const Estimate& e, const plan::TrainingJob& job) {
   nlohmann::ordered_json line = {
       {"rank", rank},
       {"layout", plan::toString(e.layout)},
@@ -219,6 +235,7 @@ void printJson(std::ostream& out, int rank, const Estimate& e) {
       {"pp_comm_s", jsonNumber(e.time.ppComm)},
       {"dp_exposed_s", jsonNumber(e.time.dpExposed)},
       {"optimizer_s", jsonNumber(e.time.optimizer)}};
+  addFailureFields(line, job, e);
   out << dumpJson(line) << "\n";
 }
 
@@ -328,7 +345,7 @@ void printExplain(std::ostream& out, const Estimate& e, const plan::TrainingJob&
 void printReport(std::ostream& out, const PlanOptions& o, const plan::TrainingJob& job,
                  const std::vector<Estimate>& best, const std::string& header) {
   if (o.json) {
-    for (size_t i = 0; i < best.size(); ++i) printJson(out, static_cast<int>(i) + 1, best[i]);
+    for (size_t i = 0; i < best.size(); ++i) printJson(out, static_cast<int>(i) + 1, best[i], job);
     return;
   }
   out << header;
@@ -340,6 +357,7 @@ void printReport(std::ostream& out, const PlanOptions& o, const plan::TrainingJo
   out << columns;
   for (size_t i = 0; i < best.size(); ++i) printRow(out, static_cast<int>(i) + 1, best[i], width);
   if (o.explain && !best.empty()) printExplain(out, best.front(), job);
+  if (!best.empty()) printFailures(out, job, best.front(), static_cast<int>(o.simulateFailures));
 }
 
 // "124.4M", "1.3B": a parameter count in the unit that suits it.
@@ -401,6 +419,9 @@ std::string describe(const plan::TrainingJob& job) {
 
 int run(const PlanOptions& o, bool modelGiven, const ConfigModelReader& initFromModel,
         std::ostream& out) {
+  if (o.simulateFailures > 0 && o.tokens <= 0)
+    throw plan::PlanError(
+        "--simulate-failures needs --tokens: the runs it simulates train on them");
   PlannedJob planned = makePlannedJob(requestOf(o, modelGiven, initFromModel));
   const plan::TrainingJob& job = planned.job;
   if (!o.layout.empty()) {
@@ -438,7 +459,11 @@ Subcommand addPlanCommand(CLI::App& strata, std::ostream& out, std::ostream& err
       "--seq-len replace its sizes; all six without --model, --config or --profile describe\n"
       "a custom model. --architecture and --kv-heads replace its family and key/value heads,\n"
       "--moe-experts, --moe-top-k, --moe-expert-ffn, --moe-shared-experts and --moe-every its\n"
-      "mixture-of-experts layers.");
+      "mixture-of-experts layers.\n"
+      "With --tokens and a failure rate (the cluster's, or --failures-per-gpu-hour), the best\n"
+      "layout's time to train with failures: the checkpoint interval that loses the least\n"
+      "(Young/Daly), the goodput and days with checkpoint-restart and with in-job recovery,\n"
+      "and with --simulate-failures RUNS the spread of whole runs (docs/planner.md).");
   auto options = std::make_shared<PlanOptions>();
   addFlags(*command, *options);
   return {command, [command, options, initFromModel, &out, &err] {

@@ -62,6 +62,19 @@ plan::Cluster cluster(const PlanRequest& r) {
     throw plan::PlanError("--efficiency is a fraction of peak in (0, 1], got " +
                           std::to_string(r.efficiency));
   if (r.efficiency > 0) c.device.matmulEfficiency = r.efficiency;
+  if (r.failuresPerDeviceHour) {
+    if (!(*r.failuresPerDeviceHour >= 0))
+      throw plan::PlanError("--failures-per-gpu-hour must be >= 0, got " +
+                            std::to_string(*r.failuresPerDeviceHour));
+    c.reliability.failuresPerDeviceHour = *r.failuresPerDeviceHour;
+    c.reliability.failureSource = "--failures-per-gpu-hour";
+  }
+  if (r.restartSeconds) {
+    if (!(*r.restartSeconds >= 0))
+      throw plan::PlanError("--restart-seconds must be >= 0, got " +
+                            std::to_string(*r.restartSeconds));
+    c.reliability.restartSeconds = *r.restartSeconds;
+  }
   return c;
 }
 

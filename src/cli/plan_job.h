@@ -48,6 +48,8 @@ struct PlanRequest {
   int nodes = 0;                   // 0: the cluster's own count
   std::optional<int> globalBatch;  // else the config's, else 8
   double tokens = 0, efficiency = 0;
+  // --failures-per-gpu-hour and --restart-seconds: over the cluster's.
+  std::optional<double> failuresPerDeviceHour, restartSeconds;
   bool allowCrossNodeTp = false, evenStages = false;
   ConfigModelReader initFromModel;  // read before --config's [model]; unset: none
 };

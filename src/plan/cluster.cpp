@@ -43,6 +43,19 @@ std::map<std::string, Setter> makeNumericKeys() {
       {"matmul_efficiency", [](Cluster& c, double v) { c.device.matmulEfficiency = v; }},
       {"compute_spread", [](Cluster& c, double v) { c.device.noise.spread = v; }},
       {"compute_jitter_ms", [](Cluster& c, double v) { c.device.noise.jitter = v * 1e-3; }},
+      {"failures_per_device_hour",
+       [](Cluster& c, double v) {
+         c.reliability.failuresPerDeviceHour = v;
+         c.reliability.failureSource = "the cluster file";
+       }},
+      {"storage_gbytes_per_s_per_node",
+       [](Cluster& c, double v) {
+         c.reliability.storageBytesPerNode = v * 1e9;
+         c.reliability.storageSource = "the cluster file";
+       }},
+      {"restart_s", [](Cluster& c, double v) { c.reliability.restartSeconds = v; }},
+      {"detection_s", [](Cluster& c, double v) { c.reliability.detectionSeconds = v; }},
+      {"rejoin_s", [](Cluster& c, double v) { c.reliability.rejoinSeconds = v; }},
   };
   addLinkKeys(keys, "intra_node_", [](Cluster& c) -> Link& { return c.intraNode; });
   addLinkKeys(keys, "inter_node_", [](Cluster& c) -> Link& { return c.interNode; });
@@ -95,8 +108,8 @@ std::string knownKeys() {
 bool isIntegerKey(const std::string& key) { return key == "nodes" || key == "devices_per_node"; }
 
 double parseValue(const util::TomlEntry& entry) {
-  bool mayBeZero =
-      entry.key.find("latency") != std::string::npos || entry.key.rfind("compute_", 0) == 0;
+  bool mayBeZero = entry.key.find("latency") != std::string::npos ||
+                   entry.key.rfind("compute_", 0) == 0 || entry.key == "failures_per_device_hour";
   const char* expected = mayBeZero ? "a non-negative number" : "a positive number";
   double value = numberOf(entry, expected);
   if (!(mayBeZero ? value >= 0 : value > 0)) wrongValue(entry, expected);

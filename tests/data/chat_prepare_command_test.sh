@@ -46,7 +46,8 @@ grep -qF "has the role 'narrator'" "$work/out" || fail "role: $(cat "$work/out")
   --val-fraction 0.2 --pack --out-dir "$work/out-run" >"$work/train.out" 2>&1 || fail "train: $(cat "$work/train.out")"
 grep -qF "the loss counts the assistant's tokens only ($work/sft.mask; data.loss_on = auto)" "$work/train.out" ||
   fail "train output: $(cat "$work/train.out")"
-grep -qF "documents packed: each sees only itself" "$work/train.out" || fail "pack: $(cat "$work/train.out")"
+grep -qF "documents packed (data.pack): each sees only itself" "$work/train.out" || fail "pack: $(cat "$work/train.out")"
+grep -qF "training documents in whole-document windows" "$work/train.out" || fail "whole documents: $(cat "$work/train.out")"
 printf 'plain text\n' >"$work/plain.txt"
 status=0
 "$strata" train --data-files "$work/plain.txt" --pack --steps 1 --out-dir "$work/out-plain" >"$work/out" 2>&1 || status=$?

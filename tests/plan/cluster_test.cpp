@@ -58,6 +58,36 @@ TEST(Cluster, FileOverridesAPreset) {
   EXPECT_EQ(parseClusterText("compute_spread = 0\n", "z.toml").device.noise.spread, 0);
 }
 
+// How often devices fail and what recovering costs: the H100 preset's from
+// Llama 3's run, named; a file's own figures, named as the file's.
+TEST(Cluster, ReliabilityFromAPresetOrAFile) {
+  const Reliability& h100 = clusterPreset("dgx-h100-80gb").reliability;
+  EXPECT_NEAR(h100.failuresPerDeviceHour * 16384 * 54 * 24, 419, 1e-9);
+  EXPECT_NE(h100.failureSource.find("Llama 3"), std::string::npos);
+  EXPECT_NE(clusterPreset("p4d.24xlarge").reliability.failureSource.find("assumed"),
+            std::string::npos);
+  EXPECT_EQ(clusterPreset("cpu-local").reliability.failuresPerDeviceHour, 0);
+  Cluster c = parseClusterText(
+      "preset = \"dgx-h100-80gb\"\nfailures_per_device_hour = 1e-4\n"
+      "storage_gbytes_per_s_per_node = 4\nrestart_s = 120\ndetection_s = 10\nrejoin_s = 20\n",
+      "r.toml");
+  EXPECT_DOUBLE_EQ(c.reliability.failuresPerDeviceHour, 1e-4);
+  EXPECT_EQ(c.reliability.failureSource, "the cluster file");
+  EXPECT_DOUBLE_EQ(c.reliability.storageBytesPerNode, 4e9);
+  EXPECT_DOUBLE_EQ(c.reliability.restartSeconds, 120);
+  EXPECT_DOUBLE_EQ(c.reliability.detectionSeconds, 10);
+  EXPECT_DOUBLE_EQ(c.reliability.rejoinSeconds, 20);
+  EXPECT_EQ(parseClusterText("failures_per_device_hour = 0\n", "z.toml")
+                .reliability.failuresPerDeviceHour,
+            0);
+  try {
+    parseClusterText("restart_s = -5\n", "bad.toml");
+    ADD_FAILURE() << "accepted";
+  } catch (const PlanError& e) {
+    EXPECT_NE(std::string(e.what()).find("restart_s"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Cluster, FileGivesLargeMessageRatesAndPointToPointPaths) {
   Cluster c = parseClusterText(
       "intra_node_large_message_mib = 8\n"

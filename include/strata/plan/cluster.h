@@ -63,6 +63,21 @@ struct Link {
   double transferSeconds(double bytes) const;
 };
 
+// How often the devices fail and what recovering costs (failures.h). The
+// presets name their sources; what nobody published is an assumption, and
+// says so.
+struct Reliability {
+  double failuresPerDeviceHour = 0;  // unexpected job interruptions per device-hour
+  std::string failureSource;
+  // Checkpoint writes a node can sustain to shared storage, bytes/s: the
+  // save's stall is the node's model state over it.
+  double storageBytesPerNode = 0;
+  std::string storageSource;
+  double restartSeconds = 0;    // a failure to training again from a checkpoint
+  double detectionSeconds = 0;  // a failed rank noticed by the others
+  double rejoinSeconds = 0;     // a replaced replica training again (in-job recovery)
+};
+
 struct Cluster {
   std::string name;
   int nodes = 1;
@@ -75,6 +90,7 @@ struct Cluster {
   // receive do; unset, they cross the collectives' link.
   std::optional<Link> intraNodeP2p;
   std::optional<Link> interNodeP2p;
+  Reliability reliability;
 
   int totalDevices() const { return nodes * devicesPerNode; }
   double peakFlops(Dtype dtype) const;

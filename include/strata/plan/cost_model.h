@@ -181,9 +181,8 @@ struct TrainingJob {
 // sequence length not divisible by 2 * cp, with sequence parallel S/cp not
 // divisible by tp, and all-to-all where cp does not divide each tp rank's
 // heads and kv heads; and for experts what the trainer refuses: ep > 1
-// without MoE layers, ep not dividing dp * cp or the experts, ZeRO-3 with
-// ep > 1, expert_ffn not divisible by tp, and sequence parallel with MoE;
-// and ZeRO-3 under LoRA, which the trainer refuses too.
+// without MoE layers, ep not dividing dp * cp or the experts, expert_ffn
+// not divisible by tp, and sequence parallel with MoE; ZeRO-2 under pp > 1.
 std::string checkLayout(const TrainingJob& job, const Layout& layout);
 
 struct TimeBreakdown {
