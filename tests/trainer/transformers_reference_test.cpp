@@ -258,6 +258,15 @@ torch::Tensor pipelineLogits(const Trainer& trainer, const torch::Tensor& ids) {
   return logits;
 }
 
+// The last stage's ranks write their tp share of pipelineLogits' logits
+// into `dir` (the other stages have none), for joinedLogits.
+void writeLogitsShare(const std::string& dir, const Trainer& trainer, const torch::Tensor& logits) {
+  if (!logits.defined()) return;
+  formats::writeSafetensors(
+      dir + "/strata-tp" + std::to_string(trainer.groups().coord.tp) + ".safetensors",
+      {{"logits", logits}}, {});
+}
+
 // Each tp rank's share of the last stage's logits, joined: [b, s, vocab].
 torch::Tensor joinedLogits(const std::string& dir, int64_t vocab) {
   std::vector<torch::Tensor> shares;
@@ -321,12 +330,7 @@ void expectImportGivesTransformersModel(const std::string& family) {
         ASSERT_EQ(trainer.groups().pp->size(), 2);
         ASSERT_EQ(trainer.groups().tp->size(), 2);
         trainer.initFrom(folder);
-        torch::Tensor logits = pipelineLogits(trainer, ids);
-        if (logits.defined()) {
-          formats::writeSafetensors(
-              dir + "/strata-tp" + std::to_string(trainer.groups().coord.tp) + ".safetensors",
-              {{"logits", logits}}, {});
-        }
+        writeLogitsShare(dir, trainer, pipelineLogits(trainer, ids));
       },
       sharedDirOptions(dir));
   torch::Tensor strata = joinedLogits(dir, config.model.vocab);  // [b, s, V]
@@ -397,11 +401,7 @@ TEST(PeftReference, PeftAdapterLoadsIntoPp2Tp2) {
         Trainer trainer(config, World::init());
         trainer.initFrom(config.checkpoint.initFrom);
         trainer.initAdapter(config.finetune.initAdapter);
-        torch::Tensor logits = pipelineLogits(trainer, ids);
-        if (logits.defined())
-          formats::writeSafetensors(
-              dir + "/strata-tp" + std::to_string(trainer.groups().coord.tp) + ".safetensors",
-              {{"logits", logits}}, {});
+        writeLogitsShare(dir, trainer, pipelineLogits(trainer, ids));
       },
       sharedDirOptions(dir));
   std::cout << "peft " << report["versions"]["peft"].get<std::string>() << std::endl;
@@ -520,11 +520,7 @@ TEST(PeftReference, MixtralExpertAdaptersBothWays) {
         Trainer trainer(config, World::init());
         trainer.initFrom(config.checkpoint.initFrom);
         trainer.initAdapter(config.finetune.initAdapter);
-        torch::Tensor logits = pipelineLogits(trainer, ids);
-        if (logits.defined())
-          formats::writeSafetensors(
-              dir + "/strata-tp" + std::to_string(trainer.groups().coord.tp) + ".safetensors",
-              {{"logits", logits}}, {});
+        writeLogitsShare(dir, trainer, pipelineLogits(trainer, ids));
         trainSteps(trainer, 2);
         moveAdapters(trainer);
         trainer.saveCheckpoint();
