@@ -112,7 +112,7 @@ TEST(MixtralExport, ImportPutsEachExpertOnItsRank) {
 // LoRA adapters on every projection, the experts' too, trained at ep 2:
 // --merge-adapter folds each expert's adapters into its weights, so
 // Mixtral's forward of the merged file gives the adapted model's logits
-// (PEFT's format: transformers_reference_test.cpp).
+// (PEFT's format: peft_reference_test.cpp).
 TrainConfig withExpertAdapters(TrainConfig c) {
   c.finetune.method = "lora";
   c.finetune.rank = 4;
