@@ -12,50 +12,13 @@
 #include "data_parallel/sharded_unit_checks.h"
 #include "data_parallel/storage_release.h"
 #include "data_parallel/sync_window.h"
+#include "data_parallel/watch_input.h"
 #include "strata/error.h"
 
 namespace strata::data_parallel {
 namespace {
 
 int64_t bytesOf(const at::Tensor& t) { return t.numel() * static_cast<int64_t>(t.element_size()); }
-
-// A unit's frozen parameters, a flat buffer per dtype (a bf16 base's
-// projections beside its fp32 norms), in the order the dtypes first appear.
-std::vector<ShardedBuffer> frozenBuffers(const std::vector<NamedTensor>& frozen, int shards) {
-  std::vector<std::vector<NamedTensor>> byDtype;
-  for (const NamedTensor& p : frozen) {
-    auto same = std::find_if(byDtype.begin(), byDtype.end(), [&](const auto& group) {
-      return group.front().tensor.scalar_type() == p.tensor.scalar_type();
-    });
-    if (same == byDtype.end())
-      byDtype.push_back({p});
-    else
-      same->push_back(p);
-  }
-  std::vector<ShardedBuffer> buffers;
-  for (std::vector<NamedTensor>& group : byDtype) buffers.emplace_back(std::move(group), shards);
-  return buffers;
-}
-
-// The identity, whose backward calls back when the gradient of its input,
-// the unit's, is complete: the unit's backward in this pass is then over, as
-// this node was created before every node of the unit's forward and the
-// engine runs the ready node created last first.
-struct WatchInput : public torch::autograd::Function<WatchInput> {
-  using Callback = std::function<void()>;
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& input,
-                            const Callback* onGradient) {
-    ctx->saved_data["callback"] = static_cast<int64_t>(reinterpret_cast<intptr_t>(onGradient));
-    return input.view_as(input);
-  }
-  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
-                                                 torch::autograd::variable_list grads) {
-    const auto* onGradient = reinterpret_cast<const Callback*>(
-        static_cast<intptr_t>(ctx->saved_data["callback"].toInt()));
-    (*onGradient)();
-    return {grads[0], at::Tensor()};
-  }
-};
 
 }  // namespace
 
@@ -146,7 +109,7 @@ FullyShardedDataParallel::Impl::Impl(std::vector<ShardedUnit> units, Communicato
   for (ShardedUnit& spec : units) {
     Unit unit;
     unit.trained = ShardedBuffer(spec.parameters, comm.size());
-    unit.frozen = frozenBuffers(spec.frozen, comm.size());
+    unit.frozen = buffersByDtype(spec.frozen, comm.size());
     all.insert(all.end(), spec.parameters.begin(), spec.parameters.end());
     all.insert(all.end(), spec.frozen.begin(), spec.frozen.end());
     unit.arrived.assign(spec.parameters.size(), 0);

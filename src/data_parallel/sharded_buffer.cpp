@@ -92,4 +92,20 @@ void ShardedBuffer::commit(int rank) {
   shard_.copy_(full_.narrow(0, rank * chunk, chunk));
 }
 
+std::vector<ShardedBuffer> buffersByDtype(const std::vector<NamedTensor>& params, int shards) {
+  std::vector<std::vector<NamedTensor>> byDtype;
+  for (const NamedTensor& p : params) {
+    auto same = std::find_if(byDtype.begin(), byDtype.end(), [&](const auto& group) {
+      return group.front().tensor.scalar_type() == p.tensor.scalar_type();
+    });
+    if (same == byDtype.end())
+      byDtype.push_back({p});
+    else
+      same->push_back(p);
+  }
+  std::vector<ShardedBuffer> buffers;
+  for (std::vector<NamedTensor>& group : byDtype) buffers.emplace_back(std::move(group), shards);
+  return buffers;
+}
+
 }  // namespace strata::data_parallel

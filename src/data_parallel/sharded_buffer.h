@@ -56,4 +56,8 @@ class ShardedBuffer {
   bool held_ = false;  // `full_` holds memory (gathered or gathering)
 };
 
+// Parameters of several dtypes, a buffer per dtype (a bf16 base's
+// projections beside its fp32 norms), in the order the dtypes first appear.
+std::vector<ShardedBuffer> buffersByDtype(const std::vector<NamedTensor>& params, int shards);
+
 }  // namespace strata::data_parallel
