@@ -168,8 +168,6 @@ class PeftAdapterLayout : public models::HuggingFaceLayout {
     return config.dump(2) + "\n";
   }
 
-  int64_t gateUpRank() const { return gateUpRank_; }
-
  private:
   // Block `block`'s experts' adapters, each expert's a part of PEFT's fused tensors.
   void addExperts(int64_t block) {

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "strata/plan/failures.h"
 #include "strata/plan/model_desc.h"
 #include "strata/util/json.h"
 
@@ -61,8 +62,9 @@ void printSimulation(std::ostream& out, const plan::FailureInputs& in, double wo
                                                       true, runs, kSimulationSeed));
 }
 
-}  // namespace
-
+// The failure model's inputs for `e` on `job`'s cluster: the save's stall is
+// the checkpoint (every weight and the trained ones' optimizer state, each
+// byte once) over the storage rate of the nodes the layout uses.
 plan::FailureInputs failureInputs(const plan::TrainingJob& job, const plan::Estimate& e) {
   const plan::Reliability& r = job.cluster.reliability;
   plan::FailureInputs in;
@@ -79,9 +81,13 @@ plan::FailureInputs failureInputs(const plan::TrainingJob& job, const plan::Esti
   return in;
 }
 
+// Whether the job can say anything about failures: a token count (days to
+// train) and a failure rate.
 bool plansFailures(const plan::TrainingJob& job, const plan::Estimate& e) {
   return e.daysToTrain > 0 && job.cluster.reliability.failuresPerDeviceHour > 0;
 }
+
+}  // namespace
 
 void printFailures(std::ostream& out, const plan::TrainingJob& job, const plan::Estimate& e,
                    int simulatedRuns) {

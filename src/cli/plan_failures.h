@@ -7,19 +7,8 @@
 #include <ostream>
 
 #include "strata/plan/cost_model.h"
-#include "strata/plan/failures.h"
 
 namespace strata {
-
-// The failure model's inputs for `e` on `job`'s cluster: the save's stall is
-// the checkpoint (every weight and the trained ones' optimizer state, each
-// byte once) over the storage rate of the nodes the layout uses, each
-// writing its share.
-plan::FailureInputs failureInputs(const plan::TrainingJob& job, const plan::Estimate& e);
-
-// Whether the job can say anything about failures: a token count (days to
-// train) and a failure rate.
-bool plansFailures(const plan::TrainingJob& job, const plan::Estimate& e);
 
 // The lines under the table; `simulatedRuns` > 0 adds the simulation's.
 void printFailures(std::ostream& out, const plan::TrainingJob& job, const plan::Estimate& e,
