@@ -216,8 +216,13 @@ def fsdp_rank(rank, config_path, batches_path, save_after, out_dir, port):
         dist.all_reduce(mean)
         losses.append(mean.item() / 2)
     if rank == 0:
-        json.dump(losses, open(os.path.join(out_dir, "losses.json"), "w"))
-    dist.destroy_process_group()
+        with open(os.path.join(out_dir, "losses.json"), "w") as f:
+            json.dump(losses, f)
+    # Both ranks done, each leaves without tearing Gloo down: its teardown
+    # aborted one run in five here ("terminate called without an active
+    # exception"), after everything was written.
+    dist.barrier()
+    os._exit(0)
 
 
 def fsdp_train(config_path, batches_path, save_after, out_dir):
